@@ -1,0 +1,11 @@
+"""Settings for tests and the offline demo: the sample web's host names resolve to loopback, and
+loopback is allowed (by default the crawler refuses it, as WIRE's blocked-ip does)."""
+
+from settings.default import *  # noqa: F401,F403
+from wirescrapy.config import BLOCKED_NETWORKS
+
+WIRE_BLOCKED_IPS = [net for net in BLOCKED_NETWORKS if net not in ("127.0.0.0/8", "::1/128")]
+WIRE_DNS_HOSTS = {"wire.test": "127.0.0.1"}
+WIRE_WAIT_NORMAL = 0.2
+WIRE_WAIT_LARGE_SITE = 0.05
+WIRE_COLLECTION_DIR = "./collection-test"

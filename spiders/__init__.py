@@ -1,0 +1,1 @@
+"""wirescrapy's spiders (SPIDER_MODULES). The harvester spider lands here."""

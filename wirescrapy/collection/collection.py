@@ -1,0 +1,196 @@
+"""The collection: one directory, the crawl's only state.
+
+It ties the stores together — the URL store (``urls.py``), the document and site metadata records
+(``metadata.py`` in ``records.py`` files), the page store (``pages.py``) and the link graph (``links.py``) —
+and keeps them consistent with one another:
+
+* **One writer.** Opening for writing takes an exclusive lock (``lock.py``); a second writer gets
+  ``CollectionLockedError``. Readers (``readonly=True``) take no lock and may open the collection while a
+  crawl runs: they see the stores as they were when opened (records written later are not seen; a record
+  being written at that instant may be seen half-written). Reports and the manager should run between
+  harvests.
+* **Order of writes.** A document's metadata record is written before its URL reaches the URL log, and the
+  URL log is the commit: the number of documents is the number of URL records. Sites likewise: the site
+  record first, then the line in ``sites.log``. Counters that can be derived (documents per site) are
+  recomputed on open.
+* **Crash safety.** After ``kill -9`` at any instant, opening again finds every store consistent and at most
+  the record being written lost; nothing a call had returned is lost.
+
+Layout of the directory::
+
+    lock            the writer's lock (see lock.py)
+    sites.log       site names, one a line          urls.log / urls.blk / urls.fpi   the URL store
+    sites.rec       site metadata records            documents.rec                    document metadata
+    pages.idx/.dat  page store                       links.idx/.dat                   link graph
+    batches/        batches written by the manager
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+from pathlib import Path
+
+import numpy as np
+
+from .links import LinkGraph
+from .lock import CollectionLock
+from .metadata import DOCUMENT_DTYPE, DOCUMENT_KIND, SITE_DTYPE, SITE_KIND, DocFlag
+from .pages import PageStore
+from .records import RecordFile
+from .urls import URLStore
+
+
+def split_url(url: str) -> tuple[str, bytes]:
+    """(site name, path) of an absolute http(s) URL: the origin, and path + query without fragment."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an absolute http(s) URL: {url!r}")
+    site = f"{parts.scheme}://{parts.netloc.rpartition('@')[2].lower()}"
+    path = parts.path or "/"
+    if parts.query:
+        path += "?" + parts.query
+    return site, path.encode("utf-8", "surrogateescape")
+
+
+class Collection:
+    def __init__(self, directory: str | os.PathLike, readonly: bool = False, compression: int = 3):
+        self.dir = Path(directory)
+        self.readonly = readonly
+        self._lock = None
+        if not readonly:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self._lock = CollectionLock(self.dir)
+            self._lock.acquire()
+        elif not (self.dir / "urls.log").exists():
+            raise FileNotFoundError(f"no collection in {self.dir}")
+        try:
+            self.urls = URLStore(self.dir, readonly=readonly)
+            self.documents = RecordFile(self.dir / "documents.rec", DOCUMENT_DTYPE, DOCUMENT_KIND, readonly)
+            self.sites = RecordFile(self.dir / "sites.rec", SITE_DTYPE, SITE_KIND, readonly)
+            self.pages = PageStore(self.dir, compression=compression, readonly=readonly)
+            self.links = LinkGraph(self.dir, readonly=readonly)
+        except BaseException:
+            if self._lock:
+                self._lock.release()
+            raise
+        if not readonly:
+            self._recover()
+
+    @classmethod
+    def from_config(cls, config, readonly: bool = False) -> "Collection":
+        return cls(config.collection_dir, readonly=readonly, compression=config.page_compression)
+
+    def _recover(self) -> None:
+        """Make the record counts follow the logs, which are the commits."""
+        self.documents.ensure(self.urls.count)
+        self.documents.count = self.urls.count
+        self.sites.ensure(self.urls.site_count)
+        self.sites.count = self.urls.site_count
+        docs = self.documents.records[1:self.urls.count + 1]
+        sites = self.sites.records
+        per_site = np.bincount(docs["siteid"], minlength=self.urls.site_count + 1)
+        sites["docs"][: len(per_site)] = per_site[: len(sites)]
+
+    # -- sites and URLs ------------------------------------------------------------------------------
+
+    def add_site(self, name: str) -> int:
+        site_id = self.urls.site_id(name)
+        if site_id:
+            return site_id
+        site_id = self.urls.site_count + 1
+        self.sites.ensure(site_id)
+        self.sites.records[site_id] = np.zeros(1, SITE_DTYPE)[0]
+        self.sites.records[site_id]["siteid"] = site_id
+        added, _ = self.urls.add_site(name)
+        assert added == site_id
+        self.sites.count = site_id
+        return site_id
+
+    def add_url(self, url: str, depth: int = 0, flags: int = 0) -> tuple[int, bool]:
+        """The URL's doc-id and whether it is new. ``url`` must already be canonical (see the seeder)."""
+        site, path = split_url(url)
+        site_id = self.add_site(site)
+        doc_id = self.urls.lookup(site_id, path)
+        if doc_id:
+            record = self.documents.records[doc_id]
+            if depth < record["depth"]:  # reached by a shorter path: the minimum depth counts
+                record["depth"] = depth
+            return doc_id, False
+        doc_id = self.urls.count + 1
+        self.documents.ensure(doc_id)
+        record = np.zeros(1, DOCUMENT_DTYPE)
+        record["docid"], record["siteid"], record["depth"], record["flags"] = doc_id, site_id, depth, flags
+        self.documents.records[doc_id] = record[0]
+        added, new = self.urls.add(site_id, path)
+        assert new and added == doc_id
+        self.documents.count = doc_id
+        self.sites.records[site_id]["docs"] += 1
+        return doc_id, True
+
+    def lookup(self, url: str) -> int:
+        """The doc-id of ``url``, or 0."""
+        site, path = split_url(url)
+        site_id = self.urls.site_id(site)
+        return self.urls.lookup(site_id, path) if site_id else 0
+
+    def url(self, doc_id: int) -> str:
+        site_id, path = self.urls.url(doc_id)
+        return self.urls.site_name(site_id) + path.decode("utf-8", "surrogateescape")
+
+    # -- contents and links --------------------------------------------------------------------------
+
+    def store_page(self, doc_id: int, content: bytes) -> int:
+        """Store a page's content; returns ``doc_id``, or the original's doc-id for an exact duplicate
+        (then the document is marked a duplicate and nothing is stored)."""
+        original = self.pages.store(doc_id, content)
+        record = self.documents.records[doc_id]
+        if original != doc_id:
+            record["flags"] |= DocFlag.DUPLICATE
+            record["duplicate_of"] = original
+        else:
+            record["flags"] &= ~np.uint16(DocFlag.DUPLICATE)
+            record["duplicate_of"] = 0
+            record["stored_length"] = len(content)
+        return original
+
+    # -- summary -------------------------------------------------------------------------------------
+
+    def summary(self) -> dict:
+        docs = self.documents.records[1:self.documents.count + 1]
+        fetched = docs["visits"] > 0
+        return {
+            "directory": str(self.dir.resolve()),
+            "sites": self.sites.count,
+            "documents": self.documents.count,
+            "fetched": int(fetched.sum()),
+            "ok": int((docs["status"] == 200).sum()),
+            "duplicates": int(((docs["flags"] & DocFlag.DUPLICATE) != 0).sum()),
+            "pages_stored": self.pages.count(),
+            "links": self.links.count_links(),
+            "dynamic": int(((docs["flags"] & DocFlag.DYNAMIC) != 0).sum()),
+            "bytes_on_disk": sum(p.stat().st_size for p in self.dir.rglob("*") if p.is_file()),
+        }
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+
+    def checkpoint(self) -> None:
+        for store in (self.urls, self.documents, self.sites, self.pages, self.links):
+            getattr(store, "checkpoint", store.flush)()
+
+    def close(self) -> None:
+        if self.urls is None:
+            return
+        try:
+            for store in (self.links, self.pages, self.sites, self.documents, self.urls):
+                store.close()
+        finally:
+            self.urls = None
+            if self._lock:
+                self._lock.release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,92 @@
+"""Metadata records for documents and sites (thesis §7.3.1), as numpy structured dtypes.
+
+Both live in ``RecordFile``s (``records.py``): ``documents.rec`` indexed by doc-id, ``sites.rec`` by
+site-id. Every field is fixed-size and little-endian; times are Unix seconds (float64, 0 = never).
+Adding a field is a format change: bump ``RecordFile`` kinds' version (the kind name carries it).
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+
+class DocFlag(enum.IntFlag):
+    DYNAMIC = 1  # a dynamic page (script extension or query string)
+    DUPLICATE = 2  # exact duplicate of ``duplicate_of``
+    FRONT_PAGE = 4  # a site's home page
+    SEED = 8  # given as a start URL
+    NOFOLLOW = 16  # robots meta nofollow: its links were not followed
+    NOINDEX = 32  # robots meta noindex
+    TRUNCATED = 64  # longer than the max file size, cut
+    CHANGED = 128  # content changed at the last visit
+    ROBOTS_DISALLOWED = 256  # robots.txt forbids it
+    MULTIMEDIA = 512  # a logged (never fetched) link to a non-HTML file
+    REDIRECT = 1024  # the last fetch was a redirect (its target is its only link)
+
+
+class RobotsState(enum.IntEnum):
+    UNKNOWN = 0  # not fetched yet
+    VALID = 1  # fetched and parsed
+    MISSING = 2  # 4xx: everything allowed (RFC 9309 §2.3.1.3)
+    UNREACHABLE = 3  # 5xx or network error: nothing allowed for now (RFC 9309 §2.3.1.4)
+
+
+DOCUMENT_DTYPE = np.dtype([
+    ("docid", "<u4"),
+    ("siteid", "<u4"),
+    ("status", "<i2"),  # HTTP status of the last fetch; 0 not fetched; < 0 a fetch error kind
+    ("flags", "<u2"),  # DocFlag
+    ("depth", "<u2"),  # links from the nearest seed
+    ("errors", "<u2"),  # consecutive failed fetches
+    ("mime", "S32"),  # MIME type of the last fetch
+    ("latency", "<f4"),  # seconds to the first byte
+    ("speed", "<f4"),  # bytes per second of the transfer
+    ("visits", "<u4"),
+    ("visits_changed", "<u4"),  # visits that found new content
+    ("first_visit", "<f8"),
+    ("last_visit", "<f8"),
+    ("last_change", "<f8"),  # last visit that found new content
+    ("time_unchanged", "<f8"),  # seconds observed without a change, summed over visits
+    ("last_modified", "<f8"),  # from the Last-Modified header or a sitemap
+    ("raw_length", "<u4"),  # bytes received
+    ("stored_length", "<u4"),  # bytes of the cleaned page kept
+    ("content_hash", "<u8"),  # xxh3-64 of the stored content
+    ("duplicate_of", "<u4"),  # original doc-id when DUPLICATE
+    ("batch", "<u4"),  # last batch the page was put in
+    ("pagerank", "<f4"),
+    ("wlrank", "<f4"),
+    ("hub", "<f4"),
+    ("authority", "<f4"),
+    ("quality", "<f4"),  # combined intrinsic quality
+    ("freshness", "<f4"),  # Pr(stored copy is fresh)
+    ("profit", "<f4"),
+])
+
+SITE_DTYPE = np.dtype([
+    ("siteid", "<u4"),
+    ("flags", "<u2"),
+    ("robots_state", "<u1"),  # RobotsState
+    ("pad", "u1"),
+    ("ip", "S16"),  # 16-byte network order; IPv4 as ::ffff:a.b.c.d
+    ("ip_resolved", "<f8"),
+    ("docs", "<u4"),  # documents known (in the URL store)
+    ("docs_over_limit", "<u4"),  # new URLs seen but not added (max URLs per site)
+    ("enqueued", "<u4"),
+    ("fetched", "<u4"),
+    ("ok", "<u4"),
+    ("errors", "<u4"),
+    ("static", "<u4"),
+    ("dynamic", "<u4"),
+    ("multimedia", "<u4"),  # logged links to non-HTML files
+    ("robots_fetched", "<f8"),
+    ("robots_docid", "<u4"),  # the stored robots.txt
+    ("crawl_delay", "<f4"),  # seconds, from robots.txt
+    ("last_visit", "<f8"),
+    ("siterank", "<f4"),
+    ("pagerank_sum", "<f4"),
+])
+
+DOCUMENT_KIND = "document/1"
+SITE_KIND = "site/1"

@@ -1,0 +1,1 @@
+"""wirescrapy's Scrapy commands (COMMANDS_MODULE): ``scrapy seed``, ``scrapy demo``."""

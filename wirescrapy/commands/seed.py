@@ -1,0 +1,44 @@
+"""``scrapy seed FILE``: add start URLs to the collection."""
+
+from __future__ import annotations
+
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+
+from wirescrapy.collection import Collection
+from wirescrapy.config import WireConfig, WireSettingsError
+from wirescrapy.seeder.seedfile import seed
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    default_settings = {"LOG_LEVEL": "WARNING"}
+
+    def syntax(self):
+        return "FILE"
+
+    def short_desc(self):
+        return "Add the URLs in FILE (one a line, # comments) to the collection"
+
+    def run(self, args, opts):
+        if len(args) != 1:
+            raise UsageError("give one seeds file")
+        try:
+            config = WireConfig.from_settings(self.settings)
+        except WireSettingsError as exc:
+            raise UsageError(f"invalid setting: {exc}") from None
+        try:
+            with open(args[0], encoding="utf-8", errors="replace") as f:
+                lines = f.readlines()
+        except OSError as exc:
+            raise UsageError(f"cannot read seeds file: {exc}") from None
+        with Collection.from_config(config) as collection:
+            report = seed(collection, lines, add_root=config.add_root)
+            for number, message in report.bad:
+                print(f"{args[0]}:{number}: skipped: {message}")
+            print(
+                f"seeded {report.added} new URLs ({report.known} already known, "
+                f"{report.roots_added} home pages added, {len(report.bad)} bad lines) "
+                f"into {collection.dir.resolve()}: {collection.sites.count} sites, "
+                f"{collection.documents.count} documents"
+            )

@@ -1,0 +1,363 @@
+"""The WIRE configuration as Scrapy settings: names, defaults, validation, documentation.
+
+WIRE reads an XML file through XPath names such as ``harvester/wait/normal`` (thesis §7.4, Table 7.1).
+wirescrapy keeps each of those variables as a Scrapy setting named ``WIRE_…`` so it can be set in a settings
+module, with ``-s`` on the command line, or per Scrapyd job. This module is the one place that knows them:
+
+* ``SETTINGS`` lists every setting with its WIRE name, default, type and meaning; the README's settings table
+  is generated from it (``python -m wirescrapy.config``) and a test keeps the two equal.
+* ``WireConfig.from_settings`` reads and validates them once, at start, and hands typed attributes to the
+  components. A wrong type or an impossible value raises ``WireSettingsError`` naming the setting.
+* ``NOT_IMPLEMENTED`` lists the WIRE keys that have no setting here, and why.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+
+class WireSettingsError(ValueError):
+    """A WIRE_* setting has a wrong type or an impossible value."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    wire: str  # WIRE's XPath name, "" for settings WIRE did not have
+    default: Any
+    kind: str  # int, float, bool, str, list, dict
+    doc: str
+    minimum: float | None = None
+    maximum: float | None = None
+    check: Callable[[Any], str | None] | None = None  # returns an error message or None
+    attr: str = field(default="")
+    component: str = ""  # the WIRE program that reads it
+
+    @property
+    def attribute(self) -> str:
+        return self.attr or self.name.removeprefix("WIRE_").lower()
+
+
+def _networks(values: list[str]) -> str | None:
+    for value in values:
+        try:
+            ipaddress.ip_network(value, strict=False)
+        except ValueError:
+            return f"{value!r} is not an IP address or network (CIDR)"
+    return None
+
+
+def _extensions(values: list[str]) -> str | None:
+    for value in values:
+        if not value.startswith(".") or "/" in value:
+            return f"{value!r} is not a file extension such as '.html'"
+    return None
+
+
+def _suffixes(values: list[str]) -> str | None:
+    for value in values:
+        if not value or " " in value or "/" in value:
+            return f"{value!r} is not a domain suffix such as '.cl' or '.uchile.cl'"
+    return None
+
+
+def _score_weights(values: dict) -> str | None:
+    for key, value in values.items():
+        if key not in SCORE_FUNCTIONS:
+            return f"unknown score {key!r}; known: {', '.join(SCORE_FUNCTIONS)}"
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+            return f"weight of {key!r} must be a number >= 0, got {value!r}"
+    return None
+
+
+def _ip_map(values: dict) -> str | None:
+    for key, value in values.items():
+        try:
+            ipaddress.ip_address(value)
+        except ValueError:
+            return f"{key!r} maps to {value!r}, which is not an IP address"
+    return None
+
+
+def _link_attributes(values: list[str]) -> str | None:
+    for value in values:
+        tag, _, attribute = value.partition("/")
+        if not tag or not attribute:
+            return f"{value!r} is not a tag/attribute pair such as 'a/href'"
+    return None
+
+
+def _component(name: str, *settings: Setting) -> tuple[Setting, ...]:
+    return tuple(replace(spec, component=name) for spec in settings)
+
+
+# Score functions the manager can combine (WIRE manager/score/*).
+SCORE_FUNCTIONS = (
+    "pagerank", "wlrank", "hub", "authority", "siterank", "static", "depth", "queuesize", "random",
+)
+
+DAY = 86400
+
+# Non-public address ranges (RFC 6890 special-purpose registries): WIRE's harvester/blocked-ip.
+BLOCKED_NETWORKS = [
+    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
+    "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15",
+    "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
+    "::/128", "::1/128", "::ffff:0:0/96", "64:ff9b:1::/48", "100::/64", "2001:db8::/32",
+    "fc00::/7", "fe80::/10", "ff00::/8",
+]
+
+SETTINGS: tuple[Setting, ...] = (
+    *_component("collection",
+        Setting("WIRE_COLLECTION_DIR", "collection/base", "./collection", "str",
+                "Directory holding the collection, the crawl's only state (URLs, metadata, pages, links, "
+                "batches)."),
+        Setting("WIRE_PAGE_COMPRESSION", "", 3, "int",
+                "zstd level for stored pages; 0 stores them uncompressed.", 0, 22),
+    ),
+    *_component("seeder",
+        Setting("WIRE_MAX_URLS_PER_SITE", "seeder/max-urls-per-site", 25_000, "int",
+                "Most URLs added per site; beyond it a site's new URLs are counted, not added.", 1),
+        Setting("WIRE_ACCEPT_PROTOCOLS", "seeder/accept/protocol", ["http", "https"], "list",
+                "URL schemes accepted."),
+        Setting("WIRE_ACCEPT_DOMAIN_SUFFIXES", "seeder/accept/domain-suffixes", [], "list",
+                "Host suffixes accepted, e.g. `.cl` or `.uchile.cl`; empty accepts every host (WIRE's "
+                "default was `.cl`, its home domain).", check=_suffixes),
+        Setting("WIRE_EXTENSIONS_STATIC", "seeder/extensions/download/static",
+                ["", ".html", ".htm", ".shtml", ".xhtml", ".txt"], "list",
+                "File extensions downloaded as static pages (`\"\"` is a path without extension).",
+                check=lambda v: _extensions([e for e in v if e])),
+        Setting("WIRE_EXTENSIONS_DYNAMIC", "seeder/extensions/download/dynamic/group",
+                [".php", ".php3", ".asp", ".aspx", ".jsp", ".pl", ".cgi", ".cfm"], "list",
+                "Extensions downloaded as dynamic pages; a URL with a query string is dynamic too.",
+                check=_extensions),
+        Setting("WIRE_EXTENSIONS_LOG", "seeder/extensions/log/group",
+                [".gif", ".jpg", ".jpeg", ".png", ".bmp", ".svg", ".webp", ".ico", ".mp3", ".wav", ".ogg",
+                 ".mp4", ".avi", ".mov", ".mpg", ".mpeg", ".wmv", ".zip", ".gz", ".tgz", ".bz2", ".rar",
+                 ".7z", ".tar", ".pdf", ".doc", ".docx", ".xls", ".xlsx", ".ppt", ".pptx"], "list",
+                "Extensions of multimedia and document links: counted for the reports, never fetched.",
+                check=_extensions),
+        Setting("WIRE_EXTENSIONS_IGNORE", "seeder/extensions/ignore/group",
+                [".css", ".js", ".exe", ".dll", ".iso", ".dmg", ".bin", ".class", ".jar"], "list",
+                "Extensions ignored altogether.", check=_extensions),
+        Setting("WIRE_REJECT_PATTERNS", "seeder/reject-patterns",
+                ["login", "logout", "logoff", "register", "signin", "signup", "sign-in", "sign-up",
+                 "password", "cart", "checkout"], "list",
+                "Substrings of known web applications' URLs; a URL containing one is rejected."),
+        Setting("WIRE_SESSION_IDS", "seeder/sessionids",
+                ["phpsessid", "jsessionid", "sid", "sessionid", "session_id", "aspsessionid", "cfid",
+                 "cftoken", "zenid", "oscsid"], "list",
+                "Session-id parameters removed from URLs (query and `;name=` path parameters, any case)."),
+        Setting("WIRE_ADD_ROOT", "seeder/add-root", True, "bool",
+                "Adding a site also adds its home page."),
+        Setting("WIRE_ADD_ROBOTS_RDF", "seeder/add-robots-rdf", False, "bool",
+                "Also fetch a site's robots.rdf (WIRE's server-cooperation file)."),
+    ),
+    *_component("manager",
+        Setting("WIRE_MAX_DEPTH_STATIC", "manager/maxdepth/static", 15, "int",
+                "Deepest level (links from a seed) at which static pages are fetched.", 0),
+        Setting("WIRE_MAX_DEPTH_DYNAMIC", "manager/maxdepth/dynamic", 5, "int",
+                "Deepest level at which dynamic pages are fetched.", 0),
+        Setting("WIRE_BATCH_SIZE", "manager/batch/size", 100_000, "int", "URLs per batch (K).", 1),
+        Setting("WIRE_BATCH_SAMESITE", "manager/batch/samesite", 500, "int",
+                "Most URLs from one site in a batch.", 1),
+        Setting("WIRE_BATCH_COUNT", "manager/batch/count", 1, "int", "Batches written per manager run.", 1),
+        Setting("WIRE_MAX_ERRORS_SAME_BATCH", "manager/max-errors/same-batch", 3, "int",
+                "Errors on one page within a batch before it is given up for that batch.", 1),
+        Setting("WIRE_MAX_ERRORS_DIFFERENT_BATCH", "manager/max-errors/different-batch", 5, "int",
+                "Errors on one page over several batches before it is never tried again.", 1),
+        Setting("WIRE_SCORE_WEIGHTS", "manager/score/*/weight",
+                {"pagerank": 1, "wlrank": 0, "hub": 0, "authority": 0, "siterank": 0, "static": 0,
+                 "depth": 0, "queuesize": 1, "random": 0}, "dict",
+                "Weights of the score functions combined into a page's intrinsic quality.",
+                check=_score_weights),
+        Setting("WIRE_SCORE_AGE_EXPONENT", "manager/score/age/exponent", 0.0, "float",
+                "Exponent of the age term in the score (0 disables it).", 0),
+        Setting("WIRE_SCORE_BOOST_FRONTPAGE", "manager/score/boostfrontpage", 2.0, "float",
+                "Factor multiplying the score of site front pages.", 0),
+        Setting("WIRE_PAGERANK_DAMPING", "manager/score/pagerank/dampening", 0.15, "float",
+                "Probability of a random jump in PageRank (WIRE's q; networkx's alpha is 1 - q).", 0, 1),
+        Setting("WIRE_PAGERANK_MAX_ERROR", "manager/score/pagerank/max-error", 1e-6, "float",
+                "PageRank stops when the L1 change of an iteration is below this.", 0),
+        Setting("WIRE_HITS_MAX_ERROR", "manager/score/hits/max-error", 1e-6, "float",
+                "HITS stops when the L1 change of an iteration is below this.", 0),
+        Setting("WIRE_SITERANK_MAX_ERROR", "manager/score/siterank/max-error", 1e-6, "float",
+                "Site rank (PageRank on the graph of sites) convergence threshold.", 0),
+        Setting("WIRE_MINPERIOD_UNSUCCESSFUL", "manager/minperiod/unsuccessful", DAY, "int",
+                "Seconds before a page whose fetch failed is tried again.", 0),
+        Setting("WIRE_MINPERIOD_SUCCESSFUL_NOT_OK", "manager/minperiod/successful-but-not-ok", 3 * DAY,
+                "int", "Seconds before a page fetched with a non-200 status is fetched again.", 0),
+        Setting("WIRE_MINPERIOD_SUCCESSFUL_OK", "manager/minperiod/successful-and-ok", 7 * DAY, "int",
+                "Seconds before a page fetched with status 200 is fetched again.", 0),
+        Setting("WIRE_ROBOTS_TXT_VALID_PERIOD", "manager/minperiod/robots-txt/when-valid", 7 * DAY, "int",
+                "Seconds a fetched robots.txt stays valid before it is fetched again.", 0),
+        Setting("WIRE_ROBOTS_TXT_INVALID_PERIOD", "manager/minperiod/robots-txt/when-not-valid", DAY, "int",
+                "Seconds before a robots.txt that could not be fetched (5xx, unreachable) is tried again.", 0),
+    ),
+    *_component("harvester",
+        Setting("WIRE_WAIT_NORMAL", "harvester/wait/normal", 15.0, "float",
+                "Seconds between two accesses to the same site (politeness).", 0),
+        Setting("WIRE_WAIT_LARGE_SITE", "harvester/wait/big", 5.0, "float",
+                "Seconds between accesses to a site with more than WIRE_LARGE_SITE_PAGES pages.", 0),
+        Setting("WIRE_LARGE_SITE_PAGES", "harvester/wait/countbig", 100, "int",
+                "Pages above which a site is large and gets the shorter wait.", 0),
+        Setting("WIRE_CONNECTIONS", "harvester/nthreads/start", 300, "int",
+                "Sites fetched at the same time (one connection each).", 1),
+        Setting("WIRE_CONNECTION_TIMEOUT", "harvester/timeout/connection", 30.0, "float",
+                "Seconds allowed for a fetch before it fails.", 0.001),
+        Setting("WIRE_MAX_FILE_SIZE", "harvester/maxfilesize", 400_000, "int",
+                "Bytes downloaded from one page; a larger page is truncated and kept.", 1),
+        Setting("WIRE_ACCEPT_MIME", "harvester/acceptmime", ["text/html", "text/plain"], "list",
+                "MIME types downloaded; other responses are stopped after the headers and recorded."),
+        Setting("WIRE_BLOCKED_IPS", "harvester/blocked-ip", BLOCKED_NETWORKS, "list",
+                "Addresses and networks never visited, checked after DNS resolution (default: loopback, "
+                "private, link-local and other non-public ranges).", check=_networks),
+        Setting("WIRE_DNS_HOSTS", "harvester/resolvconf", {}, "dict",
+                "Static host map `{domain: ip}` used before DNS (a name matches its domain and "
+                "sub-domains); for tests and the offline demo.", check=_ip_map),
+    ),
+    *_component("gatherer",
+        Setting("WIRE_MAX_STORED_SIZE", "gatherer/maxstoredsize", 300_000, "int",
+                "Bytes of cleaned page kept in the page store.", 1),
+        Setting("WIRE_LINK_ATTRIBUTES", "gatherer/link/attribute",
+                ["a/href", "area/href", "frame/src", "iframe/src", "link/href", "base/href"], "list",
+                "Tag/attribute pairs holding links.", check=_link_attributes),
+        Setting("WIRE_KEEP_TAGS", "gatherer/keep/tag",
+                ["html", "head", "title", "meta", "body", "h1", "h2", "h3", "h4", "h5", "h6", "p", "br",
+                 "hr", "div", "span", "a", "ul", "ol", "li", "dl", "dt", "dd", "table", "tr", "td", "th",
+                 "thead", "tbody", "tfoot", "caption", "pre", "blockquote", "b", "i", "u", "em", "strong",
+                 "code", "sub", "sup", "img", "area", "map", "frame", "iframe", "form", "section",
+                 "article", "nav", "header", "footer", "main", "figure", "figcaption"], "list",
+                "Tags kept in the cleaned document (structure, logical and physical formatting)."),
+        Setting("WIRE_KEEP_ATTRIBUTES", "gatherer/keep/attribute",
+                ["href", "src", "alt", "title", "name", "content", "http-equiv", "lang", "charset", "rel"],
+                "list", "Attributes kept on the kept tags."),
+        Setting("WIRE_DISCARD_CONTENT", "gatherer/discard/content",
+                ["script", "style", "noscript", "template", "object", "embed", "applet", "svg"], "list",
+                "Tags dropped together with their content."),
+        Setting("WIRE_DEFAULT_CHARSET", "gatherer/defaultcharset", "windows-1252", "str",
+                "Encoding assumed when neither the header, a BOM, a meta tag nor detection decides."),
+        Setting("WIRE_OBEY_NOFOLLOW", "", True, "bool",
+                "Links with rel=nofollow, and pages with a robots meta `nofollow`, add no URLs."),
+    ),
+)
+
+
+# WIRE keys without a setting here, and why (documented in the README).
+NOT_IMPLEMENTED = {
+    "collection/maxdoc": "not needed: the record files and the URL store grow as ids grow",
+    "collection/maxsite": "not needed: the site store grows as sites are added",
+    "harvester/nthreads/softmin, softmintime, hardmin": "Scrapy's engine keeps the connection pool "
+    "full; WIRE_CONNECTIONS is the only bound",
+    "harvester/timeout/readwrite, poll": "one timeout, WIRE_CONNECTION_TIMEOUT (Scrapy's "
+    "DOWNLOAD_TIMEOUT) covers the whole fetch",
+    "harvester/timeout/bytes-per-second": "not implemented: a slow page is bounded by the timeout",
+    "harvester/dnsmax, dnstimeout, dnsexpire": "Scrapy's resolver (DNSCACHE_SIZE, DNS_TIMEOUT) does this",
+    "harvester/user-agent-comment": "Scrapy's USER_AGENT setting",
+    "harvester/loglevel": "Scrapy's LOG_LEVEL setting",
+    "gatherer/removesource, save-hash-only, use-sketches": "not implemented: pages are always kept; "
+    "near-duplicate sketches are out of scope",
+    "gatherer/convert-to-utf8": "always on: stored text is UTF-8",
+    "gatherer/changetodynamic": "not implemented",
+    "seeder/add-robots-txt": "always on: robots.txt is fetched before a site's pages",
+    "seeder/extensions/stat/group": "merged into WIRE_EXTENSIONS_LOG",
+    "analysis/*, index/*": "WIRE's indexer and language analysis are out of scope",
+}
+
+_GETTERS = {
+    "int": "getint", "float": "getfloat", "bool": "getbool", "str": "get", "list": "getlist",
+    "dict": "getdict",
+}
+
+
+def _read(settings, spec: Setting):
+    raw = settings.get(spec.name, spec.default)
+    if raw is None:
+        raise WireSettingsError(f"{spec.name}: must be set ({spec.doc})")
+    if spec.kind in ("int", "float") and isinstance(raw, bool):
+        raise WireSettingsError(f"{spec.name}: expected a number, got {raw!r}")
+    try:
+        value = getattr(settings, _GETTERS[spec.kind])(spec.name, spec.default)
+    except (ValueError, TypeError) as exc:
+        raise WireSettingsError(f"{spec.name}: expected {spec.kind}, got {raw!r} ({exc})") from None
+    if spec.kind == "int" and isinstance(raw, float) and raw != int(raw):
+        raise WireSettingsError(f"{spec.name}: expected an integer, got {raw!r}")
+    if spec.minimum is not None and value < spec.minimum:
+        raise WireSettingsError(f"{spec.name}: must be >= {spec.minimum}, got {value!r}")
+    if spec.maximum is not None and value > spec.maximum:
+        raise WireSettingsError(f"{spec.name}: must be <= {spec.maximum}, got {value!r}")
+    if spec.kind == "list":
+        value = [str(v).strip() for v in value]
+    if spec.check is not None:
+        problem = spec.check(value)
+        if problem:
+            raise WireSettingsError(f"{spec.name}: {problem}")
+    if spec.kind == "list":
+        value = tuple(value)
+    return value
+
+
+class WireConfig:
+    """Every WIRE_* setting, read and validated once; attribute ``wait_normal`` is ``WIRE_WAIT_NORMAL``."""
+
+    def __init__(self, values: dict[str, Any]):
+        self.__dict__.update(values)
+
+    @classmethod
+    def from_settings(cls, settings) -> "WireConfig":
+        values = {spec.attribute: _read(settings, spec) for spec in SETTINGS}
+        if values["wait_large_site"] > values["wait_normal"]:
+            raise WireSettingsError(
+                "WIRE_WAIT_LARGE_SITE: must not exceed WIRE_WAIT_NORMAL "
+                f"({values['wait_large_site']} > {values['wait_normal']})"
+            )
+        if values["max_stored_size"] > values["max_file_size"]:
+            raise WireSettingsError(
+                "WIRE_MAX_STORED_SIZE: must not exceed WIRE_MAX_FILE_SIZE "
+                f"({values['max_stored_size']} > {values['max_file_size']})"
+            )
+        weights = dict.fromkeys(SCORE_FUNCTIONS, 0)
+        weights.update(values["score_weights"])
+        values["score_weights"] = weights
+        return cls(values)
+
+    @classmethod
+    def from_crawler(cls, crawler) -> "WireConfig":
+        return cls.from_settings(crawler.settings)
+
+
+def default_settings() -> dict[str, Any]:
+    """The WIRE_* defaults, for a Scrapy settings module."""
+    return {spec.name: spec.default for spec in SETTINGS}
+
+
+def _format_default(spec: Setting) -> str:
+    value = spec.default
+    if spec.name == "WIRE_BLOCKED_IPS":
+        return "non-public ranges (see `wirescrapy/config.py`)"
+    if isinstance(value, (list, dict)) and len(str(value)) > 60:
+        return f"{len(value)} entries (see `wirescrapy/config.py`)"
+    if isinstance(value, str):
+        return f"`{value}`"
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 10_000:
+        return f"{value:,}"
+    return f"`{value!r}`" if isinstance(value, (list, dict)) else str(value)
+
+
+def settings_table() -> str:
+    """The README's settings table (markdown)."""
+    lines = ["| Setting | WIRE name | Read by | Default | Meaning |", "|---|---|---|---|---|"]
+    for spec in SETTINGS:
+        wire = f"`{spec.wire}`" if spec.wire else "(new)"
+        lines.append(
+            f"| `{spec.name}` | {wire} | {spec.component} | {_format_default(spec)} | {spec.doc} |"
+        )
+    lines += ["", "WIRE keys without a setting:", ""]
+    lines += [f"- `{key}`: {why}." for key, why in NOT_IMPLEMENTED.items()]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(settings_table())

@@ -1,0 +1,22 @@
+"""Scrapy extensions of wirescrapy."""
+
+from __future__ import annotations
+
+from scrapy.exceptions import UsageError
+
+from wirescrapy.config import WireConfig, WireSettingsError
+
+
+class WireSettingsCheck:
+    """Validates every WIRE_* setting when a crawl starts, so a bad value stops the run at once with a
+    message naming the setting, instead of failing later deep inside a component."""
+
+    def __init__(self, config: WireConfig):
+        self.config = config
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        try:
+            return cls(WireConfig.from_settings(crawler.settings))
+        except WireSettingsError as exc:
+            raise UsageError(f"invalid setting: {exc}") from None
