@@ -1,6 +1,21 @@
-"""The collection on disk: URL store, metadata records, page store, link graph (thesis §7.3)."""
+"""The collection on disk: URL store, metadata records, page store, link graph (thesis §7.3).
 
-from .collection import Collection, split_url
-from .lock import CollectionLockedError
+``Collection`` and friends are imported on first use, so that a tool needing one store (the URL store, a
+record file) does not load them all (the link graph brings in scipy).
+"""
 
-__all__ = ["Collection", "CollectionLockedError", "split_url"]
+_EXPORTS = {
+    "Collection": ".collection",
+    "split_url": ".collection",
+    "CollectionLockedError": ".lock",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -136,6 +136,8 @@ class FingerprintIndex:
                 if len(header) != 1 or header[0]["magic"] != MAGIC:
                     return index, 0
                 n = int(header[0]["n"])
+                if os.fstat(f.fileno()).st_size != _HEADER.itemsize + 12 * n:
+                    return index, 0
                 keys = np.fromfile(f, dtype="<u8", count=n)
                 values = np.fromfile(f, dtype="<u4", count=n)
         except FileNotFoundError:

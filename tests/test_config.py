@@ -1,0 +1,80 @@
+import re
+from pathlib import Path
+
+import pytest
+from scrapy.settings import Settings
+
+from wirescrapy.config import SETTINGS, WireConfig, WireSettingsError, default_settings, settings_table
+
+
+def config(**overrides):
+    return WireConfig.from_settings(Settings(overrides))
+
+
+def test_wire_defaults_of_table_7_1():
+    c = config()
+    assert c.wait_normal == 15 and c.wait_large_site == 5 and c.large_site_pages == 100
+    assert c.max_urls_per_site == 25_000
+    assert (c.max_depth_dynamic, c.max_depth_static) == (5, 15)
+    assert (c.batch_size, c.batch_samesite) == (100_000, 500)
+    assert (c.max_file_size, c.max_stored_size) == (400_000, 300_000)
+    assert c.connections == 300 and c.connection_timeout == 30
+    assert c.collection_dir == "./collection"
+    assert "127.0.0.0/8" in c.blocked_ips and "10.0.0.0/8" in c.blocked_ips
+
+
+def test_values_from_the_command_line_are_converted():
+    c = config(WIRE_WAIT_NORMAL="2.5", WIRE_BATCH_SIZE="10", WIRE_ADD_ROOT="false",
+               WIRE_ACCEPT_DOMAIN_SUFFIXES=".cl,.uchile.cl")
+    assert c.wait_normal == 2.5 and c.batch_size == 10 and c.add_root is False
+    assert c.accept_domain_suffixes == (".cl", ".uchile.cl")
+
+
+@pytest.mark.parametrize("name, value", [
+    ("WIRE_WAIT_NORMAL", "soon"),
+    ("WIRE_WAIT_NORMAL", -1),
+    ("WIRE_BATCH_SIZE", 0),
+    ("WIRE_BATCH_SIZE", 2.5),
+    ("WIRE_BATCH_SIZE", True),
+    ("WIRE_ADD_ROOT", "perhaps"),
+    ("WIRE_BLOCKED_IPS", ["300.1.1.1"]),
+    ("WIRE_EXTENSIONS_DYNAMIC", ["php"]),
+    ("WIRE_SCORE_WEIGHTS", {"pagerenk": 1}),
+    ("WIRE_SCORE_WEIGHTS", {"pagerank": -1}),
+    ("WIRE_DNS_HOSTS", {"wire.test": "localhost"}),
+    ("WIRE_LINK_ATTRIBUTES", ["href"]),
+    ("WIRE_PAGE_COMPRESSION", 30),
+    ("WIRE_PAGERANK_DAMPING", 1.5),
+])
+def test_bad_values_are_refused_naming_the_setting(name, value):
+    with pytest.raises(WireSettingsError, match=name):
+        config(**{name: value})
+
+
+def test_impossible_combinations_are_refused():
+    with pytest.raises(WireSettingsError, match="WIRE_WAIT_LARGE_SITE"):
+        config(WIRE_WAIT_NORMAL=1, WIRE_WAIT_LARGE_SITE=2)
+    with pytest.raises(WireSettingsError, match="WIRE_MAX_STORED_SIZE"):
+        config(WIRE_MAX_FILE_SIZE=1000, WIRE_MAX_STORED_SIZE=2000)
+
+
+def test_every_setting_is_documented_and_named():
+    names = [s.name for s in SETTINGS]
+    assert len(names) == len(set(names))
+    for spec in SETTINGS:
+        assert spec.name.startswith("WIRE_") and spec.doc and spec.component
+    assert set(default_settings()) == set(names)
+
+
+def test_readme_table_matches_the_code():
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert settings_table() in readme, "regenerate with: python -m wirescrapy.config"
+
+
+def test_settings_modules_use_the_defaults():
+    import settings.default as default
+    import settings.test as test
+
+    assert default.WIRE_WAIT_NORMAL == 15 and default.CONCURRENT_REQUESTS == 300
+    assert "127.0.0.0/8" not in test.WIRE_BLOCKED_IPS
+    assert all(re.match(r"^[0-9a-f.:/]+$", net) for net in test.WIRE_BLOCKED_IPS)

@@ -1,0 +1,43 @@
+import numpy as np
+import pytest
+
+from wirescrapy.collection.records import RecordFile, RecordFileError
+
+DTYPE = np.dtype([("id", "<u4"), ("value", "<f8"), ("name", "S32")])
+
+
+def test_record_zero_is_the_header_and_ids_start_at_one(tmp_path):
+    with RecordFile(tmp_path / "r.rec", DTYPE, "test") as f:
+        assert f.count == 0
+        assert f.append(np.array((7, 1.5, b"a"), DTYPE)) == 1
+        assert f.append(np.array((8, 2.5, b"b"), DTYPE)) == 2
+        assert f.count == 2
+    raw = (tmp_path / "r.rec").read_bytes()
+    assert raw[:8] == b"WIRERECS"
+    # record i at offset itemsize * i
+    rec = np.frombuffer(raw[DTYPE.itemsize * 2:DTYPE.itemsize * 3], DTYPE)[0]
+    assert rec["id"] == 8 and rec["name"] == b"b"
+
+
+def test_grows_as_ids_grow_and_persists(tmp_path):
+    with RecordFile(tmp_path / "r.rec", DTYPE, "test") as f:
+        f.ensure(300_000)
+        f.records[300_000]["value"] = 3.25
+        f.count = 300_000
+        assert f.capacity >= 300_000
+    with RecordFile(tmp_path / "r.rec", DTYPE, "test", readonly=True) as f:
+        assert f.count == 300_000 and f.records[300_000]["value"] == 3.25
+        assert f.records[299_999]["value"] == 0
+        with pytest.raises(RecordFileError):
+            f.ensure(10 ** 7)
+
+
+def test_refuses_a_file_of_another_kind_or_size(tmp_path):
+    RecordFile(tmp_path / "r.rec", DTYPE, "test").close()
+    with pytest.raises(RecordFileError, match="expected 'other'"):
+        RecordFile(tmp_path / "r.rec", DTYPE, "other")
+    with pytest.raises(RecordFileError):
+        RecordFile(tmp_path / "r.rec", np.dtype([("id", "<u8")] * 1 + [("x", "S40")]), "test")
+    (tmp_path / "junk.rec").write_bytes(b"x" * 1000)
+    with pytest.raises(RecordFileError, match="not a wirescrapy record file"):
+        RecordFile(tmp_path / "junk.rec", DTYPE, "test")
