@@ -31,4 +31,4 @@ TELNETCONSOLE_ENABLED = False
 LOG_LEVEL = "INFO"
 
 EXTENSIONS = {"wirescrapy.extensions.WireSettingsCheck": 0}
-DNS_RESOLVER = "wirescrapy.resolver.WireResolver"
+DNS_RESOLVER = "wirescrapy.resolver.MappedResolver"
