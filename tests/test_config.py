@@ -24,9 +24,9 @@ def test_wire_defaults_of_table_7_1():
 
 
 def test_values_from_the_command_line_are_converted():
-    c = config(WIRE_WAIT_NORMAL="2.5", WIRE_BATCH_SIZE="10", WIRE_ADD_ROOT="false",
+    c = config(WIRE_WAIT_NORMAL="7.5", WIRE_BATCH_SIZE="10", WIRE_ADD_ROOT="false",
                WIRE_ACCEPT_DOMAIN_SUFFIXES=".cl,.uchile.cl")
-    assert c.wait_normal == 2.5 and c.batch_size == 10 and c.add_root is False
+    assert c.wait_normal == 7.5 and c.batch_size == 10 and c.add_root is False
     assert c.accept_domain_suffixes == (".cl", ".uchile.cl")
 
 

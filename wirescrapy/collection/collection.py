@@ -32,6 +32,7 @@ import urllib.parse
 from pathlib import Path
 
 import numpy as np
+from xxhash import xxh3_64_intdigest
 
 from .links import LinkGraph
 from .lock import CollectionLock
@@ -141,17 +142,23 @@ class Collection:
     # -- contents and links --------------------------------------------------------------------------
 
     def store_page(self, doc_id: int, content: bytes) -> int:
-        """Store a page's content; returns ``doc_id``, or the original's doc-id for an exact duplicate
-        (then the document is marked a duplicate and nothing is stored)."""
+        """Store a page's content; returns ``doc_id``, or the original's doc-id for an exact duplicate.
+
+        A duplicate is stored as a reference: its record gets the DUPLICATE flag, ``duplicate_of`` and the
+        content hash, and no bytes. If the original changes later, the duplicate keeps its hash (the
+        manager sees a changed original and schedules both again); its old bytes are not kept.
+        """
         original = self.pages.store(doc_id, content)
         record = self.documents.records[doc_id]
+        flags = int(record["flags"])
         if original != doc_id:
-            record["flags"] |= DocFlag.DUPLICATE
+            record["flags"] = flags | DocFlag.DUPLICATE
             record["duplicate_of"] = original
         else:
-            record["flags"] &= ~np.uint16(DocFlag.DUPLICATE)
+            record["flags"] = flags & ~DocFlag.DUPLICATE
             record["duplicate_of"] = 0
-            record["stored_length"] = len(content)
+        record["stored_length"] = len(content)
+        record["content_hash"] = xxh3_64_intdigest(content)
         return original
 
     # -- summary -------------------------------------------------------------------------------------
