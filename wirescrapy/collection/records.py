@@ -127,7 +127,12 @@ class RecordFile:
         self._header = None
         mm, self._mmap = self._mmap, None
         if mm is not None:
-            mm.close()
+            try:
+                mm.close()
+            except BufferError:
+                # Record views handed out earlier still point into the mapping; it is unmapped when the
+                # last of them is garbage-collected (writes through them remain valid until then).
+                pass
 
     # -- count ---------------------------------------------------------------------------------------
 

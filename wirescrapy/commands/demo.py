@@ -16,6 +16,7 @@ from scrapy.exceptions import UsageError
 from wirescrapy.collection import Collection
 from wirescrapy.config import WireConfig, WireSettingsError
 from wirescrapy.sampleweb import SampleWebProcess
+from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 
 
@@ -48,7 +49,7 @@ class Command(ScrapyCommand):
             print(f"sample web: {len(web.hosts)} sites on http://127.0.0.1:{web.port}/ "
                   f"({len(web.truth.unique_pages)} distinct pages reachable from the seeds)")
             with Collection.from_config(config) as collection:
-                report = seed(collection, web.seeds, add_root=config.add_root)
+                report = seed(collection, web.seeds, add_root=config.add_root, rules=SeederRules(config))
                 print(f"seeded {report.added} start URLs ({report.known} already known)")
                 print_summary(collection)
 

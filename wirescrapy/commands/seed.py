@@ -7,6 +7,7 @@ from scrapy.exceptions import UsageError
 
 from wirescrapy.collection import Collection
 from wirescrapy.config import WireConfig, WireSettingsError
+from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 
 
@@ -33,7 +34,7 @@ class Command(ScrapyCommand):
         except OSError as exc:
             raise UsageError(f"cannot read seeds file: {exc}") from None
         with Collection.from_config(config) as collection:
-            report = seed(collection, lines, add_root=config.add_root)
+            report = seed(collection, lines, add_root=config.add_root, rules=SeederRules(config))
             for number, message in report.bad:
                 print(f"{args[0]}:{number}: skipped: {message}")
             print(

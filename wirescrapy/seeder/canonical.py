@@ -1,56 +1,219 @@
 """Canonical form of URLs, so that one page has one URL in the collection.
 
-Lower-case scheme and host, IDN host to punycode, default port removed, dot segments resolved
-(RFC 3986 §5.2.4), fragment dropped, percent-encoding normalised by w3lib (unsafe characters encoded,
-non-ASCII as UTF-8), query kept in its order.
+``canonicalize`` applies the normalisations of RFC 3986 §6.2.2–6.2.3 that never change which resource a URL
+names, plus the usual crawler ones:
+
+* scheme and host lower-cased; an IDN host converted to punycode (IDNA 2003, Python's ``idna`` codec, as
+  w3lib does); a trailing dot on the host removed; an IPv6 address written in its RFC 5952 form;
+* the user name and password dropped (a crawler sends no credentials it found in a link);
+* the default port (80 for http, 443 for https, 21 for ftp) removed;
+* percent-encoding normalised, byte by byte: an escaped unreserved character (``%41`` → ``A``, ``%7E`` →
+  ``~``) is decoded, the hex digits of every other escape upper-cased, a ``%`` that starts no escape encoded
+  as ``%25``, and every character not allowed where it stands (space, ``"<>[]{}|^`\\``, controls,
+  non-ASCII as UTF-8) percent-encoded. Escaped reserved characters (``%2F``, ``%3D``, ``%26`` …) stay
+  escaped, since decoding them would change the URL's meaning;
+* dot segments resolved (RFC 3986 §5.2.4), after the decoding so that ``%2E%2E`` counts as ``..``;
+* an empty path written ``/``; the query kept in its order (not sorted: servers may care), an empty query
+  (a bare ``?``) dropped; the fragment dropped;
+* for the special schemes http, https and ftp, the URL Standard's leniencies: ``\\`` read as ``/``, any
+  number of slashes after the scheme, tabs and newlines inside the URL removed.
+
+w3lib's ``canonicalize_url`` sorts the query and ``safe_url_string`` leaves needless escapes and lower-case
+hex digits alone, so the percent-encoding is done here; the result is what ``safe_url_string`` would accept
+unchanged. ``canonicalize`` is idempotent and raises nothing but ``BadURL``.
 """
 
 from __future__ import annotations
 
-import urllib.parse
+import ipaddress
+import re
 
-from w3lib.url import safe_url_string
+DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
+SPECIAL_SCHEMES = frozenset(DEFAULT_PORTS)
 
-DEFAULT_PORTS = {"http": 80, "https": 443}
+_SCHEME_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+_ASCII_HOST_RE = re.compile(r"[a-z0-9_\-.]+")
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_SUB_DELIMS = b"!$&'()*+,;="
+# RFC 3986 §3.3: pchar = unreserved / pct-encoded / sub-delims / ":" / "@"; a path also has its "/".
+_PATH_SAFE = _UNRESERVED | frozenset(_SUB_DELIMS + b":@/")
+_QUERY_SAFE = _PATH_SAFE | frozenset(b"?")
+# Browsers escape "'" in the query of special schemes (URL Standard's special-query set); do as they do.
+_SPECIAL_QUERY_SAFE = _QUERY_SAFE - frozenset(b"'")
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+_HEX_BYTES = frozenset(bytes([b]) for b in _HEX)
+_C0_AND_SPACE = "".join(map(chr, range(0x21)))
+_TAB_OR_NEWLINE = str.maketrans("", "", "\t\n\r")
 
 
 class BadURL(ValueError):
     """Not an absolute URL the crawler can fetch."""
 
 
+def url_scheme(url: str) -> str:
+    """The lower-cased scheme of ``url`` ("" if it has none), without parsing the rest."""
+    match = _SCHEME_RE.match(url.strip(_C0_AND_SPACE))
+    return match.group(1).lower() if match else ""
+
+
+def canonicalize(url: str) -> str:
+    """The canonical form of an absolute URL; ``BadURL`` if it is not one (see the module docstring)."""
+    if not isinstance(url, str):
+        raise BadURL(f"{url!r}: a URL must be text")
+    text = _well_formed(url).strip(_C0_AND_SPACE).translate(_TAB_OR_NEWLINE)
+    match = _SCHEME_RE.match(text)
+    if not match:
+        raise BadURL(f"{_short(url)}: not an absolute URL (no scheme)")
+    scheme = match.group(1).lower()
+    rest = text[match.end():].partition("#")[0]
+    before, has_query, query = rest.partition("?")
+    if scheme in SPECIAL_SCHEMES:
+        before = before.replace("\\", "/").lstrip("/")
+    elif before.startswith("//"):
+        before = before[2:]
+    else:
+        raise BadURL(f"{_short(url)}: no host")
+    authority, slash, path = before.partition("/")
+    netloc = _netloc(authority, scheme, url)
+    path = remove_dot_segments(_normalize_escapes("/" + path, _PATH_SAFE)) if slash else "/"
+    safe = _SPECIAL_QUERY_SAFE if scheme in SPECIAL_SCHEMES else _QUERY_SAFE
+    query = _normalize_escapes(query, safe) if has_query else ""
+    return f"{scheme}://{netloc}{path}?{query}" if query else f"{scheme}://{netloc}{path}"
+
+
 def remove_dot_segments(path: str) -> str:
+    """RFC 3986 §5.2.4 for an absolute path: ``/a/b/../c/./d`` → ``/a/c/d``."""
+    if "." not in path:
+        return path
+    segments = path.split("/")[1:]
     output: list[str] = []
-    segments = path.split("/")
     for i, segment in enumerate(segments):
-        if segment == ".":
-            if i == len(segments) - 1:
-                output.append("")
-        elif segment == "..":
-            if len(output) > 1:
+        last = i == len(segments) - 1
+        if segment == "..":
+            if output:
                 output.pop()
-            if i == len(segments) - 1:
+            if last:
+                output.append("")
+        elif segment == ".":
+            if last:
                 output.append("")
         else:
             output.append(segment)
-    result = "/".join(output)
-    return result if result.startswith("/") else "/" + result
+    return "/" + "/".join(output)
 
 
-def canonicalize(url: str, encoding: str = "utf-8") -> str:
-    """The canonical form of an absolute URL; ``BadURL`` if it has no scheme or host, or a bad port."""
-    url = url.strip()
+def _netloc(authority: str, scheme: str, url: str) -> str:
+    hostport = authority.rpartition("@")[2]
+    if hostport.startswith("["):
+        end = hostport.find("]")
+        if end == -1:
+            raise BadURL(f"{_short(url)}: unclosed '[' in the host")
+        host, port_text = _ipv6(hostport[1:end], url), hostport[end + 1:]
+        if port_text and not port_text.startswith(":"):
+            raise BadURL(f"{_short(url)}: junk after the IPv6 address")
+        port_text = port_text[1:]
+    else:
+        host_text, _, port_text = hostport.partition(":")
+        host = _host(host_text, url)
+    if port_text:
+        if not port_text.isascii() or not port_text.isdigit() or int(port_text) > 65535:
+            raise BadURL(f"{_short(url)}: bad port {port_text[:20]!r}")
+        port = int(port_text)
+        if port != DEFAULT_PORTS.get(scheme):
+            return f"{host}:{port}"
+    return host
+
+
+def _host(text: str, url: str) -> str:
+    if "%" in text:
+        text = _unquote_host(text, url)
+    if not text.isascii():
+        try:
+            text = text.encode("idna").decode("ascii")
+        except UnicodeError as exc:
+            raise BadURL(f"{_short(url)}: bad international host name ({exc})") from None
+    host = text.lower()
+    if host.endswith("."):
+        host = host[:-1]
+    if not host:
+        raise BadURL(f"{_short(url)}: no host")
+    if not _ASCII_HOST_RE.fullmatch(host):
+        raise BadURL(f"{_short(url)}: bad character in host {host[:60]!r}")
+    if len(host) > 253 or any(not 0 < len(label) < 64 for label in host.split(".")):
+        raise BadURL(f"{_short(url)}: empty or too long label in host {host[:60]!r}")
+    return host
+
+
+def _unquote_host(text: str, url: str) -> str:
+    raw = bytearray()
+    data = text.encode("utf-8")
+    i = 0
+    while i < len(data):
+        if data[i] == 0x25 and data[i + 1:i + 2] in _HEX_BYTES and data[i + 2:i + 3] in _HEX_BYTES:
+            raw.append(int(data[i + 1:i + 3], 16))
+            i += 3
+        else:
+            raw.append(data[i])
+            i += 1
     try:
-        safe = safe_url_string(url, encoding=encoding)
-        parts = urllib.parse.urlsplit(safe)
-        port = parts.port
-    except ValueError as exc:
-        raise BadURL(f"{url!r}: {exc}") from None
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").rstrip(".")
-    if not scheme or not host:
-        raise BadURL(f"{url!r}: not an absolute URL")
-    netloc = f"[{host}]" if ":" in host else host
-    if port is not None and port != DEFAULT_PORTS.get(scheme):
-        netloc += f":{port}"
-    path = remove_dot_segments(parts.path or "/")
-    return urllib.parse.urlunsplit((scheme, netloc, path, parts.query, ""))
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadURL(f"{_short(url)}: host is not UTF-8 after percent-decoding") from None
+
+
+
+def _ipv6(text: str, url: str) -> str:
+    if "%" in text:  # a zone id names an interface of this machine: not a crawlable host
+        raise BadURL(f"{_short(url)}: IPv6 zone id in the host")
+    try:
+        return f"[{ipaddress.IPv6Address(text)}]"
+    except ValueError:
+        raise BadURL(f"{_short(url)}: bad IPv6 address {text[:60]!r}") from None
+
+
+def _normalize_escapes(text: str, safe: frozenset[int]) -> str:
+    data = text.encode("utf-8")
+    if data.isascii() and "%" not in text and all(b in safe for b in data):
+        return text
+    out = bytearray()
+    i, n = 0, len(data)
+    while i < n:
+        byte = data[i]
+        if byte == 0x25:  # "%"
+            if i + 2 < n and data[i + 1] in _HEX and data[i + 2] in _HEX:
+                value = int(data[i + 1:i + 3], 16)
+                if value in _UNRESERVED:
+                    out.append(value)
+                else:
+                    out += b"%%%02X" % value
+                i += 3
+                continue
+            out += b"%25"
+        elif byte in safe:
+            out.append(byte)
+        else:
+            out += b"%%%02X" % byte
+        i += 1
+    return out.decode("ascii")
+
+
+def _well_formed(text: str) -> str:
+    """Lone surrogates (from a broken decoder) become U+FFFD, as the URL Standard's USVString does."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _short(url: str) -> str:
+    return repr(url if len(url) <= 200 else url[:200] + "…")
+
+
+def site_of(url: str) -> str:
+    """The site of a canonical URL, ``scheme://host[:port]``, as the collection names sites."""
+    start = url.find("://")
+    end = url.find("/", start + 3) if start != -1 else -1
+    if end == -1:
+        raise BadURL(f"{_short(url)}: not a canonical URL")
+    return url[:end]

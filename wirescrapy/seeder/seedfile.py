@@ -1,14 +1,20 @@
-"""Reading a seeds file and adding its URLs to the collection (WIRE's seeder run with a start file)."""
+"""Reading a seeds file and adding its URLs to the collection (WIRE's seeder run with a start file).
+
+The file has one URL a line, optionally followed by whitespace and a ``# comment``; blank lines and lines
+starting with ``#`` are ignored. Seeds go through the same rules as links (``rules.py``) at depth 0 and are
+flagged ``SEED``: a line that is not a URL, or a URL the rules would not fetch (another scheme, a domain not
+accepted, a reject pattern, an ignored or multimedia extension), is reported with its line number and
+skipped. The first seed of a new site also adds the site's home page (``WIRE_ADD_ROOT``).
+"""
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
 
-from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag
 
-from .canonical import BadURL, canonicalize
+from .rules import AddReport, Decision, Outcome, Reason, SeederRules, add_decision
 
 logger = logging.getLogger(__name__)
 
@@ -18,42 +24,48 @@ class SeedReport:
     added: int = 0
     known: int = 0
     roots_added: int = 0
+    over_limit: int = 0  # seeds of a site already holding WIRE_MAX_URLS_PER_SITE documents
     bad: list[tuple[int, str]] = field(default_factory=list)  # (line number, message)
 
 
-def read_seeds(lines) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
-    """Canonical seed URLs with their line numbers, and the bad lines with the reason."""
+def read_seeds(lines, rules: SeederRules | None = None
+               ) -> tuple[list[tuple[int, Decision]], list[tuple[int, str]]]:
+    """The seeds to fetch with their line numbers, and the skipped lines with the reason."""
+    rules = rules or SeederRules.default()
     good, bad = [], []
     for number, line in enumerate(lines, 1):
-        text = line.strip()
-        if not text or text.startswith("#"):
+        words = line.lstrip("\ufeff").split()
+        if not words or words[0].startswith("#"):
             continue
-        try:
-            url = canonicalize(text)
-        except BadURL as exc:
-            bad.append((number, str(exc)))
-            continue
-        if not url.startswith(("http://", "https://")):
-            bad.append((number, f"{text!r}: only http and https URLs are crawled"))
-            continue
-        good.append((number, url))
+        decision = rules.classify(words[0])
+        if decision.reason is Reason.BAD_URL:
+            bad.append((number, decision.detail))
+        elif decision.reason is not None:
+            detail = f" ({decision.detail})" if decision.detail else ""
+            bad.append((number, f"{decision.url[:200]}: {decision.reason.value}{detail}"))
+        elif not decision.fetch:
+            bad.append((number, f"{decision.url[:200]}: a multimedia file, logged but never fetched"))
+        elif len(words) > 1 and not words[1].startswith("#"):
+            bad.append((number, f"{line.strip()[:200]!r}: one URL a line (a comment starts with '#')"))
+        else:
+            good.append((number, decision))
     return good, bad
 
 
-def seed(collection: Collection, lines, add_root: bool = True) -> SeedReport:
-    """Add the seeds in ``lines`` at depth 0; with ``add_root`` each new site's home page too."""
+def seed(collection, lines, add_root: bool | None = None, rules: SeederRules | None = None) -> SeedReport:
+    """Add the seeds in ``lines`` at depth 0 with the ``rules`` (WIRE's defaults if None); ``add_root``
+    (by default the rules' ``WIRE_ADD_ROOT``) also adds each new site's home page."""
+    rules = rules or SeederRules.default()
     report = SeedReport()
-    good, report.bad = read_seeds(lines)
-    for number, message in report.bad:
-        logger.warning("seeds line %(line)d skipped: %(why)s", {"line": number, "why": message})
-    for _, url in good:
-        _, new = collection.add_url(url, depth=0, flags=DocFlag.SEED)
-        report.added += new
-        report.known += not new
-        if add_root:
-            root = url.split("/", 3)
-            root_url = "/".join(root[:3]) + "/"
-            doc_id, new = collection.add_url(root_url, depth=0, flags=DocFlag.SEED | DocFlag.FRONT_PAGE)
-            collection.documents.records[doc_id]["flags"] |= DocFlag.FRONT_PAGE
-            report.roots_added += new
+    good, report.bad = read_seeds(lines, rules)
+    for number, message in report.bad:  # returned to the caller too, who shows them
+        logger.info("seeds line %(line)d skipped: %(why)s", {"line": number, "why": message})
+    roots = AddReport()
+    for _, decision in good:
+        _, outcome = add_decision(collection, rules, decision, flags=DocFlag.SEED, report=roots,
+                                  add_root=add_root)
+        report.added += outcome is Outcome.NEW
+        report.known += outcome is Outcome.KNOWN
+        report.over_limit += outcome is Outcome.OVER_LIMIT
+    report.roots_added = roots.roots_added
     return report

@@ -1,0 +1,160 @@
+import os
+
+import numpy as np
+import pytest
+from xxhash import xxh3_64_intdigest
+
+from wirescrapy.collection import extents, pages
+from wirescrapy.collection.extents import ExtentError
+from wirescrapy.collection.pages import CODEC_ZSTD, HashIndex, PageStore
+
+PAGE = b"<html><body>" + b"a fairly compressible page " * 100 + b"</body></html>"
+
+
+def test_store_and_load(tmp_path):
+    with PageStore(tmp_path) as p:
+        assert p.store(1, PAGE) == 1
+        assert p.store(2, b"other") == 2
+        assert p.load(1) == PAGE and p.load(2) == b"other" and p.load(3) is None
+        assert 1 in p and 3 not in p and len(p) == 2
+
+
+def test_duplicate_returns_the_original_and_writes_nothing(tmp_path):
+    with PageStore(tmp_path) as p:
+        p.store(1, PAGE)
+        end, live = p.extents.end, p.extents.live_bytes
+        assert p.store(5, PAGE) == 1
+        assert p.store(1, PAGE) == 1  # unchanged page under its own doc-id
+        assert 5 not in p
+        assert (p.extents.end, p.extents.live_bytes) == (end, live)
+        assert p.seen(PAGE) == 1 and p.seen(b"never stored") == 0
+
+
+def test_replacement_frees_space_for_reuse(tmp_path):
+    with PageStore(tmp_path) as p:
+        p.store(1, b"x" * 5000)
+        p.store(2, b"y" * 100)
+        old = p.extents.record(1).offset
+        p.store(1, b"z" * 50)
+        end = p.extents.end
+        assert p.store(3, b"w" * 4000) == 3
+        assert p.extents.record(3).offset == old  # first fit: the freed extent
+        assert p.extents.end == end
+
+
+def test_stale_candidate_is_not_a_duplicate(tmp_path):
+    with PageStore(tmp_path) as p:
+        p.store(1, PAGE)
+        p.store(1, b"page 1 changed")  # the index still names doc 1 for PAGE's hash
+        assert p.seen(PAGE) == 0
+        assert p.store(2, PAGE) == 2
+        assert p.seen(PAGE) == 2
+        p.delete(2)
+        assert p.seen(PAGE) == 0
+        assert p.store(3, PAGE) == 3
+    with PageStore(tmp_path) as p:
+        assert p.seen(PAGE) == 3 and p.store(4, PAGE) == 3
+
+
+def test_content_seen_survives_reopen(tmp_path):
+    with PageStore(tmp_path) as p:
+        for i in range(1, 101):
+            p.store(i, b"page %d" % i)
+    with PageStore(tmp_path) as p:
+        assert p.store(500, b"page 42") == 42
+        assert p.store(501, b"page 101") == 501
+        assert p.store(502, b"page 101") == 501
+
+
+def test_hash_collision_is_caught_by_the_byte_comparison(tmp_path, monkeypatch):
+    weak = lambda data: len(data)  # noqa: E731: every page of a length collides
+    monkeypatch.setattr(pages, "xxh3_64_intdigest", weak)
+    monkeypatch.setattr(extents, "xxh3_64_intdigest", weak)
+    with PageStore(tmp_path) as p:
+        assert p.store(1, b"aaaa") == 1
+        assert p.store(2, b"bbbb") == 2  # same hash and length, other bytes
+        assert p.store(3, b"bbbb") == 2
+        assert p.load(1) == b"aaaa"
+
+
+def test_compression(tmp_path):
+    with PageStore(tmp_path, compression=3) as p:
+        p.store(1, PAGE)
+        noise = os.urandom(3000)
+        p.store(2, noise)
+        rec1, rec2 = p.extents.record(1), p.extents.record(2)
+        assert rec1.flags & CODEC_ZSTD and rec1.size < len(PAGE) // 5 and rec1.length == len(PAGE)
+        assert not rec2.flags & CODEC_ZSTD and rec2.size == len(noise)  # did not help: stored raw
+        assert p.load(1) == PAGE and p.load(2) == noise
+        assert p.store(3, PAGE) == 1  # content-seen compares the decompressed bytes
+    with PageStore(tmp_path) as p:  # reading needs no level
+        assert p.load(1) == PAGE
+        assert p.store(4, PAGE) == 1
+
+
+def test_load_detects_damage(tmp_path):
+    with PageStore(tmp_path, compression=1) as p:
+        p.store(1, PAGE)
+        p.store(2, b"raw page")
+        for doc_id in (1, 2):
+            rec = p.extents.record(doc_id)
+            with open(p.extents.data_path, "r+b") as f:
+                f.seek(rec.offset + rec.size // 2)
+                f.write(b"\xff\x00")
+            with pytest.raises(ExtentError):
+                p.load(doc_id)
+
+
+def test_count_and_check(tmp_path):
+    with PageStore(tmp_path, compression=1) as p:
+        p.store(1, PAGE)
+        p.store(2, b"raw page")
+        p.store(3, PAGE)
+        assert p.count() == 2
+        p.check()
+        rec = p.extents.record(1)
+        with open(p.extents.data_path, "r+b") as f:
+            f.seek(rec.offset + rec.size - 4)
+            f.write(b"\xff\xff\xff\xff")
+        with pytest.raises(ExtentError, match="doc-id 1"):
+            p.check()
+
+
+def test_seen_many_agrees_with_seen(tmp_path):
+    with PageStore(tmp_path, compression=1) as p:
+        for i in range(1, 50):
+            p.store(i, b"page %d" % i * 10)
+        p.store(7, b"seven changed")
+        batch = [b"page %d" % i * 10 for i in range(1, 60)] + [b"seven changed", b""]
+        assert p.seen_many(batch).tolist() == [p.seen(c) for c in batch]
+        assert p.seen_many(batch)[6] == 0 and p.seen_many(batch)[59] == 7
+    with PageStore(tmp_path) as p:  # after reopen, from the sorted arrays
+        assert p.seen_many(batch).tolist() == [p.seen(c) for c in batch]
+
+
+def test_readonly(tmp_path):
+    with PageStore(tmp_path) as p:
+        p.store(1, PAGE)
+    with PageStore(tmp_path, readonly=True) as p:
+        assert p.load(1) == PAGE and p.seen(PAGE) == 1
+        with pytest.raises(PermissionError):
+            p.store(2, b"new")
+
+
+def test_hash_index():
+    rng = np.random.default_rng(0)
+    keys = rng.integers(0, 2**64 - 1, 1000, dtype=np.uint64)
+    values = np.arange(1, 1001, dtype=np.uint32)
+    index = HashIndex(keys, values)
+    assert all(index.get(int(k)) == v for k, v in zip(keys[:100], values[:100]))
+    assert index.get(12345) == 0
+    index.add(int(keys[0]), 5000)  # a new value for a key
+    index.add(2**64 - 1, 6000)
+    assert index.get(int(keys[0])) == 5000
+    queries = np.concatenate((keys[:3], np.array([2**64 - 1, 7], dtype=np.uint64)))
+    assert index.get_many(queries).tolist() == [5000, 2, 3, 6000, 0]
+    index._merge()
+    assert index.get(int(keys[0])) == 5000 and index.get(2**64 - 1) == 6000 and len(index) == 1001
+    assert index.get_many(queries).tolist() == [5000, 2, 3, 6000, 0]
+    assert HashIndex().get(xxh3_64_intdigest(b"x")) == 0
+    assert HashIndex().get_many([1, 2]).tolist() == [0, 0]

@@ -1,0 +1,267 @@
+"""The page store: page contents by doc-id, with WIRE's content-seen test (thesis §7.3.2).
+
+Pages are records of an ``ExtentStore`` (files ``<name>.dat`` and ``<name>.idx``, formats described
+in ``extents.py``). Each record keeps the xxh3-64 hash and the length of the *raw* page, so a page is
+checked against its hash when it is loaded, even when it is stored compressed.
+
+Storing a page (``store``) follows WIRE's figure 7.4:
+
+1. content-seen: the hash of the content names a candidate doc-id (the content-seen index); the
+   candidate must still hold a page of that hash and length (it may have been replaced since), and
+   its bytes must equal the new content. Then nothing is written and the *original* doc-id is
+   returned: the caller marks the new document a duplicate of it. A page stored again unchanged
+   under its own doc-id is "seen" the same way, so an unchanged page costs no write.
+2. otherwise the page is written (zstd-compressed when a level is given and it helps), replacing
+   any earlier page of that doc-id, whose space goes back to the free list.
+
+Record flags (bits 8–15 of the index flags): the codec, 0 = raw, 1 = zstd. A zstd record is
+``ENCODED``: its stored bytes are a zstd frame of the raw page.
+
+The content-seen index maps hash → doc-id. It is not stored: on open it is rebuilt from the hashes in
+the index records (one numpy sort), and pages stored since are kept in a dict that is merged into
+the sorted arrays when it grows, so memory stays ≈ 14 bytes per page (8-byte hash, 4-byte doc-id,
+16 bits of prefilter). A 64-bit hash collision between different pages is caught by the byte
+comparison; the new page is then stored and becomes the index's candidate for that hash.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import zstandard
+from xxhash import xxh3_64_intdigest
+
+from .extents import ENCODED, LIVE, Extent, ExtentError, ExtentStore
+
+CODEC_MASK = 0xFF00
+CODEC_ZSTD = 0x0100
+_ZSTD_FLAGS = ENCODED | CODEC_ZSTD
+
+
+class HashIndex:
+    """A map of 64-bit hashes to uint32 ids: sorted numpy arrays plus a dict of recent additions.
+
+    0 means "absent", so 0 cannot be a value. A key may be given a new value; the newest wins.
+    Look-ups of absent keys, the common case, mostly stop at a bitmap of the keys' top bits
+    (16 bits per key, ≈ 6 % false positives) before the binary search.
+    """
+
+    def __init__(self, keys=None, values=None):
+        keys = np.empty(0, np.uint64) if keys is None else np.asarray(keys, dtype=np.uint64)
+        values = np.empty(0, np.uint32) if values is None else np.asarray(values, dtype=np.uint32)
+        if keys.shape != values.shape:
+            raise ValueError("keys and values differ in length")
+        order = np.argsort(keys, kind="stable")
+        self._delta: dict[int, int] = {}
+        self._set_base(keys[order], values[order])
+
+    def _set_base(self, keys: np.ndarray, values: np.ndarray) -> None:
+        self._keys = keys
+        self._values = values
+        self._n = len(keys)
+        self._merge_at = max(1 << 16, self._n // 4)
+        bits = max(16, (16 * max(self._n, 1) - 1).bit_length())
+        self._bit_shift = 64 - bits
+        self._byte_shift = self._bit_shift + 3
+        top = keys >> np.uint64(self._bit_shift)
+        bitmap = np.zeros(1 << (bits - 3), dtype=np.uint8)
+        np.bitwise_or.at(bitmap, top >> np.uint64(3), np.left_shift(1, top & np.uint64(7)).astype(np.uint8))
+        self._bitmap = bytearray(bitmap)
+
+    def __len__(self) -> int:
+        return self._n + len(self._delta)
+
+    def get(self, key: int) -> int:
+        """The value of ``key``, or 0."""
+        value = self._delta.get(key)
+        if value is not None:
+            return value
+        if not self._bitmap[key >> self._byte_shift] >> ((key >> self._bit_shift) & 7) & 1:
+            return 0
+        i = int(self._keys.searchsorted(np.uint64(key)))
+        if i < self._n and int(self._keys[i]) == key:
+            return int(self._values[i])
+        return 0
+
+    def get_many(self, keys) -> np.ndarray:
+        """The values of many keys (0 where absent), as a uint32 array."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        out = np.zeros(len(keys), dtype=np.uint32)
+        if self._n:
+            i = np.minimum(self._keys.searchsorted(keys), self._n - 1)
+            found = self._keys[i] == keys
+            out[found] = self._values[i[found]]
+        if self._delta:
+            get = self._delta.get
+            recent = np.fromiter((get(k, 0) for k in keys.tolist()), dtype=np.uint32, count=len(keys))
+            out = np.where(recent != 0, recent, out)
+        return out
+
+    def add(self, key: int, value: int) -> None:
+        self._delta[key] = value
+        if len(self._delta) > self._merge_at:
+            self._merge()
+
+    def _merge(self) -> None:
+        count = len(self._delta)
+        new_keys = np.fromiter(self._delta.keys(), dtype=np.uint64, count=count)
+        new_values = np.fromiter(self._delta.values(), dtype=np.uint32, count=count)
+        order = np.argsort(new_keys)
+        new_keys, new_values = new_keys[order], new_values[order]
+        keys, values = self._keys, self._values
+        lo = keys.searchsorted(new_keys, side="left")
+        hi = keys.searchsorted(new_keys, side="right")
+        if (hi > lo).any():  # keys given new values: drop the old entries
+            keep = np.ones(len(keys), dtype=bool)
+            for a, b in zip(lo[hi > lo].tolist(), hi[hi > lo].tolist()):
+                keep[a:b] = False
+            keys, values = keys[keep], values[keep]
+        at = keys.searchsorted(new_keys)
+        self._delta = {}
+        self._set_base(np.insert(keys, at, new_keys), np.insert(values, at, new_values))
+
+
+class PageStore:
+    """Page contents by doc-id with content-seen duplicate detection, in ``<directory>/<name>.*``.
+
+    ``compression`` is a zstd level (0 stores pages raw).
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        name: str = "pages",
+        *,
+        compression: int = 0,
+        readonly: bool = False,
+        granularity: int = 64,
+    ):
+        self.extents = ExtentStore(directory, name, readonly=readonly, granularity=granularity)
+        self.compression = compression
+        self._compressor = zstandard.ZstdCompressor(level=compression) if compression else None
+        self._decompressor = zstandard.ZstdDecompressor()
+        index = self.extents.index()
+        self._seen = HashIndex(index.hash, index.ids.astype(np.uint32))
+
+    # -- content-seen ------------------------------------------------------------------------------
+
+    def seen(self, content) -> int:
+        """Doc-id of a stored page equal to ``content``, or 0."""
+        return self._original(content, xxh3_64_intdigest(content), len(content))
+
+    def seen_many(self, contents) -> np.ndarray:
+        """``seen`` for many contents at once, as a uint32 array (0 = not seen).
+
+        Contents repeated inside the batch are not seen unless already stored.
+        """
+        contents = list(contents)
+        hashes = np.fromiter(map(xxh3_64_intdigest, contents), dtype=np.uint64, count=len(contents))
+        candidates = self._seen.get_many(hashes)
+        hits = np.flatnonzero(candidates)
+        if len(hits):
+            records = self.extents.records(candidates[hits])
+            lengths = np.fromiter((len(contents[i]) for i in hits.tolist()), dtype=np.int64, count=len(hits))
+            same = (records["hash"] == hashes[hits]) & (records["length"] == lengths) & (records["flags"] & LIVE != 0)
+            candidates[hits[~same]] = 0
+            for i in hits[same].tolist():
+                doc_id = int(candidates[i])
+                if not self._holds(doc_id, self.extents.record(doc_id), contents[i]):
+                    candidates[i] = 0
+        return candidates
+
+    def _original(self, content, hash: int, length: int) -> int:
+        candidate = self._seen.get(hash)
+        if not candidate:
+            return 0
+        rec = self.extents.record(candidate)
+        if rec is None or rec.hash != hash or rec.length != length:
+            return 0  # the candidate has been replaced or deleted since
+        if not self._holds(candidate, rec, content):
+            return 0  # a hash collision
+        return candidate
+
+    def _holds(self, doc_id: int, rec: Extent, content) -> bool:
+        """Whether the page of ``doc_id`` (record ``rec``, of the content's hash) equals ``content``."""
+        # Equal bytes have the record's hash, so the page needs no check of its own here.
+        page = self._decode(doc_id, rec, verify=False)
+        if type(content) is not bytes:
+            content = bytes(content)  # comparing bytes with a memoryview is 100 times slower
+        return page == content
+
+    # -- verbs -------------------------------------------------------------------------------------
+
+    def store(self, doc_id: int, content) -> int:
+        """Store ``content`` as the page of ``doc_id``, unless already seen.
+
+        Returns the doc-id holding this content: ``doc_id`` itself, or the original of which the
+        new document is a duplicate (nothing was written then).
+        """
+        length = len(content)
+        hash = xxh3_64_intdigest(content)
+        original = self._original(content, hash, length)
+        if original:
+            return original
+        if self._compressor is not None:
+            packed = self._compressor.compress(content)
+            if len(packed) < length:
+                self.extents.put(doc_id, packed, length=length, hash=hash, flags=_ZSTD_FLAGS)
+                self._seen.add(hash, doc_id)
+                return doc_id
+        self.extents.put(doc_id, content, length=length, hash=hash)
+        self._seen.add(hash, doc_id)
+        return doc_id
+
+    def load(self, doc_id: int) -> bytes | None:
+        """The raw content of ``doc_id``'s page, or None. Raises ``ExtentError`` if it is damaged."""
+        rec = self.extents.record(doc_id)
+        if rec is None:
+            return None
+        return self._decode(doc_id, rec)
+
+    def _decode(self, doc_id: int, rec: Extent, verify: bool = True) -> bytes:
+        data = self.extents.read(doc_id, rec, verify)
+        codec = rec.flags & CODEC_MASK
+        if not codec:
+            return data
+        if codec != CODEC_ZSTD:
+            raise ExtentError(f"{self.extents.data_path}: doc-id {doc_id}: unknown codec {codec >> 8}")
+        try:
+            data = self._decompressor.decompress(data, max_output_size=rec.length)
+        except zstandard.ZstdError as exc:
+            raise ExtentError(f"{self.extents.data_path}: doc-id {doc_id}: {exc}") from None
+        if len(data) != rec.length or (verify and xxh3_64_intdigest(data) != rec.hash):
+            raise ExtentError(f"{self.extents.data_path}: doc-id {doc_id}: page does not match its hash")
+        return data
+
+    def delete(self, doc_id: int) -> bool:
+        """Remove the page of ``doc_id``; False if it had none."""
+        return self.extents.delete(doc_id)
+
+    def __contains__(self, doc_id: int) -> bool:
+        return doc_id in self.extents
+
+    def __len__(self) -> int:
+        return len(self.extents)
+
+    def count(self) -> int:
+        """Number of stored pages."""
+        return len(self.extents)
+
+    def check(self) -> None:
+        """Raise ``ExtentError`` if extents overlap or a page does not decode to its hash."""
+        self.extents.check(self._decode)
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        self.extents.flush()
+
+    def close(self) -> None:
+        self.extents.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,5 @@
+"""WIRE's gatherer: parses downloaded pages into links, a cleaned document and text (thesis §7.2.3)."""
+
+from wirescrapy.gatherer.parser import Link, ParsedPage, Parser
+
+__all__ = ["Link", "ParsedPage", "Parser"]

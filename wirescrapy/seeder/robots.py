@@ -1,0 +1,192 @@
+"""robots.txt: a site's state and rules, as a pure state machine over fetch outcomes (RFC 9309).
+
+The caller fetches ``/robots.txt`` (following up to 5 redirects, RFC 9309 §2.3.1.2), then tells the site's
+``RobotsPolicy`` what came back, with the time::
+
+    policy.fetched(status, body, now)   # an HTTP response, any status
+    policy.failed(now)                  # DNS, connection, timeout: no HTTP response
+
+and the policy decides the site's ``RobotsState``:
+
+============  =================================================  ==============  ===================
+state         when                                               pages allowed   fetched again after
+============  =================================================  ==============  ===================
+UNKNOWN       never fetched                                      none            (now)
+VALID         2xx: the body is parsed (Protego)                  as it says      VALID_PERIOD
+MISSING       4xx but 429, or a 3xx the fetcher did not follow   all (§2.3.1.3)  VALID_PERIOD
+UNREACHABLE   5xx, 429, any other status, or a network error     none (§2.3.1.4) INVALID_PERIOD
+============  =================================================  ==============  ===================
+
+A missing robots.txt is a definite answer, so it is trusted as long as a valid one; only the failures are
+retried sooner (``WIRE_ROBOTS_TXT_INVALID_PERIOD``). 429 (Too Many Requests) is the server asking us to back
+off, so it is a failure, not permission to crawl everything (Google does the same).
+
+Rules are those of the group for our user-agent token (the first word of ``USER_AGENT``, ``wirescrapy``),
+or of ``*``. Only the first 500 KiB of a body are parsed (§2.5), cut at the last line break so no rule is
+truncated into a shorter, wider one. The body is decoded as UTF-8 (a BOM dropped, bad bytes replaced), so
+binary junk, HTML served as robots.txt, CRLF line ends or rules without a ``User-agent`` line parse
+without error — into the rules they contain, usually none (everything allowed).
+
+The policy is rebuilt from what the collection keeps — ``RobotsState``, the stored body and the fetch time
+(``robots_state``, the page store, ``robots_fetched``) — with ``RobotsPolicy(state, body, fetched, …)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import urllib.parse
+
+from protego import Protego
+
+from wirescrapy.collection.metadata import RobotsState
+
+logger = logging.getLogger(__name__)
+
+MAX_ROBOTS_BYTES = 500 * 1024  # RFC 9309 §2.5: parse at least 500 KiB
+DEFAULT_USER_AGENT = "wirescrapy"
+DAY = 86400
+
+
+def user_agent_token(user_agent: str) -> str:
+    """The robots.txt product token of a User-Agent header: ``wirescrapy/0.1 (+https://…)`` →
+    ``wirescrapy``."""
+    words = (user_agent or "").split()
+    token = words[0].split("/")[0] if words else ""
+    return token or DEFAULT_USER_AGENT
+
+
+def robots_txt_url(site: str) -> str:
+    """The robots.txt URL of a site (``scheme://host[:port]``)."""
+    return site.rstrip("/") + "/robots.txt"
+
+
+def limit_body(body: bytes) -> bytes:
+    """The part of ``body`` that is parsed and stored: at most ``MAX_ROBOTS_BYTES``, whole lines."""
+    if len(body) <= MAX_ROBOTS_BYTES:
+        return body
+    head = body[:MAX_ROBOTS_BYTES]
+    cut = max(head.rfind(b"\n"), head.rfind(b"\r"))
+    return head[: cut + 1] if cut != -1 else b""
+
+
+class RobotsPolicy:
+    """One site's robots.txt state and rules; see the module docstring."""
+
+    def __init__(self, state: RobotsState = RobotsState.UNKNOWN, body: bytes = b"", fetched: float = 0.0,
+                 *, user_agent: str = DEFAULT_USER_AGENT, valid_period: float = 7 * DAY,
+                 invalid_period: float = DAY):
+        self.user_agent = user_agent_token(user_agent)
+        self.valid_period = valid_period
+        self.invalid_period = invalid_period
+        self._set(RobotsState(state), body, fetched)
+
+    @classmethod
+    def from_config(cls, config, user_agent: str, state: RobotsState = RobotsState.UNKNOWN,
+                    body: bytes = b"", fetched: float = 0.0) -> "RobotsPolicy":
+        """A policy with the periods of a ``WireConfig`` and the token of a ``USER_AGENT``."""
+        return cls(state, body, fetched, user_agent=user_agent,
+                   valid_period=config.robots_txt_valid_period,
+                   invalid_period=config.robots_txt_invalid_period)
+
+    # -- transitions ---------------------------------------------------------------------------------
+
+    def fetched(self, status: int, body: bytes, now: float) -> RobotsState:
+        """An HTTP response to the robots.txt request, after redirects; returns the new state."""
+        body = body or b""
+        if 200 <= status < 300:
+            state = RobotsState.VALID
+        elif 300 <= status < 500 and status != 429:
+            # 3xx here is a redirect the fetcher did not follow (more than 5 hops, or no Location).
+            state, body = RobotsState.MISSING, b""
+        else:
+            state, body = RobotsState.UNREACHABLE, b""
+        self._set(state, body, now)
+        return state
+
+    def failed(self, now: float) -> RobotsState:
+        """The request got no HTTP response (DNS, connection refused, timeout …)."""
+        self._set(RobotsState.UNREACHABLE, b"", now)
+        return self.state
+
+    def _set(self, state: RobotsState, body: bytes, fetched: float) -> None:
+        self.state = state
+        self.fetched_at = float(fetched)
+        self.body = limit_body(body) if state is RobotsState.VALID else b""
+        self._rules = _parse(self.body) if state is RobotsState.VALID else None
+
+    # -- questions -----------------------------------------------------------------------------------
+
+    @property
+    def next_fetch(self) -> float:
+        """When the robots.txt should be fetched again (0 = now)."""
+        if self.state is RobotsState.UNKNOWN:
+            return 0.0
+        period = self.invalid_period if self.state is RobotsState.UNREACHABLE else self.valid_period
+        return self.fetched_at + period
+
+    def due(self, now: float) -> bool:
+        """Whether the robots.txt should be fetched (again) before the site's pages."""
+        return now >= self.next_fetch
+
+    def allowed(self, url: str) -> bool:
+        """Whether ``url``, on this site, may be fetched."""
+        if self.state is RobotsState.MISSING:
+            return True
+        if self.state is not RobotsState.VALID:
+            return False
+        try:
+            return self._rules.can_fetch(url, self.user_agent)
+        except Exception:  # noqa: BLE001 - a parser bug must not stop the crawl; WIRE's rules were allow-all
+            logger.exception("robots.txt rules failed on %(url)s; allowing it", {"url": url})
+            return True
+
+    @property
+    def crawl_delay(self) -> float | None:
+        """Seconds between requests asked for our user agent (or ``*``); None when not given."""
+        if self._rules is None:
+            return None
+        try:
+            delay = self._rules.crawl_delay(self.user_agent)
+        except Exception:  # noqa: BLE001
+            return None
+        if delay is None or not math.isfinite(delay) or delay < 0:
+            return None
+        return float(delay)
+
+    def sitemaps(self, base_url: str | None = None) -> list[str]:
+        """The ``Sitemap:`` URLs, resolved against ``base_url`` (the robots.txt URL) when given."""
+        if self._rules is None:
+            return []
+        urls = []
+        for url in self._rules.sitemaps:
+            if base_url:
+                try:
+                    url = urllib.parse.urljoin(base_url, url)
+                except ValueError:
+                    continue
+            urls.append(url)
+        return urls
+
+    def __repr__(self) -> str:
+        return (f"<RobotsPolicy {self.state.name} fetched={self.fetched_at:.0f} "
+                f"bytes={len(self.body)} ua={self.user_agent!r}>")
+
+
+class _AllowAll:
+    sitemaps = ()
+
+    def can_fetch(self, url, user_agent):
+        return True
+
+    def crawl_delay(self, user_agent):
+        return None
+
+
+def _parse(body: bytes):
+    text = body.decode("utf-8", errors="replace").lstrip("\ufeff").replace("\x00", "")
+    try:
+        return Protego.parse(text)
+    except Exception:  # noqa: BLE001 - Protego never raised in fuzzing; if it does, the file has no rules
+        logger.exception("robots.txt could not be parsed; allowing everything")
+        return _AllowAll()

@@ -1,0 +1,355 @@
+"""The seeder's rules (thesis §7.2.4): which URLs enter the collection, in what form, at what depth.
+
+``SeederRules.classify(url, parent_depth)`` decides for one URL, in this order:
+
+1. **scheme** — not in ``WIRE_ACCEPT_PROTOCOLS``: rejected (``mailto:``, ``javascript:`` …);
+2. **canonical form** (``canonical.py``) — not an absolute URL with a host: rejected as a bad URL;
+3. **transform** — session-id parameters (``WIRE_SESSION_IDS``, any case) removed from the query and from
+   the path parameters of every segment (``/a;jsessionid=X/b``), then the URL canonicalised again;
+4. **domain** — the host must be one of ``WIRE_ACCEPT_DOMAIN_SUFFIXES`` or below one (``.cl`` and ``cl``
+   both accept ``uchile.cl`` and ``www.uchile.cl``, never ``evilcl.com``); an empty list accepts every host;
+5. **reject patterns** — a ``WIRE_REJECT_PATTERNS`` substring in the path and query (any case): rejected;
+6. **extension** of the last path segment, first group that has it: ``WIRE_EXTENSIONS_IGNORE`` (ignored),
+   ``WIRE_EXTENSIONS_LOG`` (multimedia: logged, never fetched), ``WIRE_EXTENSIONS_DYNAMIC`` (dynamic page),
+   ``WIRE_EXTENSIONS_STATIC`` (static page, dynamic if it has a query string). An extension in no group is
+   ignored, as WIRE's accept patterns are a list of what to fetch; an all-digit "extension" (``/v1.2``,
+   ``/2004.10.01``) is no extension;
+7. **depth** — a seed is at depth 0, a link target one deeper than its page; a page deeper than
+   ``WIRE_MAX_DEPTH_STATIC`` (``…_DYNAMIC`` for dynamic pages) is rejected as too deep. The collection keeps
+   a document's smallest depth.
+
+robots.txt is not a rule here: it changes over time, so URLs it forbids are still added and the harvester
+asks the site's ``RobotsPolicy`` before each fetch.
+
+``add_links`` (a page's links), ``add_listed`` (a sitemap's or robots.rdf's entries) and ``add_decision``
+(one URL, e.g. a seed) apply the decisions to a ``Collection``: new documents with their depth and flags,
+``WIRE_MAX_URLS_PER_SITE`` (beyond it a new URL only counts in the site's ``docs_over_limit``), the site's
+``multimedia`` counter, and with ``WIRE_ADD_ROOT`` the home page of every new site.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import urllib.parse
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from wirescrapy.collection.metadata import DocFlag
+
+from .canonical import BadURL, canonicalize, site_of, url_scheme
+
+logger = logging.getLogger(__name__)
+
+# The collection's URL store holds http and https URLs only (``collection.split_url``).
+STORABLE_SCHEMES = frozenset({"http", "https"})
+MAX_STORED_DEPTH = 0xFFFF  # the document record's depth is a uint16
+
+
+class Verdict(enum.Enum):
+    STATIC = "static"  # fetch, a static page
+    DYNAMIC = "dynamic"  # fetch, a dynamic page
+    LOG = "log"  # multimedia or document: added for the reports, never fetched
+    IGNORE = "ignore"  # an extension that is not crawled
+    REJECT = "reject"  # see the reason
+
+
+class Reason(enum.Enum):
+    BAD_URL = "bad URL"
+    BAD_SCHEME = "scheme not accepted"
+    DOMAIN = "domain not accepted"
+    PATTERN = "reject pattern"
+    TOO_DEEP = "too deep"
+    IGNORED_EXTENSION = "ignored extension"
+    UNKNOWN_EXTENSION = "unknown extension"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    url: str  # canonical, after the transforms; the text given when it is a bad URL or scheme
+    verdict: Verdict
+    depth: int
+    dynamic: bool = False
+    reason: Reason | None = None  # why it is ignored or rejected
+    detail: str = ""  # the pattern, extension or parse error, for the log
+
+    @property
+    def fetch(self) -> bool:
+        return self.verdict in (Verdict.STATIC, Verdict.DYNAMIC)
+
+    @property
+    def kept(self) -> bool:
+        """Whether the URL goes into the collection (fetched, or logged as multimedia)."""
+        return self.fetch or self.verdict is Verdict.LOG
+
+    @property
+    def flags(self) -> DocFlag:
+        flags = DocFlag(0)
+        if self.dynamic:
+            flags |= DocFlag.DYNAMIC
+        if self.verdict is Verdict.LOG:
+            flags |= DocFlag.MULTIMEDIA
+        if self.kept and _is_root(self.url):
+            flags |= DocFlag.FRONT_PAGE
+        return flags
+
+    def __str__(self) -> str:
+        why = f" ({self.reason.value}{': ' + self.detail if self.detail else ''})" if self.reason else ""
+        return f"{self.verdict.value} {self.url} depth={self.depth}{why}"
+
+
+class SeederRules:
+    """The accept / reject / transform rules of one configuration (a ``WireConfig``)."""
+
+    def __init__(self, config):
+        protocols = {p.lower() for p in config.accept_protocols}
+        if protocols - STORABLE_SCHEMES:
+            logger.warning(
+                "WIRE_ACCEPT_PROTOCOLS: %(schemes)s cannot be stored in the collection, ignored",
+                {"schemes": ", ".join(sorted(protocols - STORABLE_SCHEMES))},
+            )
+        self.protocols = frozenset(protocols & STORABLE_SCHEMES)
+        self.domain_suffixes = tuple(_suffix(s) for s in config.accept_domain_suffixes)
+        self.ignore_extensions = _lowered(config.extensions_ignore)
+        self.log_extensions = _lowered(config.extensions_log)
+        self.dynamic_extensions = _lowered(config.extensions_dynamic)
+        self.static_extensions = _lowered(config.extensions_static)
+        self.reject_patterns = tuple(p.lower() for p in config.reject_patterns if p)
+        self.session_ids = _lowered(config.session_ids)
+        self.max_depth_static = config.max_depth_static
+        self.max_depth_dynamic = config.max_depth_dynamic
+        self.max_urls_per_site = config.max_urls_per_site
+        self.add_root = config.add_root
+
+    @classmethod
+    def default(cls) -> "SeederRules":
+        """The rules of WIRE's defaults (``wirescrapy/config.py``)."""
+        from scrapy.settings import BaseSettings
+
+        from wirescrapy.config import WireConfig
+
+        return cls(WireConfig.from_settings(BaseSettings()))
+
+    # -- one URL -------------------------------------------------------------------------------------
+
+    def classify(self, url: str, parent_depth: int | None = None) -> Decision:
+        """The decision for ``url``, a seed (``parent_depth`` None) or a link from a page at that depth."""
+        return self.classify_at(url, 0 if parent_depth is None else parent_depth + 1)
+
+    def classify_at(self, url: str, depth: int) -> Decision:
+        """The decision for ``url`` reached at ``depth``."""
+        scheme = url_scheme(url)
+        if scheme and scheme not in self.protocols:
+            return Decision(url.strip(), Verdict.REJECT, depth, reason=Reason.BAD_SCHEME, detail=scheme)
+        try:
+            url = self.transform(url)
+        except BadURL as exc:
+            return Decision(url.strip(), Verdict.REJECT, depth, reason=Reason.BAD_URL, detail=str(exc))
+        if not self.accepts_host(host_of(url)):
+            return Decision(url, Verdict.REJECT, depth, reason=Reason.DOMAIN)
+        target = url[len(site_of(url)):]
+        pattern = self.reject_pattern(target)
+        if pattern:
+            return Decision(url, Verdict.REJECT, depth, reason=Reason.PATTERN, detail=pattern)
+        path, has_query, _ = target.partition("?")
+        ext = extension(path)
+        dynamic = bool(has_query) or ext in self.dynamic_extensions
+        if ext in self.ignore_extensions:
+            return Decision(url, Verdict.IGNORE, depth, dynamic, Reason.IGNORED_EXTENSION, ext)
+        if ext in self.log_extensions:
+            return Decision(url, Verdict.LOG, depth, dynamic)
+        if ext not in self.dynamic_extensions and ext not in self.static_extensions:
+            return Decision(url, Verdict.IGNORE, depth, dynamic, Reason.UNKNOWN_EXTENSION, ext)
+        limit = self.max_depth_dynamic if dynamic else self.max_depth_static
+        if depth > limit:
+            return Decision(url, Verdict.REJECT, depth, dynamic, Reason.TOO_DEEP, f"{depth} > {limit}")
+        return Decision(url, Verdict.DYNAMIC if dynamic else Verdict.STATIC, depth, dynamic)
+
+    def transform(self, url: str) -> str:
+        """The canonical URL without session ids; ``BadURL`` if it is not an absolute URL."""
+        canonical = canonicalize(url)
+        if self.session_ids:
+            stripped = remove_session_ids(canonical, self.session_ids)
+            if stripped != canonical:
+                canonical = canonicalize(stripped)
+        return canonical
+
+    def accepts_host(self, host: str) -> bool:
+        if not self.domain_suffixes:
+            return True
+        return any(host == suffix or host.endswith("." + suffix) for suffix in self.domain_suffixes)
+
+    def reject_pattern(self, target: str) -> str:
+        """The first reject pattern found in ``target`` (path and query), or ""."""
+        lowered = target.lower()
+        return next((p for p in self.reject_patterns if p in lowered), "")
+
+    def within_site_limit(self, docs: int) -> bool:
+        """Whether a site that has ``docs`` documents may get a new one (``WIRE_MAX_URLS_PER_SITE``)."""
+        return within_site_limit(docs, self.max_urls_per_site)
+
+
+def within_site_limit(docs: int, max_urls_per_site: int) -> bool:
+    """True: add the site's new URL; False: only count it (the site has its ``max_urls_per_site``)."""
+    return docs < max_urls_per_site
+
+
+def root_url(url: str) -> str:
+    """The home page of a canonical URL's site: ``http://a.cl/b/c?d`` → ``http://a.cl/``."""
+    return site_of(url) + "/"
+
+
+def host_of(url: str) -> str:
+    """The host of a canonical URL, without the port; an IPv6 address keeps its brackets."""
+    netloc = site_of(url).partition("://")[2]
+    if netloc.startswith("["):
+        return netloc[: netloc.index("]") + 1]
+    return netloc.partition(":")[0]
+
+
+def extension(path: str) -> str:
+    """The lower-cased extension of a path's last segment (path parameters left out), "" if none."""
+    segment = path.rpartition("/")[2].partition(";")[0]
+    dot = segment.rfind(".")
+    if dot == -1:
+        return ""
+    ext = segment[dot:].lower()
+    return "" if ext[1:].isdigit() else ext
+
+
+def remove_session_ids(url: str, names: Iterable[str]) -> str:
+    """``url`` (canonical) without the query parameters and path parameters named in ``names``."""
+    names = frozenset(n.lower() for n in names)
+    site = site_of(url)
+    path, has_query, query = url[len(site):].partition("?")
+    if ";" in path:
+        segments = []
+        for segment in path.split("/"):
+            first, *params = segment.split(";")
+            segments.append(";".join([first, *(p for p in params if _param_name(p) not in names)]))
+        path = "/".join(segments)
+    if has_query:
+        query = "&".join(p for p in query.split("&") if _param_name(p) not in names)
+    return site + path + ("?" + query if query else "")
+
+
+def _param_name(parameter: str) -> str:
+    return urllib.parse.unquote(parameter.partition("=")[0]).strip().lower()
+
+
+def _is_root(url: str) -> bool:
+    return url == root_url(url)
+
+
+def _suffix(value: str) -> str:
+    suffix = value.strip().lstrip(".").lower()
+    if not suffix.isascii():
+        suffix = suffix.encode("idna").decode("ascii")
+    return suffix
+
+
+def _lowered(values: Iterable[str]) -> frozenset[str]:
+    return frozenset(v.lower() for v in values)
+
+
+# -- applying the decisions to a collection -----------------------------------------------------------
+
+
+class Outcome(enum.Enum):
+    NEW = "new"  # added to the collection
+    KNOWN = "known"  # already there (its depth may have decreased)
+    OVER_LIMIT = "over limit"  # new, but its site has WIRE_MAX_URLS_PER_SITE documents: only counted
+    SKIPPED = "skipped"  # ignored or rejected by the rules
+
+
+@dataclass
+class AddReport:
+    """What adding a batch of URLs did; ``targets`` are the doc-ids of the pages (fetchable URLs) among
+    them, in order and without repeats: the page's out-links for the link graph."""
+
+    added: int = 0
+    known: int = 0
+    over_limit: int = 0
+    multimedia: int = 0  # new multimedia documents (also in ``added``)
+    roots_added: int = 0
+    skipped: Counter = field(default_factory=Counter)  # Reason -> URLs
+    targets: list[int] = field(default_factory=list)
+
+    def count(self, decision: Decision, outcome: Outcome) -> None:
+        if outcome is Outcome.NEW:
+            self.added += 1
+            self.multimedia += decision.verdict is Verdict.LOG
+        elif outcome is Outcome.KNOWN:
+            self.known += 1
+        elif outcome is Outcome.OVER_LIMIT:
+            self.over_limit += 1
+        else:
+            self.skipped[decision.reason] += 1
+
+
+def add_decision(collection, rules: SeederRules, decision: Decision, flags: int = 0,
+                 last_modified: float | None = None, report: AddReport | None = None,
+                 add_root: bool | None = None) -> tuple[int, Outcome]:
+    """Apply one decision: the doc-id (0 if not added) and what happened.
+
+    A known URL keeps its smallest depth and gains ``flags``; a new one is added unless its site is full;
+    the first URL of a new site brings the site's home page at the same depth (``add_root``, by default
+    ``WIRE_ADD_ROOT``). ``last_modified`` (from a sitemap) is kept when later than what the document has.
+    """
+    if not decision.kept:
+        return 0, Outcome.SKIPPED
+    url = decision.url
+    flags = int(decision.flags | flags)
+    depth = min(decision.depth, MAX_STORED_DEPTH)
+    doc_id = collection.lookup(url)
+    if doc_id:
+        collection.add_url(url, depth=depth, flags=flags)
+        collection.documents.records[doc_id]["flags"] |= flags
+        outcome = Outcome.KNOWN
+    else:
+        site_id = collection.urls.site_id(site_of(url))
+        if site_id and not rules.within_site_limit(int(collection.sites.records[site_id]["docs"])):
+            collection.sites.records[site_id]["docs_over_limit"] += 1
+            return 0, Outcome.OVER_LIMIT
+        doc_id, _ = collection.add_url(url, depth=depth, flags=flags)
+        outcome = Outcome.NEW
+        if decision.verdict is Verdict.LOG:
+            site = collection.documents.records[doc_id]["siteid"]
+            collection.sites.records[site]["multimedia"] += 1
+        if not site_id and (rules.add_root if add_root is None else add_root) and not _is_root(url):
+            root = rules.classify_at(root_url(url), decision.depth)
+            _, root_outcome = add_decision(collection, rules, root)
+            if report is not None:
+                report.roots_added += root_outcome is Outcome.NEW
+    if last_modified and last_modified > collection.documents.records[doc_id]["last_modified"]:
+        collection.documents.records[doc_id]["last_modified"] = last_modified
+    return doc_id, outcome
+
+
+def add_links(collection, rules: SeederRules, links: Iterable[str], parent_depth: int | None,
+              base_url: str | None = None) -> AddReport:
+    """Add the links of a page at ``parent_depth`` (relative ones resolved against ``base_url``)."""
+    return add_listed(collection, rules, ((link, None) for link in links), parent_depth, base_url)
+
+
+def add_listed(collection, rules: SeederRules, entries: Iterable[tuple[str, float | None]],
+               parent_depth: int | None, base_url: str | None = None) -> AddReport:
+    """Add (URL, last-modified or None) entries, from a sitemap or a robots.rdf, as links of a page at
+    ``parent_depth``."""
+    report = AddReport()
+    seen: set[int] = set()
+    for link, last_modified in entries:
+        if base_url:
+            try:
+                link = urllib.parse.urljoin(base_url, link.strip())
+            except ValueError:  # e.g. an unclosed "[": classify reports the bad URL
+                pass
+        decision = rules.classify(link, parent_depth)
+        doc_id, outcome = add_decision(collection, rules, decision, last_modified=last_modified,
+                                       report=report)
+        report.count(decision, outcome)
+        if doc_id and decision.fetch and doc_id not in seen:
+            seen.add(doc_id)
+            report.targets.append(doc_id)
+    return report

@@ -1,0 +1,241 @@
+"""Sitemaps and robots.rdf: the pages a site lists, with their last-modification times.
+
+Both come down to (URL, last-modified Unix time or None) pairs for ``rules.add_listed``:
+
+* ``parse_sitemap`` reads a sitemap (sitemaps.org): an XML ``urlset`` of ``<url><loc>…<lastmod>…`` or a
+  ``sitemapindex`` of ``<sitemap><loc>…`` naming other sitemaps to fetch (``SitemapDocument.is_index``),
+  gzip-compressed or not, or a plain-text sitemap (one URL a line).
+* ``parse_robots_rdf`` reads WIRE's robots.rdf (thesis §7.2.4: the paths of a site's documents with their
+  modification times, for server cooperation). Its format was never fixed, so it is read tolerantly: any
+  element with an ``about`` attribute (``rdf:about``) or a ``loc``/``link``/``url``/``path`` child names a
+  document, and its date is the first ``date``, ``lastmod``, ``modified``, ``last-modified``, ``updated``
+  or ``pubDate`` child or attribute (``dc:date``, ``dcterms:modified`` …: namespaces are ignored). RSS 1.0
+  (an RDF), RSS 2.0 and Atom feeds are read the same way. Relative paths are resolved against the file's URL.
+
+Safety: lxml parses with ``resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False`` (no
+XXE, no entity expansion, no fetch); at most ``max_bytes`` are parsed (50 MB, the sitemap protocol's limit,
+also the most a gzip body is inflated to) and ``max_entries`` entries kept (50,000, likewise). Broken XML
+is parsed as far as it goes (``recover=True``); nothing here raises on bad input.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import urllib.parse
+import zlib
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+import lxml.etree
+
+MAX_ENTRIES = 50_000
+MAX_BYTES = 50 * 1024 * 1024
+
+_URL_NAMES = ("loc", "link", "url", "path")
+_DATE_NAMES = ("lastmod", "date", "modified", "last-modified", "lastmodified", "updated", "pubdate")
+_W3C_DATE = re.compile(
+    r"(\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?)?)?"
+    r"\s*(Z|[+-]\d{2}(?::?\d{2})?)?",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SitemapEntry:
+    url: str
+    last_modified: float | None = None  # Unix time
+
+
+@dataclass
+class SitemapDocument:
+    kind: str  # urlset, sitemapindex, text, rdf, rss, feed … (the root element's name), or "" if unreadable
+    entries: list[SitemapEntry] = field(default_factory=list)
+    truncated: bool = False  # more than max_entries entries, or more than max_bytes
+    error: str = ""
+
+    @property
+    def is_index(self) -> bool:
+        """A sitemap index: its entries are sitemaps, not pages."""
+        return self.kind == "sitemapindex"
+
+    def pairs(self) -> list[tuple[str, float | None]]:
+        return [(e.url, e.last_modified) for e in self.entries]
+
+
+def robots_rdf_url(site: str) -> str:
+    """The robots.rdf URL of a site (``scheme://host[:port]``), fetched when ``WIRE_ADD_ROBOTS_RDF`` is on."""
+    return site.rstrip("/") + "/robots.rdf"
+
+
+def parse_sitemap(body: bytes, base_url: str | None = None, *, max_entries: int = MAX_ENTRIES,
+                  max_bytes: int = MAX_BYTES) -> SitemapDocument:
+    """The entries of a sitemap or sitemap index (XML, gzip or plain text)."""
+    data, truncated, error = _inflate(body, max_bytes)
+    if error:
+        return SitemapDocument("", error=error)
+    if not data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
+        return _text_sitemap(data, base_url, max_entries, truncated)
+    root, error = _parse_xml(data)
+    if root is None:
+        return SitemapDocument("", error=error)
+    document = SitemapDocument(_local(root.tag), truncated=truncated)
+    collector = _Collector(document, base_url, max_entries)
+    for item in root:
+        if not isinstance(item.tag, str) or _local(item.tag) not in ("url", "sitemap"):
+            continue
+        url = date = None
+        for child in item:
+            name = _local(child.tag) if isinstance(child.tag, str) else ""
+            if name == "loc" and url is None:
+                url = child.text
+            elif name == "lastmod" and date is None:
+                date = child.text
+        if url and not collector.add(url, date):
+            break
+    return document
+
+
+def parse_robots_rdf(body: bytes, base_url: str | None = None, *, max_entries: int = MAX_ENTRIES,
+                     max_bytes: int = MAX_BYTES) -> SitemapDocument:
+    """The documents listed in a robots.rdf (or an RSS/Atom feed), read tolerantly."""
+    data, truncated, error = _inflate(body, max_bytes)
+    if error:
+        return SitemapDocument("", error=error)
+    root, error = _parse_xml(data)
+    if root is None:
+        return SitemapDocument("", error=error)
+    document = SitemapDocument(_local(root.tag), truncated=truncated)
+    collector = _Collector(document, base_url, max_entries)
+    for element in root.iter():
+        if not isinstance(element.tag, str):
+            continue
+        url = _attribute(element, ("about",))
+        date = _attribute(element, _DATE_NAMES)
+        for child in element:
+            if not isinstance(child.tag, str):
+                continue
+            name = _local(child.tag).lower()
+            if name in _URL_NAMES and url is None:
+                url = child.text if child.text and child.text.strip() else child.get("href")
+            elif name in _DATE_NAMES and date is None:
+                date = child.text
+        if url and url.strip() and not collector.add(url, date):
+            break
+    return document
+
+
+def parse_date(text: str | None) -> float | None:
+    """Unix time of a W3C datetime (``2004-10-01``, ``2004-10-01T18:23:17+00:00`` …), an RFC 822 date
+    (RSS) or a Unix time; None if it is none of them. A date without a zone is UTC."""
+    if not text:
+        return None
+    text = text.strip()
+    if text.isdigit() and len(text) >= 9:
+        return float(text)
+    match = _W3C_DATE.fullmatch(text)
+    try:
+        if match:
+            year, month, day, hour, minute, second, fraction, zone = match.groups()
+            moment = datetime(int(year), int(month or 1), int(day or 1), int(hour or 0), int(minute or 0),
+                              int(second or 0), int((fraction or "0")[:6].ljust(6, "0")), tzinfo=timezone.utc)
+            return (moment - _offset(zone)).timestamp()
+        moment = email.utils.parsedate_to_datetime(text)
+    except (ValueError, TypeError, OverflowError, IndexError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    try:
+        return moment.timestamp()
+    except (ValueError, OverflowError):
+        return None
+
+
+class _Collector:
+    """Entries resolved, de-duplicated (the latest date kept) and capped."""
+
+    def __init__(self, document: SitemapDocument, base_url: str | None, max_entries: int):
+        self.document = document
+        self.base_url = base_url
+        self.max_entries = max_entries
+        self.index: dict[str, int] = {}
+
+    def add(self, url: str, date: str | None) -> bool:
+        """Add one entry; False once the cap is reached."""
+        url = url.strip()
+        if self.base_url:
+            try:
+                url = urllib.parse.urljoin(self.base_url, url)
+            except ValueError:
+                return True
+        when = parse_date(date)
+        entries = self.document.entries
+        if url in self.index:
+            i = self.index[url]
+            if when is not None and (entries[i].last_modified or 0) < when:
+                entries[i] = SitemapEntry(url, when)
+            return True
+        if len(entries) >= self.max_entries:
+            self.document.truncated = True
+            return False
+        self.index[url] = len(entries)
+        entries.append(SitemapEntry(url, when))
+        return True
+
+
+def _inflate(body: bytes, max_bytes: int) -> tuple[bytes, bool, str]:
+    """The body, gunzipped if it is gzip, cut at ``max_bytes``; (data, truncated, error)."""
+    if body[:2] == b"\x1f\x8b":
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            data = inflater.decompress(body, max_bytes + 1)
+        except zlib.error as exc:
+            return b"", False, f"bad gzip data: {exc}"
+    else:
+        data = body
+    if len(data) > max_bytes:
+        return data[:max_bytes], True, ""
+    return data, False, ""
+
+
+def _parse_xml(data: bytes):
+    parser = lxml.etree.XMLParser(
+        resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False, recover=True,
+        remove_comments=True, remove_pis=True,
+    )
+    try:
+        root = lxml.etree.fromstring(data, parser=parser)
+    except (lxml.etree.LxmlError, ValueError) as exc:
+        return None, f"not XML: {exc}"
+    if root is None:
+        return None, "not XML"
+    return root, ""
+
+
+def _text_sitemap(data: bytes, base_url, max_entries: int, truncated: bool) -> SitemapDocument:
+    document = SitemapDocument("text", truncated=truncated)
+    collector = _Collector(document, base_url, max_entries)
+    for line in data.decode("utf-8", errors="replace").lstrip("\ufeff").splitlines():
+        line = line.strip()
+        if line.lower().startswith(("http://", "https://")) and not collector.add(line, None):
+            break
+    return document
+
+
+def _local(tag: str) -> str:
+    return tag.rpartition("}")[2]
+
+
+def _attribute(element, names: tuple[str, ...]) -> str | None:
+    for key, value in element.attrib.items():
+        if _local(key).lower() in names and value.strip():
+            return value
+    return None
+
+
+def _offset(zone: str | None) -> timedelta:
+    if not zone or zone.upper() == "Z":
+        return timedelta(0)
+    sign = -1 if zone[0] == "-" else 1
+    digits = zone[1:].replace(":", "")
+    return sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0))
