@@ -34,7 +34,7 @@ VERSION = 1
 HEADER_DTYPE = np.dtype(
     [("magic", "S8"), ("version", "<u4"), ("itemsize", "<u4"), ("count", "<u8"), ("kind", "S16")]
 )
-_GROWTH_RECORDS = 1 << 16
+_GROWTH_RECORDS = 1 << 12
 
 
 class RecordFileError(Exception):

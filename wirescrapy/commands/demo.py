@@ -10,20 +10,16 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from wirescrapy.collection import Collection
-from wirescrapy.config import WireConfig, WireSettingsError
+from wirescrapy.commands.base import WireCommand
 from wirescrapy.sampleweb import SampleWebProcess
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 
 
-class Command(ScrapyCommand):
-    requires_project = True
-    default_settings = {"LOG_LEVEL": "WARNING"}
-
+class Command(WireCommand):
     def syntax(self):
         return "[options]"
 
@@ -40,10 +36,7 @@ class Command(ScrapyCommand):
         # The demo talks to its own server on loopback only: allow loopback (WIRE refuses it by default).
         self.settings.setmodule("settings.test", priority="project")
         self.settings.set("WIRE_COLLECTION_DIR", opts.dir, priority="cmdline")
-        try:
-            config = WireConfig.from_settings(self.settings)
-        except WireSettingsError as exc:
-            raise UsageError(f"invalid setting: {exc}") from None
+        config = self.wire_config()
         workdir = Path(tempfile.mkdtemp(prefix="wirescrapy-demo-"))
         with SampleWebProcess(workdir=workdir, sites=opts.sites, pages_per_site=opts.pages) as web:
             print(f"sample web: {len(web.hosts)} sites on http://127.0.0.1:{web.port}/ "

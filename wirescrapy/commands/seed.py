@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from wirescrapy.collection import Collection
-from wirescrapy.config import WireConfig, WireSettingsError
+from wirescrapy.commands.base import WireCommand
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 
 
-class Command(ScrapyCommand):
-    requires_project = True
-    default_settings = {"LOG_LEVEL": "WARNING"}
-
+class Command(WireCommand):
     def syntax(self):
         return "FILE"
 
@@ -24,10 +20,7 @@ class Command(ScrapyCommand):
     def run(self, args, opts):
         if len(args) != 1:
             raise UsageError("give one seeds file")
-        try:
-            config = WireConfig.from_settings(self.settings)
-        except WireSettingsError as exc:
-            raise UsageError(f"invalid setting: {exc}") from None
+        config = self.wire_config()
         try:
             with open(args[0], encoding="utf-8", errors="replace") as f:
                 lines = f.readlines()
