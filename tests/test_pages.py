@@ -6,7 +6,7 @@ from xxhash import xxh3_64_intdigest
 
 from wirescrapy.collection import extents, pages
 from wirescrapy.collection.extents import ExtentError
-from wirescrapy.collection.pages import CODEC_ZSTD, HashIndex, PageStore
+from wirescrapy.collection.pages import CODEC_ZSTD, PageStore
 
 PAGE = b"<html><body>" + b"a fairly compressible page " * 100 + b"</body></html>"
 
@@ -139,22 +139,3 @@ def test_readonly(tmp_path):
         assert p.load(1) == PAGE and p.seen(PAGE) == 1
         with pytest.raises(PermissionError):
             p.store(2, b"new")
-
-
-def test_hash_index():
-    rng = np.random.default_rng(0)
-    keys = rng.integers(0, 2**64 - 1, 1000, dtype=np.uint64)
-    values = np.arange(1, 1001, dtype=np.uint32)
-    index = HashIndex(keys, values)
-    assert all(index.get(int(k)) == v for k, v in zip(keys[:100], values[:100]))
-    assert index.get(12345) == 0
-    index.add(int(keys[0]), 5000)  # a new value for a key
-    index.add(2**64 - 1, 6000)
-    assert index.get(int(keys[0])) == 5000
-    queries = np.concatenate((keys[:3], np.array([2**64 - 1, 7], dtype=np.uint64)))
-    assert index.get_many(queries).tolist() == [5000, 2, 3, 6000, 0]
-    index._merge()
-    assert index.get(int(keys[0])) == 5000 and index.get(2**64 - 1) == 6000 and len(index) == 1001
-    assert index.get_many(queries).tolist() == [5000, 2, 3, 6000, 0]
-    assert HashIndex().get(xxh3_64_intdigest(b"x")) == 0
-    assert HashIndex().get_many([1, 2]).tolist() == [0, 0]

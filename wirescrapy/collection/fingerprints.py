@@ -4,10 +4,13 @@ The URL store (``(site-id, path)`` fingerprint → doc-id) uses it; it is the "s
 URL table of a few bytes per URL: 12 bytes an entry once merged (8-byte key, 4-byte value), against about
 100 bytes for a Python dict entry and 130 for LMDB.
 
-Recent inserts go to a dict; when it holds ``merge_at`` entries it is merged into the sorted arrays in one
-O(n) numpy pass, so the amortised cost of an insert stays near a dict insert. Lookups check the delta and
+Recent inserts go to a dict; when it holds ``merge_at`` entries (by default a quarter of the sorted part,
+at least 65,536) it is merged into the sorted arrays in one O(n) numpy pass, so the amortised cost of an
+insert stays near a dict insert. Lookups check the delta and
 binary-search the sorted keys; the batch form sorts its queries first so that numpy's searchsorted walks the
-keys in order, which turns most of the random memory reads into sequential ones.
+keys in order, which turns most of the random memory reads into sequential ones. With ``prefilter`` a
+byte map of the keys' top bits (2 bytes a key) answers most single lookups of absent keys without the
+binary search: the content-seen test, where most pages are new, uses it.
 
 Checkpoint file (``save``/``load``), little-endian::
 
@@ -33,11 +36,27 @@ _HEADER = np.dtype([("magic", "S8"), ("covered", "<u8"), ("n", "<u8")])
 
 
 class FingerprintIndex:
-    def __init__(self, merge_at: int = 1 << 17):
-        self.keys = np.empty(0, dtype=np.uint64)
-        self.values = np.empty(0, dtype=np.uint32)
+    def __init__(self, keys=None, values=None, merge_at: int | None = None, prefilter: bool = False):
+        keys = np.empty(0, np.uint64) if keys is None else np.asarray(keys, dtype=np.uint64)
+        values = np.empty(0, np.uint32) if values is None else np.asarray(values, dtype=np.uint32)
+        if keys.shape != values.shape:
+            raise ValueError("keys and values differ in length")
         self.delta: dict[int, int] = {}
-        self.merge_at = merge_at
+        self._fixed_merge_at = merge_at
+        self._prefilter = prefilter
+        order = np.argsort(keys, kind="stable")
+        self._set_sorted(keys[order], values[order])
+
+    def _set_sorted(self, keys: np.ndarray, values: np.ndarray) -> None:
+        self.keys, self.values = keys, values
+        self.merge_at = self._fixed_merge_at or max(1 << 16, len(keys) // 4)
+        self._shift = None
+        if self._prefilter and len(keys):
+            bits = max(16, (2 * len(keys) - 1).bit_length())
+            self._shift = 64 - bits
+            present = np.zeros(1 << bits, dtype=np.uint8)
+            present[keys >> np.uint64(self._shift)] = 1
+            self._present = present.tobytes()
 
     def __len__(self) -> int:
         return len(self.keys) + len(self.delta)
@@ -49,6 +68,8 @@ class FingerprintIndex:
         value = self.delta.get(key)
         if value is not None:
             return value
+        if self._shift is not None and not self._present[key >> self._shift]:
+            return 0
         keys = self.keys
         i = int(keys.searchsorted(np.uint64(key)))
         if i < len(keys) and keys[i] == key:
@@ -103,15 +124,15 @@ class FingerprintIndex:
             replaced = np.zeros(len(new_keys), dtype=bool)
             replaced[inside] = self.keys[pos[inside]] == new_keys[inside]
             if replaced.any():
-                values = self.values.copy()
-                values[pos[replaced]] = new_values[replaced]
-                self.values = values
+                self.values = self.values.copy()
+                self.values[pos[replaced]] = new_values[replaced]
             fresh = ~replaced
-            self.keys = np.insert(self.keys, pos[fresh], new_keys[fresh])
-            self.values = np.insert(self.values, pos[fresh], new_values[fresh])
+            keys = np.insert(self.keys, pos[fresh], new_keys[fresh])
+            values = np.insert(self.values, pos[fresh], new_values[fresh])
         else:
-            self.keys, self.values = new_keys, new_values
+            keys, values = new_keys, new_values
         self.delta = {}
+        self._set_sorted(keys, values)
 
     # -- persistence ---------------------------------------------------------------------------------
 
@@ -127,9 +148,9 @@ class FingerprintIndex:
         os.replace(tmp, path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, merge_at: int = 1 << 17) -> tuple["FingerprintIndex", int]:
+    def load(cls, path: str | os.PathLike, merge_at: int | None = None) -> tuple["FingerprintIndex", int]:
         """The index and the number of log records it covers; an empty index and 0 if unusable."""
-        index = cls(merge_at)
+        index = cls(merge_at=merge_at)
         try:
             with open(path, "rb") as f:
                 header = np.frombuffer(f.read(_HEADER.itemsize), dtype=_HEADER)
@@ -144,5 +165,5 @@ class FingerprintIndex:
             return index, 0
         if len(keys) != n or len(values) != n:
             return index, 0
-        index.keys, index.values = keys.astype(np.uint64), values.astype(np.uint32)
+        index._set_sorted(keys.astype(np.uint64), values.astype(np.uint32))
         return index, int(header[0]["covered"])

@@ -33,93 +33,11 @@ import zstandard
 from xxhash import xxh3_64_intdigest
 
 from .extents import ENCODED, LIVE, Extent, ExtentError, ExtentStore
+from .fingerprints import FingerprintIndex
 
 CODEC_MASK = 0xFF00
 CODEC_ZSTD = 0x0100
 _ZSTD_FLAGS = ENCODED | CODEC_ZSTD
-
-
-class HashIndex:
-    """A map of 64-bit hashes to uint32 ids: sorted numpy arrays plus a dict of recent additions.
-
-    0 means "absent", so 0 cannot be a value. A key may be given a new value; the newest wins.
-    Look-ups of absent keys, the common case, mostly stop at a bitmap of the keys' top bits
-    (16 bits per key, ≈ 6 % false positives) before the binary search.
-    """
-
-    def __init__(self, keys=None, values=None):
-        keys = np.empty(0, np.uint64) if keys is None else np.asarray(keys, dtype=np.uint64)
-        values = np.empty(0, np.uint32) if values is None else np.asarray(values, dtype=np.uint32)
-        if keys.shape != values.shape:
-            raise ValueError("keys and values differ in length")
-        order = np.argsort(keys, kind="stable")
-        self._delta: dict[int, int] = {}
-        self._set_base(keys[order], values[order])
-
-    def _set_base(self, keys: np.ndarray, values: np.ndarray) -> None:
-        self._keys = keys
-        self._values = values
-        self._n = len(keys)
-        self._merge_at = max(1 << 16, self._n // 4)
-        bits = max(16, (16 * max(self._n, 1) - 1).bit_length())
-        self._bit_shift = 64 - bits
-        self._byte_shift = self._bit_shift + 3
-        top = keys >> np.uint64(self._bit_shift)
-        bitmap = np.zeros(1 << (bits - 3), dtype=np.uint8)
-        np.bitwise_or.at(bitmap, top >> np.uint64(3), np.left_shift(1, top & np.uint64(7)).astype(np.uint8))
-        self._bitmap = bytearray(bitmap)
-
-    def __len__(self) -> int:
-        return self._n + len(self._delta)
-
-    def get(self, key: int) -> int:
-        """The value of ``key``, or 0."""
-        value = self._delta.get(key)
-        if value is not None:
-            return value
-        if not self._bitmap[key >> self._byte_shift] >> ((key >> self._bit_shift) & 7) & 1:
-            return 0
-        i = int(self._keys.searchsorted(np.uint64(key)))
-        if i < self._n and int(self._keys[i]) == key:
-            return int(self._values[i])
-        return 0
-
-    def get_many(self, keys) -> np.ndarray:
-        """The values of many keys (0 where absent), as a uint32 array."""
-        keys = np.asarray(keys, dtype=np.uint64)
-        out = np.zeros(len(keys), dtype=np.uint32)
-        if self._n:
-            i = np.minimum(self._keys.searchsorted(keys), self._n - 1)
-            found = self._keys[i] == keys
-            out[found] = self._values[i[found]]
-        if self._delta:
-            get = self._delta.get
-            recent = np.fromiter((get(k, 0) for k in keys.tolist()), dtype=np.uint32, count=len(keys))
-            out = np.where(recent != 0, recent, out)
-        return out
-
-    def add(self, key: int, value: int) -> None:
-        self._delta[key] = value
-        if len(self._delta) > self._merge_at:
-            self._merge()
-
-    def _merge(self) -> None:
-        count = len(self._delta)
-        new_keys = np.fromiter(self._delta.keys(), dtype=np.uint64, count=count)
-        new_values = np.fromiter(self._delta.values(), dtype=np.uint32, count=count)
-        order = np.argsort(new_keys)
-        new_keys, new_values = new_keys[order], new_values[order]
-        keys, values = self._keys, self._values
-        lo = keys.searchsorted(new_keys, side="left")
-        hi = keys.searchsorted(new_keys, side="right")
-        if (hi > lo).any():  # keys given new values: drop the old entries
-            keep = np.ones(len(keys), dtype=bool)
-            for a, b in zip(lo[hi > lo].tolist(), hi[hi > lo].tolist()):
-                keep[a:b] = False
-            keys, values = keys[keep], values[keep]
-        at = keys.searchsorted(new_keys)
-        self._delta = {}
-        self._set_base(np.insert(keys, at, new_keys), np.insert(values, at, new_values))
 
 
 class PageStore:
@@ -142,7 +60,7 @@ class PageStore:
         self._compressor = zstandard.ZstdCompressor(level=compression) if compression else None
         self._decompressor = zstandard.ZstdDecompressor()
         index = self.extents.index()
-        self._seen = HashIndex(index.hash, index.ids.astype(np.uint32))
+        self._seen = FingerprintIndex(index.hash, index.ids.astype(np.uint32), prefilter=True)
 
     # -- content-seen ------------------------------------------------------------------------------
 
@@ -206,10 +124,10 @@ class PageStore:
             packed = self._compressor.compress(content)
             if len(packed) < length:
                 self.extents.put(doc_id, packed, length=length, hash=hash, flags=_ZSTD_FLAGS)
-                self._seen.add(hash, doc_id)
+                self._seen.put(hash, doc_id)
                 return doc_id
         self.extents.put(doc_id, content, length=length, hash=hash)
-        self._seen.add(hash, doc_id)
+        self._seen.put(hash, doc_id)
         return doc_id
 
     def load(self, doc_id: int) -> bytes | None:

@@ -63,7 +63,7 @@ def fingerprint(site_id: int, path: bytes) -> int:
 
 
 class URLStore:
-    def __init__(self, directory: str | os.PathLike, readonly: bool = False, merge_at: int = 1 << 17):
+    def __init__(self, directory: str | os.PathLike, readonly: bool = False, merge_at: int | None = None):
         self.dir = Path(directory)
         self.readonly = readonly
         self._site_ids: dict[str, int] = {}
@@ -119,7 +119,7 @@ class URLStore:
             self._blk_fd = os.open(blk_path, os.O_WRONLY | os.O_APPEND)
         self.index, covered = FingerprintIndex.load(self.dir / "urls.fpi", merge_at)
         if covered > count:
-            self.index, covered = FingerprintIndex(merge_at), 0
+            self.index, covered = FingerprintIndex(merge_at=merge_at), 0
         self._replay(covered + 1)
 
     def _replay(self, first: int) -> None:

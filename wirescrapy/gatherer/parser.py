@@ -127,12 +127,13 @@ def _trie(words: Iterable[str]) -> str:
 class _Resolver:
     """Resolves a page's hrefs against its base URL; ``cache`` is for the caller: pages repeat their links."""
 
-    __slots__ = ("base", "encoding", "cache", "origin", "directory", "path", "query", "plain")
+    __slots__ = ("base", "encoding", "cache", "joined", "origin", "directory", "path", "query", "plain")
 
     def __init__(self, base: str, encoding: str):
         self.base = base
         self.encoding = encoding
-        self.cache: dict[str, str | None] = {}  # raw href -> resolve(href)
+        self.cache: dict[str, str | None] = {}  # raw href -> resolve(href), kept by the caller
+        self.joined: dict[str, str | None] = {}  # href without fragment -> URL
         scheme_end = base.find("://")
         path_start = base.find("/", scheme_end + 3)
         query_start = base.find("?")
@@ -159,7 +160,11 @@ class _Resolver:
             href = href[:hash_at]
         if not href:
             return None  # a link to the page itself, or to a place in it
-        return self._join(href)
+        try:
+            return self.joined[href]
+        except KeyError:
+            url = self.joined[href] = self._join(href)
+            return url
 
     def _join(self, href: str) -> str | None:
         scheme = _SCHEME.match(href)
