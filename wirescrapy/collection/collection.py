@@ -145,20 +145,21 @@ class Collection:
         """Store a page's content; returns ``doc_id``, or the original's doc-id for an exact duplicate.
 
         A duplicate is stored as a reference: its record gets the DUPLICATE flag, ``duplicate_of`` and the
-        content hash, and no bytes. If the original changes later, the duplicate keeps its hash (the
-        manager sees a changed original and schedules both again); its old bytes are not kept.
+        content hash, and no bytes. If the original changes later, the duplicate keeps its hash but its
+        bytes are gone with the original's old content (a revisit stores them again).
         """
         original = self.pages.store(doc_id, content)
         record = self.documents.records[doc_id]
         flags = int(record["flags"])
+        record["stored_length"] = len(content)
+        record["content_hash"] = xxh3_64_intdigest(content)
         if original != doc_id:
-            record["flags"] = flags | DocFlag.DUPLICATE
             record["duplicate_of"] = original
+            record["flags"] = flags | DocFlag.DUPLICATE
+            self.pages.delete(doc_id)  # its earlier content, if any, is no longer its content
         else:
             record["flags"] = flags & ~DocFlag.DUPLICATE
             record["duplicate_of"] = 0
-        record["stored_length"] = len(content)
-        record["content_hash"] = xxh3_64_intdigest(content)
         return original
 
     # -- summary -------------------------------------------------------------------------------------

@@ -309,8 +309,8 @@ class Parser:
     def _parse_html(self, body: bytes, url: str, content_type: str | None) -> ParsedPage:
         encoding, skip = detect_encoding(body, content_type, self.default_charset)
         source: bytes | str = body[skip:] if skip else body
-        if encoding != "utf-8" or not _valid_utf8(source):
-            source = to_unicode(source, encoding)  # Lexbor reads UTF-8: give it text otherwise
+        if encoding != "utf-8":
+            source = to_unicode(source, encoding)  # Lexbor reads UTF-8 (invalid bytes become U+FFFD)
         if _may_nest_deeply(body):
             source = _flatten(source)
         tree = LexborHTMLParser(source)
@@ -393,7 +393,7 @@ class Parser:
         cache = resolver.cache
         resolve = resolver.resolve
         for tag, node in nodes:
-            attrs = node.attrs
+            attrs = node.attributes
             for attribute in self.link_attributes[tag]:
                 href = attrs.get(attribute)
                 if href is None:
@@ -422,16 +422,6 @@ class Parser:
 
 def _is_plain_text(content_type: str | None) -> bool:
     return bool(content_type) and content_type.split(";", 1)[0].strip().lower() == "text/plain"
-
-
-def _valid_utf8(data: bytes) -> bool:
-    if data.isascii():
-        return True
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _may_nest_deeply(body: bytes) -> bool:
