@@ -7,9 +7,9 @@ from wirescrapy.collection.fingerprints import FingerprintIndex
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 2 ** 64 - 1), st.integers(1, 2 ** 32 - 1)), max_size=300),
-       st.integers(1, 50), st.booleans())
-def test_behaves_like_a_dict(pairs, merge_at, prefilter):
-    index, reference = FingerprintIndex(merge_at=merge_at, prefilter=prefilter), {}
+       st.integers(1, 50))
+def test_behaves_like_a_dict(pairs, merge_at):
+    index, reference = FingerprintIndex(merge_at=merge_at), {}
     for key, value in pairs:
         index.put(key, value)
         reference[key] = value
@@ -34,11 +34,11 @@ def test_save_and_load(tmp_path):
     assert FingerprintIndex.load(tmp_path / "missing.fpi")[1] == 0
 
 
-def test_built_from_arrays_with_prefilter():
+def test_built_from_arrays():
     rng = np.random.default_rng(0)
     keys = rng.integers(0, 2**64 - 1, 1000, dtype=np.uint64)
     values = np.arange(1, 1001, dtype=np.uint32)
-    index = FingerprintIndex(keys, values, prefilter=True)
+    index = FingerprintIndex(keys, values)
     assert all(index.get(int(k)) == v for k, v in zip(keys[:100], values[:100]))
     assert index.get(12345) == 0
     index.put(int(keys[0]), 5000)  # a new value for a key

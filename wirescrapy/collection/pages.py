@@ -17,10 +17,10 @@ Storing a page (``store``) follows WIRE's figure 7.4:
 Record flags (bits 8–15 of the index flags): the codec, 0 = raw, 1 = zstd. A zstd record is
 ``ENCODED``: its stored bytes are a zstd frame of the raw page.
 
-The content-seen index maps hash → doc-id. It is not stored: on open it is rebuilt from the hashes in
-the index records (one numpy sort), and pages stored since are kept in a dict that is merged into
-the sorted arrays when it grows, so memory stays ≈ 14 bytes per page (8-byte hash, 4-byte doc-id,
-16 bits of prefilter). A 64-bit hash collision between different pages is caught by the byte
+The content-seen index (``fingerprints.FingerprintIndex``) maps hash → doc-id. It is not stored: on
+open it is rebuilt from the hashes in the index records (one numpy sort), and pages stored since are
+kept in a dict that is merged into the sorted arrays when it grows, so memory stays ≈ 13 bytes per page
+(8-byte hash, 4-byte doc-id, its share of the bucket table). A 64-bit hash collision between different pages is caught by the byte
 comparison; the new page is then stored and becomes the index's candidate for that hash.
 """
 
@@ -60,7 +60,7 @@ class PageStore:
         self._compressor = zstandard.ZstdCompressor(level=compression) if compression else None
         self._decompressor = zstandard.ZstdDecompressor()
         index = self.extents.index()
-        self._seen = FingerprintIndex(index.hash, index.ids.astype(np.uint32), prefilter=True)
+        self._seen = FingerprintIndex(index.hash, index.ids.astype(np.uint32))
 
     # -- content-seen ------------------------------------------------------------------------------
 

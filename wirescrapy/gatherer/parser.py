@@ -96,10 +96,11 @@ _WHITESPACE = re.compile(r"\s")
 _MAX_OPEN_ELEMENTS = 2000
 _START_TAG = re.compile(rb"<([A-Za-z][A-Za-z0-9]*)")
 _END_TAG = re.compile(rb"</([A-Za-z][A-Za-z0-9]*)")
-# Elements that never stay open: void elements, and those a following sibling closes.
+# Elements that never stay open: void elements, those a following sibling closes, and <a> (a new one closes
+# the open one; its tags carry the links).
 _NOT_NESTING = frozenset(
     b"area base br col embed hr img input link meta param source track wbr "
-    b"p li td th tr option optgroup dt dd rp rt tbody thead tfoot colgroup".split()
+    b"p li td th tr option optgroup dt dd rp rt tbody thead tfoot colgroup a".split()
 )
 
 
@@ -324,7 +325,10 @@ class Parser:
         for node in tree.css(self._query):
             tag = node.tag
             if tag in self.discard:
-                discarded.append(node)
+                if tag in _ALWAYS_DISCARD and next(node.iter(), None) is None:
+                    node.decompose()  # now, so that its text is not anchor text; it holds no listed node
+                else:
+                    discarded.append(node)
                 continue
             if tag in link_attributes:
                 link_nodes.append((tag, node))
@@ -426,7 +430,8 @@ def _is_plain_text(content_type: str | None) -> bool:
 
 def _may_nest_deeply(body: bytes) -> bool:
     """Cheap test: could the page leave more than _MAX_OPEN_ELEMENTS elements open?"""
-    return body.count(b"<") - 2 * body.count(b"</") > _MAX_OPEN_ELEMENTS
+    tags = body.count(b"<")
+    return tags > _MAX_OPEN_ELEMENTS and tags - 2 * body.count(b"</") > _MAX_OPEN_ELEMENTS
 
 
 def _flatten(source: bytes | str) -> bytes | str:
