@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import shutil
 import sqlite3
 import sys
@@ -135,7 +134,7 @@ def bench_dict(n, n_sites, work, q):
     row["single/s"] = row["random/s"]
     row["B/URL disk"] = float("nan")
     row["B/URL RAM"] = (rss() - base) / n
-    del table
+    table.clear()
     return row
 
 

@@ -30,7 +30,6 @@ reopen; resident memory added by the matrix, per link.
 from __future__ import annotations
 
 import argparse
-import bisect
 import gc
 import shutil
 import sys
@@ -44,6 +43,7 @@ from xxhash import xxh3_64_intdigest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from wirescrapy.collection.allocator import NaiveFirstFit  # noqa: E402
 from wirescrapy.collection.extents import ExtentStore  # noqa: E402
 from wirescrapy.collection.links import LinkGraph  # noqa: E402
 from wirescrapy.collection.pages import PageStore  # noqa: E402
@@ -66,47 +66,6 @@ class AppendOnly:
 
     def free(self, offset: int, size: int) -> None:
         pass
-
-
-class NaiveFirstFit:
-    """The naive baseline: a free list sorted by offset, scanned from the start."""
-
-    def __init__(self, granularity: int, base: int):
-        self.granularity = granularity
-        self.end = base
-        self.starts: list[int] = []
-        self.sizes: list[int] = []
-
-    def allocate(self, size: int) -> int:
-        size = -(-size // self.granularity) * self.granularity
-        for i, free in enumerate(self.sizes):
-            if free >= size:
-                offset = self.starts[i]
-                if free == size:
-                    del self.starts[i], self.sizes[i]
-                else:
-                    self.starts[i] += size
-                    self.sizes[i] -= size
-                return offset
-        offset = self.end
-        self.end += size
-        return offset
-
-    def free(self, offset: int, size: int) -> None:
-        start, end = offset, offset + -(-size // self.granularity) * self.granularity
-        i = bisect.bisect_left(self.starts, start)
-        if i < len(self.starts) and self.starts[i] == end:
-            end += self.sizes[i]
-            del self.starts[i], self.sizes[i]
-        if i and self.starts[i - 1] + self.sizes[i - 1] == start:
-            i -= 1
-            start = self.starts[i]
-            del self.starts[i], self.sizes[i]
-        if end == self.end:
-            self.end = start
-        else:
-            self.starts.insert(i, start)
-            self.sizes.insert(i, end - start)
 
 
 class Workload:

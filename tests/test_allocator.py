@@ -1,61 +1,8 @@
-import bisect
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wirescrapy.collection.allocator import FirstFitAllocator, OverlapError
-
-
-class ReferenceFirstFit:
-    """The definition: a free list sorted by offset, scanned from the start."""
-
-    def __init__(self, granularity, base=0):
-        self.granularity = granularity
-        self.end = base
-        self.starts = []
-        self.sizes = []
-
-    def _round(self, size):
-        return -(-size // self.granularity) * self.granularity
-
-    def allocate(self, size):
-        size = self._round(size)
-        if size == 0:
-            return self.end
-        for i, free in enumerate(self.sizes):
-            if free >= size:
-                offset = self.starts[i]
-                if free == size:
-                    del self.starts[i], self.sizes[i]
-                else:
-                    self.starts[i] += size
-                    self.sizes[i] -= size
-                return offset
-        offset = self.end
-        self.end += size
-        return offset
-
-    def free(self, offset, size):
-        start, end = offset, offset + self._round(size)
-        if start == end:
-            return
-        i = bisect.bisect_left(self.starts, start)
-        if i < len(self.starts) and self.starts[i] == end:
-            end += self.sizes[i]
-            del self.starts[i], self.sizes[i]
-        if i and self.starts[i - 1] + self.sizes[i - 1] == start:
-            i -= 1
-            start = self.starts[i]
-            del self.starts[i], self.sizes[i]
-        if end == self.end:
-            self.end = start
-        else:
-            self.starts.insert(i, start)
-            self.sizes.insert(i, end - start)
-
-    def extents(self):
-        return list(zip(self.starts, self.sizes))
+from wirescrapy.collection.allocator import FirstFitAllocator, NaiveFirstFit, OverlapError
 
 
 def test_allocates_at_end_then_reuses_lowest_fit():
@@ -163,7 +110,7 @@ def test_lazy_entries_are_compacted():
 )
 def test_matches_reference_first_fit(granularity, max_class, ops):
     a = FirstFitAllocator(granularity=granularity, max_class=max_class)
-    ref = ReferenceFirstFit(granularity)
+    ref = NaiveFirstFit(granularity)
     live = []
     for is_alloc, size, pick in ops:
         if is_alloc or not live:

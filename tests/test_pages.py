@@ -1,8 +1,6 @@
 import os
 
-import numpy as np
 import pytest
-from xxhash import xxh3_64_intdigest
 
 from wirescrapy.collection import extents, pages
 from wirescrapy.collection.extents import ExtentError

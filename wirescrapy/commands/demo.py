@@ -10,7 +10,6 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from scrapy.exceptions import UsageError
 
 from wirescrapy.collection import Collection
 from wirescrapy.commands.base import WireCommand

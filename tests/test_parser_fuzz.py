@@ -1,0 +1,109 @@
+"""Property tests: the parser never crashes, and what it returns always has the promised shape."""
+
+from urllib.parse import urljoin, urlsplit
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from w3lib.url import safe_url_string
+
+from wirescrapy.gatherer import Parser
+from wirescrapy.gatherer.parser import _PLAIN_REFERENCE, _Resolver
+
+FUZZ = settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+PARSER = Parser.default()
+SMALL = Parser(
+    link_attributes=["a/href", "area/href", "frame/src", "iframe/src", "link/href", "base/href", "img/src"],
+    keep_tags=["html", "head", "body", "p", "a", "b", "div", "table", "tr", "td", "pre", "iframe", "meta", "title"],
+    keep_attributes=["href", "src", "alt", "title", "content", "charset", "name"],
+    discard_content=["script", "style", "svg", "object", "noscript"],
+    max_stored_size=512,
+    obey_nofollow=False,
+)
+
+TOKENS = [
+    "<a href=", "<a href='", '<a href="', "</a>", "<area href=x>", "<base href=", "<frame src=", "<iframe src=",
+    "</iframe>", "<link href=", "<img src=x alt=", "<p>", "</p>", "<div class=x style='a:b'>", "</div>", "<b>",
+    "</b>", "<table><tr><td>", "</td>", "<pre>", "</pre>", "<script>", "</script>", "<style>", "</style>",
+    "<svg>", "</svg>", "<noscript>", "</noscript>", "<object>", "<template>", "</template>", "<xmp>",
+    "<plaintext>", "<noembed>", "<noframes>", "<textarea>", "<title>", "</title>", "<!--", "-->", "--!>",
+    "<!DOCTYPE html>", "<?xml version='1.0'?>", "<![CDATA[", "]]>", "<meta charset=utf-8>",
+    "<meta name=robots content=nofollow>", "<meta http-equiv=content-type content='text/html; charset=",
+    "<math>", "<mi>", "<select><option>", "<frameset>", "<html>", "<body onload=x>", "&amp;", "&lt;", "&gt;",
+    "&quot;", "&#0;", "&#xD800;", "&#x110000;", "&nbsp;", "&eacute;", "&", "<", ">", '"', "'", "=", " ", "\n",
+    "\t", "\x00", "\x0c", "\ufeff", "\ufffd", "é", "日本", "\U0001f600", "javascript:", "mailto:x@y", "http://",
+    "https://h.org/", "//cdn.org/", "#frag", "?q=1&r=2", "../", "./", "/", "%", "%zz", "%C3%A9", "\\", "[::1]",
+    ":99999", "xn--", "bücher.de", " rel=nofollow", " title=\"x y=\"", "=\"\"", "<a", "<p title=\"", ">\"",
+]
+
+ENCODINGS = ["utf-8", "latin-1", "cp1252", "utf-16", "shift_jis", "cp1251", "gb18030"]
+CONTENT_TYPES = [None, "text/html", "text/html; charset=utf-8", "text/html; charset=iso-8859-1",
+                 "text/html; charset=shift_jis", "text/html; charset=utf-16", "text/html; charset=bogus",
+                 "text/plain", "text/plain; charset=utf-8", "application/xhtml+xml", "text/html; charset=\"utf-7\""]
+BASES = ["http://example.com/", "http://example.com/dir/page.html", "https://h.example.org/a/b/c?x=1",
+         "http://example.com", "http://example.com/dir/", "https://example.com:8443/a/./b/../c.html?q",
+         "http://xn--bcher-kva.de/%C3%A9/x"]
+
+soup = st.lists(st.one_of(st.sampled_from(TOKENS), st.text(max_size=8)), max_size=60).map("".join)
+
+
+def check(page, parser):
+    for link in page.links:
+        url = link.url
+        assert url.startswith(("http://", "https://")), url
+        assert "#" not in url and not any(char.isspace() for char in url), url
+        assert urlsplit(url).netloc, url
+        assert not any(char.isspace() for char in link.text.replace(" ", "")), link.text
+        assert link.text == link.text.strip()
+    assert [link.position for link in page.links] == list(range(len(page.links)))
+    assert len(page.document) <= parser.max_stored_size
+    page.document.decode("utf-8")  # valid UTF-8, not cut inside a character
+    assert isinstance(page.text, str)
+    page.text.encode("utf-8")  # no lone surrogates
+    page.title.encode("utf-8")
+
+
+@FUZZ
+@given(body=st.binary(max_size=3000), content_type=st.sampled_from(CONTENT_TYPES), base=st.sampled_from(BASES))
+def test_random_bytes_never_crash(body, content_type, base):
+    for parser in (PARSER, SMALL):
+        check(parser.parse(body, base, content_type), parser)
+
+
+@FUZZ
+@given(html=soup, encoding=st.sampled_from(ENCODINGS), content_type=st.sampled_from(CONTENT_TYPES),
+       base=st.sampled_from(BASES))
+def test_html_token_soup_never_crashes(html, encoding, content_type, base):
+    body = html.encode(encoding, "replace")
+    for parser in (PARSER, SMALL):
+        page = parser.parse(body, base, content_type)
+        check(page, parser)
+        if parser is SMALL and page.is_html and not page.truncated:
+            assert b"<!--" not in page.document and b"<script" not in page.document
+
+
+@FUZZ
+@given(href=st.text(alphabet=st.sampled_from("ab/.?=&%:@!$()*+,~_-9Zé #\t;\\[]'\""), max_size=20),
+       base=st.sampled_from(BASES))
+def test_links_resolve_as_urljoin_then_safe_url_string(href, base):
+    """The fast path for plain relative references gives what urljoin + safe_url_string give."""
+    resolver = _Resolver(base, "utf-8")
+    got = resolver.resolve(href)
+    cleaned = href.strip("".join(map(chr, range(0x21)))).replace("\t", "").split("#")[0]
+    if not cleaned or got is None:
+        return
+    expected = safe_url_string(urljoin(base, cleaned), "utf-8").split("#")[0]
+    assert got == expected, (base, href)
+    if _PLAIN_REFERENCE.fullmatch(cleaned) and not cleaned.startswith("//") and ":" not in cleaned.split("/")[0]:
+        assert resolver._join_plain(cleaned) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(size=st.integers(min_value=1, max_value=400), html=soup)
+def test_document_never_exceeds_max_stored_size(size, html):
+    parser = Parser(keep_tags=["p", "a", "b", "html", "head", "body"], keep_attributes=["href"], max_stored_size=size)
+    page = parser.parse(html.encode("utf-8", "replace"), "http://example.com/")
+    assert len(page.document) <= size
+    document = page.document.decode("utf-8")
+    if page.truncated:
+        assert document.rfind("<") <= document.rfind(">")
