@@ -63,7 +63,7 @@ def fingerprint(site_id: int, path: bytes) -> int:
 
 
 class URLStore:
-    def __init__(self, directory: str | os.PathLike, readonly: bool = False, merge_at: int | None = None):
+    def __init__(self, directory: str | os.PathLike, readonly: bool = False, merge_at: int = 1 << 17):
         self.dir = Path(directory)
         self.readonly = readonly
         self._site_ids: dict[str, int] = {}

@@ -196,7 +196,8 @@ class _Resolver:
             path, query = href, ""
         if not path:
             # urljoin keeps the base path, and the base query too when the reference's is empty
-            return self.origin + self.path + ("?" + (query or self.query) if (query or self.query) else "")
+            query = query or self.query
+            return self.origin + (self.path or "/") + ("?" + query if query else "")
         if path[0] == "/":
             segments = path.split("/")
         else:
