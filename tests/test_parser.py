@@ -74,6 +74,12 @@ def test_links_from_each_configured_tag_in_document_order(parser):
     assert isinstance(page.links[0], Link)
 
 
+def test_tag_and_attribute_names_in_any_case(parser):
+    page = parse(parser, '<A HREF="/upper">U</A><Area Href="/mixed" ALT="m"><IFRAME SRC="/f"></IFRAME>')
+    assert urls(page) == ["http://example.com/upper", "http://example.com/mixed", "http://example.com/f"]
+    assert b'<a href="/upper">U</a>' in page.document
+
+
 def test_frames_of_a_frameset(parser):
     page = parse(parser, '<frameset><frame src="top.html"><frame src="/main.html"></frameset>')
     assert urls(page) == ["http://example.com/dir/top.html", "http://example.com/main.html"]

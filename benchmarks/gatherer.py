@@ -1,0 +1,156 @@
+"""Gatherer benchmark: the parser against the usual ways of extracting links, on real HTML, in one run.
+
+    python benchmarks/gatherer.py               # every page of the corpus, best of 3 runs each
+    python benchmarks/gatherer.py --limit 40    # smoke run
+
+The corpus is Debian's ``python3-doc`` (the Python documentation as HTML: ~530 pages, ~50 MB, UTF-8, much
+markup: syntax-highlighted code, tables, thousands of links); it is installed with apt-get when missing.
+Each page gets the URL it has on docs.python.org.
+
+Contenders, all given the same bytes:
+  - wirescrapy: ``Parser.parse`` — links (resolved, made safe) + the cleaned document + the UTF-8 text;
+  - selectolax, links only: Lexbor parse + ``css("a[href], …")`` + the attribute, unresolved (a floor);
+  - lxml.html: full DOM (``lxml.html.fromstring``) + xpath for the same tag/attribute pairs + ``urljoin``;
+  - Scrapy's ``LinkExtractor`` on an ``HtmlResponse`` (lxml + parsel + w3lib, what a Scrapy spider uses).
+Rates are per CPU second of this process (``time.process_time``, the best of ``--repeat`` runs) so that other
+work on the machine weighs less; the load average is printed with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urljoin
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from wirescrapy.gatherer import Parser  # noqa: E402
+
+DOC_DIR = Path("/usr/share/doc/python3/html")
+BASE = "https://docs.python.org/3/"
+LINK_TAGS = ("a", "area", "frame", "iframe", "link")
+
+
+def ensure_corpus() -> Path:
+    if not DOC_DIR.is_dir():
+        if shutil.which("apt-get") is None:
+            sys.exit(f"{DOC_DIR} is missing and apt-get is not available: install Debian's python3-doc package")
+        print("installing python3-doc (apt-get)...", flush=True)
+        for command in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "python3-doc"]):
+            done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if done.returncode != 0:
+                sys.exit(f"{' '.join(command)} failed ({done.stderr.strip()[-300:]}): install python3-doc by hand")
+        if not DOC_DIR.is_dir():
+            sys.exit(f"python3-doc is installed but {DOC_DIR} does not exist")
+    return DOC_DIR.resolve()
+
+
+def load(limit: int | None) -> list[tuple[str, bytes]]:
+    root = ensure_corpus()
+    files = sorted(root.rglob("*.html"))[:limit]
+    return [(BASE + str(path.relative_to(root)), path.read_bytes()) for path in files]
+
+
+def run_wirescrapy(pages):
+    parser = Parser.default()
+    out = []
+    for url, body in pages:
+        page = parser.parse(body, url, "text/html")
+        out.append((len(page.links), len(page.document), len(page.text.encode("utf-8")), page.truncated))
+    return out
+
+
+def run_selectolax(pages):
+    from selectolax.lexbor import LexborHTMLParser
+
+    query = "a[href], area[href], frame[src], iframe[src], link[href]"
+    out = []
+    for _url, body in pages:
+        links = [node.attrs.get("href") or node.attrs.get("src") for node in LexborHTMLParser(body).css(query)]
+        out.append((len(links),))
+    return out
+
+
+def run_lxml(pages):
+    import lxml.html
+
+    xpath = "|".join(f"//{tag}/@{'src' if tag.endswith('frame') else 'href'}" for tag in LINK_TAGS)
+    out = []
+    for url, body in pages:
+        tree = lxml.html.fromstring(body)
+        links = [urljoin(url, str(value).strip()) for value in tree.xpath(xpath)]
+        out.append((len(links),))
+    return out
+
+
+def run_linkextractor(pages):
+    from scrapy.http import HtmlResponse
+    from scrapy.linkextractors import LinkExtractor
+
+    extractor = LinkExtractor(tags=LINK_TAGS, attrs=("href", "src"), deny_extensions=[])
+    out = []
+    for url, body in pages:
+        response = HtmlResponse(url, body=body, headers={"Content-Type": "text/html"})
+        out.append((len(extractor.extract_links(response)),))
+    return out
+
+
+CONTENDERS = {
+    "wirescrapy Parser (links+document+text)": run_wirescrapy,
+    "selectolax links only (floor)": run_selectolax,
+    "lxml.html DOM + xpath + urljoin": run_lxml,
+    "Scrapy LinkExtractor": run_linkextractor,
+}
+
+
+def measure(function, pages, repeat: int):
+    function(pages[: max(1, len(pages) // 10)])  # warm-up: imports, allocator
+    best_cpu = best_wall = float("inf")
+    result = None
+    for _ in range(repeat):
+        cpu, wall = time.process_time(), time.perf_counter()
+        result = function(pages)
+        best_cpu = min(best_cpu, time.process_time() - cpu)
+        best_wall = min(best_wall, time.perf_counter() - wall)
+    return best_cpu, best_wall, result
+
+
+def main(argv=None) -> None:
+    arguments = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    arguments.add_argument("--limit", type=int, default=None, help="use the first N pages only")
+    arguments.add_argument("--repeat", type=int, default=3, help="runs per contender; the best counts")
+    options = arguments.parse_args(argv)
+
+    pages = load(options.limit)
+    total = sum(len(body) for _, body in pages)
+    print(f"corpus: {len(pages)} pages, {total / 1e6:.1f} MB ({DOC_DIR}), load average "
+          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} CPUs\n")
+    rows = {}
+    for name, function in CONTENDERS.items():
+        cpu, wall, result = measure(function, pages, options.repeat)
+        rows[name] = (cpu, wall, result)
+        links = sum(r[0] for r in result)
+        print(f"{name:42s} {len(pages) / cpu:9.0f} pages/s {total / 1e6 / cpu:7.1f} MB/s "
+              f"(cpu {cpu:.2f} s, wall {wall:.2f} s) {links:>9,} links", flush=True)
+
+    ours = rows["wirescrapy Parser (links+document+text)"]
+    print()
+    for name, (cpu, _wall, _result) in rows.items():
+        if name.startswith("wirescrapy"):
+            continue
+        print(f"wirescrapy vs {name:34s}: {cpu / ours[0]:5.2f}x the speed")
+    results = ours[2]
+    document = sum(r[1] for r in results)
+    text = sum(r[2] for r in results)
+    print(f"\ncleaned document / original: {document / total:.1%} (text: {text / total:.1%}); "
+          f"{sum(r[3] for r in results)} documents cut at WIRE_MAX_STORED_SIZE")
+    print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
