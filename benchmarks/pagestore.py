@@ -185,7 +185,7 @@ def bench_content_seen(n: int, tmp: Path, n_queries: int = 200_000) -> list[dict
         new = [work.content(k) for k in fresh]
 
         index = store._seen
-        ours_bytes = index._keys.nbytes + index._values.nbytes + len(index._bitmap)
+        ours_bytes = index.nbytes
         hashes = store.extents.index()
         before = PROCESS.memory_info().rss
         plain = dict(zip(hashes.hash.tolist(), hashes.ids.tolist()))

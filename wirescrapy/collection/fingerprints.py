@@ -65,6 +65,11 @@ class FingerprintIndex:
     def __len__(self) -> int:
         return len(self.keys) + len(self.delta)
 
+    @property
+    def nbytes(self) -> int:
+        """Memory of the merged part (keys, values, bucket table); the delta dict is not counted."""
+        return self.keys.nbytes + self.values.nbytes + self._start.nbytes
+
     # -- lookups -------------------------------------------------------------------------------------
 
     def get(self, key: int) -> int:
