@@ -262,8 +262,12 @@ def main(argv=None) -> None:
     parser.add_argument("--graph", default=None, help="documents in the link graph (default: --sizes)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per contender (best is kept)")
     parser.add_argument("--budget", type=float, default=20.0, help="seconds for the naive rewrite phase")
+    parser.add_argument("--median", type=int, default=MEDIAN_SIZE,
+                        help="median page size in bytes (smaller pages keep a 10M-page run on the disk)")
     parser.add_argument("--tmp", default=None, help="directory for the stores (default: system temp)")
     args = parser.parse_args(argv)
+    global MEDIAN_SIZE
+    MEDIAN_SIZE = args.median
     sizes = [int(s) for s in args.sizes.split(",")]
     graph_sizes = [int(s) for s in (args.graph or args.sizes).split(",")]
     tmp = Path(tempfile.mkdtemp(prefix="wire-pages-", dir=args.tmp))
