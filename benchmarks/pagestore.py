@@ -257,6 +257,7 @@ def _rate(value: float) -> str:
 
 
 def main(argv=None) -> None:
+    global MEDIAN_SIZE
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100000,1000000", help="page counts, comma-separated")
     parser.add_argument("--graph", default=None, help="documents in the link graph (default: --sizes)")
@@ -266,7 +267,6 @@ def main(argv=None) -> None:
                         help="median page size in bytes (smaller pages keep a 10M-page run on the disk)")
     parser.add_argument("--tmp", default=None, help="directory for the stores (default: system temp)")
     args = parser.parse_args(argv)
-    global MEDIAN_SIZE
     MEDIAN_SIZE = args.median
     sizes = [int(s) for s in args.sizes.split(",")]
     graph_sizes = [int(s) for s in (args.graph or args.sizes).split(",")]
