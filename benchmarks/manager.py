@@ -1,0 +1,271 @@
+"""Manager benchmark: link analysis, freshness, profit and the batch on a web-like graph.
+
+    python benchmarks/manager.py                    # 10M pages, 100M links (about 2 minutes, ~6 GB)
+    python benchmarks/manager.py --pages 1000000    # 1M pages
+    python benchmarks/manager.py --pages 20000 --sample 5000     # smoke run
+
+The graph is web-like: site sizes follow a Pareto law (capped at WIRE_MAX_URLS_PER_SITE), doc-ids are
+ordered by site, 30 % of the pages are not downloaded yet and have no links, out-degrees are geometric
+with mean ``--links-per-page`` over all pages, and 80 % of the links stay in their site. Targets are drawn
+log-uniformly by rank (inside the site the front page is rank 0; across sites ranks are a random
+permutation of the pages), which gives a power-law in-degree. It is built directly as CSR arrays, as
+``LinkGraph.to_csr`` would return it (counts, repeats summed), not through the link store. Records are
+synthetic: downloaded pages have 1–10 visits over the last months, some changes, some errors.
+
+Printed:
+  - per-iteration time of PageRank and of HITS (two products), beside the memory-bandwidth bound of one
+    sparse matrix × vector product: the bytes it must touch (8 per link, 4 per row for the row pointers,
+    the input and the output vector) over the bandwidth of a large numpy copy measured in the same run;
+  - the end-to-end time of one manager run as ``run_manager`` does it (filters, link matrix, transpose,
+    PageRank, quality, freshness, profit, selection of K = WIRE_BATCH_SIZE pages, writing the batch,
+    storing the scores), with the default WIRE_SCORE_WEIGHTS, or all of them with ``--all-scores``;
+  - peak RSS;
+  - networkx's ``pagerank`` and ``hits`` on a ``--sample``-page graph of the same kind, beside ours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.sparse import csr_matrix
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from scrapy.settings import Settings  # noqa: E402
+
+from wirescrapy.collection.metadata import DOCUMENT_DTYPE, DocFlag  # noqa: E402
+from wirescrapy.config import DAY, SCORE_FUNCTIONS, WireConfig, default_settings  # noqa: E402
+from wirescrapy.manager import _store_scores, plan  # noqa: E402
+from wirescrapy.manager import ranking  # noqa: E402
+from wirescrapy.manager.batch import BatchSite, BatchURL, write_batch  # noqa: E402
+
+NOW = 1_700_000_000.0
+SITE_CAP = 25_000
+
+
+def peak_rss() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def web_graph(pages: int, links_per_page: float, seed: int = 1, inside: float = 0.8, unvisited: float = 0.3):
+    """(link counts as a CSR matrix indexed by doc-id, site of each doc-id, number of sites)."""
+    rng = np.random.default_rng(seed)
+    sizes = np.minimum(np.floor(rng.pareto(1.2, pages // 10 + 10) * 20).astype(np.int64) + 1, SITE_CAP)
+    total = np.cumsum(sizes)
+    sites = int(np.searchsorted(total, pages)) + 1
+    sizes = sizes[:sites].copy()
+    sizes[-1] -= total[sites - 1] - pages
+    site_of = np.zeros(pages + 1, np.uint32)
+    site_of[1:] = np.repeat(np.arange(1, sites + 1, dtype=np.uint32), sizes)
+    first = np.zeros(sites + 1, np.int64)
+    first[1:] = np.cumsum(sizes) - sizes + 1
+    size_of = np.zeros(sites + 1, np.int64)
+    size_of[1:] = sizes
+
+    degree = rng.geometric(1 / (links_per_page / (1 - unvisited) + 1), pages + 1) - 1
+    degree[rng.random(pages + 1) < unvisited] = 0
+    degree[0] = 0
+    indptr = np.zeros(pages + 2, np.int64)
+    np.cumsum(degree, out=indptr[1:])
+    indices = np.empty(int(indptr[-1]), np.int32)
+    ranked = rng.permutation(pages).astype(np.int32) + 1
+    log_pages = np.log(pages)
+    step = 1 << 21
+    for lo in range(1, pages + 1, step):
+        hi = min(lo + step, pages + 1)
+        a, b = indptr[lo], indptr[hi]
+        source_site = np.repeat(site_of[lo:hi], degree[lo:hi]).astype(np.int64)
+        u = rng.random(b - a)
+        local = rng.random(b - a) < inside
+        target = np.empty(b - a, np.int64)
+        s = source_site[local]
+        rank = np.floor(np.exp(u[local] * np.log(size_of[s]))).astype(np.int64) - 1
+        target[local] = first[s] + np.minimum(rank, size_of[s] - 1)
+        rank = np.minimum(np.floor(np.exp(u[~local] * log_pages)).astype(np.int64) - 1, pages - 1)
+        target[~local] = ranked[rank]
+        indices[a:b] = target
+    counts = csr_matrix((np.ones(len(indices), np.float32), indices, indptr.astype(np.int32)),
+                        shape=(pages + 1, pages + 1))
+    stored = counts.nnz
+    counts.sum_duplicates()
+    return counts, site_of, sites, stored
+
+
+def web_records(site_of: np.ndarray, counts: csr_matrix, seed: int = 2) -> np.ndarray:
+    """Document records 0..n (record 0 a blank header) for the pages of the graph."""
+    rng = np.random.default_rng(seed)
+    n = len(site_of) - 1
+    records = np.zeros(n + 1, dtype=DOCUMENT_DTYPE)
+    docs = records[1:]
+    docs["docid"] = np.arange(1, n + 1)
+    docs["siteid"] = site_of[1:]
+    downloaded = np.diff(counts.indptr)[1:] > 0
+    visits = np.where(downloaded, rng.integers(1, 11, n), 0)
+    docs["visits"] = visits
+    docs["visits_changed"] = rng.binomial(np.maximum(visits - 1, 0), 0.3)
+    last = NOW - rng.random(n) * 30 * DAY
+    docs["last_visit"] = np.where(downloaded, last, 0)
+    docs["first_visit"] = np.where(downloaded, last - (visits - 1) * 7 * DAY, 0)
+    docs["status"] = np.where(downloaded, rng.choice([200, 404, -1], n, p=[0.9, 0.05, 0.05]), 0)
+    docs["depth"] = np.minimum(rng.geometric(0.4, n) - 1, 20)
+    flags = np.where(rng.random(n) < 0.2, DocFlag.DYNAMIC, 0)
+    flags[rng.random(n) < 0.01] |= DocFlag.DUPLICATE
+    front = np.ones(n, bool)
+    front[1:] = site_of[2:] != site_of[1:-1]
+    flags[front] |= DocFlag.FRONT_PAGE
+    docs["flags"] = flags
+    return records
+
+
+def copy_bandwidth() -> float:
+    """Bytes per second of a large numpy copy (read + write), best of five."""
+    source = np.ones(1 << 26, dtype=np.float32)  # 256 MiB, eight times the largest L3 cache here
+    target = np.zeros_like(source)
+    best = min(_timed(lambda: np.copyto(target, source)) for _ in range(5))
+    return 2 * source.nbytes / best
+
+
+def _timed(function) -> float:
+    started = time.perf_counter()
+    function()
+    return time.perf_counter() - started
+
+
+def spmv_bytes(matrix: csr_matrix) -> int:
+    rows, columns = matrix.shape
+    return matrix.nnz * (matrix.indices.itemsize + matrix.data.itemsize) + (rows + 1) * matrix.indptr.itemsize \
+        + (rows + columns) * 4
+
+
+def per_iteration(function, extra: int = 10) -> float:
+    """Seconds per iteration of ``function(max_iterations)``, setup excluded: (t(1 + extra) − t(1)) / extra."""
+    one = _timed(lambda: function(1))
+    more = _timed(lambda: function(1 + extra))
+    return (more - one) / extra
+
+
+def iteration_times(counts: csr_matrix, config) -> dict:
+    graph = ranking.link_matrix(counts)
+    back = ranking.transpose(graph)
+    bandwidth = copy_bandwidth()
+    touched = spmv_bytes(back)
+    q = config.pagerank_damping
+    logging.getLogger(ranking.__name__).setLevel(logging.ERROR)  # the timed runs stop short on purpose
+    return {
+        "links": graph.nnz, "bandwidth": bandwidth, "bytes": touched, "bound": touched / bandwidth,
+        "pagerank": per_iteration(lambda k: ranking.pagerank(graph, q, 0.0, transposed=back, max_iterations=k)),
+        "hits": per_iteration(lambda k: ranking.hits(graph, 0.0, transposed=back, max_iterations=k)),
+    }
+
+
+def end_to_end(records, counts, config, sites: int, out_dir: Path) -> dict:
+    docs = records[1:]
+    started = time.perf_counter()
+    result = plan(docs, counts, config, NOW, sites=sites, rng=np.random.default_rng(3))
+    written = time.perf_counter()
+    paths = []
+    for number, doc_ids in enumerate(result.batches, start=1):
+        rows = docs[doc_ids - 1]
+        urls = [BatchURL(int(d), int(r["siteid"]), int(r["depth"]), bool(r["flags"] & DocFlag.DYNAMIC),
+                         float(result.profit[d - 1]), float(r["last_visit"]),
+                         f"http://www.site{r['siteid']}.cl/page{d}.html")
+                for d, r in zip(doc_ids.tolist(), rows)]
+        site_list = [BatchSite(s, f"http://www.site{s}.cl") for s in np.unique(rows["siteid"]).tolist()]
+        paths += write_batch(out_dir, number, urls, site_list, created=NOW)
+    _store_scores(docs, np.zeros(sites + 1, dtype=[("siterank", "<f4"), ("pagerank_sum", "<f4")]), result)
+    finished = time.perf_counter()
+    timings = dict(result.timings)
+    timings["batch (write)"] = finished - written
+    return {"seconds": finished - started, "timings": timings, "result": result, "paths": paths}
+
+
+def networkx_baseline(pages: int, links_per_page: float, config) -> dict:
+    import networkx as nx
+
+    counts, _, _, _ = web_graph(pages, links_per_page, seed=5)
+    graph = ranking.link_matrix(counts)
+    back = ranking.transpose(graph)
+    q, tol = config.pagerank_damping, config.pagerank_max_error
+    ours = {"pagerank": _timed(lambda: ranking.pagerank(graph, q, tol, transposed=back)),
+            "hits": _timed(lambda: ranking.hits(graph, config.hits_max_error, transposed=back))}
+    mine = ranking.pagerank(graph, q, tol, transposed=back).scores
+    rows, cols = graph.nonzero()
+    digraph = nx.DiGraph()
+    digraph.add_nodes_from(range(1, pages + 1))
+    digraph.add_edges_from(zip(rows.tolist(), cols.tolist()))
+    theirs = {}
+    started = time.perf_counter()
+    reference = nx.pagerank(digraph, alpha=1 - q, tol=tol / pages, max_iter=1000)  # their test is N·tol
+    theirs["pagerank"] = time.perf_counter() - started
+    theirs["hits"] = _timed(lambda: nx.hits(digraph, max_iter=10_000, tol=config.hits_max_error))
+    difference = max(abs(float(mine[node]) - value) for node, value in reference.items())
+    return {"pages": pages, "links": graph.nnz, "ours": ours, "networkx": theirs, "difference": difference}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pages", type=int, default=10_000_000)
+    parser.add_argument("--links-per-page", type=float, default=10)
+    parser.add_argument("--sample", type=int, default=100_000, help="pages of the networkx comparison (0: skip)")
+    parser.add_argument("--all-scores", action="store_true", help="weight every score function, not the defaults")
+    args = parser.parse_args()
+
+    settings = default_settings()
+    if args.all_scores:
+        settings["WIRE_SCORE_WEIGHTS"] = dict.fromkeys(SCORE_FUNCTIONS, 1)
+    config = WireConfig.from_settings(Settings(settings))
+
+    started = time.perf_counter()
+    counts, site_of, sites, stored = web_graph(args.pages, args.links_per_page)
+    records = web_records(site_of, counts)
+    print(f"graph: {args.pages:,} pages, {sites:,} sites, {stored:,} links stored, {counts.nnz:,} distinct "
+          f"(built in {time.perf_counter() - started:.1f} s)")
+    weights = {name: w for name, w in config.score_weights.items() if w}
+    print(f"weights: {weights}; K = {config.batch_size:,}, same-site cap {config.batch_samesite}")
+
+    out_dir = Path(tempfile.mkdtemp(prefix="wirescrapy-manager-bench-"))
+    try:
+        run = end_to_end(records, counts, config, sites, out_dir)
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
+    peak = peak_rss()
+    result = run["result"]
+    print(f"\nend to end (one manager run): {run['seconds']:.1f} s, peak RSS {peak / 2**30:.2f} GiB "
+          f"(input graph and records included)")
+    for name, seconds in run["timings"].items():
+        print(f"  {name:<14} {seconds:7.2f} s")
+    print(f"  iterations: {result.iterations}; eligible {int(result.eligible.sum()):,}; "
+          f"batch {sum(map(len, result.batches)):,} URLs")
+    del run, result
+
+    step = iteration_times(counts, config)
+    print(f"\nper iteration ({step['links']:,} links, float32 values, int32 indices):")
+    print(f"  copy bandwidth {step['bandwidth'] / 1e9:.1f} GB/s (read + write); one product touches "
+          f"{step['bytes'] / 1e6:.0f} MB: bound {step['bound'] * 1e3:.0f} ms")
+    print(f"  PageRank {step['pagerank'] * 1e3:.0f} ms/iteration ({step['pagerank'] / step['bound']:.1f}x the bound)")
+    print(f"  HITS     {step['hits'] * 1e3:.0f} ms/iteration "
+          f"({step['hits'] / (2 * step['bound']):.1f}x the bound of two products)")
+    del counts, records
+
+    if args.sample:
+        base = networkx_baseline(args.sample, args.links_per_page, config)
+        print(f"\nnetworkx {sys.modules['networkx'].__version__} on {base['pages']:,} pages, {base['links']:,} links "
+              f"(PageRank: L1 change < {config.pagerank_max_error:g} for both; HITS: ours L1 change < "
+              f"{config.hits_max_error:g}, networkx's ARPACK tol {config.hits_max_error:g}):")
+        for name in ("pagerank", "hits"):
+            ours, theirs = base["ours"][name], base["networkx"][name]
+            print(f"  {name:<8}  networkx {theirs:7.2f} s   wirescrapy {ours:6.3f} s   ratio {theirs / ours:5.1f}x")
+        print(f"  largest PageRank difference {base['difference']:.2e}")
+    print(f"\npeak RSS {peak_rss() / 2**30:.2f} GiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""The manager over a real collection: ``run_manager`` and the ``scrapy manager`` command."""
+
+from __future__ import annotations
+
+import ipaddress
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scrapy.settings import Settings
+
+from wirescrapy.collection import Collection
+from wirescrapy.collection.metadata import DocFlag, RobotsState
+from wirescrapy.config import DAY, WireConfig, default_settings
+from wirescrapy.manager import manage, read_batch, run_manager
+
+PROJECT = Path(__file__).resolve().parent.parent
+NOW = 1_700_000_000.0
+SITES = ("http://a.example", "http://b.example", "https://c.example:8443")
+ROBOTS = b"User-agent: *\nDisallow: /private\n"
+
+
+def config(directory, **settings):
+    return WireConfig.from_settings(Settings({**default_settings(), "WIRE_COLLECTION_DIR": str(directory),
+                                              **settings}))
+
+
+@pytest.fixture
+def collection_dir(tmp_path):
+    """Three sites of eight pages; every page links to a.example's home page and to the next page of its
+    site. a.example's first pages were visited ten days ago, one of them an hour ago; one page is a
+    duplicate; a.example has an IP, a robots.txt (a document of its own) and a Crawl-delay."""
+    directory = tmp_path / "collection"
+    with Collection(directory) as collection:
+        pages = {}
+        for site in SITES:
+            pages[site] = [collection.add_url(site + "/", 0, DocFlag.FRONT_PAGE)[0]]
+            pages[site] += [collection.add_url(f"{site}/page{i}.html", 1 + i // 4)[0] for i in range(7)]
+        home = pages[SITES[0]][0]
+        for site, ids in pages.items():
+            for k, doc_id in enumerate(ids):
+                collection.links.set_links(doc_id, np.array([home, ids[(k + 1) % len(ids)]], dtype=np.uint32))
+        docs = collection.documents.records
+        for doc_id in pages[SITES[0]][:4]:
+            docs[doc_id]["visits"], docs[doc_id]["visits_changed"] = 4, 1
+            docs[doc_id]["first_visit"], docs[doc_id]["last_visit"] = NOW - 40 * DAY, NOW - 10 * DAY
+            docs[doc_id]["status"] = 200
+        docs[pages[SITES[0]][3]]["last_visit"] = time.time() - 3600  # too recent, for the command's clock too
+        docs[pages[SITES[1]][7]]["flags"] |= DocFlag.DUPLICATE
+        robots = collection.add_url(SITES[0] + "/robots.txt", 0)[0]
+        collection.store_page(robots, ROBOTS)
+        site = collection.sites.records[1]
+        site["robots_docid"], site["robots_state"], site["robots_fetched"] = robots, RobotsState.VALID, NOW - DAY
+        site["crawl_delay"] = 2.0
+        site["ip"] = ipaddress.IPv6Address("::ffff:192.0.2.7").packed
+    return directory
+
+
+def scrapy_manager(directory, *args):
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", "manager", "-s", f"WIRE_COLLECTION_DIR={directory}", *args],
+        cwd=PROJECT, capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_command_writes_batches(collection_dir):
+    run = scrapy_manager(collection_dir, "-s", "WIRE_BATCH_SIZE=10", "-s", "WIRE_BATCH_SAMESITE=4", "--batches", "2")
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert "25 documents, 22 eligible now (4 downloaded before)" in out  # less robots.txt, duplicate, too recent
+    assert "batch 000001: 10 URLs" in out and "batch 000002: 10 URLs" in out
+    assert "top URLs by profit:" in out and f"written: {collection_dir / 'batches' / '000001'}" in out
+
+    first, second = (read_batch(collection_dir / "batches" / name) for name in ("000001", "000002"))
+    assert len(first.urls) == len(second.urls) == 10
+    assert not {u.doc_id for u in first.urls} & {u.doc_id for u in second.urls}
+    for batch in (first, second):
+        assert all(site.urls <= 4 for site in batch.sites.values())
+        assert [u.profit for u in batch.urls] == sorted((u.profit for u in batch.urls), reverse=True)
+    urls = {u.url for b in (first, second) for u in b.urls}
+    assert SITES[0] + "/robots.txt" not in urls
+    assert SITES[1] + "/page6.html" not in urls  # the duplicate
+    assert SITES[0] + "/page2.html" not in urls  # visited an hour ago
+    assert first.urls[0].url == SITES[0] + "/"  # most linked-to, a front page
+    site = first.sites[1]
+    assert (site.origin, site.ip, site.robots_txt, site.crawl_delay) == (SITES[0], "192.0.2.7", ROBOTS, 2.0)
+
+    with Collection(collection_dir, readonly=True) as collection:
+        docs = collection.documents.records[1 : collection.documents.count + 1]
+        assert docs["pagerank"].sum() == pytest.approx(1, abs=1e-5)
+        assert sorted(np.flatnonzero(docs["batch"] == 1) + 1) == sorted(u.doc_id for u in first.urls)
+        assert (docs["profit"] >= 0).all() and docs["quality"].max() > 0
+        sites = collection.sites.records[1 : collection.sites.count + 1]
+        assert sites["pagerank_sum"].sum() == pytest.approx(1, abs=1e-5)
+
+
+def test_command_dry_run_writes_nothing(collection_dir):
+    before = (collection_dir / "documents.rec").read_bytes()
+    run = scrapy_manager(collection_dir, "--dry-run", "--parts", "2")
+    assert run.returncode == 0, run.stderr
+    assert "dry run: nothing written" in run.stdout and "batch 000001: 22 URLs" in run.stdout
+    assert not (collection_dir / "batches").exists()
+    assert (collection_dir / "documents.rec").read_bytes() == before
+
+
+def test_command_usage_errors(tmp_path):
+    run = scrapy_manager(tmp_path / "missing", "--dry-run")
+    assert run.returncode != 0 and "no collection" in run.stderr
+
+
+def test_parts_and_all_scores(collection_dir):
+    weights = dict.fromkeys(("pagerank", "wlrank", "hub", "authority", "siterank", "static", "depth",
+                             "queuesize", "random"), 1)
+    cfg = config(collection_dir, WIRE_SCORE_WEIGHTS=weights, WIRE_SCORE_AGE_EXPONENT=0.5)
+    with Collection(collection_dir) as collection:
+        report = manage(collection, cfg, NOW, parts=3, rng=np.random.default_rng(1))
+        docs = collection.documents.records[1 : collection.documents.count + 1]
+        for name in ("pagerank", "wlrank", "hub", "authority"):
+            assert docs[name].sum() == pytest.approx(1, abs=1e-5), name
+        assert collection.sites.records["siterank"][1:4].sum() == pytest.approx(1, abs=1e-5)
+    assert set(report.plan.iterations) == {"pagerank", "hits", "siterank", "wlrank"}
+    assert report.paths == [collection_dir / "batches" / "000001" / f"part-{k}" for k in range(3)]
+    parts = [read_batch(path) for path in report.paths]
+    owners = {}
+    for part in parts:
+        for site_id in part.sites:
+            assert owners.setdefault(site_id, part.part) == part.part
+    assert sum(len(part.urls) for part in parts) == report.eligible == 22
+
+
+def test_run_manager_numbers_batches_and_respects_revisit_periods(collection_dir):
+    cfg = config(collection_dir, WIRE_BATCH_SIZE=5)
+    with Collection(collection_dir) as collection:
+        first = run_manager(collection, cfg, NOW)
+        second = run_manager(collection, cfg, NOW)
+        assert [p.name for p in first + second] == ["000001", "000002"]
+        # Nothing was harvested in between, so the same pages are still the best.
+        assert [u.doc_id for u in read_batch(first[0]).urls] == [u.doc_id for u in read_batch(second[0]).urls]
+        # Once every page has just been fetched, none is due.
+        docs = collection.documents.records[1 : collection.documents.count + 1]
+        docs["visits"], docs["status"], docs["last_visit"] = 1, 200, NOW - DAY
+        assert run_manager(collection, cfg, NOW) == []
+        assert run_manager(collection, cfg, NOW + 8 * DAY)[0].name == "000003"
+
+
+def test_links_in_page_order_are_the_stored_lists(tmp_path):
+    from wirescrapy.manager import _links_in_page_order
+
+    rng = np.random.default_rng(4)
+    with Collection(tmp_path / "collection") as collection:
+        for i in range(60):
+            collection.add_url(f"http://s{i % 4}.example/{i}", 1)
+        lists = {doc_id: rng.integers(1, 61, size=rng.integers(0, 9)).astype(np.uint32)
+                 for doc_id in range(1, 61) if doc_id % 7}
+        for doc_id, targets in lists.items():
+            collection.links.set_links(doc_id, targets)
+        collection.links.set_links(3, np.array([5, 5, 1], dtype=np.uint32))  # replaced: a new extent
+        lists[3] = np.array([5, 5, 1])
+        ordered = _links_in_page_order(collection.links, 62)
+    assert ordered.shape == (63, 63)
+    for doc_id in range(63):
+        row = ordered.indices[ordered.indptr[doc_id]:ordered.indptr[doc_id + 1]]
+        assert row.tolist() == lists.get(doc_id, np.zeros(0)).tolist()

@@ -1,0 +1,151 @@
+"""Filters, intrinsic quality, profit and the choice of the batch (paper §2.1, Figure 3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scrapy.settings import Settings
+
+from wirescrapy.collection.metadata import DOCUMENT_DTYPE, DocFlag
+from wirescrapy.config import DAY, WireConfig, default_settings
+from wirescrapy.manager.profit import (
+    eligible, intrinsic_quality, log_scale, pages_to_download, profit, select_batches, too_recent,
+    within_site_limit,
+)
+
+NOW = 1_700_000_000.0
+
+
+def config(**settings):
+    return WireConfig.from_settings(Settings({**default_settings(), **settings}))
+
+
+def docs_of(count, **fields):
+    docs = np.zeros(count, dtype=DOCUMENT_DTYPE)
+    docs["siteid"] = 1
+    for name, values in fields.items():
+        docs[name] = values
+    return docs
+
+
+# -- Figure 3 --------------------------------------------------------------------------------------------
+
+def test_figure_3_of_the_paper():
+    quality = np.array([0.4, 0.7, 0.6])
+    fresh = np.array([0.1, 0.9, 0.0])
+    visited = np.array([True, True, False])
+    profits = profit(quality, fresh, visited)
+    np.testing.assert_allclose(profits, [0.36, 0.07, 0.6], rtol=1e-6)
+    batch, = select_batches(profits, np.array([1, 2, 3]), np.ones(3, bool), size=2, samesite=500)
+    assert batch.tolist() == [2, 0]  # P3 then P1
+
+
+# -- filters ---------------------------------------------------------------------------------------------
+
+def test_minimum_revisit_periods_by_outcome():
+    cfg = config(WIRE_MINPERIOD_UNSUCCESSFUL=DAY, WIRE_MINPERIOD_SUCCESSFUL_NOT_OK=3 * DAY,
+                 WIRE_MINPERIOD_SUCCESSFUL_OK=7 * DAY)
+    status = [200, 200, 404, 404, -3, -3, 0, 0, 0]
+    ago = [6, 8, 2, 4, 0.5, 2, 0.5, 2, None]
+    docs = docs_of(9, status=status, last_visit=[NOW - a * DAY if a is not None else 0 for a in ago])
+    assert too_recent(docs, cfg, NOW).tolist() == [True, False, True, False, True, False, True, False, False]
+
+
+def test_filters():
+    cfg = config(WIRE_MAX_DEPTH_STATIC=3, WIRE_MAX_DEPTH_DYNAMIC=1, WIRE_MAX_ERRORS_DIFFERENT_BATCH=2,
+                 WIRE_MAX_URLS_PER_SITE=100)
+    flags = [0, DocFlag.DUPLICATE, DocFlag.MULTIMEDIA, DocFlag.ROBOTS_DISALLOWED, 0, DocFlag.DYNAMIC,
+             DocFlag.DYNAMIC, 0, 0, DocFlag.FRONT_PAGE | DocFlag.SEED]
+    depth = [0, 0, 0, 0, 4, 1, 2, 3, 0, 0]
+    errors = [0, 0, 0, 0, 0, 0, 0, 0, 2, 1]
+    docs = docs_of(10, flags=flags, depth=depth, errors=errors)
+    ok = eligible(docs, cfg, NOW)
+    assert ok.tolist() == [True, False, False, False, False, True, False, True, False, True]
+    assert eligible(docs, cfg, NOW, exclude=np.array([1, 10, 99])).tolist()[0] is False
+
+
+def test_max_urls_per_site_keeps_the_first_discovered():
+    sites = np.array([1, 2, 1, 1, 2, 3, 1, 2])
+    assert within_site_limit(sites, 2).tolist() == [True, True, True, False, True, True, False, False]
+    assert within_site_limit(sites, 10).all()
+
+
+# -- quality ---------------------------------------------------------------------------------------------
+
+def test_log_scale():
+    scaled = log_scale(np.array([0, 1e-7, 1e-6, 1e-3, 1e-3]))
+    assert scaled[0] == 0
+    assert scaled[-1] == pytest.approx(1)
+    assert 0 < scaled[1] < scaled[2] < scaled[3]
+    assert log_scale(np.zeros(3)).tolist() == [0, 0, 0]
+
+
+def test_queuesize_counts_pages_left_in_the_site():
+    sites = np.array([1, 1, 1, 2, 2, 3])
+    ok = np.array([True, True, False, True, True, True])
+    visited = np.array([False, True, False, False, False, True])
+    assert pages_to_download(sites, ok, visited).tolist() == [1, 1, 1, 2, 2, 0]
+
+
+def test_quality_combines_normalised_scores():
+    docs = docs_of(4, depth=[0, 1, 3, 0], flags=[0, DocFlag.DYNAMIC, 0, DocFlag.FRONT_PAGE])
+    pagerank = np.array([0.1, 0.4, 0.0, 0.5])
+    weights = {"pagerank": 1, "depth": 1, "static": 2, "hub": 0}
+    quality = intrinsic_quality(docs, weights, {"pagerank": pagerank}, now=NOW, front_page_boost=2.0)
+    expected = (log_scale(pagerank) + 1 / (1 + docs["depth"]) + 2 * np.array([1, 0, 1, 1])) / 4
+    expected[3] *= 2
+    np.testing.assert_allclose(quality, expected, rtol=1e-6)
+    assert quality.dtype == np.float32
+    with pytest.raises(ValueError, match="authority"):
+        intrinsic_quality(docs, {"authority": 1}, {}, now=NOW)
+
+
+def test_quality_age_and_random():
+    docs = docs_of(3, last_visit=[NOW - 10 * DAY, NOW - 5 * DAY, 0])
+    quality = intrinsic_quality(docs, {"static": 1}, {}, now=NOW, age_exponent=1.0)
+    np.testing.assert_allclose(quality, [1, 0.5, 1])
+    one = intrinsic_quality(docs, {"random": 1}, {}, now=NOW, rng=np.random.default_rng(1))
+    two = intrinsic_quality(docs, {"random": 1}, {}, now=NOW, rng=np.random.default_rng(1))
+    assert one.tolist() == two.tolist() and ((0 <= one) & (one < 1)).all()
+
+
+# -- the batch -------------------------------------------------------------------------------------------
+
+def greedy(profits, sites, candidates, size, samesite, count):
+    """Reference: walk the pages by decreasing profit, taking those whose site is not full yet."""
+    order = sorted(np.flatnonzero(candidates), key=lambda i: (-profits[i], i))
+    taken, batches = set(), []
+    for _ in range(count):
+        per_site, batch = {}, []
+        for i in order:
+            if i in taken or per_site.get(sites[i], 0) >= samesite:
+                continue
+            per_site[sites[i]] = per_site.get(sites[i], 0) + 1
+            batch.append(i)
+            if len(batch) == size:
+                break
+        if not batch:
+            break
+        taken.update(batch)
+        batches.append(batch)
+    return batches
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_selection_equals_the_greedy_reference(seed):
+    rng = np.random.default_rng(seed)
+    n = 2000
+    profits = np.round(rng.random(n), 2).astype(np.float32)  # rounded: many ties
+    sites = rng.integers(1, 40, size=n).astype(np.uint32)
+    candidates = rng.random(n) < 0.8
+    size, samesite, count = int(rng.integers(1, 300)), int(rng.integers(1, 30)), int(rng.integers(1, 6))
+    got = select_batches(profits, sites, candidates, size=size, samesite=samesite, count=count)
+    assert [b.tolist() for b in got] == greedy(profits, sites, candidates, size, samesite, count)
+
+
+def test_selection_caps_sites_and_runs_out():
+    profits = np.array([0.9, 0.8, 0.7, 0.6, 0.5], dtype=np.float32)
+    sites = np.array([1, 1, 1, 2, 2])
+    batches = select_batches(profits, sites, np.ones(5, bool), size=10, samesite=2, count=3)
+    assert [b.tolist() for b in batches] == [[0, 1, 3, 4], [2]]
+    assert select_batches(profits, sites, np.zeros(5, bool), size=3, samesite=2) == []

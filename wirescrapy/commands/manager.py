@@ -1,0 +1,68 @@
+"""``scrapy manager``: rank the collection's pages and write the next batch (WIRE's manager program)."""
+
+from __future__ import annotations
+
+import time
+
+from scrapy.exceptions import UsageError
+
+from wirescrapy.collection import Collection
+from wirescrapy.commands.base import WireCommand
+from wirescrapy.manager import manage
+
+
+class Command(WireCommand):
+    def syntax(self):
+        return "[options]"
+
+    def short_desc(self):
+        return "Compute scores, freshness and profit, and write the next batch(es) of URLs to fetch"
+
+    def add_options(self, parser):
+        super().add_options(parser)
+        parser.add_argument("--batches", type=int, default=None,
+                            help="batches to write (default: WIRE_BATCH_COUNT)")
+        parser.add_argument("--parts", type=int, default=1,
+                            help="split each batch by site into this many parts, one per harvester")
+        parser.add_argument("--dry-run", action="store_true",
+                            help="compute and report, but write no batch and no score")
+
+    def run(self, args, opts):
+        if args:
+            raise UsageError("no arguments expected")
+        if opts.batches is not None and opts.batches < 1:
+            raise UsageError("--batches must be >= 1")
+        if opts.parts < 1:
+            raise UsageError("--parts must be >= 1")
+        config = self.wire_config()
+        started = time.perf_counter()
+        try:
+            collection = Collection.from_config(config, readonly=opts.dry_run)
+        except FileNotFoundError as exc:
+            raise UsageError(str(exc)) from None
+        with collection:
+            report = manage(collection, config, batches=opts.batches, parts=opts.parts, dry_run=opts.dry_run)
+            print_report(report, collection, time.perf_counter() - started, opts.dry_run)
+
+
+def print_report(report, collection, seconds: float, dry_run: bool) -> None:
+    plan = report.plan
+    sizes = [len(ids) for ids in plan.batches]
+    print(f"{report.documents:,} documents, {report.eligible:,} eligible now "
+          f"({int(plan.visited.sum()):,} downloaded before)")
+    if not sizes:
+        print("no page to fetch: no batch written")
+    for number, size in zip(report.numbers, sizes):
+        print(f"batch {number:06d}: {size:,} URLs")
+    print(f"{report.sites:,} sites in {'the batch' if len(sizes) == 1 else 'the batches'}")
+    if dry_run:
+        print("dry run: nothing written")
+    else:
+        for path in report.paths:
+            print(f"written: {path}")
+    if report.top:
+        print("top URLs by profit:")
+        for value, url in report.top:
+            print(f"  {value:.4f}  {url}")
+    scores = ", ".join(f"{name} {count} iterations" for name, count in plan.iterations.items())
+    print(f"{scores + '; ' if scores else ''}{seconds:.2f} s")

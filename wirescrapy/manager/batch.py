@@ -1,0 +1,278 @@
+"""The batch: the manager's list of pages for one harvest, as a closed directory (thesis §7.2.1).
+
+A batch holds everything a harvester needs, so that it can be copied to another machine and fetched
+there: the URLs with their doc-ids, and for each of their sites the origin, IP, robots.txt and Crawl-delay.
+
+Layout (all text is UTF-8)::
+
+    <collection>/batches/000042/          batch 42
+        batch.json                        what it is (below)
+        urls.tsv                          the pages, one a line
+        sites.jsonl                       their sites, one JSON object a line
+
+    <collection>/batches/000043/          batch 43, split by site into 3 parts
+        batch.json                        the batch: "parts": 3, "part": null, and each part's counts
+        part-0/ part-1/ part-2/           each a complete batch as above ("part": k, "parts": 3)
+
+``batch.json``
+    ``{"format": "wirescrapy-batch", "version": 1, "batch": 42, "part": 0, "parts": 1, "created": <Unix
+    seconds>, "created_utc": "…Z", "size": <K asked for>, "urls": <count>, "sites": <count>,
+    "new_pages": <never downloaded>, "revisits": <count>, "collection": "<path>", "settings": {<the
+    WIRE_* settings the manager used>}, "files": {"urls.tsv": {"bytes": …, "xxh3_64": "<hex>"}, …}}``.
+    ``read_batch`` refuses a file whose size or xxh3-64 differs (a truncated copy).
+
+``urls.tsv``
+    A header line ``#docid\\tsiteid\\tdepth\\tdynamic\\tprofit\\tlast_visit\\turl``, then one page a line in
+    decreasing profit: doc-id, site-id, depth (links from a seed), 1 if dynamic else 0, profit (``%.6g``),
+    last visit (Unix seconds, 0 never: a revisit may ask If-Modified-Since), and the canonical URL (tab,
+    CR and LF percent-encoded, so a line is one URL).
+
+``sites.jsonl``
+    One object a line, by site-id: ``{"siteid", "origin": "scheme://host[:port]", "ip": "" or the
+    address, "robots_state": "UNKNOWN" | "VALID" | "MISSING" | "UNREACHABLE", "robots_fetched": <Unix
+    seconds, 0 never>, "robots_due": <fetch robots.txt before the pages>, "robots_txt": <base64 of the
+    stored body> or null, "crawl_delay": <seconds, 0 none>, "docs": <documents of the site in the
+    collection, for the large-site wait>, "urls": <its pages in this batch>}``.
+
+A part is chosen per site by ``site_part``: xxh3-64 of the origin modulo the number of parts, so each site
+is in exactly one part and politeness holds across machines.
+
+Crash behaviour: a batch is written into ``batches/.NNNNNN.tmp``, every file and directory fsynced, then
+renamed to ``batches/NNNNNN`` and the parent fsynced. A batch directory therefore exists complete or not
+at all; a kill leaves at most a ``.tmp`` directory, removed by the next write. The pages' ``batch`` field
+in the records is set after the rename: a kill in between leaves a complete batch whose records do not
+name it, and the next run may select the same pages again.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xxhash import xxh3_64_hexdigest, xxh3_64_intdigest
+
+from wirescrapy.collection.metadata import RobotsState
+
+FORMAT = "wirescrapy-batch"
+VERSION = 1
+URLS_FILE = "urls.tsv"
+SITES_FILE = "sites.jsonl"
+INFO_FILE = "batch.json"
+URLS_HEADER = "#docid\tsiteid\tdepth\tdynamic\tprofit\tlast_visit\turl"
+_NAME = re.compile(r"^\d{6,}$")
+_UNSAFE = {"\t": "%09", "\n": "%0A", "\r": "%0D"}
+
+
+class BatchError(Exception):
+    """Not a batch, a batch of an unknown version, or a damaged one."""
+
+
+@dataclass(frozen=True)
+class BatchURL:
+    doc_id: int
+    site_id: int
+    depth: int
+    dynamic: bool
+    profit: float
+    last_visit: float  # Unix seconds of the last visit, 0 never visited (for If-Modified-Since)
+    url: str
+
+
+@dataclass(frozen=True)
+class BatchSite:
+    site_id: int
+    origin: str
+    ip: str = ""
+    robots_state: RobotsState = RobotsState.UNKNOWN
+    robots_fetched: float = 0.0
+    robots_due: bool = True
+    robots_txt: bytes | None = None
+    crawl_delay: float = 0.0
+    docs: int = 0
+    urls: int = 0
+
+
+@dataclass
+class Batch:
+    path: Path
+    number: int
+    part: int
+    parts: int
+    info: dict
+    urls: list[BatchURL] = field(default_factory=list)
+    sites: dict[int, BatchSite] = field(default_factory=dict)
+
+
+def site_part(origin: str, parts: int) -> int:
+    """The part a site belongs to: the same on every machine and every run."""
+    if parts < 1:
+        raise ValueError("parts must be >= 1")
+    return xxh3_64_intdigest(origin.encode("utf-8")) % parts
+
+
+def batch_numbers(batches_dir: str | os.PathLike) -> list[int]:
+    """Numbers of the complete batches in ``batches_dir``, increasing."""
+    path = Path(batches_dir)
+    if not path.is_dir():
+        return []
+    return sorted(int(p.name) for p in path.iterdir() if _NAME.match(p.name) and p.is_dir())
+
+
+def next_batch_number(batches_dir: str | os.PathLike, at_least: int = 1) -> int:
+    numbers = batch_numbers(batches_dir)
+    return max([at_least - 1, *numbers]) + 1
+
+
+# -- writing ---------------------------------------------------------------------------------------------
+
+def write_batch(batches_dir: str | os.PathLike, number: int, urls: list[BatchURL], sites: list[BatchSite], *,
+                parts: int = 1, info: dict | None = None, created: float | None = None) -> list[Path]:
+    """Write batch ``number`` atomically; returns the directories a harvester reads: the batch, or its
+    parts. ``urls`` in the order they should be listed (decreasing profit); ``sites`` at least those of
+    the urls; ``info`` goes into ``batch.json``; ``created`` is the manager's clock (default: now)."""
+    if parts < 1:
+        raise ValueError("parts must be >= 1")
+    batches_dir = Path(batches_dir)
+    batches_dir.mkdir(parents=True, exist_ok=True)
+    name = f"{number:06d}"
+    final = batches_dir / name
+    if final.exists():
+        raise BatchError(f"{final} already exists")
+    for stale in batches_dir.glob(".*.tmp"):
+        shutil.rmtree(stale, ignore_errors=True)
+    tmp = batches_dir / f".{name}.tmp"
+    tmp.mkdir()
+    created = time.time() if created is None else created
+    common = {
+        "format": FORMAT, "version": VERSION, "batch": number, "created": created,
+        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(created)), **(info or {}),
+    }
+    by_site = {site.site_id: site for site in sites}
+    missing = {url.site_id for url in urls} - by_site.keys()
+    if missing:
+        raise ValueError(f"urls of sites without a BatchSite: {sorted(missing)[:5]}")
+    if parts == 1:
+        _write_part(tmp, urls, by_site, {**common, "part": 0, "parts": 1})
+        subdirs = [final]
+    else:
+        part_of = {site_id: site_part(site.origin, parts) for site_id, site in by_site.items()}
+        summary = []
+        for part in range(parts):
+            part_urls = [url for url in urls if part_of[url.site_id] == part]
+            part_sites = {s: site for s, site in by_site.items() if part_of[s] == part}
+            counts = _write_part(tmp / f"part-{part}", part_urls, part_sites, {**common, "part": part, "parts": parts})
+            summary.append({"dir": f"part-{part}", **counts})
+        _write_json(tmp / INFO_FILE, {**common, "part": None, "parts": parts, "urls": len(urls),
+                                      "sites": len(by_site), "part_dirs": summary})
+        _fsync_dir(tmp)
+        subdirs = [final / f"part-{part}" for part in range(parts)]
+    os.rename(tmp, final)
+    _fsync_dir(batches_dir)
+    return subdirs
+
+
+def _write_part(directory: Path, urls: list[BatchURL], sites: dict[int, BatchSite], info: dict) -> dict:
+    directory.mkdir(exist_ok=True)
+    counts = {url.site_id: 0 for url in urls}
+    lines = [URLS_HEADER]
+    for url in urls:
+        counts[url.site_id] += 1
+        lines.append(f"{url.doc_id}\t{url.site_id}\t{url.depth}\t{int(url.dynamic)}\t{url.profit:.6g}\t"
+                     f"{url.last_visit:.0f}\t{_safe(url.url)}")
+    files = {URLS_FILE: _write_file(directory / URLS_FILE, ("\n".join(lines) + "\n").encode("utf-8"))}
+    site_lines = []
+    for site_id in sorted(counts):
+        site = sites[site_id]
+        site_lines.append(json.dumps({
+            "siteid": site.site_id, "origin": site.origin, "ip": site.ip,
+            "robots_state": RobotsState(site.robots_state).name, "robots_fetched": site.robots_fetched,
+            "robots_due": bool(site.robots_due),
+            "robots_txt": None if site.robots_txt is None else base64.b64encode(site.robots_txt).decode("ascii"),
+            "crawl_delay": site.crawl_delay, "docs": site.docs, "urls": counts[site_id],
+        }, ensure_ascii=False))
+    files[SITES_FILE] = _write_file(directory / SITES_FILE, "".join(line + "\n" for line in site_lines).encode("utf-8"))
+    new_pages = sum(1 for url in urls if url.last_visit <= 0)
+    counts_info = {"urls": len(urls), "sites": len(counts), "new_pages": new_pages, "revisits": len(urls) - new_pages}
+    _write_json(directory / INFO_FILE, {**info, **counts_info, "files": files})
+    _fsync_dir(directory)
+    return counts_info
+
+
+def _safe(url: str) -> str:
+    if any(c in url for c in _UNSAFE):
+        for c, code in _UNSAFE.items():
+            url = url.replace(c, code)
+    return url
+
+
+def _write_file(path: Path, data: bytes) -> dict:
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    return {"bytes": len(data), "xxh3_64": xxh3_64_hexdigest(data)}
+
+
+def _write_json(path: Path, value: dict) -> None:
+    _write_file(path, (json.dumps(value, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# -- reading ---------------------------------------------------------------------------------------------
+
+def read_batch(path: str | os.PathLike) -> Batch:
+    """The batch (or batch part) in directory ``path``, checked against its ``batch.json``."""
+    path = Path(path)
+    try:
+        info = json.loads((path / INFO_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BatchError(f"{path}: no {INFO_FILE}, not a batch") from None
+    except ValueError as exc:
+        raise BatchError(f"{path / INFO_FILE}: not JSON ({exc})") from None
+    if info.get("format") != FORMAT:
+        raise BatchError(f"{path}: not a {FORMAT} directory")
+    if info.get("version") != VERSION:
+        raise BatchError(f"{path}: batch format version {info.get('version')}, this reader knows {VERSION}")
+    if info.get("part") is None:
+        dirs = ", ".join(part["dir"] for part in info.get("part_dirs", []))
+        raise BatchError(f"{path}: batch split into {info.get('parts')} parts; read one of them ({dirs})")
+    data = {}
+    for name in (URLS_FILE, SITES_FILE):
+        try:
+            data[name] = (path / name).read_bytes()
+        except FileNotFoundError:
+            raise BatchError(f"{path}: {name} is missing") from None
+        expected = info["files"][name]
+        if len(data[name]) != expected["bytes"] or xxh3_64_hexdigest(data[name]) != expected["xxh3_64"]:
+            raise BatchError(f"{path / name}: size or checksum differs from {INFO_FILE} (damaged or truncated)")
+    urls = []
+    for line in data[URLS_FILE].decode("utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        doc_id, site_id, depth, dynamic, profit, last_visit, url = line.split("\t", 6)
+        urls.append(BatchURL(int(doc_id), int(site_id), int(depth), dynamic == "1", float(profit),
+                             float(last_visit), url))
+    sites = {}
+    for line in data[SITES_FILE].decode("utf-8").splitlines():
+        record = json.loads(line)
+        body = record["robots_txt"]
+        sites[record["siteid"]] = BatchSite(
+            site_id=record["siteid"], origin=record["origin"], ip=record["ip"],
+            robots_state=RobotsState[record["robots_state"]], robots_fetched=record["robots_fetched"],
+            robots_due=record["robots_due"], robots_txt=None if body is None else base64.b64decode(body),
+            crawl_delay=record["crawl_delay"], docs=record["docs"], urls=record["urls"],
+        )
+    return Batch(path, info["batch"], info["part"], info["parts"], info, urls, sites)

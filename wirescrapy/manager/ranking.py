@@ -1,0 +1,325 @@
+"""Link analysis for the manager: PageRank, HITS, weighted link rank and site rank (thesis §7.2.1, §7.3.4).
+
+Graphs are scipy CSR matrices indexed by doc-id (or by site-id for the graph of sites), as
+``LinkGraph.to_csr`` returns them: entry (i, j) is the weight of the links from i to j, and row and column 0
+are no document. Every score vector has one entry per index, entry 0 always 0, and the N = size − 1 real
+nodes share the scores.
+
+What the graph holds
+    ``link_matrix`` turns the link store's counts into the graph PageRank and HITS use: a link repeated in
+    a page counts once (Γ⁺(p) in Algorithm 1 is a set of pages; networkx's ``DiGraph`` collapses repeats
+    the same way) and a page's links to itself are dropped (a "top of page" or "home" link on the home page
+    is navigation, not a vote). The score functions take any non-negative weights: given a matrix of
+    counts they compute what networkx computes on a ``MultiDiGraph``, whose repeated edges add up.
+
+PageRank (``pagerank``)
+    Algorithm 1 of the thesis: forward links only, q the probability of a random jump (WIRE's dampening,
+    networkx's ``alpha = 1 − q``):  PR(p) = q/N + (1 − q) Σ_{r → p} PR(r) w(r, p) / W(r), with W(r) the
+    weight of r's links. The rank of a page without links (dangling: most are pages not downloaded yet) is
+    spread over all pages, as networkx does; Algorithm 1 lets it leak away, but spreading keeps Σ PR = 1, so
+    the scores of two cycles are comparable. Iterations stop when the L1 change of one is below
+    ``max_error`` (networkx stops at N × tol, which at ten million pages is no test at all).
+
+HITS (``hits``)
+    Kleinberg's hubs and authorities by power iteration from uniform hubs: a = Aᵀh, h = A a, each
+    normalised to sum 1 (networkx's normalisation) at every step; stops when the L1 change of hubs plus
+    authorities is below ``max_error``. networkx finds the same vectors as the top singular vectors of A,
+    so the two agree whenever the top singular value is simple (if it is not, HITS itself is ambiguous).
+
+Weighted link rank (``wlrank``, Baeza-Yates & Davis 2004)
+    PageRank where a link's vote is weighted by its attributes, W(j, i) = c + T(j, i) + AL(j, i) +
+    RP(j, i). The link store keeps targets only, in page order, so today: c = 1; T, which in the paper
+    depends on the tag around the link, is 1 for a link to another site and 0 inside the site (a link
+    across sites is a recommendation, one inside is mostly navigation); RP = 0.5 × (1 − k/m) for the k-th
+    of m links of the page (0-based: links earlier in the page weigh more); AL = anchor length / 10 when
+    the caller has anchor lengths (``anchor_length``, one per link). A repeated link counts with the
+    weights of all its occurrences; self-links weigh 0.
+
+Site rank (``siterank``)
+    PageRank on the graph of sites: site s links to site t when any page of s links to a page of t
+    (repeats collapse, links inside a site are dropped).
+
+Speed: each iteration is one CSR × vector product over the *transposed* graph (a gather: y[i] sums over
+i's back-links), which is built once (``transpose``) and shared by PageRank and HITS. Vectors are float32
+by default (``dtype``): the scores order pages, and float32 keeps one iteration at the memory traffic of
+the matrix; sums that matter (the mass to spread, the L1 change) are accumulated in float64.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import NamedTuple
+
+import numpy as np
+from scipy.sparse import coo_matrix, csr_matrix
+
+logger = logging.getLogger(__name__)
+
+MAX_ITERATIONS = 1000
+
+# Weighted link rank (Baeza-Yates & Davis 2004): W = BASE + OTHER_SITE·[other site] + POSITION·(1 − k/m)
+# + anchor length / ANCHOR_UNIT.
+WL_BASE = 1.0
+WL_OTHER_SITE = 1.0
+WL_POSITION = 0.5
+WL_ANCHOR_UNIT = 10.0
+
+
+class Ranking(NamedTuple):
+    scores: np.ndarray  # one per index, sum 1 over the real nodes, entry 0 is 0
+    iterations: int
+    change: float  # L1 change of the last iteration
+
+
+class HubsAuthorities(NamedTuple):
+    hub: np.ndarray
+    authority: np.ndarray
+    iterations: int
+    change: float
+
+
+def _index_type(nnz: int, size: int):
+    return np.int32 if max(nnz, size) < (1 << 31) else np.int64
+
+
+def _rows(matrix: csr_matrix) -> np.ndarray:
+    """The row of every stored entry."""
+    index_type = _index_type(matrix.nnz, matrix.shape[0])
+    return np.repeat(np.arange(matrix.shape[0], dtype=index_type), np.diff(matrix.indptr))
+
+
+def link_matrix(counts: csr_matrix) -> csr_matrix:
+    """The graph PageRank and HITS use, from link counts: each linked pair once (float32 1.0), self-links
+    dropped."""
+    counts = csr_matrix(counts)
+    if not counts.has_canonical_format:  # repeated (row, column) entries: merge them (to_csr already has)
+        counts = counts.copy()
+        counts.sum_duplicates()
+    size = counts.shape[0]
+    index_type = _index_type(counts.nnz, size)
+    indices = counts.indices.astype(index_type, copy=False)
+    indptr = counts.indptr.astype(index_type, copy=False)
+    rows = _rows(counts)
+    self_link = indices == rows
+    if self_link.any():
+        removed = np.zeros(size + 1, dtype=index_type)
+        np.cumsum(np.bincount(rows[self_link], minlength=size), out=removed[1:])
+        indices = indices[~self_link]
+        indptr = indptr - removed
+    del rows, self_link
+    return csr_matrix((np.ones(len(indices), dtype=np.float32), indices, indptr), shape=counts.shape)
+
+
+def transpose(matrix: csr_matrix) -> csr_matrix:
+    """The transposed graph as CSR (row i lists i's back-links): one counting sort, O(links)."""
+    return csr_matrix(matrix).T.tocsr()
+
+
+def _out_weights(matrix: csr_matrix) -> np.ndarray:
+    degree = np.diff(matrix.indptr)
+    weights = np.zeros(matrix.shape[0], dtype=np.float64)
+    linked = degree > 0
+    if linked.any():
+        weights[linked] = np.add.reduceat(matrix.data, matrix.indptr[:-1][linked], dtype=np.float64)
+    return weights
+
+
+def _l1_change(old: np.ndarray, new: np.ndarray) -> float:
+    """‖new − old‖₁, computed in ``old``'s buffer (which is spent)."""
+    np.subtract(old, new, out=old)
+    np.abs(old, out=old)
+    return float(old.sum(dtype=np.float64))
+
+
+class _Stall:
+    """Whether an iteration has stopped improving: its L1 change has set no new low for ``PATIENCE``
+    iterations. Power iteration shrinks the change geometrically until rounding (float32: about 1e-7
+    of the total) is all that is left; a ``max_error`` below that would never be met."""
+
+    PATIENCE = 20
+
+    def __init__(self, name: str, max_error: float):
+        self.name, self.max_error = name, max_error
+        self.best, self.since = float("inf"), 0
+
+    def __call__(self, change: float) -> bool:
+        if change < self.best:
+            self.best, self.since = change, 0
+            return False
+        self.since += 1
+        if self.since < self.PATIENCE:
+            return False
+        logger.info("%(name)s: L1 change stuck at %(change).3g, at rounding level; max error %(max_error).3g "
+                    "needs float64", {"name": self.name, "change": self.best, "max_error": self.max_error})
+        return True
+
+
+def _uniform(size: int, dtype) -> np.ndarray:
+    vector = np.full(size, 1.0 / max(size - 1, 1), dtype=dtype)
+    vector[0] = 0
+    return vector
+
+
+def pagerank(links: csr_matrix, q: float = 0.15, max_error: float = 1e-6, *,
+             transposed: csr_matrix | None = None, start: np.ndarray | None = None,
+             max_iterations: int = MAX_ITERATIONS, dtype=np.float32) -> Ranking:
+    """PageRank of every node of ``links`` (see the module docstring).
+
+    ``transposed`` is ``transpose(links)`` if the caller already has it. ``start`` is a first guess (e.g.
+    the previous cycle's scores): the result is the same, reached in fewer iterations.
+    """
+    size = links.shape[0]
+    if links.shape != (size, size):
+        raise ValueError(f"the link matrix must be square, got {links.shape}")
+    if not 0 <= q <= 1:
+        raise ValueError(f"q must be in [0, 1], got {q}")
+    nodes = size - 1
+    if nodes < 1:
+        return Ranking(np.zeros(size, dtype=dtype), 0, 0.0)
+    back = transposed if transposed is not None else transpose(links)
+    # Fold 1/W(r) and (1 − q) into the matrix once, so that an iteration is one product and one add.
+    out = _out_weights(links)
+    scale = np.zeros(size, dtype=dtype)
+    np.divide(1.0 - q, out, out=scale, where=out > 0, casting="unsafe")
+    votes = scale[back.indices]
+    del scale
+    votes *= back.data
+    vote = csr_matrix((votes, back.indices, back.indptr), shape=back.shape)
+
+    x = _start(start, size, dtype)
+    stalled = _Stall("PageRank", max_error)
+    change = float("inf")
+    iteration = 0
+    while iteration < max_iterations:
+        iteration += 1
+        y = vote @ x
+        y[0] = 0
+        # What the votes did not carry — the random jump q and the rank of dangling pages — is spread
+        # evenly; with Σ x = 1 that is 1 − Σ y, which also keeps rounding from drifting the total.
+        y[1:] += (1.0 - y.sum(dtype=np.float64)) / nodes
+        change = _l1_change(x, y)
+        x = y
+        if change < max_error or stalled(change):
+            break
+    else:
+        logger.warning("PageRank: no convergence in %(iterations)d iterations (L1 change %(change).3g)",
+                       {"iterations": iteration, "change": change})
+    return Ranking(x, iteration, change)
+
+
+def _start(start, size: int, dtype) -> np.ndarray:
+    if start is None:
+        return _uniform(size, dtype)
+    x = np.array(start, dtype=dtype)
+    if x.shape != (size,):
+        raise ValueError(f"start must have {size} entries, got {x.shape}")
+    x[0] = 0
+    x[~(x > 0)] = 0
+    total = x.sum(dtype=np.float64)
+    if total <= 0:
+        return _uniform(size, dtype)
+    # Pages new since the guess get the smallest score it has: they are at worst as good as the least.
+    x[1:][x[1:] == 0] = x[x > 0].min()
+    x /= x.sum(dtype=np.float64)
+    return x
+
+
+def hits(links: csr_matrix, max_error: float = 1e-6, *, transposed: csr_matrix | None = None,
+         max_iterations: int = MAX_ITERATIONS, dtype=np.float32) -> HubsAuthorities:
+    """Hub and authority scores (Kleinberg), each summing to 1; all 0 if the graph has no links."""
+    size = links.shape[0]
+    if links.shape != (size, size):
+        raise ValueError(f"the link matrix must be square, got {links.shape}")
+    links = links if links.dtype == dtype else links.astype(dtype)
+    back = transposed if transposed is not None else transpose(links)
+    back = back if back.dtype == dtype else back.astype(dtype)
+    if size < 2 or links.nnz == 0:
+        zeros = np.zeros(size, dtype=dtype)
+        return HubsAuthorities(zeros, zeros.copy(), 0, 0.0)
+    hub = _uniform(size, dtype)
+    authority = np.zeros(size, dtype=dtype)
+    stalled = _Stall("HITS", max_error)
+    change = float("inf")
+    iteration = 0
+    while iteration < max_iterations:
+        iteration += 1
+        new_authority = back @ hub
+        new_authority *= 1.0 / new_authority.sum(dtype=np.float64)
+        new_hub = links @ new_authority
+        new_hub *= 1.0 / new_hub.sum(dtype=np.float64)
+        change = _l1_change(hub, new_hub) + _l1_change(authority, new_authority)
+        hub, authority = new_hub, new_authority
+        if change < max_error or stalled(change):
+            break
+    else:
+        logger.warning("HITS: no convergence in %(iterations)d iterations (L1 change %(change).3g)",
+                       {"iterations": iteration, "change": change})
+    return HubsAuthorities(hub, authority, iteration, change)
+
+
+def link_weights(links: csr_matrix, site_of: np.ndarray, anchor_length: np.ndarray | None = None) -> np.ndarray:
+    """Baeza-Yates & Davis weights (see the module docstring), one float32 per stored link of ``links``,
+    whose rows must list each page's links in page order (with repeats), as the link store keeps them."""
+    size = links.shape[0]
+    site_of = np.asarray(site_of)
+    if site_of.shape != (size,):
+        raise ValueError(f"site_of must have {size} entries (one per doc-id), got {site_of.shape}")
+    degree = np.diff(links.indptr)
+    rows = _rows(links)
+    # RP: position k of m, earlier links weigh more.
+    position = np.arange(links.nnz, dtype=rows.dtype)
+    position -= np.repeat(links.indptr[:-1].astype(rows.dtype, copy=False), degree)
+    weights = position.astype(np.float32)
+    del position
+    weights /= np.repeat(np.maximum(degree, 1).astype(np.float32), degree)
+    np.subtract(1.0, weights, out=weights)
+    weights *= WL_POSITION
+    weights += WL_BASE
+    weights += WL_OTHER_SITE * (site_of[rows] != site_of[links.indices])
+    if anchor_length is not None:
+        anchor_length = np.asarray(anchor_length)
+        if anchor_length.shape != (links.nnz,):
+            raise ValueError(f"anchor_length must have one entry per link ({links.nnz}), got {anchor_length.shape}")
+        weights += anchor_length.astype(np.float32) / WL_ANCHOR_UNIT
+    weights[links.indices == rows] = 0
+    return weights.astype(np.float32, copy=False)
+
+
+def wlrank(links: csr_matrix, site_of: np.ndarray, q: float = 0.15, max_error: float = 1e-6, *,
+           anchor_length: np.ndarray | None = None, weights: np.ndarray | None = None,
+           dtype=np.float32) -> Ranking:
+    """Weighted link rank: PageRank over ``links`` (in page order) weighted by ``link_weights``, or by
+    ``weights`` (one per stored link) when given."""
+    if weights is None:
+        weights = link_weights(links, site_of, anchor_length)
+    elif np.shape(weights) != (links.nnz,):
+        raise ValueError(f"weights must have one entry per link ({links.nnz}), got {np.shape(weights)}")
+    weighted = csr_matrix((np.asarray(weights, dtype=np.float32), links.indices, links.indptr), shape=links.shape)
+    return pagerank(weighted, q, max_error, dtype=dtype)
+
+
+def site_graph(links: csr_matrix, site_of: np.ndarray, sites: int | None = None) -> csr_matrix:
+    """The graph of sites, indexed by site-id: (s, t) is 1.0 when a page of s links to a page of t ≠ s."""
+    site_of = np.asarray(site_of)
+    if site_of.shape != (links.shape[0],):
+        raise ValueError(f"site_of must have {links.shape[0]} entries (one per doc-id), got {site_of.shape}")
+    if sites is None:
+        sites = int(site_of.max()) if len(site_of) else 0
+    index_type = _index_type(0, sites + 1)
+    site_of = site_of.astype(index_type, copy=False)
+    source = np.repeat(site_of, np.diff(links.indptr))
+    target = site_of[links.indices]
+    across = source != target
+    pairs = coo_matrix(
+        (np.ones(int(across.sum()), dtype=np.float32), (source[across], target[across])),
+        shape=(sites + 1, sites + 1),
+    ).tocsr()
+    pairs.sum_duplicates()
+    pairs.data[:] = 1
+    return pairs
+
+
+def siterank(links: csr_matrix, site_of: np.ndarray, q: float = 0.15, max_error: float = 1e-6, *,
+             sites: int | None = None, dtype=np.float32) -> Ranking:
+    """PageRank on the graph of sites; scores indexed by site-id."""
+    return pagerank(site_graph(links, site_of, sites), q, max_error, dtype=dtype)
