@@ -2,7 +2,8 @@
 
 It starts the sample web (``wirescrapy.sampleweb``: several generated sites on 127.0.0.1 whose host names
 ``*.wire.test`` reach loopback through ``WIRE_DNS_HOSTS``), seeds a collection with its home pages and runs
-as much of the WIRE cycle as exists, then says where the collection is and what it holds.
+as much of the WIRE cycle as exists (seeder, then the manager writing the first batch; the harvester comes
+next), then says where the collection is and what it holds.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from pathlib import Path
 
 from wirescrapy.collection import Collection
 from wirescrapy.commands.base import WireCommand
+from wirescrapy.manager import manage
+from wirescrapy.manager.batch import read_batch
 from wirescrapy.sampleweb import SampleWebProcess
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
@@ -43,6 +46,11 @@ class Command(WireCommand):
             with Collection.from_config(config) as collection:
                 report = seed(collection, web.seeds, add_root=config.add_root, rules=SeederRules(config))
                 print(f"seeded {report.added} start URLs ({report.known} already known)")
+                managed = manage(collection, config)
+                for path in managed.paths:
+                    batch = read_batch(path)
+                    print(f"manager: batch {batch.number} of {len(batch.urls)} URLs from "
+                          f"{len(batch.sites)} sites written to {path}")
                 print_summary(collection)
 
 

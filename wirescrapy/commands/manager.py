@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from scrapy.exceptions import UsageError
 
@@ -35,6 +36,8 @@ class Command(WireCommand):
         if opts.parts < 1:
             raise UsageError("--parts must be >= 1")
         config = self.wire_config()
+        if not (Path(config.collection_dir) / "urls.log").exists():
+            raise UsageError(f"no collection in {config.collection_dir}: seed one first (scrapy seed FILE)")
         started = time.perf_counter()
         try:
             collection = Collection.from_config(config, readonly=opts.dry_run)
