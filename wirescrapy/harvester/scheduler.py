@@ -1,0 +1,351 @@
+"""WIRE's politeness as a Scrapy scheduler: one request in flight per site, and a wait after each fetch.
+
+Enable it with ``SCHEDULER = "wirescrapy.harvester.scheduler.WireScheduler"``. The policy is the pure
+:class:`~wirescrapy.harvester.politeness.PolitenessQueue`; this class connects it to the engine:
+
+* ``enqueue_request`` puts a Request in its site's FIFO (site: ``scheme://host[:port]``, see
+  :func:`~wirescrapy.harvester.politeness.site_key`), at the front when ``request.priority > 0`` (a
+  redirect follow-up gets +2 from ``REDIRECT_PRIORITY_ADJUST``; give robots.txt a positive priority), else
+  at the back. Duplicates are filtered with ``DUPEFILTER_CLASS`` unless ``dont_filter``, as Scrapy's own
+  scheduler does. Every request goes through here, robots.txt and redirects included, so none escapes
+  the one-connection rule (``ROBOTSTXT_OBEY`` must stay off: its middleware fetches robots.txt with
+  ``engine.download``, past any scheduler).
+* :meth:`WireScheduler.enqueue_batch` takes a whole batch in compact form (no Request per URL); the
+  Request is built when its site's turn comes, with ``meta`` ``wire_doc_id``, ``wire_site_id`` and
+  ``wire_depth``, and ``dont_filter=True`` (the manager wrote each doc-id once).
+* ``next_request`` pops the first ready site and marks it fetching.
+
+When a fetch ends, the site's wait starts. The signals used, and why:
+
+* ``request_left_downloader`` is sent by the downloader when the download handler is done with a
+  request, whatever the outcome: a response, an HTTP error status, a download error, a timeout, a DNS
+  error, a refused connection, or a ``StopDownload`` raised from ``headers_received``/``bytes_received``.
+  That is exactly "the network access ended", the moment WIRE starts the wait. ``response_downloaded``
+  and ``response_received`` miss failures; ``request_dropped`` is only for requests this scheduler
+  refused, which were never in flight.
+* A request can also end without ever reaching the downloader: a downloader middleware's
+  ``process_request`` raised ``IgnoreRequest`` or answered it (a cache), and no signal says so. Such a
+  request never gets ``request_reached_downloader``; once it has also left ``engine.downloader.active``
+  (which the engine empties before it calls ``next_request`` again), the site is released without a new
+  wait, as no access was made.
+
+Each released request is removed from the in-flight map first, so a site is released exactly once per
+request whatever order the signals come in.
+
+Waking the engine: the engine asks ``next_request`` after a download, after ``crawl()`` and on a 5-second
+heartbeat. When every site with URLs is waiting, ``next_request`` sets a ``reactor.callLater`` for the
+moment the first of them becomes ready, and that call schedules the engine's ``nextcall``: no second of a
+wait is lost to the heartbeat.
+
+Resuming a batch after a kill: nothing of this queue is on disk. The pipeline records every fetched page
+in the collection; a restarted harvester passes the doc-ids already recorded for this batch as
+``skip`` to ``enqueue_batch``, and ``resumed=True`` so that every site first waits its wait from the
+restart (its last access before the kill is unknown). Requests in flight or queued follow-ups (redirects)
+at the kill are lost with the process: a page whose record was not written is fetched again.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+from scrapy.core.scheduler import BaseScheduler
+from scrapy.utils.misc import build_from_crawler, load_object
+from twisted.internet import task
+
+from wirescrapy.config import WireConfig
+from wirescrapy.harvester.politeness import DocTable, PolitenessQueue, Waits, site_key
+from wirescrapy.seeder.canonical import site_of
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Container, Iterable, Iterator, Mapping
+
+    from twisted.internet.base import DelayedCall
+    from twisted.internet.defer import Deferred
+    from typing_extensions import Self
+
+    from scrapy.crawler import Crawler
+    from scrapy.dupefilters import BaseDupeFilter
+    from scrapy.spiders import Spider
+
+    from wirescrapy.harvester.politeness import Counts
+    from wirescrapy.manager.batch import BatchSite, BatchURL
+
+logger = logging.getLogger(__name__)
+
+# Request.meta keys of the requests built from a batch (kept by redirects, which copy meta).
+DOC_ID = "wire_doc_id"
+SITE_ID = "wire_site_id"
+DEPTH = "wire_depth"
+
+# Added to each wake-up so that it does not come a hair before the site is ready (the reactor's clock
+# and ours are read at different moments) and cost one more empty call.
+_WAKE_SLACK = 0.001
+
+
+def _engine_slot(crawler: Crawler) -> Any:
+    """The engine's slot, or None when no spider is open.
+
+    The only use of a private Scrapy attribute in this module (``ExecutionEngine._slot``, Scrapy 2.13):
+    a scheduler has no public way to make the engine call ``next_request`` now, nor a spider to reach
+    the scheduler. The slot's ``nextcall`` is the ``CallLaterOnce`` that the engine itself schedules
+    after each download and on its heartbeat; scheduling it again is harmless (calls coalesce).
+    """
+    engine = crawler.engine
+    return getattr(engine, "_slot", None) if engine is not None else None
+
+
+class WireScheduler(BaseScheduler):
+    """Scrapy scheduler keeping WIRE's politeness: one connection per site, ``WIRE_WAIT_*`` between."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        dupefilter: BaseDupeFilter,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        config = WireConfig.from_settings(crawler.settings)
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.dupefilter = dupefilter
+        self.connections: int = config.connections
+        self.progress_interval: float = crawler.settings.getfloat("LOGSTATS_INTERVAL")
+        self.queue = PolitenessQueue(Waits(config.wait_normal, config.wait_large_site, config.large_site_pages))
+        self.docs = DocTable()
+        self.spider: Spider | None = None
+        self._clock = clock
+        self._factories: list[tuple[Callable | None, Callable | None]] = []
+        self._in_flight: dict[Request, str] = {}  # request -> its site
+        self._not_reached: dict[Request, None] = {}  # in flight, not yet at the downloader (ordered set)
+        self._timer: DelayedCall | None = None
+        self._progress: task.LoopingCall | None = None
+        crawler.signals.connect(self._reached_downloader, signal=signals.request_reached_downloader)
+        crawler.signals.connect(self._left_downloader, signal=signals.request_left_downloader)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        dupefilter_cls = load_object(crawler.settings["DUPEFILTER_CLASS"])
+        return cls(crawler, build_from_crawler(dupefilter_cls, crawler))
+
+    @classmethod
+    def of(cls, crawler: Crawler) -> WireScheduler:
+        """The running crawl's scheduler, for its spider (``WireScheduler.of(self.crawler)``)."""
+        slot = _engine_slot(crawler)
+        if slot is None or not isinstance(slot.scheduler, cls):
+            raise RuntimeError(f"no open spider with SCHEDULER = {cls.__module__}.{cls.__qualname__}")
+        return slot.scheduler
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+
+    def open(self, spider: Spider) -> Deferred[None] | None:
+        self.spider = spider
+        if self.progress_interval > 0:
+            self._progress = task.LoopingCall(self._log_progress)
+            self._progress.start(self.progress_interval, now=False)
+        return self.dupefilter.open()
+
+    def close(self, reason: str) -> Deferred[None] | None:
+        self._cancel_wakeup()
+        if self._progress is not None and self._progress.running:
+            self._progress.stop()
+        counts = self.counts()
+        self.stats.set_value("harvester/left/urls", counts.urls)
+        self.stats.set_value("harvester/left/in_flight", counts.fetching)
+        if counts.urls or counts.fetching:
+            logger.info(
+                "Harvester closed (%(reason)s) with %(urls)d URLs queued and %(fetching)d in flight",
+                {"reason": reason, "urls": counts.urls, "fetching": counts.fetching},
+            )
+        return self.dupefilter.close(reason)
+
+    # -- the engine's side -----------------------------------------------------------------------------
+
+    def has_pending_requests(self) -> bool:
+        return len(self.queue) > 0 or self.queue.fetching > 0
+
+    def __len__(self) -> int:
+        return len(self.queue)
+
+    def enqueue_request(self, request: Request) -> bool:
+        if not request.dont_filter and self.dupefilter.request_seen(request):
+            self.dupefilter.log(request, self.spider)
+            return False
+        self.queue.add(site_key(request.url), request, front=request.priority > 0)
+        self.stats.inc_value("scheduler/enqueued")
+        self.stats.inc_value("scheduler/enqueued/request")
+        return True
+
+    def next_request(self) -> Request | None:
+        now = self._clock()
+        if self._not_reached:
+            self._release_unreached()
+        if self.queue.fetching >= self.connections:
+            return None  # a download will end, and the engine will ask again
+        popped = self.queue.pop_ready(now)
+        if popped is None:
+            self._schedule_wakeup(now)
+            return None
+        site, item = popped
+        request = self._batch_request(site, item) if type(item) is int else item
+        self._in_flight[request] = site
+        self._not_reached[request] = None
+        self.stats.inc_value("scheduler/dequeued")
+        return request
+
+    # -- the spider's side -----------------------------------------------------------------------------
+
+    def enqueue_batch(
+        self,
+        urls: Iterable[BatchURL],
+        *,
+        sites: Mapping[int, BatchSite] | None = None,
+        skip: Container[int] = (),
+        callback: Callable | None = None,
+        errback: Callable | None = None,
+        resumed: bool = False,
+    ) -> int:
+        """Queue a batch's pages without building Requests; return how many were queued.
+
+        ``urls``: objects with ``doc_id``, ``site_id``, ``depth`` and a canonical ``url``
+        (:class:`~wirescrapy.manager.batch.BatchURL`); ``sites``: site-id -> record with ``origin``,
+        ``docs`` (for the large-site wait) and ``crawl_delay``; ``skip``: doc-ids not to queue (already
+        fetched in this batch, on a restart); ``callback``/``errback``: of the Requests built;
+        ``resumed``: every site of the batch waits its wait from now before its first fetch.
+        """
+        tag = self._factory(callback, errback)
+        for site in (sites or {}).values():
+            key = site_key(site.origin)
+            self.queue.set_pages(key, site.docs)
+            self.queue.set_crawl_delay(key, site.crawl_delay)
+        queue, docs = self.queue, self.docs
+        seen: set[str] = set()
+        queued = 0
+        for url in urls:
+            if url.doc_id in skip:
+                continue
+            site = site_of(url.url)
+            try:
+                row = docs.append(url.doc_id, url.site_id, url.depth, url.url[len(site):], tag)
+            except (OverflowError, TypeError) as exc:
+                raise ValueError(f"doc {url.doc_id!r} ({url.url}): bad doc-id, site-id or depth: {exc}") from None
+            queue.add(site, row)
+            seen.add(site)
+            queued += 1
+        if resumed:
+            now = self._clock()
+            for site in seen:
+                queue.visited(site, now)
+        self.stats.inc_value("scheduler/enqueued", queued)
+        self.stats.inc_value("scheduler/enqueued/batch", queued)
+        logger.info("Harvester queued %(urls)d URLs of %(sites)d sites", {"urls": queued, "sites": len(seen)})
+        self._wake_engine()  # the spider called us, not the engine: make it look
+        return queued
+
+    def set_crawl_delay(self, site: str, seconds: float) -> None:
+        """Crawl-delay of the site of URL ``site`` (from its robots.txt), its current wait included."""
+        self.queue.set_crawl_delay(site_key(site), seconds)
+        self._wake_engine()
+
+    def set_pages(self, site: str, pages: int) -> None:
+        """Page count of the site of URL ``site``, for the large-site wait."""
+        self.queue.set_pages(site_key(site), pages)
+        self._wake_engine()
+
+    def counts(self) -> Counts:
+        return self.queue.counts(self._clock())
+
+    def pending_doc_ids(self) -> Iterator[int]:
+        """Doc-ids of the batch's pages still queued or in flight (a redirect follow-up keeps its doc-id)."""
+        for _, item in self.queue.pending():
+            if type(item) is int:
+                yield self.docs.doc_ids[item]
+            elif DOC_ID in item.meta:
+                yield item.meta[DOC_ID]
+        for request in self._in_flight:
+            if DOC_ID in request.meta:
+                yield request.meta[DOC_ID]
+
+    # -- releasing a site ------------------------------------------------------------------------------
+
+    def _reached_downloader(self, request: Request, spider: Spider) -> None:
+        self._not_reached.pop(request, None)
+
+    def _left_downloader(self, request: Request, spider: Spider) -> None:
+        self._release(request, fetched=True)
+
+    def _release_unreached(self) -> None:
+        # Handed out, never at the downloader, and the downloader is done with it: a middleware
+        # answered or refused it without a network access.
+        engine = self.crawler.engine
+        if engine is None:
+            return
+        active = engine.downloader.active
+        for request in [r for r in self._not_reached if r not in active]:
+            self._release(request, fetched=False)
+
+    def _release(self, request: Request, *, fetched: bool) -> None:
+        site = self._in_flight.pop(request, None)
+        if site is None:
+            return  # not ours (engine.download) or already released
+        self._not_reached.pop(request, None)
+        self.queue.finished(site, self._clock(), fetched=fetched)
+        self.stats.inc_value("scheduler/released/fetched" if fetched else "scheduler/released/not_fetched")
+
+    # -- waking the engine -----------------------------------------------------------------------------
+
+    def _schedule_wakeup(self, now: float) -> None:
+        # One timer, for the earliest ready site: moved earlier when an earlier one appears, left alone
+        # when it is already due sooner (it fires, finds nothing ready, and is set again).
+        when = self.queue.next_ready_time()
+        if when is None:
+            return
+        from twisted.internet import reactor
+
+        delay = max(0.0, when - now) + _WAKE_SLACK
+        timer = self._timer
+        if timer is None or not timer.active():
+            self._timer = reactor.callLater(delay, self._wake_engine)
+        elif timer.getTime() > reactor.seconds() + delay:
+            timer.reset(delay)
+
+    def _cancel_wakeup(self) -> None:
+        if self._timer is not None and self._timer.active():
+            self._timer.cancel()
+        self._timer = None
+
+    def _wake_engine(self) -> None:
+        slot = _engine_slot(self.crawler)
+        if slot is not None:
+            slot.nextcall.schedule()
+
+    # -- helpers ---------------------------------------------------------------------------------------
+
+    def _factory(self, callback: Callable | None, errback: Callable | None) -> int:
+        pair = (callback, errback)
+        if pair not in self._factories:
+            if len(self._factories) > 255:
+                raise ValueError("more than 256 different callback/errback pairs for batches")
+            self._factories.append(pair)
+        return self._factories.index(pair)
+
+    def _batch_request(self, site: str, row: int) -> Request:
+        doc_id, site_id, depth, path, tag = self.docs.get(row)
+        callback, errback = self._factories[tag]
+        return Request(
+            site + path,
+            callback=callback,
+            errback=errback,
+            dont_filter=True,
+            meta={DOC_ID: doc_id, SITE_ID: site_id, DEPTH: depth},
+        )
+
+    def _log_progress(self) -> None:
+        counts = self.counts()
+        logger.info(
+            "Harvester: %(fetching)d sites fetching, %(ready)d ready, %(waiting)d waiting, %(empty)d "
+            "done; %(urls)d URLs queued, %(fetches)d fetched",
+            vars(counts),
+            extra={"spider": self.spider},
+        )
