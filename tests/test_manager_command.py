@@ -144,23 +144,3 @@ def test_run_manager_numbers_batches_and_respects_revisit_periods(collection_dir
         docs["visits"], docs["status"], docs["last_visit"] = 1, 200, NOW - DAY
         assert run_manager(collection, cfg, NOW) == []
         assert run_manager(collection, cfg, NOW + 8 * DAY)[0].name == "000003"
-
-
-def test_links_in_page_order_are_the_stored_lists(tmp_path):
-    from wirescrapy.manager import _links_in_page_order
-
-    rng = np.random.default_rng(4)
-    with Collection(tmp_path / "collection") as collection:
-        for i in range(60):
-            collection.add_url(f"http://s{i % 4}.example/{i}", 1)
-        lists = {doc_id: rng.integers(1, 61, size=rng.integers(0, 9)).astype(np.uint32)
-                 for doc_id in range(1, 61) if doc_id % 7}
-        for doc_id, targets in lists.items():
-            collection.links.set_links(doc_id, targets)
-        collection.links.set_links(3, np.array([5, 5, 1], dtype=np.uint32))  # replaced: a new extent
-        lists[3] = np.array([5, 5, 1])
-        ordered = _links_in_page_order(collection.links, 62)
-    assert ordered.shape == (63, 63)
-    for doc_id in range(63):
-        row = ordered.indices[ordered.indptr[doc_id]:ordered.indptr[doc_id + 1]]
-        assert row.tolist() == lists.get(doc_id, np.zeros(0)).tolist()

@@ -215,6 +215,7 @@ def test_at_most_wire_connections_sites_at_once():
     for site in "abc":
         sched.enqueue_request(scrapy.Request(f"http://{site}.cl/"))
     first, second = take(sched), take(sched)
+    assert {first.url, second.url} == {"http://a.cl/", "http://b.cl/"}
     assert take(sched) is None
     download(sched, first)
     assert take(sched).url == "http://c.cl/"

@@ -85,12 +85,14 @@ class LinkGraph:
 
         self.extents.check(read)
 
-    def to_csr(self, n_docs: int | None = None) -> csr_matrix:
+    def to_csr(self, n_docs: int | None = None, ordered: bool = False) -> csr_matrix:
         """The whole graph as a sparse matrix: entry (i, j) is the number of links from i to j.
 
         The shape is (n + 1, n + 1), with n = ``n_docs`` or else the highest doc-id seen, so that
         row and column indices are doc-ids (row and column 0 stay empty). Entries are float32
-        counts: a link repeated in a list counts twice. Indices are sorted within each row.
+        counts: a link repeated in a list counts twice. Indices are sorted within each row, unless
+        ``ordered``: then each row is the stored list as it is, in page order with its repeats (one
+        entry of 1.0 per link; the weighted link rank needs a link's position in its page).
 
         The data file is read through one mapping and the lists are gathered with numpy, so memory
         is the matrix itself (8 bytes per link) plus bounded temporaries.
@@ -127,7 +129,8 @@ class LinkGraph:
             (np.ones(total, dtype=np.float32), indices.astype(index_type, copy=False), indptr),
             shape=(n_docs + 1, n_docs + 1),
         )
-        matrix.sum_duplicates()
+        if not ordered:
+            matrix.sum_duplicates()
         return matrix
 
     # -- lifecycle ---------------------------------------------------------------------------------

@@ -181,7 +181,7 @@ def manage(collection, config, now: float | None = None, *, batches: int | None 
     result = plan(
         docs, collection.links.to_csr(n_docs=n), config, now, count=batches,
         exclude=robots_docs[robots_docs > 0],
-        links_in_page_order=lambda: _links_in_page_order(collection.links, n),
+        links_in_page_order=lambda: collection.links.to_csr(n_docs=n, ordered=True),
         sites=site_count, rng=rng,
     )
     batches_dir = collection.dir / "batches"
@@ -259,35 +259,3 @@ def _ip_text(raw) -> str:
         return ""
     address = ipaddress.IPv6Address(data)
     return str(address.ipv4_mapped or address)
-
-
-def _links_in_page_order(graph, n_docs: int) -> csr_matrix:
-    """The link lists as stored, each page's links in page order with repeats (``to_csr`` sorts and merges
-    them). Reads the store's index and data file as ``LinkGraph.to_csr`` does.
-
-    TODO(lead): belongs in ``LinkGraph`` as ``to_csr(ordered=True)``.
-    """
-    index = graph.extents.index()
-    counts = index.size.astype(np.int64) // 4
-    indptr = np.zeros(n_docs + 2, dtype=np.int64)
-    indptr[index.ids + 1] = counts
-    np.cumsum(indptr, out=indptr)
-    total = int(indptr[-1])
-    indices = np.empty(total, dtype=np.int32)
-    if total:
-        words = graph.extents.data_array()
-        words = words[: len(words) // 4 * 4].view("<u4")
-        starts = indptr[index.ids]
-        sources = index.offset.astype(np.int64) // 4
-        chunk = 1 << 23
-        lo = 0
-        while lo < len(counts):
-            hi = min(max(int(np.searchsorted(starts, starts[lo] + chunk, side="right")) - 1, lo + 1), len(counts))
-            gather = np.repeat(sources[lo:hi] - starts[lo:hi], counts[lo:hi])
-            gather += np.arange(starts[lo], starts[lo] + len(gather), dtype=np.int64)
-            indices[starts[lo] : starts[lo] + len(gather)] = words[gather].view(np.int32)
-            lo = hi
-        del words
-    index_type = np.int32 if total < (1 << 31) else np.int64
-    return csr_matrix((np.ones(total, dtype=np.float32), indices.astype(index_type, copy=False),
-                       indptr.astype(index_type)), shape=(n_docs + 1, n_docs + 1))
