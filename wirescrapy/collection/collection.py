@@ -28,11 +28,12 @@ Layout of the directory::
 from __future__ import annotations
 
 import os
-import urllib.parse
 from pathlib import Path
 
 import numpy as np
 from xxhash import xxh3_64_intdigest
+
+from wirescrapy.seeder.canonical import site_of
 
 from .links import LinkGraph
 from .lock import CollectionLock
@@ -43,15 +44,12 @@ from .urls import URLStore
 
 
 def split_url(url: str) -> tuple[str, bytes]:
-    """(site name, path) of an absolute http(s) URL: the origin, and path + query without fragment."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"not an absolute http(s) URL: {url!r}")
-    site = f"{parts.scheme}://{parts.netloc.rpartition('@')[2].lower()}"
-    path = parts.path or "/"
-    if parts.query:
-        path += "?" + parts.query
-    return site, path.encode("utf-8", "surrogateescape")
+    """(site name, path) of a canonical http(s) URL (``seeder.canonicalize``): the origin as the seeder
+    names sites (``canonical.site_of``), and path + query without fragment."""
+    site = site_of(url)
+    if not site.startswith(("http://", "https://")):
+        raise ValueError(f"not an http(s) URL: {url!r}")
+    return site, url[len(site):].partition("#")[0].encode("utf-8", "surrogateescape")
 
 
 class Collection:
