@@ -30,5 +30,30 @@ COOKIES_ENABLED = False
 TELNETCONSOLE_ENABLED = False
 LOG_LEVEL = "INFO"
 
-EXTENSIONS = {"wirescrapy.extensions.WireSettingsCheck": 0}
+EXTENSIONS = {
+    "wirescrapy.extensions.WireSettingsCheck": 0,
+    "wirescrapy.harvester.progress.HarvestProgress": 500,
+}
+
+# The harvester (spiders/harvester.py): WIRE's politeness queue, and the gatherer as item pipelines.
+SCHEDULER = "wirescrapy.harvester.scheduler.WireScheduler"
+DOWNLOADER_MIDDLEWARES = {
+    "wirescrapy.harvester.middlewares.BatchFilterMiddleware": 100,
+    "wirescrapy.harvester.middlewares.BlockedIPMiddleware": 110,
+    "wirescrapy.harvester.middlewares.FetchLimitsMiddleware": 950,
+}
+ITEM_PIPELINES = {
+    "wirescrapy.gatherer.pipelines.DocumentPipeline": 100,
+    "wirescrapy.gatherer.pipelines.ParsePipeline": 200,
+    "wirescrapy.gatherer.pipelines.PageStorePipeline": 300,
+    "wirescrapy.gatherer.pipelines.LinkGraphPipeline": 400,
+    "wirescrapy.gatherer.pipelines.MetadataPipeline": 500,
+}
+# Every response reaches the spider, which records it: redirects are followed by the spider (through the
+# seeder rules and the politeness queue), errors are counted per page and retried by the manager in a later
+# batch (WIRE_MAX_ERRORS_*), not at once.
+REDIRECT_ENABLED = False
+METAREFRESH_ENABLED = False
+RETRY_ENABLED = False
+HTTPERROR_ALLOW_ALL = True
 DNS_RESOLVER = "wirescrapy.resolver.MappedResolver"

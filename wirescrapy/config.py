@@ -214,6 +214,12 @@ SETTINGS: tuple[Setting, ...] = (
         Setting("WIRE_BLOCKED_IPS", "harvester/blocked-ip", BLOCKED_NETWORKS, "list",
                 "Addresses and networks never visited, checked after DNS resolution (default: loopback, "
                 "private, link-local and other non-public ranges).", check=_networks),
+        Setting("WIRE_MAX_REDIRECTS", "", 3, "int",
+                "Redirect hops followed from one page (5 for robots.txt, RFC 9309); each hop is recorded "
+                "as a link and waits its site's turn.", 0, 20),
+        Setting("WIRE_SITEMAPS_PER_SITE", "", 5, "int",
+                "Sitemaps fetched for a site when its robots.txt names them (an index counts its children); "
+                "0 fetches none.", 0),
         Setting("WIRE_DNS_HOSTS", "harvester/resolvconf", {}, "dict",
                 "Static host map `{domain: ip}` used before DNS (a name matches its domain and "
                 "sub-domains); for tests and the offline demo.", check=_ip_map),

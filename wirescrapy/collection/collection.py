@@ -160,6 +160,13 @@ class Collection:
             record["duplicate_of"] = 0
         return original
 
+    def load_page(self, doc_id: int) -> bytes | None:
+        """The stored content of ``doc_id``, that of its original when it is a duplicate; None if none."""
+        record = self.documents.records[doc_id]
+        if record["flags"] & DocFlag.DUPLICATE and record["duplicate_of"]:
+            return self.pages.load(int(record["duplicate_of"]))
+        return self.pages.load(doc_id)
+
     # -- summary -------------------------------------------------------------------------------------
 
     def summary(self) -> dict:
@@ -182,7 +189,7 @@ class Collection:
 
     def checkpoint(self) -> None:
         for store in (self.urls, self.documents, self.sites, self.pages, self.links):
-            getattr(store, "checkpoint", store.flush)()
+            (getattr(store, "checkpoint", None) or store.flush)()
 
     def close(self) -> None:
         if self.urls is None:

@@ -276,6 +276,18 @@ class PolitenessQueue:
             fetches=self._fetches,
         )
 
+    def time_left(self, now: float) -> float:
+        """The least time the queued URLs can take, fetch times aside: over sites, the time until the
+        site is ready plus one wait per URL after its first. O(sites), for a progress line."""
+        longest = 0.0
+        for site in self._sites.values():
+            queued = len(site)
+            if not queued:
+                continue
+            ready = max(site.last_end + site.wait - now, 0.0) if site.state == _QUEUED else site.wait
+            longest = max(longest, ready + (queued - 1) * site.wait)
+        return longest
+
     def pending(self) -> Iterator[tuple[str, Any]]:
         """Every queued ``(site, item)``, site by site in FIFO order, without taking them."""
         for key, site in self._sites.items():

@@ -53,7 +53,6 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, signals
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.misc import build_from_crawler, load_object
-from twisted.internet import task
 
 from wirescrapy.config import WireConfig
 from wirescrapy.harvester.politeness import DocTable, PolitenessQueue, Waits, site_key
@@ -111,7 +110,6 @@ class WireScheduler(BaseScheduler):
         self.stats = crawler.stats
         self.dupefilter = dupefilter
         self.connections: int = config.connections
-        self.progress_interval: float = crawler.settings.getfloat("LOGSTATS_INTERVAL")
         self.queue = PolitenessQueue(Waits(config.wait_normal, config.wait_large_site, config.large_site_pages))
         self.docs = DocTable()
         self.spider: Spider | None = None
@@ -120,7 +118,6 @@ class WireScheduler(BaseScheduler):
         self._in_flight: dict[Request, str] = {}  # request -> its site
         self._not_reached: dict[Request, None] = {}  # in flight, not yet at the downloader (ordered set)
         self._timer: DelayedCall | None = None
-        self._progress: task.LoopingCall | None = None
         crawler.signals.connect(self._reached_downloader, signal=signals.request_reached_downloader)
         crawler.signals.connect(self._left_downloader, signal=signals.request_left_downloader)
 
@@ -141,15 +138,10 @@ class WireScheduler(BaseScheduler):
 
     def open(self, spider: Spider) -> Deferred[None] | None:
         self.spider = spider
-        if self.progress_interval > 0:
-            self._progress = task.LoopingCall(self._log_progress)
-            self._progress.start(self.progress_interval, now=False)
         return self.dupefilter.open()
 
     def close(self, reason: str) -> Deferred[None] | None:
         self._cancel_wakeup()
-        if self._progress is not None and self._progress.running:
-            self._progress.stop()
         counts = self.counts()
         self.stats.set_value("harvester/left/urls", counts.urls)
         self.stats.set_value("harvester/left/in_flight", counts.fetching)
@@ -256,6 +248,10 @@ class WireScheduler(BaseScheduler):
     def counts(self) -> Counts:
         return self.queue.counts(self._clock())
 
+    def clock(self) -> float:
+        """The scheduler's clock (monotonic seconds), the one ``queue`` times are in."""
+        return self._clock()
+
     def pending_doc_ids(self) -> Iterator[int]:
         """Doc-ids of the batch's pages still queued or in flight (a redirect follow-up keeps its doc-id)."""
         for _, item in self.queue.pending():
@@ -339,13 +335,4 @@ class WireScheduler(BaseScheduler):
             errback=errback,
             dont_filter=True,
             meta={DOC_ID: doc_id, SITE_ID: site_id, DEPTH: depth},
-        )
-
-    def _log_progress(self) -> None:
-        counts = self.counts()
-        logger.info(
-            "Harvester: %(fetching)d sites fetching, %(ready)d ready, %(waiting)d waiting, %(empty)d "
-            "done; %(urls)d URLs queued, %(fetches)d fetched",
-            vars(counts),
-            extra={"spider": self.spider},
         )

@@ -239,7 +239,7 @@ def _resolve(collection, config, docs, sites, doc_ids, profits, now) -> tuple[li
         state = RobotsState(int(record["robots_state"]))
         body = None
         if state is RobotsState.VALID and record["robots_docid"]:
-            body = collection.pages.load(int(record["robots_docid"]))
+            body = collection.load_page(int(record["robots_docid"]))
         fetched = float(record["robots_fetched"])
         period = (config.robots_txt_invalid_period if state is RobotsState.UNREACHABLE
                   else config.robots_txt_valid_period)

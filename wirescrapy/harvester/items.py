@@ -1,0 +1,88 @@
+"""What the harvester hands to the gatherer's pipelines: one :class:`Fetch` per network access.
+
+A ``Fetch`` is the outcome of one request — a page, a robots.txt or a sitemap — whatever it was: a
+response of any status, a download stopped after the headers, or a failure with no response at all
+(``status`` < 0, one of :class:`FetchError`). The spider fills in what the network said; the pipelines
+(``wirescrapy.gatherer.pipelines``) add what they compute, in order: ``page`` (parsed), ``original`` and
+``changed`` (content-seen and page store), ``link_count`` (link graph), and write the metadata.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from wirescrapy.gatherer.parser import ParsedPage
+
+
+class FetchError(enum.IntEnum):
+    """Why a fetch has no usable response; stored negated in the document's ``status``."""
+
+    DNS = 1  # the host name did not resolve
+    REFUSED = 2  # connection refused
+    TIMEOUT = 3  # connecting or answering took longer than WIRE_CONNECTION_TIMEOUT
+    CONNECTION_LOST = 4  # the connection ended before the response was complete
+    BLOCKED_IP = 5  # the host resolves to a WIRE_BLOCKED_IPS address
+    ROBOTS_DISALLOWED = 6  # robots.txt forbids it (no network access to the page)
+    REDIRECT_LOOP = 7  # a redirect back to a URL of the same chain
+    TOO_MANY_REDIRECTS = 8  # a chain longer than WIRE_MAX_REDIRECTS hops
+    OTHER = 9  # any other failure (logged with its message)
+
+    @property
+    def status(self) -> int:
+        """The value of the document record's ``status`` field."""
+        return -int(self)
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+class Kind(enum.Enum):
+    PAGE = "page"
+    ROBOTS = "robots"  # a site's /robots.txt
+    SITEMAP = "sitemap"  # a sitemap named in robots.txt
+
+
+@dataclass(slots=True)
+class Fetch:
+    """One network access and what the gatherer made of it."""
+
+    kind: Kind
+    url: str  # the URL requested (canonical)
+    doc_id: int  # 0: not known yet (a redirect follow-up, a robots.txt); the pipeline finds or adds it
+    site_id: int
+    depth: int
+    started: float  # Unix seconds, request sent
+    ended: float  # Unix seconds, response complete or failure
+    status: int = 0  # HTTP status, or FetchError.status
+    error: FetchError | None = None
+    message: str = ""  # the failure's text, for the log
+    mime: str = ""  # media type of the Content-Type header, lower case, no parameters
+    content_type: str = ""  # the whole header (charset) for the parser
+    body: bytes = b""  # what was kept: at most WIRE_MAX_FILE_SIZE bytes
+    raw_length: int = 0  # bytes received
+    truncated: bool = False  # cut at WIRE_MAX_FILE_SIZE
+    mime_refused: bool = False  # stopped after the headers: not an accepted MIME type
+    latency: float = 0.0  # seconds from the request to the response headers
+    last_modified: float = 0.0  # Last-Modified header, Unix seconds, 0 none
+    ip: str = ""  # the address the response came from
+    redirect: str = ""  # canonical target of a 3xx with a Location the seeder accepts
+    hops: int = 0  # redirects followed to get here
+    origin: str = ""  # robots.txt and sitemaps: the site they are for (a redirect may lead elsewhere)
+    listed: list[tuple[str, float | None]] = field(default_factory=list)  # a sitemap's (URL, last-modified)
+    # -- filled by the pipelines --
+    page: ParsedPage | None = None
+    original: int = 0  # the doc-id whose content this is (itself, or the original of a duplicate)
+    changed: bool = False  # the content differs from the previous visit's
+    links: list[int] = field(default_factory=list)  # doc-ids linked (pages only), in page order
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def duration(self) -> float:
+        return max(self.ended - self.started, 0.0)

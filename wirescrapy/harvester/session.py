@@ -1,0 +1,209 @@
+"""One harvester run over a collection: the open collection, its robots.txt policies, the batch.
+
+The spider, its downloader middlewares and the gatherer's pipelines share one ``Harvest`` (the spider's
+``harvest`` attribute). It owns the collection, opened for writing (the flock in ``collection/lock.py``
+keeps a second harvester, or a manager run, out), and knows:
+
+* **the cycle**: seed a file (``seed``), find a batch to resume (``unfinished_batch``) or ask the
+  manager for the next one (``plan_next``), open it (``open_batch``) and mark it done (``finish_batch``);
+* **what is done**: a page of batch B was fetched in B when its record has ``batch == B`` and a
+  ``last_visit`` not before the batch was written. The pipelines write each record as its fetch ends, so
+  after a ``kill -9`` the restarted harvester skips exactly the pages already recorded (see
+  ``WireScheduler.enqueue_batch``);
+* **robots.txt**: one ``RobotsPolicy`` per site, built from the collection's site record (state, time and
+  stored body) — newer than the batch's copy when this or an earlier run fetched it since — or from the
+  batch's ``sites.jsonl`` for a site the collection has not seen fetched.
+
+Each finished batch gets ``harvest.json`` beside its files: when it was harvested and the crawl's stats.
+A batch directory without it is unfinished, and is what a harvester started without arguments resumes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from wirescrapy.collection import Collection
+from wirescrapy.collection.metadata import RobotsState
+from wirescrapy.manager import manage
+from wirescrapy.manager.batch import batch_numbers, read_batch
+from wirescrapy.seeder.canonical import BadURL, site_of
+from wirescrapy.seeder.robots import RobotsPolicy
+from wirescrapy.seeder.rules import SeederRules
+from wirescrapy.seeder.seedfile import seed
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from wirescrapy.config import WireConfig
+    from wirescrapy.manager.batch import Batch, BatchSite
+    from wirescrapy.seeder.seedfile import SeedReport
+
+logger = logging.getLogger(__name__)
+
+HARVEST_FILE = "harvest.json"
+
+
+class Harvest:
+    def __init__(self, config: WireConfig, collection: Collection, user_agent: str):
+        self.config = config
+        self.collection = collection
+        self.user_agent = user_agent
+        self.rules = SeederRules(config)
+        self.batch: Batch | None = None
+        self.started = 0.0
+        self.created = 0.0  # when the batch was written: a record visited since was fetched in it
+        self._robots: dict[str, RobotsPolicy] = {}
+        self._robots_requested: set[str] = set()  # sites whose robots.txt is queued or in flight
+
+    @classmethod
+    def open(cls, config: WireConfig, user_agent: str) -> Harvest:
+        return cls(config, Collection.from_config(config), user_agent)
+
+    def close(self) -> None:
+        self.collection.close()
+
+    # -- the cycle -----------------------------------------------------------------------------------
+
+    def seed(self, lines: Iterable[str]) -> SeedReport:
+        report = seed(self.collection, lines, rules=self.rules)
+        self.collection.checkpoint()
+        return report
+
+    @property
+    def batches_dir(self) -> Path:
+        return self.collection.dir / "batches"
+
+    def unfinished_batch(self) -> Path | None:
+        """The last batch, if a harvest of it has not finished (``None`` if there is none, or it is split
+        into parts: a part is given explicitly)."""
+        numbers = batch_numbers(self.batches_dir)
+        if not numbers:
+            return None
+        path = self.batches_dir / f"{numbers[-1]:06d}"
+        if (path / HARVEST_FILE).exists() or not (path / "urls.tsv").exists():
+            return None
+        return path
+
+    def plan_next(self, now: float | None = None) -> Path | None:
+        """Run the manager for one batch; its directory, or None when no page is due."""
+        report = manage(self.collection, self.config, now, batches=1)
+        if not report.paths:
+            logger.info("manager: no page to fetch (%(docs)d documents)", {"docs": report.documents})
+            return None
+        return report.paths[0]
+
+    def open_batch(self, path: str | os.PathLike) -> tuple[Batch, set[int]]:
+        """Read a batch; returns it and the doc-ids already fetched in it (by an earlier, killed run)."""
+        batch = read_batch(path)
+        expected = batch.info.get("collection")
+        if expected and Path(expected).resolve() != self.collection.dir.resolve():
+            logger.warning("batch %(path)s was written for the collection %(expected)s, harvesting into "
+                           "%(actual)s", {"path": path, "expected": expected, "actual": self.collection.dir})
+        self.batch = batch
+        self.started = time.time()
+        self._robots_requested.clear()
+        docs = self.collection.documents.records
+        created = self.created = float(batch.info.get("created", 0))
+        done = set()
+        count = self.collection.documents.count
+        for url in batch.urls:
+            if 0 < url.doc_id <= count:
+                record = docs[url.doc_id]
+                if record["batch"] == batch.number and record["last_visit"] >= created:
+                    done.add(url.doc_id)
+        return batch, done
+
+    def fetched_in_batch(self, url: str = "", doc_id: int = 0) -> bool:
+        """Whether the page (by URL or doc-id) was fetched in the batch being harvested."""
+        batch = self.batch
+        if batch is None:
+            return False
+        collection = self.collection
+        if not doc_id:
+            try:
+                doc_id = collection.lookup(url)
+            except ValueError:
+                return False
+        if not 0 < doc_id <= collection.documents.count:
+            return False
+        record = collection.documents.records[doc_id]
+        return bool(record["batch"] == batch.number and record["last_visit"] >= self.created)
+
+    def finish_batch(self, stats: dict) -> None:
+        """Write ``harvest.json`` into the batch directory: it is done."""
+        if self.batch is None:
+            return
+        path = self.batch.path / HARVEST_FILE
+        record = {"batch": self.batch.number, "part": self.batch.part, "started": self.started,
+                  "finished": time.time(), "stats": {k: _plain(v) for k, v in sorted(stats.items())}}
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        os.replace(temporary, path)
+        self.collection.checkpoint()
+        self.batch = None
+
+    def site_for_queue(self, site: BatchSite) -> BatchSite:
+        """The batch's site with what the collection knows now: page count and Crawl-delay."""
+        record = self._site_record(site.origin)
+        docs = int(record["docs"]) if record is not None else site.docs
+        policy = self.policy(site.origin, site)
+        delay = policy.crawl_delay or 0.0
+        return dataclasses.replace(site, docs=docs, crawl_delay=delay)
+
+    # -- robots.txt ----------------------------------------------------------------------------------
+
+    def policy(self, origin: str, batch_site: BatchSite | None = None) -> RobotsPolicy:
+        """The robots.txt policy of a site (``scheme://host[:port]``)."""
+        policy = self._robots.get(origin)
+        if policy is None:
+            policy = self._load_policy(origin, batch_site)
+            self._robots[origin] = policy
+        return policy
+
+    def robots_needed(self, origin: str, now: float) -> bool:
+        """Whether a robots.txt request for ``origin`` must be queued before its pages (it is due and
+        none is queued yet); marks it requested."""
+        if origin in self._robots_requested or not self.policy(origin).due(now):
+            return False
+        self._robots_requested.add(origin)
+        return True
+
+    def robots_done(self, origin: str) -> None:
+        self._robots_requested.discard(origin)
+
+    def _load_policy(self, origin: str, batch_site: BatchSite | None) -> RobotsPolicy:
+        config = self.config
+        record = self._site_record(origin)
+        state, body, fetched = RobotsState.UNKNOWN, b"", 0.0
+        if record is not None and record["robots_fetched"] > 0:
+            state, fetched = RobotsState(int(record["robots_state"])), float(record["robots_fetched"])
+            if state is RobotsState.VALID and record["robots_docid"]:
+                body = self.collection.load_page(int(record["robots_docid"])) or b""
+        if batch_site is not None and batch_site.robots_fetched > fetched:
+            state, fetched = batch_site.robots_state, batch_site.robots_fetched
+            body = batch_site.robots_txt or b""
+        return RobotsPolicy.from_config(config, self.user_agent, state, body, fetched)
+
+    def _site_record(self, origin: str):
+        site_id = self.collection.urls.site_id(origin)
+        return self.collection.sites.records[site_id] if site_id else None
+
+
+def origin_of(url: str) -> str:
+    """The site of a canonical URL; ``""`` if it has none."""
+    try:
+        return site_of(url)
+    except BadURL:
+        return ""
+
+
+def _plain(value):
+    if isinstance(value, (int, float, str, bool)) or value is None:
+        return value
+    return str(value)
