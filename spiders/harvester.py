@@ -184,8 +184,33 @@ class HarvesterSpider(scrapy.Spider):
         raise DontCloseSpider
 
     def _closed(self, reason: str) -> None:
-        if self.harvest is not None:
+        if self.harvest is None:
+            return
+        try:
+            self._summary(reason)
+        finally:
             self.harvest.close()
+
+    def _summary(self, reason: str) -> None:
+        stats = self.crawler.stats.get_stats()
+        collection = self.harvest.collection.summary()
+        elapsed = stats.get("elapsed_time_seconds") or 0.0
+        errors = {k.rsplit("/", 1)[1]: v for k, v in stats.items() if k.startswith("harvester/errors/")}
+        pages = stats.get("harvester/fetched/page", 0)
+        self.logger.info(
+            "Harvest summary (%(reason)s): %(cycles)d cycle(s), %(pages)d page fetches in %(elapsed).1f s "
+            "(%(rate).1f/s), %(ok)d OK, %(dups)d duplicates, %(new)d new URLs, %(bytes).1f MB; errors: "
+            "%(errors)s. Collection %(dir)s: %(docs)d documents of %(sites)d sites, %(fetched)d fetched, "
+            "%(stored)d pages stored, %(links)d links.",
+            {"reason": reason, "cycles": self.cycles_done, "pages": pages, "elapsed": elapsed,
+             "rate": pages / elapsed if elapsed else 0.0, "ok": stats.get("harvester/status/200", 0),
+             "dups": stats.get("gatherer/duplicates", 0), "new": stats.get("gatherer/links/new", 0),
+             "bytes": stats.get("harvester/bytes", 0) / 1e6,
+             "errors": ", ".join(f"{k} {v}" for k, v in sorted(errors.items())) or "none",
+             "dir": collection["directory"], "docs": collection["documents"], "sites": collection["sites"],
+             "fetched": collection["fetched"], "stored": collection["pages_stored"],
+             "links": collection["links"]},
+        )
 
     # -- responses -----------------------------------------------------------------------------------
 
@@ -281,6 +306,7 @@ class HarvesterSpider(scrapy.Spider):
         elif fetch.hops >= limit:
             fetch.error = FetchError.TOO_MANY_REDIRECTS
         if fetch.error is not None:
+            fetch.status = fetch.error.status
             fetch.message = " -> ".join((*chain, target))[:500]
             self.crawler.stats.inc_value(f"harvester/redirects/{fetch.error.label}")
             return []

@@ -228,7 +228,7 @@ SETTINGS: tuple[Setting, ...] = (
         Setting("WIRE_MAX_STORED_SIZE", "gatherer/maxstoredsize", 300_000, "int",
                 "Bytes of cleaned page kept in the page store.", 1),
         Setting("WIRE_LINK_ATTRIBUTES", "gatherer/link/attribute",
-                ["a/href", "area/href", "frame/src", "iframe/src", "link/href", "base/href"], "list",
+                ["a/href", "area/href", "frame/src", "iframe/src", "link/href"], "list",
                 "Tag/attribute pairs holding links.", check=_link_attributes),
         Setting("WIRE_KEEP_TAGS", "gatherer/keep/tag",
                 ["html", "head", "title", "meta", "body", "h1", "h2", "h3", "h4", "h5", "h6", "p", "br",

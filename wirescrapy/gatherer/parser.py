@@ -87,6 +87,10 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 # Relative references that urljoin + safe_url_string leave as they are (checked by the fuzz tests): resolved
 # by a copy of urljoin's algorithm, ten times faster than the two calls.
 _PLAIN_REFERENCE = re.compile(r"[A-Za-z0-9\-._~!$&()*+,=:@/?%]+")
+# Absolute URLs that urljoin + safe_url_string return unchanged (checked by the fuzz tests): lower-case scheme
+# and ASCII host, no user info, a port without leading zero, a path and query of the plain characters. Half
+# of the time links take goes to such URLs otherwise (a page's links to other sites).
+_PLAIN_ABSOLUTE = re.compile(r"https?://[a-z0-9.\-]++(?::([1-9][0-9]{0,4}))?+(?:/[A-Za-z0-9\-._~!$&()*+,=:@/?%]*+)?+")
 _WHITESPACE = re.compile(r"\s")
 
 # Unclosed elements deeper than this make Lexbor's tree construction quadratic (each block start tag looks
@@ -173,9 +177,12 @@ class _Resolver:
 
     def _join(self, href: str) -> str | None:
         scheme = _SCHEME.match(href)
-        if scheme is None and self.plain and not href.startswith("//") and _PLAIN_REFERENCE.fullmatch(href):
-            return self._join_plain(href)
-        if scheme is not None and scheme.group().lower() not in ("http:", "https:"):
+        if scheme is None:
+            if self.plain and not href.startswith("//") and _PLAIN_REFERENCE.fullmatch(href):
+                return self._join_plain(href)
+        elif _is_plain_absolute(href):
+            return href
+        elif scheme.group().lower() not in ("http:", "https:"):
             return None  # javascript:, mailto:, data:, tel:, ftp:...
         try:
             url = safe_url_string(urljoin(self.base, href), self.encoding)
@@ -433,6 +440,15 @@ class Parser:
                     text = ""
                 append(Link(target, " ".join(text.split()), tag, len(links), nofollow))
         return links
+
+
+def _is_plain_absolute(href: str) -> bool:
+    """True if ``href`` is an http(s) URL that urljoin + safe_url_string would return as it is."""
+    plain = _PLAIN_ABSOLUTE.fullmatch(href)
+    if plain is None or href[-1] == "?":  # urljoin drops an empty query's "?"
+        return False
+    port = plain.group(1)
+    return port is None or len(port) < 5 or port <= "65535"
 
 
 def _is_plain_text(content_type: str | None) -> bool:

@@ -188,7 +188,7 @@ class MetadataPipeline(_Step):
                                          | DocFlag.NOFOLLOW | DocFlag.NOINDEX)
         failed = fetch.error is not None or fetch.status >= _ERROR_STATUS
         record["status"] = fetch.status
-        if fetch.error is None:
+        if fetch.responded:
             self._response(fetch, record)
             flags |= self._flags(fetch)
             if fetch.changed:

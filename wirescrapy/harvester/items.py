@@ -84,5 +84,10 @@ class Fetch:
         return self.error is None
 
     @property
+    def responded(self) -> bool:
+        """An HTTP response came (a redirect error is a response whose target is refused)."""
+        return self.error is None or self.error in (FetchError.REDIRECT_LOOP, FetchError.TOO_MANY_REDIRECTS)
+
+    @property
     def duration(self) -> float:
         return max(self.ended - self.started, 0.0)

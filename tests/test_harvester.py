@@ -1,0 +1,266 @@
+"""End to end: ``scrapy crawl harvester`` over the sample web, checked against its ground truth and its
+access log (what the servers saw), for several WIRE cycles.
+
+Every crawl is a real ``python -m scrapy crawl harvester`` subprocess with ``settings.test`` (loopback
+allowed, ``*.wire.test`` mapped to 127.0.0.1, waits scaled down to 0.2 s and 0.05 s).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from wirescrapy.collection import Collection
+from wirescrapy.collection.metadata import DocFlag, RobotsState
+from wirescrapy.harvester.items import FetchError
+from wirescrapy.sampleweb import SampleWebProcess
+from wirescrapy.seeder.rules import SeederRules
+
+ROOT = Path(__file__).resolve().parent.parent
+WAIT = 0.2  # settings/test.py WIRE_WAIT_NORMAL
+CRAWL_DELAY = 0.3  # site1's robots.txt
+MAX_DEPTH = 15  # WIRE_MAX_DEPTH_STATIC
+SLACK = 0.003  # for requests the client hung up on (see tests/test_scheduler.py)
+WEB = {"sites": 6, "pages_per_site": 40, "seed": 3, "slow_delay": 0.5, "crawl_delay": CRAWL_DELAY,
+       "broken_robots": "malformed"}
+# Every site stays under the large-site threshold, so every gap must be the normal wait.
+SETTINGS = {"WIRE_LARGE_SITE_PAGES": 10_000, "LOGSTATS_INTERVAL": 2}
+
+
+def harvest(collection: Path, *args: str, settings: dict | None = None, timeout: float = 240,
+            check: bool = True) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "scrapy", "crawl", "harvester", *args, "-s", f"WIRE_COLLECTION_DIR={collection}"]
+    for name, value in {**SETTINGS, **(settings or {})}.items():
+        command += ["-s", f"{name}={value}"]
+    run = subprocess.run(command, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert run.returncode == 0, run.stderr[-4000:]
+        assert "Traceback" not in run.stderr, run.stderr[-4000:]
+    return run
+
+
+def _env() -> dict:
+    return {**os.environ, "SCRAPY_SETTINGS_MODULE": "settings.test", "PYTHONPATH": str(ROOT)}
+
+
+def by_host(records):
+    hosts = {}
+    for record in records:
+        hosts.setdefault(record["host"], []).append(record)
+    for records in hosts.values():
+        records.sort(key=lambda r: r["start"])
+    return hosts
+
+
+def impolite(records, wait):
+    """The consecutive requests to one host closer than ``wait`` (server's times: end -> next start)."""
+    bad = []
+    for before, after in zip(records, records[1:]):
+        slack = SLACK if before.get("dropped") else 0.0
+        if after["start"] - before["end"] < wait - slack:
+            bad.append((before["path"], after["path"], round(after["start"] - before["end"], 4)))
+    return bad
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory):
+    """The sample web crawled from its seeds until the manager has nothing left to fetch."""
+    workdir = tmp_path_factory.mktemp("harvest")
+    with SampleWebProcess(workdir=workdir / "web", **WEB) as web:
+        seeds = workdir / "seeds.txt"
+        seeds.write_text("\n".join(web.seeds) + "\n")
+        collection = workdir / "collection"
+        first = harvest(collection, "-a", f"seeds={seeds}", "-a", "cycles=40")
+        again = harvest(collection)  # nothing left: the manager writes no batch
+        log = web.access_log()
+        yield web, collection, first, again, log
+
+
+def test_every_reachable_page_is_fetched_once_and_stored(crawled):
+    web, directory, first, _, log = crawled
+    truth = web.truth
+    # The links of a page over WIRE_MAX_FILE_SIZE that lie past the cut are not seen (they are kept
+    # only in the ground truth): the pages reached only through them are not expected.
+    expected = truth.pages - {web.url(1, "/odd/after-big.html")}
+    with Collection(directory, readonly=True) as collection:
+        for url in expected:
+            doc = collection.lookup(url)
+            assert doc, f"{url} not in the collection"
+            record = collection.documents.records[doc]
+            assert record["status"] == 200 and record["visits"] == 1, (url, record["status"], record["visits"])
+            assert collection.load_page(doc), url
+    requests = {}
+    for record in log:
+        key = (record["host"], record["path"])
+        requests[key] = requests.get(key, 0) + 1
+    twice = {key: count for key, count in requests.items() if count > 1}
+    assert not twice, f"requested more than once: {twice}"
+    assert "Cycle" in first.stderr and "nothing more to fetch" in first.stderr
+
+
+def test_duplicates_are_references_to_their_original(crawled):
+    web, directory, *_ = crawled
+    truth = web.truth
+    with Collection(directory, readonly=True) as collection:
+        docs = collection.documents.records[1:collection.documents.count + 1]
+        robots = set(collection.sites.records["robots_docid"][1:collection.sites.count + 1].tolist())
+        flagged = {collection.url(i + 1) for i in range(len(docs))
+                   if docs[i]["flags"] & DocFlag.DUPLICATE and i + 1 not in robots}
+        pairs = {frozenset((url, original)) for url, original in truth.duplicates.items()}
+        assert len(flagged) == len(pairs)
+        for url in flagged:
+            record = collection.documents.records[collection.lookup(url)]
+            original = collection.url(int(record["duplicate_of"]))
+            assert frozenset((url, original)) in pairs, (url, original)
+            assert collection.pages.load(collection.lookup(url)) is None  # a reference, no bytes
+            assert not len(collection.links.links(collection.lookup(url)))  # its links ignored
+
+
+def test_robots_txt_is_obeyed_and_ghost_links_never_requested(crawled):
+    web, directory, *_, log = crawled
+    truth = web.truth
+    requested = {web.url(r["host"], r["path"]) for r in log}
+    assert truth.disallowed and not truth.disallowed & requested
+    assert not truth.ghosts & requested
+    assert not truth.unfollowed & requested
+    with Collection(directory, readonly=True) as collection:
+        for url in truth.disallowed:
+            doc = collection.lookup(url)
+            if doc:
+                assert collection.documents.records[doc]["flags"] & DocFlag.ROBOTS_DISALLOWED, url
+        for site in range(1, collection.sites.count + 1):
+            record = collection.sites.records[site]
+            host = collection.urls.site_name(site).split("//")[1].split(":")[0]
+            state = RobotsState(int(record["robots_state"]))
+            assert state is (RobotsState.MISSING if truth.robots[host] == "missing" else RobotsState.VALID), host
+    robots_requests = [r for r in log if r["path"] == "/robots.txt"]
+    assert len(robots_requests) == WEB["sites"]  # once per site, before its pages
+    for host, records in by_host(log).items():
+        assert records[0]["path"] == "/robots.txt", host
+
+
+def test_traps_are_bounded_by_the_depth_limit(crawled):
+    web, _, _, _, log = crawled
+    calendar = [r for r in log if r["path"].startswith("/calendar/")]
+    deep = [r for r in log if r["path"].startswith("/trap/")]
+    assert calendar and deep
+    assert len(calendar) <= 2 * MAX_DEPTH + 1
+    assert len(deep) <= MAX_DEPTH + 1
+
+
+def test_the_link_graph_is_the_pages_links(crawled):
+    web, directory, *_ = crawled
+    truth = web.truth
+    rules = SeederRules.default()
+    checked = 0
+    with Collection(directory, readonly=True) as collection:
+        for page, links in truth.links.items():
+            doc = collection.lookup(page)
+            record = collection.documents.records[doc]
+            if page in truth.big or record["flags"] & (DocFlag.DUPLICATE | DocFlag.NOFOLLOW) or not record["visits"]:
+                continue  # cut, a duplicate's or nofollow's links ignored, or reached only past a cut
+            expected = set()
+            for link in links:
+                decision = rules.classify(link, 0)
+                if link not in truth.nofollow.get(page, ()) and decision.fetch:
+                    expected.add(decision.url)
+            stored = {collection.url(int(target)) for target in collection.links.links(doc)}
+            assert stored == expected, page
+            checked += 1
+        assert checked > 200
+        for source, (status, target) in truth.redirects.items():
+            doc = collection.lookup(source)
+            record = collection.documents.records[doc]
+            assert record["flags"] & DocFlag.REDIRECT, source
+            assert [collection.url(int(t)) for t in collection.links.links(doc)] == [target], source
+            if source in truth.redirect_loops:
+                continue
+            assert record["status"] == status, source
+
+
+def test_errors_limits_and_odd_pages_are_recorded(crawled):
+    web, directory, *_ = crawled
+    truth = web.truth
+    with Collection(directory, readonly=True) as collection:
+        def record(site, path):
+            doc = collection.lookup(web.url(site, path))
+            assert doc, path
+            return collection.documents.records[doc]
+
+        assert record(3, "/error.html")["status"] == 500
+        assert record(3, "/drop.html")["status"] == FetchError.CONNECTION_LOST.status
+        assert record(3, "/slow.html")["status"] == 200
+        loops = [record(0, "/loop/a"), record(0, "/loop/b")]
+        assert FetchError.REDIRECT_LOOP.status in {int(r["status"]) for r in loops}
+        big = record(1, "/odd/big.html")
+        assert big["flags"] & DocFlag.TRUNCATED and big["status"] == 200
+        assert 400_000 <= big["raw_length"] < 400_000 + 65_536
+        assert 0 < big["stored_length"] <= 300_000
+        assert collection.lookup(web.url(1, "/odd/caf%C3%A9.html"))
+        assert record(1, "/odd/caf%C3%A9.html")["status"] == 200
+        assert record(0, "/notes.txt")["mime"] == b"text/plain"
+        for url in truth.non_html:
+            doc = collection.lookup(url)
+            if doc and not url.endswith(".txt"):
+                assert collection.documents.records[doc]["visits"] == 0, url
+        for url, status in truth.errors.items():
+            assert collection.documents.records[collection.lookup(url)]["status"] == status, url
+
+
+def test_politeness_as_the_servers_saw_it(crawled):
+    web, _, _, _, log = crawled
+    hosts = by_host(log)
+    assert len(hosts) == WEB["sites"]
+    for host, records in hosts.items():
+        wait = CRAWL_DELAY if web.truth.robots[host] == "crawl-delay" else WAIT
+        assert not impolite(records, wait), (host, impolite(records, wait)[:5])
+
+
+def test_progress_and_summary_are_logged(crawled):
+    _, _, first, again, _ = crawled
+    assert "Harvest: " in first.stderr and "URLs left" in first.stderr
+    assert "Harvest summary" in first.stderr
+    assert "'harvester/fetched/page'" in first.stderr
+    assert "no page to fetch" in again.stderr or "nothing more to fetch" in again.stderr
+
+
+@pytest.mark.timeout(240)
+def test_a_killed_harvest_resumes_without_fetching_stored_pages_again(tmp_path):
+    with SampleWebProcess(workdir=tmp_path / "web", **{**WEB, "sites": 4, "pages_per_site": 30}) as web:
+        seeds = tmp_path / "seeds.txt"
+        pages = sorted(web.truth.pages)
+        seeds.write_text("\n".join(pages) + "\n")  # one batch holds every page
+        collection = tmp_path / "collection"
+        command = [sys.executable, "-m", "scrapy", "crawl", "harvester", "-a", f"seeds={seeds}",
+                   "-s", f"WIRE_COLLECTION_DIR={collection}"]
+        process = subprocess.Popen(command, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.time() + 60
+        while len(web.access_log()) < 40 and time.time() < deadline:
+            time.sleep(0.05)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        before = web.access_log()
+        assert 40 <= len(before) < len(pages)
+        killed_at = time.time()
+        resumed = harvest(collection, settings={"LOGSTATS_INTERVAL": 0})
+        assert "Resuming the unfinished batch" in resumed.stderr
+        after = [r for r in web.access_log() if r["start"] > killed_at]
+        fetched_before = {(r["host"], r["path"]) for r in before}
+        again = [(r["host"], r["path"]) for r in after if (r["host"], r["path"]) in fetched_before
+                 and r["path"] != "/robots.txt"]
+        # Only the pages in flight at the kill (one per site at most) may be fetched again.
+        assert len(again) <= 4, again
+        with Collection(collection, readonly=True) as stored:
+            for url in web.truth.pages:
+                doc = stored.lookup(url)
+                assert doc and stored.documents.records[doc]["visits"] >= 1, url
+        for host, records in by_host(after).items():
+            assert records[0]["start"] - killed_at >= 0  # nothing before the restart
+            assert not impolite(records, WAIT), host
