@@ -20,9 +20,9 @@ USER_AGENT = "wirescrapy/0.1 (WIRE crawler; +https://pypi.org/project/wirescrapy
 # downloader adds no delay of its own.
 DOWNLOAD_DELAY = 0
 AUTOTHROTTLE_ENABLED = False
-CONCURRENT_REQUESTS = WIRE_CONNECTIONS  # noqa: F821 (defined by default_settings)
+# CONCURRENT_REQUESTS and DOWNLOAD_TIMEOUT follow WIRE_CONNECTIONS and WIRE_CONNECTION_TIMEOUT (the add-on).
+ADDONS = {"wirescrapy.addon.WireAddon": 0}
 CONCURRENT_REQUESTS_PER_DOMAIN = 1
-DOWNLOAD_TIMEOUT = WIRE_CONNECTION_TIMEOUT  # noqa: F821
 DOWNLOAD_MAXSIZE = 0
 DOWNLOAD_WARNSIZE = 0
 ROBOTSTXT_OBEY = False  # robots.txt is the seeder's: per-site rules in the collection
@@ -41,6 +41,7 @@ SCHEDULER = "wirescrapy.harvester.scheduler.WireScheduler"
 DOWNLOADER_MIDDLEWARES = {
     "wirescrapy.harvester.middlewares.BatchFilterMiddleware": 100,
     "wirescrapy.harvester.middlewares.BlockedIPMiddleware": 110,
+    "wirescrapy.harvester.middlewares.RobotsMiddleware": 120,
     "wirescrapy.harvester.middlewares.FetchLimitsMiddleware": 950,
 }
 ITEM_PIPELINES = {

@@ -75,6 +75,21 @@ def test_settings_modules_use_the_defaults():
     import settings.default as default
     import settings.test as test
 
-    assert default.WIRE_WAIT_NORMAL == 15 and default.CONCURRENT_REQUESTS == 300
+    assert default.WIRE_WAIT_NORMAL == 15 and default.WIRE_CONNECTIONS == 300
     assert "127.0.0.0/8" not in test.WIRE_BLOCKED_IPS
     assert all(re.match(r"^[0-9a-f.:/]+$", net) for net in test.WIRE_BLOCKED_IPS)
+
+
+def test_scrapy_settings_follow_the_wire_ones():
+    from scrapy.settings import Settings
+
+    from wirescrapy.addon import WireAddon
+
+    settings = Settings({"WIRE_CONNECTIONS": 42, "WIRE_CONNECTION_TIMEOUT": 7.5}, priority="cmdline")
+    settings.set("DOWNLOAD_TIMEOUT", 99, priority="project")  # explicit: not overridden
+    WireAddon().update_settings(settings)
+    assert settings.getint("CONCURRENT_REQUESTS") == 42
+    assert settings.getfloat("DOWNLOAD_TIMEOUT") == 99
+    settings = Settings({"WIRE_CONNECTIONS": "many"})
+    WireAddon().update_settings(settings)  # left for WireSettingsCheck to report
+    assert settings.getint("CONCURRENT_REQUESTS") == 16

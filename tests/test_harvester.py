@@ -264,3 +264,38 @@ def test_a_killed_harvest_resumes_without_fetching_stored_pages_again(tmp_path):
         for host, records in by_host(after).items():
             assert records[0]["start"] - killed_at >= 0  # nothing before the restart
             assert not impolite(records, WAIT), host
+
+
+@pytest.mark.timeout(120)
+def test_mime_types_blocked_addresses_and_timeouts(tmp_path):
+    with SampleWebProcess(workdir=tmp_path / "web", **{**WEB, "sites": 4, "pages_per_site": 8,
+                                                         "slow_delay": 2.0}) as web:
+        directory = tmp_path / "collection"
+        wanted = [web.url(0, "/"), web.url(0, "/files/big.bin"), web.url(0, "/moved/away"), web.url(1, "/"),
+                  web.url(3, "/slow.html")]
+        with Collection(directory) as collection:  # added as they are: the seeder would refuse big.bin
+            for url in wanted:
+                collection.add_url(url)
+        # site1 resolves to a blocked address; the timeout is shorter than the slow page's delay.
+        hosts = '{"wire.test": "127.0.0.1", "site1.wire.test": "127.0.0.2"}'
+        run = harvest(directory, settings={"WIRE_DNS_HOSTS": hosts, "WIRE_BLOCKED_IPS": "127.0.0.2/32",
+                                           "WIRE_CONNECTION_TIMEOUT": 0.5, "WIRE_CONNECTIONS": 7})
+        assert "'CONCURRENT_REQUESTS': 7" in run.stderr and "'DOWNLOAD_TIMEOUT': 0.5" in run.stderr
+        log = web.access_log()
+    with Collection(directory, readonly=True) as collection:
+        def record(url):
+            return collection.documents.records[collection.lookup(url)]
+
+        binary = record(web.url(0, "/files/big.bin"))
+        assert binary["status"] == 200 and binary["mime"] == b"application/octet-stream"
+        assert binary["flags"] & DocFlag.MULTIMEDIA and binary["raw_length"] < 100_000
+        assert collection.load_page(collection.lookup(web.url(0, "/files/big.bin"))) is None
+        assert record(web.url(0, "/moved/away"))["status"] == 301
+        target = web.url(1, "/page/2.html")
+        assert record(target)["status"] == FetchError.BLOCKED_IP.status and record(target)["errors"] == 1
+        assert record(web.url(1, "/"))["status"] == FetchError.BLOCKED_IP.status
+        site1 = collection.sites.records[collection.urls.site_id(web.url(1, "/").rstrip("/"))]
+        assert RobotsState(int(site1["robots_state"])) is RobotsState.UNREACHABLE
+        assert record(web.url(3, "/slow.html"))["status"] == FetchError.TIMEOUT.status
+        assert record(web.url(0, "/"))["status"] == 200
+    assert not [r for r in log if r["host"] == "site1.wire.test"]

@@ -2,17 +2,20 @@
 
 Enabled in ``settings/default.py`` (``DOWNLOADER_MIDDLEWARES``), in this order:
 
-* :class:`BatchFilterMiddleware` (100): a page of the batch fetched already in it (a redirect led there
-  first) is refused with :class:`AlreadyFetched`; a page request whose site's robots.txt forbids it is refused with
-  :class:`RobotsDisallowed` before any network access; a site whose robots.txt is unreachable (5xx,
-  network error: RFC 9309 §2.3.1.4) or not known yet gets :class:`RobotsNotReady` for all its pages: they
-  stay in the collection for a later batch. The rules are the harvest's (``Harvest.policy``); a spider
-  without a ``harvest`` attribute passes everything.
+* :class:`BatchFilterMiddleware` (100): a page of the batch already fetched in it (a redirect led there
+  first, or a run before a restart) is refused with :class:`AlreadyFetched`.
 * :class:`BlockedIPMiddleware` (110): resolves the host with the reactor's resolver (Scrapy's
   ``DNS_RESOLVER``, cached, so the connection that follows resolves from the cache) and refuses
   :class:`BlockedIP` when the address is in ``WIRE_BLOCKED_IPS``. Every request passes here, robots.txt,
   sitemaps and redirect follow-ups included, and an IP literal in a URL is checked the same way. The
-  address is put in ``request.meta["wire_ip"]``.
+  address is put in ``request.meta["wire_ip"]``. It comes before the robots.txt check so that the pages of
+  a blocked site are recorded as blocked (and counted as errors by the manager), not left waiting for a
+  robots.txt that will never come.
+* :class:`RobotsMiddleware` (120): a page request whose site's robots.txt forbids it is refused with
+  :class:`RobotsDisallowed` before any network access; a site whose robots.txt is unreachable (5xx,
+  network error: RFC 9309 §2.3.1.4) or not known yet gets :class:`RobotsNotReady` for all its pages: they
+  stay in the collection for a later batch. The rules are the harvest's (``Harvest.policy``); a spider
+  without a ``harvest`` attribute passes everything.
 * :class:`FetchLimitsMiddleware` (950, next to the downloader): from the ``headers_received`` signal, a
   response whose Content-Type is not in ``WIRE_ACCEPT_MIME`` is stopped after its headers
   (``meta["wire_mime_refused"]``); from ``bytes_received``, a body longer than ``WIRE_MAX_FILE_SIZE`` is
@@ -79,11 +82,16 @@ class AlreadyFetched(IgnoreRequest):
 class BatchFilterMiddleware:
     def process_request(self, request: Request, spider: Spider) -> None:
         harvest = getattr(spider, "harvest", None)
+        doc_id = request.meta.get(DOC_ID)
+        if harvest is not None and doc_id and harvest.fetched_in_batch(doc_id=doc_id):
+            raise AlreadyFetched(f"{request.url} was fetched in this batch already")
+
+
+class RobotsMiddleware:
+    def process_request(self, request: Request, spider: Spider) -> None:
+        harvest = getattr(spider, "harvest", None)
         if harvest is None or request.meta.get(KIND) is not None:
             return  # robots.txt and sitemaps are not subject to robots.txt
-        doc_id = request.meta.get(DOC_ID)
-        if doc_id and harvest.fetched_in_batch(doc_id=doc_id):
-            raise AlreadyFetched(f"{request.url} was fetched in this batch already")
         origin = origin_of(request.url)
         policy = harvest.policy(origin)
         if policy.allowed(request.url):

@@ -1,0 +1,26 @@
+"""The Scrapy settings that follow from WIRE ones, derived when a crawler starts.
+
+``settings/default.py`` enables this add-on (``ADDONS``). It sets, at add-on priority:
+
+* ``CONCURRENT_REQUESTS`` = ``WIRE_CONNECTIONS`` (WIRE's ``harvester/nthreads/start``: sites fetched at once);
+* ``DOWNLOAD_TIMEOUT`` = ``WIRE_CONNECTION_TIMEOUT``.
+
+Computed here rather than in the settings module so that ``-s WIRE_CONNECTIONS=50`` on the command line, or
+a Scrapyd job's settings, change them too; a Scrapy setting given explicitly (``-s DOWNLOAD_TIMEOUT=…``, a
+settings module) still wins, as its priority is higher. A value that is not a number is left for
+``WireSettingsCheck`` to report, naming the setting.
+"""
+
+from __future__ import annotations
+
+DERIVED = {"CONCURRENT_REQUESTS": ("WIRE_CONNECTIONS", int), "DOWNLOAD_TIMEOUT": ("WIRE_CONNECTION_TIMEOUT", float)}
+
+
+class WireAddon:
+    def update_settings(self, settings) -> None:
+        for name, (source, kind) in DERIVED.items():
+            try:
+                value = kind(settings[source])
+            except (TypeError, ValueError):
+                continue
+            settings.set(name, value, priority="addon")
