@@ -98,6 +98,7 @@ class HarvesterSpider(scrapy.Spider):
         self.batch: Batch | None = None  # the batch being harvested
         self.done: set[int] = set()  # its doc-ids fetched before a restart
         self.cycles_done = 0
+        self._stats_before: dict = {}  # the crawl's stats when the current batch began
         self._sitemaps_left: dict[str, int] = {}
 
     @classmethod
@@ -157,6 +158,7 @@ class HarvesterSpider(scrapy.Spider):
             if harvest.robots_needed(site.origin, now):
                 self.crawler.engine.crawl(self._robots_request(site.origin))
         stats = self.crawler.stats
+        self._stats_before = dict(stats.get_stats())
         stats.set_value("harvester/batch", batch.number)
         stats.set_value("harvester/batch_urls", len(batch.urls))
         stats.inc_value("harvester/resumed_skipped", len(done))
@@ -171,7 +173,7 @@ class HarvesterSpider(scrapy.Spider):
         harvest = self.harvest
         if harvest is None or harvest.batch is None:
             return
-        harvest.finish_batch(self.crawler.stats.get_stats())
+        harvest.finish_batch(batch_figures(self.batch, self._stats_before, self.crawler.stats.get_stats()))
         self.cycles_done += 1
         if self.cycles_done >= self.cycles:
             return
@@ -382,6 +384,17 @@ class HarvesterSpider(scrapy.Spider):
                 continue
         self._sitemaps_left[origin] = left - len(requests)
         return requests
+
+
+def batch_figures(batch: Batch, before: dict, after: dict) -> dict:
+    """What harvesting ``batch`` did: the change in the crawl's stats since it began."""
+    def delta(key: str) -> int:
+        return after.get(key, 0) - before.get(key, 0)
+
+    errors = {key.rsplit("/", 1)[1]: delta(key) for key in after if key.startswith("harvester/errors/")}
+    return {"urls": len(batch.urls), "fetched": delta("harvester/fetched/page"), "ok": delta("harvester/status/200"),
+            "duplicates": delta("gatherer/duplicates"), "new_urls": delta("gatherer/links/new"),
+            "bytes": delta("harvester/bytes"), "errors": {k: v for k, v in errors.items() if v}}
 
 
 def fetch_origin(fetch: Fetch) -> str:

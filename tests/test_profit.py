@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from scrapy.settings import Settings
@@ -149,3 +151,18 @@ def test_selection_caps_sites_and_runs_out():
     batches = select_batches(profits, sites, np.ones(5, bool), size=10, samesite=2, count=3)
     assert [b.tolist() for b in batches] == [[0, 1, 3, 4], [2]]
     assert select_batches(profits, sites, np.zeros(5, bool), size=3, samesite=2) == []
+
+
+def test_pages_of_a_site_whose_robots_txt_is_unreachable_wait_for_its_retry():
+    from wirescrapy.collection.metadata import DOCUMENT_DTYPE, SITE_DTYPE, RobotsState
+    from wirescrapy.manager import pages_of_closed_sites
+
+    docs = np.zeros(5, DOCUMENT_DTYPE)
+    docs["siteid"] = [1, 2, 2, 3, 2]
+    sites = np.zeros(4, SITE_DTYPE)
+    sites["robots_state"][1:] = [RobotsState.VALID, RobotsState.UNREACHABLE, RobotsState.UNREACHABLE]
+    sites["robots_fetched"][1:] = [1000.0, 1000.0, 1000.0 - 86_400]
+    config = SimpleNamespace(robots_txt_invalid_period=86_400)
+    assert pages_of_closed_sites(docs, sites, config, now=2000.0).tolist() == [2, 3, 5]  # site 3: due again
+    sites["robots_state"][2] = RobotsState.MISSING
+    assert pages_of_closed_sites(docs, sites, config, now=2000.0).tolist() == []

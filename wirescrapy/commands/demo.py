@@ -2,23 +2,26 @@
 
 It starts the sample web (``wirescrapy.sampleweb``: several generated sites on 127.0.0.1 whose host names
 ``*.wire.test`` reach loopback through ``WIRE_DNS_HOSTS``), seeds a collection with its home pages and runs
-as much of the WIRE cycle as exists (seeder, then the manager writing the first batch; the harvester comes
-next), then says where the collection is and what it holds.
+WIRE's cycle — manager, harvester, gatherer — until the manager has nothing left to fetch (or ``--cycles``),
+with the test settings' short waits (0.2 s between accesses to a site, 0.05 s for large sites). Then it
+prints each batch's harvest and what the collection holds.
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
-
 from wirescrapy.collection import Collection
 from wirescrapy.commands.base import WireCommand
-from wirescrapy.manager import manage
-from wirescrapy.manager.batch import read_batch
+from wirescrapy.harvester.session import HARVEST_FILE
+from wirescrapy.manager.batch import batch_numbers, read_batch
 from wirescrapy.sampleweb import SampleWebProcess
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
+
+DEMO_CRAWL_DELAY = 0.5  # site1's robots.txt Crawl-delay, seconds (the sample web's default is 1)
 
 
 class Command(WireCommand):
@@ -33,6 +36,8 @@ class Command(WireCommand):
         parser.add_argument("--dir", default="demo/collection", help="collection directory (default: %(default)s)")
         parser.add_argument("--sites", type=int, default=6, help="sites in the sample web")
         parser.add_argument("--pages", type=int, default=40, help="pages per site")
+        parser.add_argument("--cycles", type=int, default=50,
+                            help="at most this many manager + harvester cycles (default: %(default)s)")
 
     def run(self, args, opts):
         # The demo talks to its own server on loopback only: allow loopback (WIRE refuses it by default).
@@ -40,18 +45,34 @@ class Command(WireCommand):
         self.settings.set("WIRE_COLLECTION_DIR", opts.dir, priority="cmdline")
         config = self.wire_config()
         workdir = Path(tempfile.mkdtemp(prefix="wirescrapy-demo-"))
-        with SampleWebProcess(workdir=workdir, sites=opts.sites, pages_per_site=opts.pages) as web:
+        with SampleWebProcess(workdir=workdir, sites=opts.sites, pages_per_site=opts.pages,
+                              crawl_delay=DEMO_CRAWL_DELAY) as web:
             print(f"sample web: {len(web.hosts)} sites on http://127.0.0.1:{web.port}/ "
                   f"({len(web.truth.unique_pages)} distinct pages reachable from the seeds)")
             with Collection.from_config(config) as collection:
                 report = seed(collection, web.seeds, add_root=config.add_root, rules=SeederRules(config))
                 print(f"seeded {report.added} start URLs ({report.known} already known)")
-                managed = manage(collection, config)
-                for path in managed.paths:
-                    batch = read_batch(path)
-                    print(f"manager: batch {batch.number} of {len(batch.urls)} URLs from "
-                          f"{len(batch.sites)} sites written to {path}")
-                print_summary(collection)
+            print(f"harvesting (up to {opts.cycles} cycles; waits {config.wait_normal} s / "
+                  f"{config.wait_large_site} s per site)...", flush=True)
+            self.crawler_process.crawl("harvester", cycles=opts.cycles)
+            self.crawler_process.start()
+        with Collection.from_config(config, readonly=True) as collection:
+            print_batches(collection.dir / "batches")
+            print_summary(collection)
+
+
+def print_batches(batches: Path) -> None:
+    print(f"\n{'batch':>6} {'URLs':>6} {'fetched':>8} {'OK':>6} {'new URLs':>9} {'seconds':>8}")
+    for number in batch_numbers(batches):
+        path = batches / f"{number:06d}"
+        harvest = path / HARVEST_FILE
+        if not harvest.exists():
+            print(f"{number:>6} {len(read_batch(path).urls):>6}  (not harvested)")
+            continue
+        done = json.loads(harvest.read_text(encoding="utf-8"))
+        print(f"{number:>6} {done['urls']:>6} "
+              f"{done['fetched']:>8} {done['ok']:>6} {done['new_urls']:>9} "
+              f"{done['finished'] - done['started']:>8.1f}")
 
 
 def print_summary(collection: Collection) -> None:

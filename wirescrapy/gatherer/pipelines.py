@@ -212,7 +212,8 @@ class MetadataPipeline(_Step):
         if fetch.error is not None:
             stats.inc_value(f"harvester/errors/{fetch.error.label}")
         else:
-            stats.inc_value(f"harvester/status/{fetch.status}")
+            if fetch.kind is Kind.PAGE:
+                stats.inc_value(f"harvester/status/{fetch.status}")
             stats.inc_value("harvester/bytes", fetch.raw_length)
             if fetch.truncated:
                 stats.inc_value("harvester/truncated")

@@ -14,7 +14,7 @@ keeps a second harvester, or a manager run, out), and knows:
   stored body) — newer than the batch's copy when this or an earlier run fetched it since — or from the
   batch's ``sites.jsonl`` for a site the collection has not seen fetched.
 
-Each finished batch gets ``harvest.json`` beside its files: when it was harvested and the crawl's stats.
+Each finished batch gets ``harvest.json`` beside its files: when it was harvested and what it gave.
 A batch directory without it is unfinished, and is what a harvester started without arguments resumes.
 """
 
@@ -135,13 +135,14 @@ class Harvest:
         record = collection.documents.records[doc_id]
         return bool(record["batch"] == batch.number and record["last_visit"] >= self.created)
 
-    def finish_batch(self, stats: dict) -> None:
-        """Write ``harvest.json`` into the batch directory: it is done."""
+    def finish_batch(self, figures: dict) -> None:
+        """Write ``harvest.json`` into the batch directory: it is done. ``figures``: what the harvest of
+        this batch did (see ``spiders/harvester.py``)."""
         if self.batch is None:
             return
         path = self.batch.path / HARVEST_FILE
         record = {"batch": self.batch.number, "part": self.batch.part, "started": self.started,
-                  "finished": time.time(), "stats": {k: _plain(v) for k, v in sorted(stats.items())}}
+                  "finished": time.time(), **figures}
         temporary = path.with_suffix(".tmp")
         temporary.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         os.replace(temporary, path)
@@ -201,9 +202,3 @@ def origin_of(url: str) -> str:
         return site_of(url)
     except BadURL:
         return ""
-
-
-def _plain(value):
-    if isinstance(value, (int, float, str, bool)) or value is None:
-        return value
-    return str(value)

@@ -180,7 +180,7 @@ def manage(collection, config, now: float | None = None, *, batches: int | None 
     robots_docs = sites["robots_docid"][1:]
     result = plan(
         docs, collection.links.to_csr(n_docs=n), config, now, count=batches,
-        exclude=robots_docs[robots_docs > 0],
+        exclude=np.concatenate([robots_docs[robots_docs > 0], pages_of_closed_sites(docs, sites, config, now)]),
         links_in_page_order=lambda: collection.links.to_csr(n_docs=n, ordered=True),
         sites=site_count, rng=rng,
     )
@@ -209,6 +209,16 @@ def manage(collection, config, now: float | None = None, *, batches: int | None 
     if result.batches:
         top = [(float(result.profit[d - 1]), collection.url(int(d))) for d in result.batches[0][:5]]
     return ManagerReport(now, n, int(result.eligible.sum()), result, numbers, paths, len(batch_sites), top)
+
+
+def pages_of_closed_sites(docs: np.ndarray, sites: np.ndarray, config, now: float) -> np.ndarray:
+    """Doc-ids of the pages of sites whose robots.txt was unreachable at its last fetch and is not due
+    again yet (RFC 9309 §2.3.1.4: nothing is fetched from such a site until it answers)."""
+    closed = ((sites["robots_state"] == RobotsState.UNREACHABLE)
+              & (now < sites["robots_fetched"] + config.robots_txt_invalid_period))
+    if not closed.any():
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(closed[docs["siteid"]]) + 1
 
 
 def _store_scores(docs: np.ndarray, sites: np.ndarray, result: Plan) -> None:
