@@ -1,0 +1,64 @@
+"""The harvester's pure parts, without a reactor: failure kinds, headers, blocked addresses, fetch records."""
+
+from __future__ import annotations
+
+import pytest
+from scrapy.exceptions import IgnoreRequest
+from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TCPTimedOutError, TimeoutError
+from twisted.web._newclient import ResponseFailed
+
+from spiders.harvester import classify, http_date
+from wirescrapy.harvester.items import Fetch, FetchError, Kind
+from wirescrapy.harvester.middlewares import BlockedIP, BlockedIPMiddleware, RobotsDisallowed, _host, media_type
+
+
+@pytest.mark.parametrize("exc, kind", [
+    (BlockedIP("x"), FetchError.BLOCKED_IP),
+    (RobotsDisallowed("x"), FetchError.ROBOTS_DISALLOWED),
+    (DNSLookupError("x"), FetchError.DNS),
+    (ConnectionRefusedError(), FetchError.REFUSED),
+    (TimeoutError(), FetchError.TIMEOUT),
+    (TCPTimedOutError(), FetchError.TIMEOUT),
+    (ResponseFailed([]), FetchError.CONNECTION_LOST),
+    (IgnoreRequest("x"), FetchError.OTHER),
+    (ValueError("x"), FetchError.OTHER),
+])
+def test_failures_get_their_kind(exc, kind):
+    assert classify(exc) is kind
+    assert kind.status == -int(kind) < 0
+
+
+def test_headers_are_read_leniently():
+    assert media_type(b"Text/HTML; charset=UTF-8") == "text/html"
+    assert media_type(None) == media_type(b"") == ""
+    assert media_type("application/xhtml+xml") == "application/xhtml+xml"
+    assert http_date(b"Sun, 06 Nov 1994 08:49:37 GMT") == 784111777.0
+    assert http_date(b"not a date") == http_date(None) == 0.0
+
+
+@pytest.mark.parametrize("url, host", [
+    ("http://example.cl/a?b#c", "example.cl"),
+    ("http://user:pw@example.cl:8080/", "example.cl"),
+    ("http://[::1]:8080/x", "::1"),
+    ("http://127.0.0.1", "127.0.0.1"),
+    ("no-scheme", ""),
+])
+def test_the_host_of_a_url(url, host):
+    assert _host(url) == host
+
+
+def test_blocked_networks_cover_ipv4_ipv6_and_mapped_addresses():
+    middleware = BlockedIPMiddleware(["127.0.0.0/8", "10.0.0.0/8", "::1/128", "fe80::/10"])
+    assert middleware.blocked("127.0.0.2") and middleware.blocked("10.1.2.3")
+    assert middleware.blocked("::1") and middleware.blocked("fe80::1")
+    assert middleware.blocked("::ffff:10.0.0.1")  # an IPv4-mapped IPv6 address is its IPv4 address
+    assert not middleware.blocked("200.1.2.3") and not middleware.blocked("2001:db8::1")
+
+
+def test_a_fetch_knows_whether_a_response_came():
+    fetch = Fetch(Kind.PAGE, "http://a.cl/", 1, 1, 0, started=10.0, ended=12.5)
+    assert fetch.ok and fetch.responded and fetch.duration == 2.5
+    fetch.error = FetchError.REDIRECT_LOOP
+    assert not fetch.ok and fetch.responded
+    fetch.error = FetchError.TIMEOUT
+    assert not fetch.responded
