@@ -299,3 +299,28 @@ def test_mime_types_blocked_addresses_and_timeouts(tmp_path):
         assert record(web.url(3, "/slow.html"))["status"] == FetchError.TIMEOUT.status
         assert record(web.url(0, "/"))["status"] == 200
     assert not [r for r in log if r["host"] == "site1.wire.test"]
+
+
+def test_sitemaps_named_in_robots_txt_are_read(crawled):
+    web, directory, *_, log = crawled
+    sitemaps = [r for r in log if r["path"] == "/sitemap.xml"]
+    assert [r["host"] for r in sitemaps] == [host for host, kind in web.truth.robots.items() if kind == "sitemap"]
+    assert sitemaps[0]["start"] > min(r["end"] for r in log if r["host"] == sitemaps[0]["host"])  # after robots.txt
+
+
+@pytest.mark.timeout(120)
+def test_a_site_whose_robots_txt_fails_is_not_fetched_until_it_answers(sample_web, tmp_path):
+    # The session's sample web answers site3's robots.txt with a 500 (RFC 9309 §2.3.1.4: fetch nothing).
+    started = time.time()
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(sample_web.url(3, "/") + "\n" + sample_web.url(3, "/page/1.html") + "\n")
+    collection = tmp_path / "collection"
+    harvest(collection, "-a", f"seeds={seeds}", "-a", "cycles=3")
+    requests = [r["path"] for r in sample_web.access_log() if r["start"] >= started and r["host"] == "site3.wire.test"]
+    assert requests == ["/robots.txt"]
+    with Collection(collection, readonly=True) as stored:
+        site = stored.sites.records[1]
+        assert RobotsState(int(site["robots_state"])) is RobotsState.UNREACHABLE
+        assert not stored.documents.records[stored.lookup(sample_web.url(3, "/"))]["visits"]
+        assert (collection / "batches" / "000001" / "harvest.json").exists()
+        assert not (collection / "batches" / "000002").exists()  # the manager waits for the retry
