@@ -54,6 +54,9 @@ ITEM_PIPELINES = {
 # Every response reaches the spider, which records it: redirects are followed by the spider (through the
 # seeder rules and the politeness queue), errors are counted per page and retried by the manager in a later
 # batch (WIRE_MAX_ERRORS_*), not at once.
+# A harvester callback returns one item (and now and then a follow-up request): Scrapy's default of 100
+# parallel slots costs 100 Twisted cooperative tasks per response, a quarter of the crawl's CPU.
+CONCURRENT_ITEMS = 2
 REDIRECT_ENABLED = False
 METAREFRESH_ENABLED = False
 RETRY_ENABLED = False

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from urllib.parse import urljoin
@@ -196,7 +197,8 @@ class HarvesterSpider(scrapy.Spider):
     def _summary(self, reason: str) -> None:
         stats = self.crawler.stats.get_stats()
         collection = self.harvest.collection.summary()
-        elapsed = stats.get("elapsed_time_seconds") or 0.0
+        started = stats.get("start_time")
+        elapsed = (datetime.now(tz=timezone.utc) - started).total_seconds() if started else 0.0
         errors = {k.rsplit("/", 1)[1]: v for k, v in stats.items() if k.startswith("harvester/errors/")}
         pages = stats.get("harvester/fetched/page", 0)
         self.logger.info(
