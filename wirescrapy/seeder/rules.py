@@ -304,8 +304,11 @@ def add_decision(collection, rules: SeederRules, decision: Decision, flags: int 
     depth = min(decision.depth, MAX_STORED_DEPTH)
     doc_id = collection.lookup(url)
     if doc_id:
-        collection.add_url(url, depth=depth, flags=flags)
-        collection.documents.records[doc_id]["flags"] |= flags
+        record = collection.documents.records[doc_id]
+        if depth < record["depth"]:  # reached by a shorter path: the minimum depth counts
+            record["depth"] = depth
+        if flags:
+            record["flags"] |= flags
         outcome = Outcome.KNOWN
     else:
         site_id = collection.urls.site_id(site_of(url))
