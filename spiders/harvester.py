@@ -164,7 +164,11 @@ class HarvesterSpider(scrapy.Spider):
         stats.set_value("harvester/batch_urls", len(batch.urls))
         stats.inc_value("harvester/resumed_skipped", len(done))
         queued = scheduler.enqueue_batch(batch.urls, sites=sites, skip=done, callback=self.parse,
-                                         errback=self.failed, resumed=bool(done))
+                                         errback=self.failed)
+        for site in batch.sites.values():  # an earlier run's last access counts (a restart, a cron job)
+            last = harvest.last_visit(site.origin)
+            if last:
+                scheduler.visited(site.origin, now - last)
         self.logger.info("Batch %(number)06d: %(queued)d of %(urls)d URLs to fetch from %(sites)d sites%(resumed)s",
                          {"number": batch.number, "queued": queued, "urls": len(batch.urls),
                           "sites": len(batch.sites),

@@ -39,8 +39,10 @@ wait is lost to the heartbeat.
 
 Resuming a batch after a kill: nothing of this queue is on disk. The pipeline records every fetched page
 in the collection; a restarted harvester passes the doc-ids already recorded for this batch as
-``skip`` to ``enqueue_batch``, and ``resumed=True`` so that every site first waits its wait from the
-restart (its last access before the kill is unknown). Requests in flight or queued follow-ups (redirects)
+``skip`` to ``enqueue_batch``, and tells ``visited`` when each site was last accessed (its site record's
+``last_visit``), so that no site is visited again before its wait is over — across a restart, or from
+one scheduled job to the next (``resumed=True`` makes every site wait from now instead, when that is not
+known). Requests in flight or queued follow-ups (redirects)
 at the kill are lost with the process: a page whose record was not written is fetched again.
 """
 
@@ -238,6 +240,12 @@ class WireScheduler(BaseScheduler):
     def set_crawl_delay(self, site: str, seconds: float) -> None:
         """Crawl-delay of the site of URL ``site`` (from its robots.txt), its current wait included."""
         self.queue.set_crawl_delay(site_key(site), seconds)
+        self._wake_engine()
+
+    def visited(self, site: str, seconds_ago: float) -> None:
+        """The site of URL ``site`` was last accessed ``seconds_ago`` (by an earlier run: its site record's
+        ``last_visit``): its next visit waits its wait from then."""
+        self.queue.visited(site_key(site), self._clock() - max(seconds_ago, 0.0))
         self._wake_engine()
 
     def set_pages(self, site: str, pages: int) -> None:

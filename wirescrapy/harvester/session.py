@@ -157,6 +157,11 @@ class Harvest:
         delay = policy.crawl_delay or 0.0
         return dataclasses.replace(site, docs=docs, crawl_delay=delay)
 
+    def last_visit(self, origin: str) -> float:
+        """Unix time of the last access to a site recorded in the collection (0: never)."""
+        record = self._site_record(origin)
+        return float(record["last_visit"]) if record is not None else 0.0
+
     # -- robots.txt ----------------------------------------------------------------------------------
 
     def policy(self, origin: str, batch_site: BatchSite | None = None) -> RobotsPolicy:
