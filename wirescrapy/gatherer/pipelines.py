@@ -171,6 +171,13 @@ class LinkGraphPipeline(_Step):
 
 
 class MetadataPipeline(_Step):
+    """Writes the records, and hands on a plain dict of the fetch (:func:`fetch_record`) in place of the
+    ``Fetch``, so that a feed (``FEEDS``, Scrapyd's ``items_dir``) is a log of what was fetched."""
+
+    def process_item(self, item, spider: Spider):
+        item = super().process_item(item, spider)
+        return fetch_record(item) if isinstance(item, Fetch) else item
+
     def process(self, fetch: Fetch, harvest: Harvest) -> None:
         if fetch.kind is Kind.SITEMAP:
             return
@@ -267,6 +274,20 @@ class MetadataPipeline(_Step):
         site["robots_fetched"] = policy.fetched_at
         site["robots_docid"] = fetch.doc_id  # also when missing: the manager never puts it in a batch
         site["crawl_delay"] = policy.crawl_delay or 0.0
+
+
+def fetch_record(fetch: Fetch) -> dict:
+    """What a fetch was, as JSON-ready values (no body)."""
+    page = fetch.page
+    return {
+        "url": fetch.url, "kind": fetch.kind.value, "doc_id": fetch.doc_id, "site_id": fetch.site_id,
+        "depth": fetch.depth, "status": fetch.status, "error": fetch.error.label if fetch.error else None,
+        "mime": fetch.mime, "raw_length": fetch.raw_length, "truncated": fetch.truncated,
+        "stored_length": len(page.document) if page is not None else 0,
+        "duplicate_of": fetch.original if fetch.original and fetch.original != fetch.doc_id else 0,
+        "changed": fetch.changed, "links": len(fetch.links), "redirect": fetch.redirect or None,
+        "latency": round(fetch.latency, 4), "started": fetch.started, "ended": fetch.ended, "ip": fetch.ip or None,
+    }
 
 
 def _ip_bytes(text: str) -> bytes:
