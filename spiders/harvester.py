@@ -60,7 +60,7 @@ from wirescrapy.harvester.middlewares import (
     RobotsNotReady,
     media_type,
 )
-from wirescrapy.harvester.scheduler import DEPTH, DOC_ID, SITE_ID, WireScheduler
+from wirescrapy.harvester.scheduler import DEPTH, DOC_ID, HOLD_SITE, SITE_ID, WireScheduler
 from wirescrapy.harvester.session import Harvest, origin_of
 from wirescrapy.manager.batch import Batch
 from wirescrapy.seeder.canonical import BadURL, canonicalize
@@ -225,15 +225,19 @@ class HarvesterSpider(scrapy.Spider):
     def parse(self, response):
         request = response.request
         kind = Kind(request.meta.get(KIND, "page"))
-        fetch = self._fetch(request, kind)
-        self._response(fetch, response)
-        follow_ups = []
-        if 300 <= response.status < 400 and response.status != 304:
-            follow_ups = self._redirect(fetch, response)
-        if kind is Kind.ROBOTS and not follow_ups:
-            follow_ups = self._robots_fetched(fetch)
-        elif kind is Kind.SITEMAP and response.status == 200:
-            follow_ups = self._sitemap(fetch, request)
+        try:
+            fetch = self._fetch(request, kind)
+            self._response(fetch, response)
+            follow_ups = []
+            if 300 <= response.status < 400 and response.status != 304:
+                follow_ups = self._redirect(fetch, response)
+            if kind is Kind.ROBOTS and not follow_ups:
+                follow_ups = self._robots_fetched(fetch)
+            elif kind is Kind.SITEMAP and response.status == 200:
+                follow_ups = self._sitemap(fetch, request)
+        finally:
+            if kind is Kind.ROBOTS:  # the rules are known (or a redirect is queued): the site may go on
+                WireScheduler.of(self.crawler).release_held(request)
         yield fetch
         yield from follow_ups
 
@@ -252,7 +256,10 @@ class HarvesterSpider(scrapy.Spider):
         if fetch.error is FetchError.OTHER:
             self.logger.warning("Fetching %(url)s failed: %(error)r", {"url": request.url, "error": exc})
         if kind is Kind.ROBOTS:
-            self._robots_failed(fetch, request)
+            try:
+                self._robots_failed(fetch, request)
+            finally:
+                WireScheduler.of(self.crawler).release_held(request)
         yield fetch
 
     def _fetch(self, request, kind: Kind) -> Fetch:
@@ -321,7 +328,7 @@ class HarvesterSpider(scrapy.Spider):
         if fetch.kind is Kind.PAGE and self.harvest.fetched_in_batch(target):
             return []
         meta = {DEPTH: fetch.depth, SITE_ID: 0, HOPS: fetch.hops + 1, CHAIN: (*chain, target)}
-        for key in (KIND, ORIGIN, RDF):
+        for key in (KIND, ORIGIN, RDF, HOLD_SITE):
             if key in response.meta:
                 meta[key] = response.meta[key]
         requests = [scrapy.Request(target, callback=self.parse, errback=self.failed, dont_filter=True,
@@ -336,7 +343,8 @@ class HarvesterSpider(scrapy.Spider):
 
     def _robots_request(self, origin: str) -> scrapy.Request:
         return scrapy.Request(robots_txt_url(origin), callback=self.parse, errback=self.failed, dont_filter=True,
-                              priority=FOLLOW_UP_PRIORITY, meta={KIND: Kind.ROBOTS.value, ORIGIN: origin})
+                              priority=FOLLOW_UP_PRIORITY,
+                              meta={KIND: Kind.ROBOTS.value, ORIGIN: origin, HOLD_SITE: True})
 
     def _robots_fetched(self, fetch: Fetch) -> list:
         origin = fetch_origin(fetch)

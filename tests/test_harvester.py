@@ -7,6 +7,7 @@ allowed, ``*.wire.test`` mapped to 127.0.0.1, waits scaled down to 0.2 s and 0.0
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -324,3 +325,13 @@ def test_a_site_whose_robots_txt_fails_is_not_fetched_until_it_answers(sample_we
         assert not stored.documents.records[stored.lookup(sample_web.url(3, "/"))]["visits"]
         assert (collection / "batches" / "000001" / "harvest.json").exists()
         assert not (collection / "batches" / "000002").exists()  # the manager waits for the retry
+
+
+@pytest.mark.timeout(120)
+def test_with_waits_of_zero_a_site_s_pages_follow_its_robots_txt_at_once(sample_web, tmp_path):
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("".join(sample_web.url(site, "/") + "\n" for site in (0, 2, 4)))
+    collection = tmp_path / "collection"
+    harvest(collection, "-a", f"seeds={seeds}", settings={"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0})
+    done = json.loads((collection / "batches" / "000001" / "harvest.json").read_text())
+    assert done["urls"] == done["fetched"] == done["ok"] == 3  # none skipped for a robots.txt not yet read

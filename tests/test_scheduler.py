@@ -23,7 +23,7 @@ from scrapy import signals
 from scrapy.crawler import CrawlerProcess
 from scrapy.exceptions import IgnoreRequest, StopDownload
 
-from wirescrapy.harvester.scheduler import DOC_ID, WireScheduler
+from wirescrapy.harvester.scheduler import DOC_ID, HOLD_SITE, WireScheduler
 from wirescrapy.manager.batch import BatchSite, BatchURL
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -194,6 +194,31 @@ def test_a_site_is_released_once_whatever_the_signals_say():
     download(sched, foreign)
     assert sched.crawler.stats.get_value("scheduler/released/fetched") == 1
     assert not sched.queue.is_fetching("http://a.cl") and len(sched) == 1
+
+
+def test_a_held_site_waits_for_the_spider_then_its_wait_counts_from_the_download():
+    now = [1000.0]
+    sched = scheduler(clock=lambda: now[0], WIRE_WAIT_NORMAL=0.0, WIRE_WAIT_LARGE_SITE=0.0)
+    sched.enqueue_request(scrapy.Request("http://a.cl/robots.txt", meta={HOLD_SITE: True}, priority=1))
+    sched.enqueue_request(scrapy.Request("http://a.cl/page"))
+    robots = take(sched)
+    download(sched, robots)
+    assert take(sched) is None and sched.queue.is_fetching("http://a.cl")  # the rules are not read yet
+    now[0] = 1000.5
+    sched.release_held(robots)
+    sched.release_held(robots)  # twice: once only
+    assert take(sched).url == "http://a.cl/page"
+    assert sched.crawler.stats.get_value("scheduler/released/fetched") == 1
+
+
+def test_a_hold_the_spider_never_ends_is_ended_by_the_scheduler():
+    now = [1000.0]
+    sched = scheduler(clock=lambda: now[0], WIRE_WAIT_NORMAL=0.0, WIRE_WAIT_LARGE_SITE=0.0)
+    sched.enqueue_request(scrapy.Request("http://a.cl/robots.txt", meta={HOLD_SITE: True}, priority=1))
+    sched.enqueue_request(scrapy.Request("http://a.cl/page"))
+    download(sched, take(sched))
+    now[0] += 61
+    assert take(sched).url == "http://a.cl/page"
 
 
 def test_requests_with_a_positive_priority_go_first_and_duplicates_are_dropped():

@@ -29,6 +29,11 @@ When a fetch ends, the site's wait starts. The signals used, and why:
   (which the engine empties before it calls ``next_request`` again), the site is released without a new
   wait, as no access was made.
 
+A request with ``meta[HOLD_SITE]`` (robots.txt) keeps its site busy after its download until the spider
+calls ``release_held``: the site's next page must not reach the robots.txt check before the spider has read
+the rules, which happens in the callback, after ``request_left_downloader`` (with waits of 0 the page
+would come at once). The wait still counts from the end of the download.
+
 Each released request is removed from the in-flight map first, so a site is released exactly once per
 request whatever order the signals come in.
 
@@ -80,6 +85,10 @@ logger = logging.getLogger(__name__)
 DOC_ID = "wire_doc_id"
 SITE_ID = "wire_site_id"
 DEPTH = "wire_depth"
+# A request whose response decides how its site's next requests are handled (robots.txt): the site stays
+# "fetching" after the download, until the spider calls ``release_held`` (or _MAX_HOLD seconds pass).
+HOLD_SITE = "wire_hold_site"
+_MAX_HOLD = 60.0
 
 # Added to each wake-up so that it does not come a hair before the site is ready (the reactor's clock
 # and ours are read at different moments) and cost one more empty call.
@@ -119,6 +128,7 @@ class WireScheduler(BaseScheduler):
         self._factories: list[tuple[Callable | None, Callable | None]] = []
         self._in_flight: dict[Request, str] = {}  # request -> its site
         self._not_reached: dict[Request, None] = {}  # in flight, not yet at the downloader (ordered set)
+        self._held: dict[Request, float] = {}  # downloaded HOLD_SITE requests -> when their download ended
         self._timer: DelayedCall | None = None
         crawler.signals.connect(self._reached_downloader, signal=signals.request_reached_downloader)
         crawler.signals.connect(self._left_downloader, signal=signals.request_left_downloader)
@@ -175,6 +185,8 @@ class WireScheduler(BaseScheduler):
         now = self._clock()
         if self._not_reached:
             self._release_unreached()
+        if self._held:
+            self._release_stale_holds(now)
         if self.queue.fetching >= self.connections:
             return None  # a download will end, and the engine will ask again
         popped = self.queue.pop_ready(now)
@@ -277,7 +289,26 @@ class WireScheduler(BaseScheduler):
         self._not_reached.pop(request, None)
 
     def _left_downloader(self, request: Request, spider: Spider) -> None:
+        if request.meta.get(HOLD_SITE) and request in self._in_flight:
+            self._held[request] = self._clock()  # the spider releases it (release_held)
+            return
         self._release(request, fetched=True)
+
+    def release_held(self, request: Request) -> None:
+        """End a ``HOLD_SITE`` request's hold on its site: the spider has read the response. The site's
+        wait counts from when the download ended, as for any request."""
+        ended = self._held.pop(request, None)
+        if ended is not None:
+            self._release(request, fetched=True, ended=ended)
+            self._wake_engine()
+
+    def _release_stale_holds(self, now: float) -> None:
+        # A hold the spider never ended (its callback raised before releasing): end it.
+        for request, ended in list(self._held.items()):
+            if now - ended > _MAX_HOLD:
+                logger.warning("Site of %(url)s held %(s).0f s after its download: released",
+                               {"url": request.url, "s": now - ended})
+                self.release_held(request)
 
     def _release_unreached(self) -> None:
         # Handed out, never at the downloader, and the downloader is done with it: a middleware
@@ -289,12 +320,13 @@ class WireScheduler(BaseScheduler):
         for request in [r for r in self._not_reached if r not in active]:
             self._release(request, fetched=False)
 
-    def _release(self, request: Request, *, fetched: bool) -> None:
+    def _release(self, request: Request, *, fetched: bool, ended: float | None = None) -> None:
         site = self._in_flight.pop(request, None)
         if site is None:
             return  # not ours (engine.download) or already released
         self._not_reached.pop(request, None)
-        self.queue.finished(site, self._clock(), fetched=fetched)
+        self._held.pop(request, None)
+        self.queue.finished(site, self._clock() if ended is None else ended, fetched=fetched)
         self.stats.inc_value("scheduler/released/fetched" if fetched else "scheduler/released/not_fetched")
 
     # -- waking the engine -----------------------------------------------------------------------------
