@@ -2,6 +2,7 @@
 
     python benchmarks/gatherer.py               # every page of the corpus, best of 3 runs each
     python benchmarks/gatherer.py --limit 40    # smoke run
+    python benchmarks/gatherer.py --steps       # and where the parser's time goes, step by step
 
 The corpus is Debian's ``python3-doc`` (the Python documentation as HTML: ~530 pages, ~50 MB, UTF-8, much
 markup: syntax-highlighted code, tables, thousands of links); it is installed with apt-get when missing.
@@ -12,6 +13,8 @@ Contenders, all given the same bytes:
   - selectolax, links only: Lexbor parse + ``css("a[href], …")`` + the attribute, unresolved (a floor);
   - lxml.html: full DOM (``lxml.html.fromstring``) + xpath for the same tag/attribute pairs + ``urljoin``;
   - Scrapy's ``LinkExtractor`` on an ``HtmlResponse`` (lxml + parsel + w3lib, what a Scrapy spider uses).
+``--steps`` times the steps of ``Parser.parse`` one by one (the same calls, in the same order): the Lexbor parse
+alone is the floor of any parser built on Lexbor, and the serialization the floor of the cleaned document.
 Rates are per CPU second of this process (``time.process_time``, the best of ``--repeat`` runs) so that other
 work on the machine weighs less; the load average is printed with them.
 """
@@ -100,6 +103,59 @@ def run_linkextractor(pages):
     return out
 
 
+def run_steps(pages) -> dict[str, float]:
+    """CPU seconds of each step of ``Parser.parse`` over ``pages``: the calls ``Parser._parse_html`` makes."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    from wirescrapy.gatherer import parser as steps
+    from wirescrapy.gatherer.encoding import detect_encoding
+
+    parser = Parser.default()
+    clock = time.process_time
+    seconds: dict[str, float] = {}
+
+    def lap(name: str, start: float) -> float:
+        now = clock()
+        seconds[name] = seconds.get(name, 0.0) + now - start
+        return now
+
+    for url, body in pages:
+        start = clock()
+        encoding, _skip = detect_encoding(body, "text/html", parser.default_charset)
+        steps._may_nest_deeply(body)
+        start = lap("encoding and nesting checks", start)
+        tree = LexborHTMLParser(body)
+        start = lap("Lexbor parse (floor)", start)
+        page = steps.ParsedPage(url=url, base_url=url, encoding=encoding, is_html=True, original_size=len(body))
+        link_nodes, _base, raw_text, discarded = parser._select(tree, page)
+        start = lap("CSS query (links, meta, discarded)", start)
+        page.links = parser._read_links(link_nodes, steps._Resolver(url, encoding))
+        start = lap("links: attributes, resolution, anchor text", start)
+        steps._remove(raw_text, discarded)
+        page.text = steps._text(tree)
+        start = lap("text", start)
+        html = steps._serialize(tree)
+        start = lap("Lexbor serialization", start)
+        page.document, page.truncated = parser._clean(html)
+        start = lap("cleaning regexes and cut", start)
+        del tree, link_nodes, raw_text, discarded
+        lap("freeing the tree", start)
+    return seconds
+
+
+def print_steps(pages, total: int, repeat: int) -> None:
+    run_steps(pages[: max(1, len(pages) // 10)])  # warm-up
+    best: dict[str, float] = {}
+    for _ in range(repeat):
+        for name, seconds in run_steps(pages).items():
+            best[name] = min(best.get(name, float("inf")), seconds)
+    whole = sum(best.values())
+    print(f"\nParser.parse step by step (CPU s, best of {repeat}):")
+    for name, seconds in best.items():
+        print(f"  {name:44s} {seconds:6.3f} s {seconds / whole:6.1%} {total / 1e6 / seconds:8.1f} MB/s")
+    print(f"  {'sum':44s} {whole:6.3f} s         {total / 1e6 / whole:8.1f} MB/s")
+
+
 CONTENDERS = {
     "wirescrapy Parser (links+document+text)": run_wirescrapy,
     "selectolax links only (floor)": run_selectolax,
@@ -124,6 +180,7 @@ def main(argv=None) -> None:
     arguments = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     arguments.add_argument("--limit", type=int, default=None, help="use the first N pages only")
     arguments.add_argument("--repeat", type=int, default=3, help="runs per contender; the best counts")
+    arguments.add_argument("--steps", action="store_true", help="also time the parser's steps one by one")
     options = arguments.parse_args(argv)
 
     pages = load(options.limit)
@@ -149,6 +206,8 @@ def main(argv=None) -> None:
     text = sum(r[2] for r in results)
     print(f"\ncleaned document / original: {document / total:.1%} (text: {text / total:.1%}); "
           f"{sum(r[3] for r in results)} documents cut at WIRE_MAX_STORED_SIZE")
+    if options.steps:
+        print_steps(pages, total, options.repeat)
     print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

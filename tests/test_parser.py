@@ -122,6 +122,12 @@ def test_fragments_are_removed_and_fragment_only_links_dropped(parser):
     assert urls(page) == ["http://example.com/dir/other.html", "http://example.com/x?q=1"]
 
 
+def test_hrefs_that_differ_after_the_hash_share_their_url(parser):
+    page = parse(parser, '<a href="os.html#os.stat">1</a><a href="os.html#os.open">2</a><a href=" os.html# ">3</a>'
+                         '<a href="os.html #x">4</a><a href="os.html ">5</a><area href="#map"><link href="#l">')
+    assert urls(page) == ["http://example.com/dir/os.html"] * 5
+
+
 def test_relative_links_resolve_like_urljoin(parser):
     page = parse(parser, """<a href="../up.html">1</a><a href="./here/./x/../y.html">2</a>
         <a href="/root">3</a><a href="//cdn.example.org/lib.js">4</a><a href="?page=2">5</a>

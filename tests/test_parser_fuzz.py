@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from w3lib.url import safe_url_string
 
 from wirescrapy.gatherer import Parser
-from wirescrapy.gatherer.parser import _PLAIN_REFERENCE, _Resolver
+from wirescrapy.gatherer.parser import _PLAIN_REFERENCE, _is_plain_absolute, _Resolver
 
 FUZZ = settings(max_examples=2500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -99,6 +99,27 @@ def test_links_resolve_as_urljoin_then_safe_url_string(href, base):
     assert got == expected, (base, href)
     if _PLAIN_REFERENCE.fullmatch(cleaned) and not cleaned.startswith("//") and ":" not in cleaned.split("/")[0]:
         assert resolver._join_plain(cleaned) == expected
+
+
+@FUZZ
+@given(scheme=st.sampled_from(["http://", "https://"] * 3 + ["HTTP://", "hTtps://", "http:", "http:///", "ftp://"]),
+       host=st.one_of(st.sampled_from(["example.com", "a-b.c0.org", "xn--bcher-kva.de", "10.0.0.1", ".", "-"]),
+                      st.text(alphabet=st.sampled_from("az09.-_AZé%@[]:"), max_size=12)),
+       port=st.sampled_from([""] * 4 + [":", ":0", ":08", ":80", ":8080", ":65535", ":65536", ":99999", ":x"]),
+       rest=st.one_of(st.sampled_from(["", "/", "/a?b", "/x/../y?q=1&r", "?a", "/a?"]),
+                      st.text(alphabet=st.sampled_from("ab/.?=&%:@!$()*+,~_-9Z"), max_size=16),
+                      st.text(alphabet=st.sampled_from("ab/.?=&%:@!$()*+,~_-9Zé #\t;\\[]'\""), max_size=16)),
+       base=st.sampled_from(BASES), encoding=st.sampled_from(["utf-8", "cp1252", "utf-16-le", "utf-7"]))
+def test_absolute_links_resolve_as_urljoin_then_safe_url_string(scheme, host, port, rest, base, encoding):
+    """The fast path for absolute URLs gives what urljoin + safe_url_string give, in any page encoding."""
+    href = scheme + host + port + rest
+    if _is_plain_absolute(href):
+        assert safe_url_string(urljoin(base, href), "utf-8") == href
+    resolver = _Resolver(base, encoding)  # its base is made safe in the page's encoding too
+    got = resolver.resolve(href)
+    if got is not None:
+        cleaned = href.strip("".join(map(chr, range(0x21)))).replace("\t", "").split("#")[0]
+        assert got == safe_url_string(urljoin(resolver.base, cleaned), encoding).split("#")[0], (base, href)
 
 
 @settings(max_examples=300, deadline=None)

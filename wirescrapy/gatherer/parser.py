@@ -11,25 +11,35 @@ parsing fast. A page goes through these steps:
 
 1. decode (``encoding.py``: BOM, header, meta, UTF-8 detection, default charset);
 2. parse with Lexbor;
-3. one CSS query, in document order, finds the link elements, the ``<base>``, ``<title>`` and ``<meta>``
-   elements and the elements to discard; links are read, then the discarded elements are removed;
+3. one CSS query, in document order, finds the link elements (those whose only link attribute is a fragment,
+   ``href="#top"``, are left out by the query itself), the ``<base>``, ``<title>`` and ``<meta>`` elements and
+   the elements to discard; links are read, then the discarded elements are removed;
 4. the visible text is the text of ``<body>``;
-5. Lexbor serializes the tree: a normalized form in which text never holds ``<`` or ``>`` and attribute values
-   are always double-quoted without a ``"``, ``<`` or ``>`` inside. On that form two regular expressions (no
-   Python per tag) drop the comments and unwrap the tags not kept, then drop the attributes not kept;
+5. Lexbor serializes the ``<html>`` element: a normalized form in which text never holds ``<`` or ``>`` and
+   attribute values are always double-quoted without a ``"``, ``<`` or ``>`` inside. On that form two regular
+   expressions (no Python per tag) drop the comments and unwrap the tags not kept, then drop the attributes
+   not kept;
 6. the cleaned document is UTF-8, cut at ``WIRE_MAX_STORED_SIZE`` bytes on a character boundary and never
    inside a tag or an entity (the tags left open by the cut are not closed: any HTML parser reads it).
 
 Links are resolved against the first valid ``<base href>`` or the page's URL and made safe with w3lib
 (``urljoin`` then ``safe_url_string``: the path is percent-encoded as UTF-8, the query in the page's
 encoding, as the WHATWG URL Standard does); only http and https links are kept, without their fragment.
-Canonicalisation beyond that is the seeder's job.
+Canonicalisation beyond that is the seeder's job. Those two calls take ten times what the rest of a link
+takes: the references they would return unchanged (most: ``../library/os.html``, ``https://example.org/x``)
+are resolved without them, and each distinct href of a page is resolved once.
 
 Script and style elements are always discarded: their content is not text, and Lexbor serializes it raw.
+
+Where the time goes (``python benchmarks/gatherer.py --steps``, python3-doc): the Lexbor parse a fifth, the
+CSS query and the serialization a seventh each, the text a tenth (each of these walks the whole tree, in C),
+the two regular expressions a quarter, links an eighth. Parse and serialization alone run at about 100 MB/s
+on one core: the cleaned document, the text and the links cannot all come at that rate from this design.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple
@@ -75,6 +85,9 @@ class ParsedPage:
     original_size: int = 0  # bytes of the body as downloaded
 
 
+# Builds a Link without the Python-level __new__ of a NamedTuple: half the cost, for every link of every page.
+_new_link = tuple.__new__
+
 # Elements whose content Lexbor serializes unescaped: they are always discarded (script, style) or turned
 # into plain text (the others), so that no "<" is left in the serialized text.
 _ALWAYS_DISCARD = ("script", "style")
@@ -86,12 +99,16 @@ _TAB_NEWLINE = str.maketrans("", "", "\t\n\r")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 # Relative references that urljoin + safe_url_string leave as they are (checked by the fuzz tests): resolved
 # by a copy of urljoin's algorithm, ten times faster than the two calls.
-_PLAIN_REFERENCE = re.compile(r"[A-Za-z0-9\-._~!$&()*+,=:@/?%]+")
+_PLAIN_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&()*+,=:@/?%"
+_PLAIN_REFERENCE = re.compile(f"[{re.escape(_PLAIN_CHARACTERS)}]+")
 # Absolute URLs that urljoin + safe_url_string return unchanged (checked by the fuzz tests): lower-case scheme
-# and ASCII host, no user info, a port without leading zero, a path and query of the plain characters. Half
-# of the time links take goes to such URLs otherwise (a page's links to other sites).
-_PLAIN_ABSOLUTE = re.compile(r"https?://[a-z0-9.\-]++(?::([1-9][0-9]{0,4}))?+(?:/[A-Za-z0-9\-._~!$&()*+,=:@/?%]*+)?+")
+# and ASCII host, no user info, a port without leading zero, a path and query of the plain characters. The
+# two calls on them took half the time of resolving python3-doc's links (a page's links to other sites).
+_PLAIN_ABSOLUTE = re.compile(
+    rf"https?://[a-z0-9.\-]++(?::([1-9][0-9]{{0,4}}))?+(?:/[{re.escape(_PLAIN_CHARACTERS)}]*+)?+"
+)
 _WHITESPACE = re.compile(r"\s")
+_CSS_NAME = re.compile(r"[a-z][a-z0-9-]*")  # an attribute name usable in a selector as it is
 
 # Unclosed elements deeper than this make Lexbor's tree construction quadratic (each block start tag looks
 # through the stack of open elements): such pages have the tags of their deepest nesting elements removed.
@@ -130,7 +147,8 @@ def _trie(words: Iterable[str]) -> str:
 class _Resolver:
     """Resolves a page's hrefs against its base URL; ``cache`` is for the caller: pages repeat their links."""
 
-    __slots__ = ("base", "encoding", "cache", "joined", "origin", "directory", "path", "query", "plain")
+    __slots__ = ("base", "encoding", "ascii_query", "cache", "joined", "origin", "directory", "folders", "path",
+                 "query", "plain")
 
     def __init__(self, base: str, encoding: str):
         base = base.split("#", 1)[0]
@@ -141,7 +159,8 @@ class _Resolver:
                 pass
         self.base = base
         self.encoding = encoding
-        self.cache: dict[str, str | None] = {}  # raw href -> resolve(href), kept by the caller
+        self.ascii_query = _writes_ascii(encoding)
+        self.cache: dict[str, str | None] = {}  # href up to its first "#" -> resolve(href), kept by the caller
         self.joined: dict[str, str | None] = {}  # href without fragment -> URL
         scheme_end = base.find("://")
         path_start = base.find("/", scheme_end + 3)
@@ -155,6 +174,10 @@ class _Resolver:
         self.directory = self.path.split("/")
         if self.directory[-1]:
             del self.directory[-1]
+        # The base's folders, as urljoin keeps them (without empty segments); None if it has dot segments.
+        self.folders = [folder for folder in self.directory if folder]
+        if "." in self.folders or ".." in self.folders:
+            self.folders = None
         # urljoin splits ';params' off the base path: such bases take the slow path.
         self.plain = ";" not in base and base.startswith(("http://", "https://"))
 
@@ -180,8 +203,8 @@ class _Resolver:
         if scheme is None:
             if self.plain and not href.startswith("//") and _PLAIN_REFERENCE.fullmatch(href):
                 return self._join_plain(href)
-        elif _is_plain_absolute(href):
-            return href
+        elif _is_plain_absolute(href) and (self.ascii_query or "?" not in href):
+            return href  # safe_url_string encodes the query in the page's encoding: UTF-16 turns "a" into "a%00"
         elif scheme.group().lower() not in ("http:", "https:"):
             return None  # javascript:, mailto:, data:, tel:, ftp:...
         try:
@@ -211,6 +234,9 @@ class _Resolver:
             if not query:
                 return self.origin + self.path  # safe_url_string adds no "/" to a bare origin...
             return self.origin + (self.path or "/") + "?" + query  # ...but adds it before a query
+        relative = self._join_relative(path)
+        if relative is not None:
+            return self.origin + relative + ("?" + query if query else "")
         if path[0] == "/":
             segments = path.split("/")
         else:
@@ -229,6 +255,27 @@ class _Resolver:
         if joined[0] != "/":
             joined = "/" + joined
         return self.origin + joined + ("?" + query if query else "")
+
+    def _join_relative(self, path: str) -> str | None:
+        """The resolved path of the commonest references, "../../x/y.html", "x/y.html", "./x"; else None.
+
+        Leading "../" and "./" go up from, or stay in, the base's folder; the rest must hold no dot segment
+        and no empty one, which urljoin would remove.
+        """
+        start = up = 0
+        while True:
+            if path.startswith("../", start):
+                up += 1
+                start += 3
+            elif path.startswith("./", start):
+                start += 2
+            else:
+                break
+        rest = path[start:]
+        folders = self.folders
+        if folders is None or rest[:1] in (".", "/") or "/." in rest or "//" in rest:
+            return None
+        return "/" + "/".join([*folders[: max(len(folders) - up, 0)], rest])
 
 
 class Parser:
@@ -259,13 +306,22 @@ class Parser:
         self.discard = frozenset(t.lower() for t in discard_content) | frozenset(_ALWAYS_DISCARD)
         self.keep_tags = frozenset(t.lower() for t in keep_tags) - self.discard - frozenset(_RAW_TEXT[1:])
         self.keep_attributes = frozenset(a.lower() for a in keep_attributes)
-        # One type selector per tag: Lexbor lists an element once per selector it matches.
-        tags = [*self.link_attributes, "base", "title", "meta", *sorted(self.discard), *_RAW_TEXT]
-        self._query = ", ".join(dict.fromkeys(tags))
+        # Elements that are only links; a single link attribute is selected only if present and not a fragment
+        # ("#top"), which never is a link: a third of the <a> elements of python3-doc.
+        self._only_links = frozenset(self.link_attributes) - self.discard - {"base", "title", "meta", *_RAW_TEXT}
+        selectors = {tag: tag for tag in [*self.link_attributes, "base", "title", "meta", *sorted(self.discard),
+                                          *_RAW_TEXT]}
+        for tag in self._only_links:
+            attributes = self.link_attributes[tag]
+            if len(attributes) == 1 and _CSS_NAME.fullmatch(attributes[0]):
+                selectors[tag] = f'{tag}[{attributes[0]}]:not([{attributes[0]}^="#"])'
+        # One selector per tag: Lexbor lists an element once per selector it matches.
+        self._query = ", ".join(selectors.values())
         # In the serialized form every '<' starts a tag (attribute values escape '<' and '>') or a comment (which
-        # may hold '>'): one pass drops the comments, the doctype and the tags not kept.
+        # may hold '>'): one pass drops the comments, the doctype and the tags not kept. Kept tags, most of them,
+        # fail at the first test.
         keep = _trie(self.keep_tags).encode() if self.keep_tags else b"(?!)"
-        self._unwrap = re.compile(rb"<(?:!--.*?-->|(?!/?%s[ >])[^>]*+>)" % keep, re.S)
+        self._unwrap = re.compile(rb"<(?!/?%s[ >])(?:!--.*?-->|[^>]*+>)" % keep, re.S)
         # An attribute as Lexbor writes it is ' name="value"', and the next angle bracket after it is the '>'
         # of its tag (text has no '>'). The expression runs on the reversed document, where it is tried at
         # each '"' instead of at each space: a quarter faster. A kept attribute whose value ends in ' word='
@@ -331,18 +387,36 @@ class Parser:
             source = _flatten(source)
         tree = LexborHTMLParser(source)
         page = ParsedPage(url=url, base_url=url, encoding=encoding, is_html=True, original_size=len(body))
+        link_nodes, base_node, raw_text, discarded = self._select(tree, page)
+        if base_node is not None:
+            page.base_url = _Resolver(url, encoding).resolve(base_node.attrs.get("href") or "") or url
+        if not (page.nofollow and self.obey_nofollow):
+            page.links = self._read_links(link_nodes, _Resolver(page.base_url, encoding))
+        _remove(raw_text, discarded)
+        page.text = _text(tree)
+        page.document, page.truncated = self._clean(_serialize(tree))
+        return page
 
+    def _select(self, tree, page: ParsedPage) -> tuple[list, object, list, list]:
+        """One CSS query: the link elements, the <base>, the raw-text and discarded elements; title and meta.
+
+        Scripts and styles go at once, so that their text is not anchor text (they hold no listed node).
+        """
         link_nodes = []
         discarded = []
         raw_text = []
         base_node = None
+        only_links = self._only_links
         link_attributes = self.link_attributes
         discard = self.discard
         for node in tree.css(self._query):
             tag = node.tag
+            if tag in only_links:  # most elements: a, area, link...
+                link_nodes.append((tag, node))
+                continue
             if tag in discard:
                 if tag in _ALWAYS_DISCARD and _holds_text_only(node):
-                    node.decompose()  # now, so that its text is not anchor text; it holds no listed node
+                    node.decompose()
                 else:
                     discarded.append(node)
                 continue
@@ -358,33 +432,13 @@ class Parser:
                     base_node = node
             elif tag in _RAW_TEXT and _holds_text_only(node):  # not an <svg> element of the same name
                 raw_text.append(node)
+        return link_nodes, base_node, raw_text, discarded
 
-        base = url
-        if base_node is not None:
-            candidate = _Resolver(url, encoding).resolve(base_node.attrs.get("href") or "")
-            if candidate is not None:
-                base = candidate
-        page.base_url = base
-        if not (page.nofollow and self.obey_nofollow):
-            page.links = self._read_links(link_nodes, _Resolver(base, encoding))
-
-        for node in raw_text:
-            if node.tag == "iframe":
-                for child in list(node.iter(include_text=True)):
-                    child.decompose()
-            else:
-                node.replace_with(node.text())
-        # Reverse document order: a discarded element inside another goes before its ancestor is freed.
-        for node in reversed(discarded):
-            node.decompose()
-
-        content = tree.body or tree.css_first("frameset")
-        page.text = " ".join(content.text(separator=" ").split()) if content is not None else ""
-        html = (tree.html or "").encode("utf-8")
+    def _clean(self, html: bytes) -> tuple[bytes, bool]:
+        """The cleaned document: two regular expressions on Lexbor's serialization, then the cut."""
         html = self._unwrap.sub(b"", html)
         html = self._strip_attributes.sub(b"", html[::-1])[::-1]
-        page.document, page.truncated = _truncate(html, self.max_stored_size, html=True)
-        return page
+        return _truncate(html, self.max_stored_size, html=True)
 
     def _read_meta(self, node, page: ParsedPage) -> None:
         attrs = node.attrs
@@ -408,6 +462,7 @@ class Parser:
             attrs["content"] = "text/html; charset=utf-8"
 
     def _read_links(self, nodes: list, resolver: _Resolver) -> list[Link]:
+        """The links of ``nodes`` in document order: run for every link of every page, so kept to a few calls."""
         links: list[Link] = []
         append = links.append
         obey = self.obey_nofollow
@@ -420,6 +475,11 @@ class Parser:
                 href = attrs.get(attribute)
                 if href is None:
                     continue
+                # What follows the first "#" never changes the URL: "os.html#os.stat" and "os.html#os.open" are
+                # resolved once, as "os.html#" (whose "#" keeps any white space before it, as the href would).
+                hash_at = href.find("#")
+                if hash_at >= 0:
+                    href = href[: hash_at + 1]
                 target = cache.get(href, _MISSING)
                 if target is _MISSING:
                     target = cache[href] = resolve(href)
@@ -430,16 +490,26 @@ class Parser:
                 if nofollow and obey:
                     continue
                 if tag == "a":
-                    text = node.text_lexbor()
-                    if not text or text.isspace():
+                    text = " ".join(node.text_lexbor().split())
+                    if not text:
                         image = node.css_first("img[alt]")
-                        text = image.attrs.get("alt") or "" if image is not None else ""
+                        if image is not None:
+                            text = " ".join((image.attrs.get("alt") or "").split())
                 elif tag == "area":
-                    text = attrs.get("alt") or ""
+                    text = " ".join((attrs.get("alt") or "").split())
                 else:
                     text = ""
-                append(Link(target, " ".join(text.split()), tag, len(links), nofollow))
+                append(_new_link(Link, (target, text, tag, len(links), nofollow)))
         return links
+
+
+@functools.cache
+def _writes_ascii(encoding: str) -> bool:
+    """True if ``encoding`` writes the characters of plain references as ASCII does (UTF-16, UTF-7 do not)."""
+    try:
+        return _PLAIN_CHARACTERS.encode(encoding) == _PLAIN_CHARACTERS.encode("ascii")
+    except (LookupError, UnicodeError):
+        return False
 
 
 def _is_plain_absolute(href: str) -> bool:
@@ -453,6 +523,37 @@ def _is_plain_absolute(href: str) -> bool:
 
 def _is_plain_text(content_type: str | None) -> bool:
     return bool(content_type) and content_type.split(";", 1)[0].strip().lower() == "text/plain"
+
+
+def _remove(raw_text: list, discarded: list) -> None:
+    """Turn raw-text elements into text (an <iframe> loses its content) and remove the discarded elements."""
+    for node in raw_text:
+        if node.tag == "iframe":
+            for child in list(node.iter(include_text=True)):
+                child.decompose()
+        else:
+            node.replace_with(node.text())
+    # Reverse document order: a discarded element inside another goes before its ancestor is freed.
+    for node in reversed(discarded):
+        node.decompose()
+
+
+def _text(tree) -> str:
+    """The text of <body> (or <frameset>), whitespace collapsed; text nodes are joined with a space."""
+    content = tree.body or tree.css_first("frameset")
+    if content is None:
+        return ""
+    # Whitespace-only text nodes are skipped by Lexbor: collapsing would reduce them to the separator anyway.
+    return " ".join(content.text(separator=" ", skip_empty=True).split())
+
+
+def _serialize(tree) -> bytes:
+    """Lexbor's serialization of the <html> element, UTF-8.
+
+    What lies outside it (doctype, comments) would be dropped with the tags not kept anyway.
+    """
+    root = tree.root
+    return ((root.html if root is not None else None) or "").encode("utf-8")
 
 
 def _holds_text_only(node) -> bool:
