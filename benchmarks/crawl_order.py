@@ -1,9 +1,9 @@
 """Crawl-order benchmark: does the manager fetch the most valuable pages first?
 
-    python benchmarks/crawl_order.py                 # 25 sites x 80 pages, 14 crawls (about 4.5 minutes)
-    python benchmarks/crawl_order.py --smoke         # 6 sites x 30 pages, 2 crawls (CI, about 25 s)
-    python benchmarks/crawl_order.py --weightings pagerank,default --capped '' --sites 30 --pages 100
-    python benchmarks/crawl_order.py --weightings '{"pr3+wl": {"pagerank": 3, "wlrank": 1}}' --capped pr3+wl
+    python benchmarks/crawl_order.py                 # 25 sites x 80 pages, 18 crawls (about 3.5 minutes)
+    python benchmarks/crawl_order.py --smoke         # 6 sites x 30 pages, 3 crawls (CI, about 35 s)
+    python benchmarks/crawl_order.py --weightings pagerank,default --sites 30 --pages 100
+    python benchmarks/crawl_order.py --weightings '{"pr3+wl": {"pagerank": 3, "wlrank": 1}}' --uncapped pr3+wl
 
 What it does, in one run:
 
@@ -36,12 +36,14 @@ References, computed in the same run:
   approximation, ``{"depth": 1}``, is crawled for real as one of the weightings.
 * **oracle** — the pages of the final graph by decreasing final PageRank: the best any order can do.
 
-Weightings (``WEIGHTINGS``): each score alone, WIRE's default (pagerank + queuesize) and a few combinations,
-all with the manager's defaults (WIRE_BATCH_SAMESITE 500, i.e. no cap at this K); then ``CAPPED`` ones again
-with WIRE_BATCH_SAMESITE = K // sites (``--capped``, ``--samesite``), an even share of a batch for every
-site. ``hub`` and ``depth`` order unfetched pages by discovery (an unfetched page has no links, so its hub
-score is 0; ties go to the lower doc-id): they are breadth-first crawls, and the verdict compares the
-best of the other weightings with them as well as with the offline BFS.
+Weightings (``WEIGHTINGS``): each score alone, the default of WIRE_SCORE_WEIGHTS (pagerank + opic), WIRE's
+own default (pagerank + queuesize) and a few combinations, all with the manager's other defaults: a site
+gets at most min(WIRE_BATCH_SAMESITE, K // sites with pages to fetch) pages of a batch (4 of 101 at the
+start here, WIRE_BATCH_SITE_SHARE = 1). ``UNCAPPED`` ones (``--uncapped``) are crawled again with
+WIRE_BATCH_SITE_SHARE = 0, i.e. WIRE_BATCH_SAMESITE (500) alone: no cap at this K, as WIRE had it.
+``hub`` and ``depth`` order unfetched pages by discovery (an unfetched page has no links, so its hub score
+is 0; ties go to the lower doc-id): they are breadth-first crawls, and the verdict compares the best of
+the other weightings with them as well as with the offline BFS.
 
 Printed: one row per order — share, share / oracle, share / BFS, cycles (batches written), pages of the
 final graph fetched (and all documents fetched), wall-clock seconds of the crawl — then the share / oracle
@@ -77,7 +79,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from wirescrapy.collection import Collection  # noqa: E402
-from wirescrapy.config import SCORE_FUNCTIONS  # noqa: E402
+from wirescrapy.config import SCORE_FUNCTIONS, default_settings  # noqa: E402
 from wirescrapy.manager import ranking  # noqa: E402
 from wirescrapy.manager.batch import batch_numbers, read_batch  # noqa: E402
 from wirescrapy.sampleweb import SampleWebProcess  # noqa: E402
@@ -86,32 +88,40 @@ SITE = re.compile(r"site(\d+)\.")
 PAGE = re.compile(r"/page/(\d+)\.html")
 Q = 0.15  # WIRE's PageRank dampening (random-jump probability), the manager's default
 
+DEFAULT = {name: weight for name, weight in default_settings()["WIRE_SCORE_WEIGHTS"].items() if weight}
+
 # name -> WIRE_SCORE_WEIGHTS (scores not named get weight 0).
 WEIGHTINGS: dict[str, dict[str, float]] = {
     "pagerank": {"pagerank": 1},
+    "opic": {"opic": 1},  # on-line page importance (Abiteboul et al. 2003)
     "queuesize": {"queuesize": 1},  # larger sites first (Castillo et al. 2004)
     "authority": {"authority": 1},  # HITS
     "hub": {"hub": 1},  # HITS
     "wlrank": {"wlrank": 1},
-    "default": {"pagerank": 1, "queuesize": 1},  # WIRE_SCORE_WEIGHTS' default
+    "siterank": {"siterank": 1},
+    "default": DEFAULT,  # WIRE_SCORE_WEIGHTS' default
+    "wire": {"pagerank": 1, "queuesize": 1},  # WIRE's default
     "pagerank+authority": {"pagerank": 1, "authority": 1},
     "pagerank+siterank": {"pagerank": 1, "siterank": 1},
-    "siterank": {"siterank": 1},
+    "opic+wlrank": {"opic": 1, "wlrank": 1},
+    "opic+queuesize": {"opic": 1, "queuesize": 1},
     "depth": {"depth": 1},  # the manager's breadth-first
 }
 DESCRIPTIONS = {
+    "opic": "opic (OPIC cash)",
     "queuesize": "queuesize (larger sites first)",
     "authority": "authority (HITS)",
     "hub": "hub (HITS)",
-    "default": "default (pagerank+queuesize)",
+    "default": f"default ({'+'.join(DEFAULT)})",
+    "wire": "WIRE's default (pagerank+queuesize)",
     "depth": "depth (manager's BFS)",
 }
 FULL = list(WEIGHTINGS)
 CLEARLY = 1.05  # "clearly ahead": at least 5 % more PageRank than the best breadth-first order
 BREADTH_FIRST = {"depth", "hub"}  # weightings that order unfetched pages by discovery
-SMOKE = ["pagerank", "default"]
-# Crawled again with WIRE_BATCH_SAMESITE = K // sites in a full run.
-CAPPED = ["pagerank", "wlrank", "default", "depth"]
+SMOKE = ["pagerank", "opic", "default"]
+# Crawled again without the per-site share of a batch (WIRE_BATCH_SITE_SHARE = 0) in a full run.
+UNCAPPED = ["pagerank", "opic", "default", "depth"]
 
 
 # -- the final graph ---------------------------------------------------------------------------------------
@@ -330,16 +340,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--smoke", action="store_true",
-                        help="tiny web (6 sites x 30 pages) and 2 weightings, for CI (about 25 s)")
+                        help=f"tiny web (6 sites x 30 pages) and {len(SMOKE)} weightings, for CI (about 35 s)")
     parser.add_argument("--sites", type=int, help="sites of the sample web (default 25; smoke 6)")
     parser.add_argument("--pages", type=int, help="pages per site (default 80; smoke 30)")
     parser.add_argument("--seed", type=int, default=1, help="sample web seed")
     parser.add_argument("--weightings", help=f"comma-separated names from: {', '.join(WEIGHTINGS)}; "
-                        "or a JSON object name -> weights (default: all; smoke: pagerank,default)")
-    parser.add_argument("--capped", help="comma-separated weightings crawled again with WIRE_BATCH_SAMESITE = "
-                        f"--samesite (default: {','.join(CAPPED)}; smoke: none; '' for none)")
-    parser.add_argument("--samesite", type=int, help="WIRE_BATCH_SAMESITE of the --capped runs "
-                        "(default: K // sites, an even share of the batch for every site)")
+                        f"or a JSON object name -> weights (default: all; smoke: {','.join(SMOKE)})")
+    parser.add_argument("--uncapped", help="comma-separated weightings crawled again with WIRE_BATCH_SITE_SHARE=0 "
+                        f"(default: {','.join(UNCAPPED)}; smoke: none; '' for none)")
     parser.add_argument("--batch-share", type=float, default=0.05, help="K as a share of N (default 0.05)")
     parser.add_argument("--budget", type=float, default=0.20, help="share of N scored (default 0.20)")
     parser.add_argument("--cycles", type=int, default=0,
@@ -361,11 +369,12 @@ def main() -> int:
         names = list(given)
     else:
         names = args.weightings.split(",") if args.weightings else (SMOKE if args.smoke else FULL)
-    capped = [n for n in (args.capped.split(",") if args.capped is not None else ([] if args.smoke else CAPPED)) if n]
-    unknown = [name for name in names + capped if name not in known]
+    uncapped = args.uncapped.split(",") if args.uncapped is not None else ([] if args.smoke else UNCAPPED)
+    uncapped = [name for name in uncapped if name]
+    unknown = [name for name in names + uncapped if name not in known]
     if unknown:
         parser.error(f"unknown weightings {unknown}; known: {', '.join(known)}")
-    for name in names + capped:
+    for name in names + uncapped:
         bad = [score for score in known[name] if score not in SCORE_FUNCTIONS]
         if bad:
             parser.error(f"weighting {name}: unknown scores {bad}; known: {', '.join(SCORE_FUNCTIONS)}")
@@ -384,11 +393,10 @@ def main() -> int:
             n = graph.n
             budget = math.ceil(args.budget * n)
             batch_size = max(1, round(args.batch_share * n))
-            samesite = args.samesite or max(1, batch_size // sites)
             cycles = args.cycles or 4 * math.ceil(n / batch_size) + 20
             runs = [Run(DESCRIPTIONS.get(name, name), name, known[name], list(args.setting)) for name in names]
-            runs += [Run(f"{DESCRIPTIONS.get(name, name)}, samesite={samesite}", name, known[name],
-                         [*args.setting, f"WIRE_BATCH_SAMESITE={samesite}"]) for name in capped]
+            runs += [Run(f"{DESCRIPTIONS.get(name, name)}, no site share", name, known[name],
+                         [*args.setting, "WIRE_BATCH_SITE_SHARE=0"]) for name in uncapped]
             seeds_file = workdir / "seeds.txt"
             seeds_file.write_text("".join(seed + "\n" for seed in web.seeds), encoding="utf-8")
             difference = networkx_check(graph)
@@ -487,8 +495,8 @@ def main() -> int:
         for crawl in ok:
             if crawl.weights == WEIGHTINGS["default"] and crawl.name == DESCRIPTIONS["default"]:
                 got = share(crawl.order, graph, budget)
-                print(f"WIRE's default weighting ({crawl.name}, no --capped cap): {got / oracle_share:.1%} of "
-                      f"the oracle, {got / reference:.2f} x the best breadth-first order.")
+                print(f"The default WIRE_SCORE_WEIGHTS ({crawl.name}): {got / oracle_share:.1%} of the oracle, "
+                      f"{got / bfs_share:.2f} x BFS, {got / reference:.2f} x the best breadth-first order.")
     failed = [c for c in crawls if c.problem]
     for crawl in failed:
         print(f"problem: {crawl.name}: {crawl.problem}", file=sys.stderr)

@@ -4,15 +4,18 @@ One run of the manager, ``run_manager(collection, config)``:
 
 1. filters out the pages that may not be fetched now (``profit.eligible``);
 2. computes the link scores that ``WIRE_SCORE_WEIGHTS`` asks for (``ranking``: PageRank, HITS, weighted
-   link rank, site rank) and combines them with the other scores into each page's intrinsic quality
+   link rank, site rank, OPIC) and combines them with the other scores into each page's intrinsic quality
    (``profit.intrinsic_quality``);
 3. estimates Pr(fresh) of every downloaded page (``freshness``);
 4. computes the profit of downloading each page, quality × (1 − Pr(fresh) × visited);
-5. takes the K pages of highest profit, at most ``WIRE_BATCH_SAMESITE`` per site, ``WIRE_BATCH_COUNT``
-   times, and writes each set as a batch directory (``batch``), optionally split by site into parts;
+5. takes the K pages of highest profit, at most ``WIRE_BATCH_SAMESITE`` per site and, by default, no more
+   than an even share of the batch (K // sites with eligible pages, ``WIRE_BATCH_SITE_SHARE``),
+   ``WIRE_BATCH_COUNT`` times, and writes each set as a batch directory (``batch``), optionally split by
+   site into parts;
 6. stores the scores in the metadata records (documents: pagerank, wlrank, hub, authority, quality,
    freshness, profit, batch; sites: siterank, pagerank_sum). Scores with weight 0 are not computed and
-   their fields keep what they held.
+   their fields keep what they held. OPIC has no field: every run replays the fetches so far, in order of
+   first visit, from the seeds (``ranking.opic``, ``crawl_start``, ``fetch_order``).
 
 ``plan`` is steps 1–5 on plain arrays, with no collection: the benchmark and the tests drive it directly.
 The PageRank of the previous run (in the records) is the starting guess of this one, which saves most of
@@ -44,7 +47,7 @@ logger = logging.getLogger(__name__)
 
 MANAGER_SETTINGS = (
     "max_depth_static", "max_depth_dynamic", "max_urls_per_site", "batch_size", "batch_samesite",
-    "batch_count", "max_errors_different_batch", "score_weights", "score_age_exponent",
+    "batch_site_share", "batch_count", "max_errors_different_batch", "score_weights", "score_age_exponent",
     "score_boost_frontpage", "pagerank_damping", "pagerank_max_error", "hits_max_error",
     "siterank_max_error", "minperiod_unsuccessful", "minperiod_successful_not_ok",
     "minperiod_successful_ok",
@@ -62,7 +65,7 @@ class Plan:
     freshness: np.ndarray
     profit: np.ndarray
     batches: list[np.ndarray]  # doc-ids, in decreasing profit
-    scores: dict[str, np.ndarray] = field(default_factory=dict)  # pagerank, wlrank, hub, authority; siterank
+    scores: dict[str, np.ndarray] = field(default_factory=dict)  # pagerank, wlrank, hub, authority, opic; siterank
     iterations: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -99,7 +102,7 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     site_of[1:] = docs["siteid"]
     scores, iterations, per_page = {}, {}, {}
     q = config.pagerank_damping
-    if weights["pagerank"] > 0 or weights["hub"] > 0 or weights["authority"] > 0 or weights["siterank"] > 0:
+    if any(weights[name] > 0 for name in ("pagerank", "hub", "authority", "siterank", "opic")):
         graph = ranking.link_matrix(links)
         del links
         lap("link matrix")
@@ -124,6 +127,10 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
             scores["siterank"], iterations["siterank"] = result.scores, result.iterations
             per_page["siterank"] = result.scores[site_of[1:]]
             lap("siterank")
+        if weights["opic"] > 0:
+            result = ranking.opic(graph, fetch_order(docs), np.concatenate([[False], crawl_start(docs)]))
+            scores["opic"], iterations["opic"] = result.scores, result.steps
+            lap("opic")
         del graph
     if weights["wlrank"] > 0:
         ordered = page_order()
@@ -131,7 +138,7 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
         scores["wlrank"], iterations["wlrank"] = result.scores, result.iterations
         del ordered
         lap("wlrank")
-    for name in ("pagerank", "wlrank", "hub", "authority"):
+    for name in ("pagerank", "wlrank", "hub", "authority", "opic"):
         if name in scores:
             per_page[name] = scores[name][1:]
     if weights["queuesize"] > 0:
@@ -144,9 +151,26 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     lap("freshness")
     profits = profit(quality, fresh, visited)
     chosen = select_batches(profits, docs["siteid"], ok, size=config.batch_size,
-                            samesite=config.batch_samesite, count=count or config.batch_count)
+                            samesite=config.batch_samesite, count=count or config.batch_count,
+                            site_share=config.batch_site_share)
     lap("selection")
     return Plan(ok, visited, quality, fresh, profits, [ids + 1 for ids in chosen], scores, iterations, timings)
+
+
+def crawl_start(docs: np.ndarray) -> np.ndarray:
+    """Whether each page is where the crawl started, and OPIC's cash with it: the seeds and, with
+    ``WIRE_ADD_ROOT``, their sites' home pages (depth 0; the gatherer files robots.txt at depth 0 too,
+    which is neither)."""
+    flags = docs["flags"]
+    return ((flags & DocFlag.SEED) != 0) | ((docs["depth"] == 0) & ((flags & DocFlag.FRONT_PAGE) != 0))
+
+
+def fetch_order(docs: np.ndarray) -> np.ndarray:
+    """Doc-ids of the pages fetched at least once, in the order of their first visit (OPIC replays
+    them so; equal times, which a crawl does not produce, in no set order)."""
+    first_visit = docs["first_visit"]
+    fetched = np.flatnonzero((docs["visits"] > 0) & (first_visit > 0))
+    return fetched[np.argsort(first_visit[fetched])] + 1
 
 
 # -- a run over a collection -----------------------------------------------------------------------------
