@@ -51,14 +51,15 @@ ITEM_PIPELINES = {
     "wirescrapy.gatherer.pipelines.LinkGraphPipeline": 400,
     "wirescrapy.gatherer.pipelines.MetadataPipeline": 500,
 }
-# Every response reaches the spider, which records it: redirects are followed by the spider (through the
-# seeder rules and the politeness queue), errors are counted per page and retried by the manager in a later
-# batch (WIRE_MAX_ERRORS_*), not at once.
 # A harvester callback returns one item (and now and then a follow-up request): Scrapy's default of 100
 # parallel slots costs 100 Twisted cooperative tasks per response, a quarter of the crawl's CPU.
 CONCURRENT_ITEMS = 2
+# Every response reaches the spider, which records it: redirects are followed by the spider (through the
+# seeder rules and the politeness queue). A failed fetch is tried again in the same batch up to
+# WIRE_MAX_ERRORS_SAME_BATCH times in all (RETRY_TIMES, set by the add-on; the retry waits its site's turn at
+# the back of its queue), then recorded; the manager tries it again in later batches until
+# WIRE_MAX_ERRORS_DIFFERENT_BATCH.
 REDIRECT_ENABLED = False
 METAREFRESH_ENABLED = False
-RETRY_ENABLED = False
 HTTPERROR_ALLOW_ALL = True
 DNS_RESOLVER = "wirescrapy.resolver.MappedResolver"

@@ -344,7 +344,8 @@ class HarvesterSpider(scrapy.Spider):
     def _robots_request(self, origin: str) -> scrapy.Request:
         return scrapy.Request(robots_txt_url(origin), callback=self.parse, errback=self.failed, dont_filter=True,
                               priority=FOLLOW_UP_PRIORITY,
-                              meta={KIND: Kind.ROBOTS.value, ORIGIN: origin, HOLD_SITE: True})
+                              meta={KIND: Kind.ROBOTS.value, ORIGIN: origin, HOLD_SITE: True,
+                                    "dont_retry": True})  # a failure is retried after WIRE_ROBOTS_TXT_INVALID_PERIOD
 
     def _robots_fetched(self, fetch: Fetch) -> list:
         origin = fetch_origin(fetch)

@@ -85,10 +85,11 @@ def test_scrapy_settings_follow_the_wire_ones():
 
     from wirescrapy.addon import WireAddon
 
-    settings = Settings({"WIRE_CONNECTIONS": 42, "WIRE_CONNECTION_TIMEOUT": 7.5}, priority="cmdline")
+    settings = Settings({"WIRE_CONNECTIONS": 42, "WIRE_CONNECTION_TIMEOUT": 7.5, "WIRE_MAX_ERRORS_SAME_BATCH": 3},
+                        priority="cmdline")
     settings.set("DOWNLOAD_TIMEOUT", 99, priority="project")  # explicit: not overridden
     WireAddon().update_settings(settings)
-    assert settings.getint("CONCURRENT_REQUESTS") == 42
+    assert settings.getint("CONCURRENT_REQUESTS") == 42 and settings.getint("RETRY_TIMES") == 2
     assert settings.getfloat("DOWNLOAD_TIMEOUT") == 99
     settings = Settings({"WIRE_CONNECTIONS": "many"})
     WireAddon().update_settings(settings)  # left for WireSettingsCheck to report

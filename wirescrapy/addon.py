@@ -3,7 +3,8 @@
 ``settings/default.py`` enables this add-on (``ADDONS``). It sets, at add-on priority:
 
 * ``CONCURRENT_REQUESTS`` = ``WIRE_CONNECTIONS`` (WIRE's ``harvester/nthreads/start``: sites fetched at once);
-* ``DOWNLOAD_TIMEOUT`` = ``WIRE_CONNECTION_TIMEOUT``.
+* ``DOWNLOAD_TIMEOUT`` = ``WIRE_CONNECTION_TIMEOUT``;
+* ``RETRY_TIMES`` = ``WIRE_MAX_ERRORS_SAME_BATCH`` − 1 (WIRE counts the first failure among the errors).
 
 Computed here rather than in the settings module so that ``-s WIRE_CONNECTIONS=50`` on the command line, or
 a Scrapyd job's settings, change them too; a Scrapy setting given explicitly (``-s DOWNLOAD_TIMEOUT=…``, a
@@ -13,14 +14,18 @@ settings module) still wins, as its priority is higher. A value that is not a nu
 
 from __future__ import annotations
 
-DERIVED = {"CONCURRENT_REQUESTS": ("WIRE_CONNECTIONS", int), "DOWNLOAD_TIMEOUT": ("WIRE_CONNECTION_TIMEOUT", float)}
+DERIVED = {
+    "CONCURRENT_REQUESTS": ("WIRE_CONNECTIONS", int, 0),
+    "DOWNLOAD_TIMEOUT": ("WIRE_CONNECTION_TIMEOUT", float, 0),
+    "RETRY_TIMES": ("WIRE_MAX_ERRORS_SAME_BATCH", int, -1),
+}
 
 
 class WireAddon:
     def update_settings(self, settings) -> None:
-        for name, (source, kind) in DERIVED.items():
+        for name, (source, kind, offset) in DERIVED.items():
             try:
-                value = kind(settings[source])
+                value = kind(settings[source]) + offset
             except (TypeError, ValueError):
                 continue
-            settings.set(name, value, priority="addon")
+            settings.set(name, max(value, 0), priority="addon")
