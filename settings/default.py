@@ -42,6 +42,8 @@ DOWNLOADER_MIDDLEWARES = {
     "wirescrapy.harvester.middlewares.BatchFilterMiddleware": 100,
     "wirescrapy.harvester.middlewares.BlockedIPMiddleware": 110,
     "wirescrapy.harvester.middlewares.RobotsMiddleware": 120,
+    "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
+    "wirescrapy.harvester.middlewares.WireRetryMiddleware": 550,
     "wirescrapy.harvester.middlewares.FetchLimitsMiddleware": 950,
 }
 ITEM_PIPELINES = {

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from urllib.parse import urljoin
@@ -60,7 +60,13 @@ from wirescrapy.harvester.middlewares import (
     RobotsNotReady,
     media_type,
 )
-from wirescrapy.harvester.scheduler import DEPTH, DOC_ID, HOLD_SITE, SITE_ID, WireScheduler
+from wirescrapy.harvester.scheduler import (
+    DEPTH,
+    DOC_ID,
+    HOLD_SITE,
+    SITE_ID,
+    WireScheduler,
+)
 from wirescrapy.harvester.session import Harvest, origin_of
 from wirescrapy.manager.batch import Batch
 from wirescrapy.seeder.canonical import BadURL, canonicalize
@@ -202,7 +208,7 @@ class HarvesterSpider(scrapy.Spider):
         stats = self.crawler.stats.get_stats()
         collection = self.harvest.collection.summary()
         started = stats.get("start_time")
-        elapsed = (datetime.now(tz=timezone.utc) - started).total_seconds() if started else 0.0
+        elapsed = (datetime.now(tz=UTC) - started).total_seconds() if started else 0.0
         errors = {k.rsplit("/", 1)[1]: v for k, v in stats.items() if k.startswith("harvester/errors/")}
         pages = stats.get("harvester/fetched/page", 0)
         self.logger.info(

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import pytest
 from scrapy.exceptions import IgnoreRequest
-from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TCPTimedOutError, TimeoutError
+from twisted.internet.error import (
+    ConnectionRefusedError,
+    DNSLookupError,
+    TCPTimedOutError,
+    TimeoutError,
+)
 from twisted.web._newclient import ResponseFailed
 
 from spiders.harvester import classify, http_date
 from wirescrapy.harvester.items import Fetch, FetchError, Kind
-from wirescrapy.harvester.middlewares import BlockedIP, BlockedIPMiddleware, RobotsDisallowed, _host, media_type
+from wirescrapy.harvester.middlewares import (
+    BlockedIP,
+    BlockedIPMiddleware,
+    RobotsDisallowed,
+    _host,
+    media_type,
+)
 
 
 @pytest.mark.parametrize("exc, kind", [

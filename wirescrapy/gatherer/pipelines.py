@@ -45,7 +45,7 @@ from wirescrapy.seeder.robots import limit_body, robots_txt_url
 from wirescrapy.seeder.rules import add_decision, add_links, add_listed
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    from typing import Self
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
@@ -77,7 +77,7 @@ class _Step:
             self.process(item, harvest)
         except DropItem:
             raise
-        except Exception as exc:  # noqa: BLE001 - one bad page must not stop the crawl
+        except Exception as exc:
             logger.exception("%(step)s failed on %(url)s", {"step": type(self).__name__, "url": item.url})
             self.stats.inc_value(f"gatherer/failed/{type(self).__name__}")
             raise DropItem(f"{type(self).__name__} failed on {item.url}: {exc!r}") from exc
@@ -247,8 +247,7 @@ class MetadataPipeline(_Step):
         elif record["last_visit"] > 0:
             record["time_unchanged"] += max(now - float(record["last_visit"]), 0.0)
         record["visits"] = visits + 1
-        if fetch.last_modified > record["last_modified"]:
-            record["last_modified"] = fetch.last_modified
+        record["last_modified"] = max(record["last_modified"], fetch.last_modified)
 
     @staticmethod
     def _flags(fetch: Fetch) -> int:

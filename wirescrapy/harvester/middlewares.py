@@ -16,6 +16,9 @@ Enabled in ``settings/default.py`` (``DOWNLOADER_MIDDLEWARES``), in this order:
   network error: RFC 9309 §2.3.1.4) or not known yet gets :class:`RobotsNotReady` for all its pages: they
   stay in the collection for a later batch. The rules are the harvest's (``Harvest.policy``); a spider
   without a ``harvest`` attribute passes everything.
+* :class:`WireRetryMiddleware` (550, in place of Scrapy's ``RetryMiddleware``): a failed fetch is tried
+  again in its batch, at the back of its site's queue; giving up is logged as INFO (the page is recorded
+  with its error).
 * :class:`FetchLimitsMiddleware` (950, next to the downloader): from the ``headers_received`` signal, a
   response whose Content-Type is not in ``WIRE_ACCEPT_MIME`` is stopped after its headers
   (``meta["wire_mime_refused"]``); from ``bytes_received``, a body longer than ``WIRE_MAX_FILE_SIZE`` is
@@ -35,6 +38,7 @@ import time
 from typing import TYPE_CHECKING
 
 from scrapy import signals
+from scrapy.downloadermiddlewares.retry import RetryMiddleware, get_retry_request
 from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.error import DNSLookupError
@@ -47,7 +51,7 @@ from wirescrapy.seeder.robots import MAX_ROBOTS_BYTES
 from wirescrapy.seeder.sitemaps import MAX_BYTES as MAX_SITEMAP_BYTES
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    from typing import Self
 
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
@@ -127,11 +131,32 @@ class BlockedIPMiddleware:
             address = await maybe_deferred_to_future(reactor.resolve(host))
         except DNSLookupError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any resolver failure is a DNS failure of this request
+        except Exception as exc:
             raise DNSLookupError(f"{host}: {exc}") from exc
         request.meta[IP] = address
         if self.blocked(address):
             raise BlockedIP(f"{host} resolves to {address}, a blocked address (WIRE_BLOCKED_IPS)")
+
+
+class _GiveUpAsInfo(logging.LoggerAdapter):
+    def error(self, msg, *args, **kwargs) -> None:
+        self.info(msg, *args, **kwargs)
+
+
+class WireRetryMiddleware(RetryMiddleware):
+    """Scrapy's retries (``RETRY_TIMES`` = ``WIRE_MAX_ERRORS_SAME_BATCH`` − 1), with "gave up retrying"
+    logged as INFO: a page that keeps failing is recorded with its error, the normal course of a crawl, not
+    an error of the crawler."""
+
+    _logger = _GiveUpAsInfo(logging.getLogger(__name__), {})
+
+    def _retry(self, request: Request, reason, spider: Spider) -> Request | None:
+        return get_retry_request(
+            request, reason=reason, spider=spider,
+            max_retry_times=request.meta.get("max_retry_times", self.max_retry_times),
+            priority_adjust=request.meta.get("priority_adjust", self.priority_adjust),
+            logger=self._logger,
+        )
 
 
 class FetchLimitsMiddleware:

@@ -20,7 +20,7 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    from typing import Self
 
     from scrapy.crawler import Crawler
 
