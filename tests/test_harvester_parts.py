@@ -73,3 +73,17 @@ def test_a_fetch_knows_whether_a_response_came():
     assert not fetch.ok and fetch.responded
     fetch.error = FetchError.TIMEOUT
     assert not fetch.responded
+
+
+def test_a_changed_robots_txt_lets_its_refused_pages_be_fetched_again(tmp_path):
+    from wirescrapy.collection import Collection
+    from wirescrapy.collection.metadata import DocFlag
+    from wirescrapy.gatherer.pipelines import _forget_disallowed
+
+    with Collection(tmp_path / "c") as collection:
+        a, _ = collection.add_url("http://a.cl/private", flags=DocFlag.ROBOTS_DISALLOWED | DocFlag.DYNAMIC)
+        b, _ = collection.add_url("http://b.cl/private", flags=DocFlag.ROBOTS_DISALLOWED)
+        site_a = int(collection.documents.records[a]["siteid"])
+        _forget_disallowed(collection, site_a)
+        assert collection.documents.records[a]["flags"] == DocFlag.DYNAMIC
+        assert collection.documents.records[b]["flags"] == DocFlag.ROBOTS_DISALLOWED

@@ -34,6 +34,7 @@ import ipaddress
 import logging
 from typing import TYPE_CHECKING
 
+import numpy as np
 from scrapy.exceptions import DropItem
 from xxhash import xxh3_64_intdigest
 
@@ -269,10 +270,24 @@ class MetadataPipeline(_Step):
     @staticmethod
     def _robots(fetch: Fetch, harvest: Harvest, site) -> None:
         policy = harvest.policy(fetch.origin)
+        refetched = site["robots_fetched"] > 0
+        if refetched and (fetch.changed or int(site["robots_state"]) != int(policy.state)):
+            _forget_disallowed(harvest.collection, fetch.site_id)
         site["robots_state"] = int(policy.state)
         site["robots_fetched"] = policy.fetched_at
         site["robots_docid"] = fetch.doc_id  # also when missing: the manager never puts it in a batch
         site["crawl_delay"] = policy.crawl_delay or 0.0
+
+
+def _forget_disallowed(collection, site_id: int) -> None:
+    """A site's robots.txt changed: its pages refused by the old rules may be fetched again (the manager
+    leaves ROBOTS_DISALLOWED pages out). One pass over the document records, on a change only."""
+    docs = collection.documents.records[1:collection.documents.count + 1]
+    refused = (docs["siteid"] == site_id) & ((docs["flags"] & DocFlag.ROBOTS_DISALLOWED) != 0)
+    if refused.any():
+        docs["flags"][refused] &= ~np.uint16(DocFlag.ROBOTS_DISALLOWED)
+        logger.info("robots.txt of site %(site)d changed: %(n)d pages it refused may be fetched again",
+                    {"site": site_id, "n": int(refused.sum())})
 
 
 def fetch_record(fetch: Fetch) -> dict:
