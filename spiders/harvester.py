@@ -144,6 +144,9 @@ class HarvesterSpider(scrapy.Spider):
             self.logger.info("Seeded %(added)d new URLs (%(known)d known, %(roots)d home pages added, "
                              "%(bad)d bad lines)", {"added": report.added, "known": report.known,
                                                     "roots": report.roots_added, "bad": len(report.bad)})
+        if not harvest.collection.documents.count:
+            self.logger.warning("The collection %(dir)s is empty: give seeds (-a seeds=FILE, or scrapy seed FILE)",
+                                {"dir": harvest.collection.dir})
         if self.batch_dir:
             path = Path(self.batch_dir)
         else:
