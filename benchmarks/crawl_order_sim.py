@@ -63,13 +63,13 @@ from scipy.sparse import csr_matrix
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import crawl_order  # noqa: E402
-from scrapy.settings import Settings  # noqa: E402
+import crawl_order
+from scrapy.settings import Settings
 
-from wirescrapy.collection.metadata import DOCUMENT_DTYPE, DocFlag  # noqa: E402
-from wirescrapy.config import WireConfig, default_settings  # noqa: E402
-from wirescrapy.manager import plan, ranking  # noqa: E402
-from wirescrapy.sampleweb.model import SampleWeb, SampleWebConfig  # noqa: E402
+from wirescrapy.collection.metadata import DOCUMENT_DTYPE, DocFlag
+from wirescrapy.config import WireConfig, default_settings
+from wirescrapy.manager import plan, ranking
+from wirescrapy.sampleweb.model import SampleWeb, SampleWebConfig
 
 FRONT_PAGE_BOOST = 2.0
 NOW = 1_700_000_000.0

@@ -340,3 +340,30 @@ def test_with_waits_of_zero_a_site_s_pages_follow_its_robots_txt_at_once(sample_
     harvest(collection, "-a", f"seeds={seeds}", settings={"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0})
     done = json.loads((collection / "batches" / "000001" / "harvest.json").read_text())
     assert done["urls"] == done["fetched"] == done["ok"] == 3  # none skipped for a robots.txt not yet read
+
+
+@pytest.mark.timeout(180)
+def test_a_revisit_counts_the_visit_and_finds_the_page_unchanged(tmp_path):
+    with SampleWebProcess(workdir=tmp_path / "web", **{**WEB, "sites": 2, "pages_per_site": 8}) as web:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("\n".join(web.seeds) + "\n")
+        collection = tmp_path / "collection"
+        harvest(collection, "-a", f"seeds={seeds}", "-a", "cycles=30")
+        with Collection(collection, readonly=True) as stored:
+            first = {url: stored.documents.records[stored.lookup(url)].copy() for url in web.truth.pages}
+        # Every page is due again at once: one more cycle revisits them all.
+        revisit = {"WIRE_MINPERIOD_SUCCESSFUL_OK": 0, "WIRE_MINPERIOD_SUCCESSFUL_NOT_OK": 0,
+                   "WIRE_MINPERIOD_UNSUCCESSFUL": 0}
+        harvest(collection, settings=revisit)
+    with Collection(collection, readonly=True) as stored:
+        revisited = 0
+        for url, before in first.items():
+            record = stored.documents.records[stored.lookup(url)]
+            if before["visits"] != 1 or before["flags"] & DocFlag.DUPLICATE:
+                continue  # never fetched (past the big page's cut), or a duplicate (never fetched again)
+            revisited += 1
+            assert record["visits"] == 2 and record["first_visit"] == before["first_visit"], url
+            assert record["last_visit"] > before["last_visit"] and record["visits_changed"] == 0, url
+            assert record["time_unchanged"] == pytest.approx(record["last_visit"] - before["last_visit"]), url
+            assert not record["flags"] & DocFlag.CHANGED and record["content_hash"] == before["content_hash"], url
+        assert revisited >= len(first) * 0.8
