@@ -1,7 +1,7 @@
 """What a person watching a harvest sees: a progress line every ``LOGSTATS_INTERVAL`` seconds.
 
-    Harvest: 1,204 fetches (18.3/s), 412 pages stored, 37 duplicates; sites 212 fetching, 1,530 waiting,
-    418 done; 48,211 URLs left, about 1:04:10 left; errors: timeout 12, dns 3
+    Harvest: 1204 fetches (18.3/s), 412 pages parsed, 37 duplicates; sites 212 fetching, 1530 waiting,
+    418 done; 48211 URLs left, about 1:04:10 left; errors: timeout 12, dns 3
 
 The time left is the larger of two estimates: the URLs left at the current rate, and what politeness
 alone allows — the longest site queue times its wait (``PolitenessQueue.time_left``). Everything in it
@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
+
+LINE = ("Harvest: %(fetches)d fetches (%(rate).1f/s), %(parsed)d pages parsed, %(duplicates)d duplicates; "
+        "sites %(fetching)d fetching, %(waiting)d waiting, %(done)d done; %(left)d URLs left, about %(eta)s left; "
+        "errors: %(errors)s")
 
 
 class HarvestProgress:
@@ -54,11 +58,12 @@ class HarvestProgress:
             self.task.stop()
 
     def log(self) -> None:
-        line = self.line()
-        if line:
-            logger.info(line)
+        values = self.figures()
+        if values is not None:
+            logger.info(LINE, values)
 
-    def line(self) -> str | None:
+    def figures(self) -> dict | None:
+        """The values of the progress line now; None when no harvester scheduler runs."""
         from wirescrapy.harvester.scheduler import WireScheduler
 
         try:
@@ -76,9 +81,10 @@ class HarvestProgress:
         eta = max(left / rate if rate > 0 else 0.0, bound)
         errors = sorted(((v, k.rsplit("/", 1)[1]) for k, v in stats.items() if k.startswith("harvester/errors/")),
                         reverse=True)
-        error_text = ", ".join(f"{kind} {count:,}" for count, kind in errors) or "none"
-        return (f"Harvest: {counts.fetches:,} fetches ({rate:.1f}/s), "
-                f"{stats.get('gatherer/parsed', 0):,} pages parsed, {stats.get('gatherer/duplicates', 0):,} "
-                f"duplicates; sites {counts.fetching:,} fetching, {counts.waiting + counts.ready:,} waiting, "
-                f"{counts.empty:,} done; {left:,} URLs left, about {timedelta(seconds=round(eta))} left; "
-                f"errors: {error_text}")
+        return {
+            "fetches": counts.fetches, "rate": rate, "parsed": stats.get("gatherer/parsed", 0),
+            "duplicates": stats.get("gatherer/duplicates", 0), "fetching": counts.fetching,
+            "waiting": counts.waiting + counts.ready, "done": counts.empty, "left": left,
+            "eta": str(timedelta(seconds=round(eta))),
+            "errors": ", ".join(f"{kind} {count:,}" for count, kind in errors) or "none",
+        }

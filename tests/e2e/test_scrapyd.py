@@ -47,7 +47,7 @@ from wirescrapy.sampleweb import SampleWebProcess  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "wirescrapy"  # scrapy.cfg [deploy] project
 TARGET = "wirescrapy-pytest"  # the deploy target the test adds in ~/.scrapy.cfg
 PACKAGES = ("wirescrapy", "spiders", "settings")  # setup.py's packages: what the egg must hold
@@ -327,7 +327,7 @@ def test_a_scheduled_harvest_fetches_the_sample_web(harvested):
     assert Path(summary.group(3)) == harvested.collection and int(summary.group(2)) > 50
     assert harvested.first_seconds < 90
     # Every page the ground truth says a polite crawl reaches, except the one linked only past the 400 KB cut
-    # of /odd/big.html (links past WIRE_MAX_FILE_SIZE are not seen; see tests/test_harvester.py).
+    # of /odd/big.html (links past WIRE_MAX_FILE_SIZE are not seen; see tests/e2e/test_harvester.py).
     truth = web.truth
     past_the_cut = {url for url in truth.pages if url.endswith("/odd/after-big.html")}
     assert truth.big and len(past_the_cut) == 1

@@ -7,7 +7,7 @@ import pytest
 
 from wirescrapy.collection import Collection
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.timeout(180)

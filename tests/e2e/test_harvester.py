@@ -24,7 +24,7 @@ from wirescrapy.harvester.items import FetchError
 from wirescrapy.sampleweb import SampleWebProcess
 from wirescrapy.seeder.rules import SeederRules
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WAIT = 0.2  # settings/test.py WIRE_WAIT_NORMAL
 CRAWL_DELAY = 0.3  # site1's robots.txt
 MAX_DEPTH = 15  # WIRE_MAX_DEPTH_STATIC

@@ -1,0 +1,1 @@
+"""End-to-end: real crawls, commands and servers, checked from the outside."""
