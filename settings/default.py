@@ -39,12 +39,12 @@ EXTENSIONS = {
 # The harvester (spiders/harvester.py): WIRE's politeness queue, and the gatherer as item pipelines.
 SCHEDULER = "wirescrapy.harvester.scheduler.WireScheduler"
 DOWNLOADER_MIDDLEWARES = {
-    "wirescrapy.harvester.middlewares.BatchFilterMiddleware": 100,
-    "wirescrapy.harvester.middlewares.BlockedIPMiddleware": 110,
-    "wirescrapy.harvester.middlewares.RobotsMiddleware": 120,
+    "wirescrapy.harvester.middlewares.batchfilter.BatchFilterMiddleware": 100,
+    "wirescrapy.harvester.middlewares.blockedip.BlockedIPMiddleware": 110,
+    "wirescrapy.harvester.middlewares.robots.RobotsMiddleware": 120,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
-    "wirescrapy.harvester.middlewares.WireRetryMiddleware": 550,
-    "wirescrapy.harvester.middlewares.FetchLimitsMiddleware": 950,
+    "wirescrapy.harvester.middlewares.retry.WireRetryMiddleware": 550,
+    "wirescrapy.harvester.middlewares.fetchlimits.FetchLimitsMiddleware": 950,
 }
 ITEM_PIPELINES = {
     "wirescrapy.gatherer.pipelines.DocumentPipeline": 100,

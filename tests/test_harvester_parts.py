@@ -18,9 +18,9 @@ from wirescrapy.harvester.middlewares import (
     BlockedIP,
     BlockedIPMiddleware,
     RobotsDisallowed,
-    _host,
     media_type,
 )
+from wirescrapy.harvester.middlewares.blockedip import _host
 
 
 @pytest.mark.parametrize("exc, kind", [

@@ -1,0 +1,24 @@
+"""Pages of the batch already fetched in it are not fetched again."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import IgnoreRequest
+
+from wirescrapy.harvester.scheduler import DOC_ID
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+
+
+class AlreadyFetched(IgnoreRequest):
+    """The page was fetched in this batch already (through a redirect, or before a restart)."""
+
+
+class BatchFilterMiddleware:
+    def process_request(self, request: Request, spider: Spider) -> None:
+        harvest = getattr(spider, "harvest", None)
+        doc_id = request.meta.get(DOC_ID)
+        if harvest is not None and doc_id and harvest.fetched_in_batch(doc_id=doc_id):
+            raise AlreadyFetched(f"{request.url} was fetched in this batch already")

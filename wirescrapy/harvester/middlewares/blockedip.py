@@ -1,0 +1,71 @@
+"""Blocked addresses (WIRE's ``harvester/blocked-ip``), checked after DNS resolution."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import IgnoreRequest
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.error import DNSLookupError
+
+from wirescrapy.config import WireConfig
+from wirescrapy.harvester.middlewares.meta import IP
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+
+
+class BlockedIP(IgnoreRequest):
+    """The host resolves to an address in WIRE_BLOCKED_IPS."""
+
+
+class BlockedIPMiddleware:
+    def __init__(self, networks: list[str]):
+        parsed = [ipaddress.ip_network(n, strict=False) for n in networks]
+        self.v4 = [n for n in parsed if n.version == 4]
+        self.v6 = [n for n in parsed if n.version == 6]
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(WireConfig.from_settings(crawler.settings).blocked_ips)
+
+    def blocked(self, address: str) -> bool:
+        ip = ipaddress.ip_address(address)
+        if ip.version == 6 and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        return any(ip in network for network in (self.v4 if ip.version == 4 else self.v6))
+
+    async def process_request(self, request: Request, spider: Spider) -> None:
+        from twisted.internet import reactor
+
+        host = _host(request.url)
+        if not host:
+            return  # the download handler reports the bad URL
+        try:
+            address = await maybe_deferred_to_future(reactor.resolve(host))
+        except DNSLookupError:
+            raise
+        except Exception as exc:
+            raise DNSLookupError(f"{host}: {exc}") from exc
+        request.meta[IP] = address
+        if self.blocked(address):
+            raise BlockedIP(f"{host} resolves to {address}, a blocked address (WIRE_BLOCKED_IPS)")
+
+
+def _host(url: str) -> str:
+    start = url.find("://")
+    if start == -1:
+        return ""
+    rest = url[start + 3:]
+    for end, char in enumerate(rest):
+        if char in "/?#":
+            rest = rest[:end]
+            break
+    rest = rest.rpartition("@")[2]
+    if rest.startswith("["):
+        return rest[1:rest.find("]")] if "]" in rest else ""
+    return rest.partition(":")[0]

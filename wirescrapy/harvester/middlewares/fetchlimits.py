@@ -1,0 +1,69 @@
+"""Only the accepted media types, and at most the max file size, of each response."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+from scrapy.exceptions import StopDownload
+
+from wirescrapy.config import WireConfig
+from wirescrapy.harvester.middlewares.meta import (
+    KIND,
+    MIME_REFUSED,
+    RECEIVED,
+    STARTED,
+    TRUNCATED,
+)
+from wirescrapy.seeder.robots import MAX_ROBOTS_BYTES
+from wirescrapy.seeder.sitemaps import MAX_BYTES as MAX_SITEMAP_BYTES
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+
+
+class FetchLimitsMiddleware:
+    def __init__(self, accept_mime: list[str], max_file_size: int):
+        self.accept_mime = frozenset(m.lower() for m in accept_mime)
+        self.max_file_size = max_file_size
+        # robots.txt: what RFC 9309 asks a crawler to parse; sitemaps: the protocol's limit
+        self.limits = {"robots": MAX_ROBOTS_BYTES, "sitemap": MAX_SITEMAP_BYTES}
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        config = WireConfig.from_settings(crawler.settings)
+        middleware = cls(config.accept_mime, config.max_file_size)
+        crawler.signals.connect(middleware.headers_received, signal=signals.headers_received)
+        crawler.signals.connect(middleware.bytes_received, signal=signals.bytes_received)
+        return middleware
+
+    def process_request(self, request: Request, spider: Spider) -> None:
+        request.meta[STARTED] = time.time()
+
+    def headers_received(self, headers, body_length, request: Request, spider: Spider) -> None:
+        mime = media_type(headers.get(b"Content-Type"))
+        if mime and mime not in self.accept_mime and request.meta.get(KIND) is None:
+            request.meta[MIME_REFUSED] = mime
+            raise StopDownload(fail=False)
+
+    def bytes_received(self, data: bytes, request: Request, spider: Spider) -> None:
+        meta = request.meta
+        received = meta.get(RECEIVED, 0) + len(data)
+        meta[RECEIVED] = received
+        kind = meta.get(KIND)
+        if received > (self.max_file_size if kind is None else self.limits[kind]):
+            request.meta[TRUNCATED] = True
+            raise StopDownload(fail=False)
+
+
+def media_type(value: bytes | str | None) -> str:
+    """``text/html`` of ``text/html; charset=UTF-8``; ``""`` when there is none."""
+    if not value:
+        return ""
+    if isinstance(value, bytes):
+        value = value.decode("latin-1")
+    return value.split(";", 1)[0].strip().lower()

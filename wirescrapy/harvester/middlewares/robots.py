@@ -1,0 +1,36 @@
+"""robots.txt, checked before any access to a page (the rules are the harvest's ``RobotsPolicy``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import IgnoreRequest
+
+from wirescrapy.collection.metadata import RobotsState
+from wirescrapy.harvester.middlewares.meta import KIND
+from wirescrapy.harvester.session import origin_of
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+
+
+class RobotsDisallowed(IgnoreRequest):
+    """robots.txt forbids the URL."""
+
+
+class RobotsNotReady(IgnoreRequest):
+    """The site's robots.txt is unreachable or not fetched yet: its pages wait for a later batch."""
+
+
+class RobotsMiddleware:
+    def process_request(self, request: Request, spider: Spider) -> None:
+        harvest = getattr(spider, "harvest", None)
+        if harvest is None or request.meta.get(KIND) is not None:
+            return  # robots.txt and sitemaps are not subject to robots.txt
+        origin = origin_of(request.url)
+        policy = harvest.policy(origin)
+        if policy.allowed(request.url):
+            return
+        if policy.state is RobotsState.VALID:
+            raise RobotsDisallowed(f"robots.txt of {origin} forbids {request.url}")
+        raise RobotsNotReady(f"robots.txt of {origin} is {policy.state.name.lower()}")
