@@ -47,11 +47,11 @@ DOWNLOADER_MIDDLEWARES = {
     "wirescrapy.harvester.middlewares.fetchlimits.FetchLimitsMiddleware": 950,
 }
 ITEM_PIPELINES = {
-    "wirescrapy.gatherer.pipelines.DocumentPipeline": 100,
-    "wirescrapy.gatherer.pipelines.ParsePipeline": 200,
-    "wirescrapy.gatherer.pipelines.PageStorePipeline": 300,
-    "wirescrapy.gatherer.pipelines.LinkGraphPipeline": 400,
-    "wirescrapy.gatherer.pipelines.MetadataPipeline": 500,
+    "wirescrapy.gatherer.pipelines.document.DocumentPipeline": 100,
+    "wirescrapy.gatherer.pipelines.parse.ParsePipeline": 200,
+    "wirescrapy.gatherer.pipelines.pagestore.PageStorePipeline": 300,
+    "wirescrapy.gatherer.pipelines.linkgraph.LinkGraphPipeline": 400,
+    "wirescrapy.gatherer.pipelines.metadata.MetadataPipeline": 500,
 }
 # A harvester callback returns one item (and now and then a follow-up request): Scrapy's default of 100
 # parallel slots costs 100 Twisted cooperative tasks per response, a quarter of the crawl's CPU.

@@ -78,7 +78,7 @@ def test_a_fetch_knows_whether_a_response_came():
 def test_a_changed_robots_txt_lets_its_refused_pages_be_fetched_again(tmp_path):
     from wirescrapy.collection import Collection
     from wirescrapy.collection.metadata import DocFlag
-    from wirescrapy.gatherer.pipelines import _forget_disallowed
+    from wirescrapy.gatherer.pipelines.metadata import _forget_disallowed
 
     with Collection(tmp_path / "c") as collection:
         a, _ = collection.add_url("http://a.cl/private", flags=DocFlag.ROBOTS_DISALLOWED | DocFlag.DYNAMIC)

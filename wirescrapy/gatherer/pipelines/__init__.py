@@ -1,0 +1,39 @@
+"""The gatherer inside the crawl: item pipelines that put each fetch into the collection (thesis §7.2.3).
+
+Each :class:`~wirescrapy.harvester.items.Fetch` goes through, in order (``ITEM_PIPELINES`` in
+``settings/default.py``; one module each — ``document``, ``parse``, ``pagestore``, ``linkgraph``,
+``metadata`` — on the shared ``base.GathererStep``):
+
+=====  ======================  ===================================================================
+order  pipeline                does
+=====  ======================  ===================================================================
+100    DocumentPipeline        finds the fetch's doc-id, adding a redirect target or a robots.txt
+                               to the URL store (through the seeder rules) when it is new
+200    ParsePipeline           parses an HTML or text page with status 200: links, cleaned
+                               document, text (``Parser``)
+300    PageStorePipeline       content-seen and page store: an exact duplicate becomes a reference to
+                               its original's doc-id; notes whether the content changed
+400    LinkGraphPipeline       the page's links through the seeder rules into the URL store, their
+                               doc-ids into the link graph (a duplicate's links are ignored; a
+                               redirect's only link is its target); a sitemap's URLs to the seeder
+500    MetadataPipeline        the document and site records: status, MIME type, lengths, latency,
+                               speed, visits, first/last visit, changes, errors, robots.txt state
+=====  ======================  ===================================================================
+
+The metadata record is written last, and it is what marks a page fetched in its batch (``last_visit``,
+see ``harvester/session.py``): a kill before it means the page is fetched again on restart, and its
+content, already stored, is found unchanged by content-seen.
+
+They run in the crawl's process, on the reactor thread, one item at a time; each is small and synchronous.
+A pipeline's failure on one item is logged with the URL and the item dropped — the page is fetched again
+in a later batch — never a stopped crawl. Stats are under ``gatherer/``.
+"""
+
+from wirescrapy.gatherer.pipelines.document import DocumentPipeline
+from wirescrapy.gatherer.pipelines.linkgraph import LinkGraphPipeline
+from wirescrapy.gatherer.pipelines.metadata import MetadataPipeline, fetch_record
+from wirescrapy.gatherer.pipelines.pagestore import PageStorePipeline
+from wirescrapy.gatherer.pipelines.parse import ParsePipeline
+
+__all__ = ["DocumentPipeline", "LinkGraphPipeline", "MetadataPipeline", "PageStorePipeline", "ParsePipeline",
+           "fetch_record"]

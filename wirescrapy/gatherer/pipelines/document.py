@@ -1,0 +1,34 @@
+"""The fetch's document: its doc-id, a redirect target or robots.txt added when new."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import DropItem
+
+from wirescrapy.gatherer.pipelines.base import GathererStep
+from wirescrapy.harvester.items import Kind
+from wirescrapy.seeder.robots import robots_txt_url
+from wirescrapy.seeder.rules import add_decision
+
+if TYPE_CHECKING:
+    from wirescrapy.harvester.items import Fetch
+    from wirescrapy.harvester.session import Harvest
+
+
+class DocumentPipeline(GathererStep):
+    def process(self, fetch: Fetch, harvest: Harvest) -> None:
+        if fetch.kind is Kind.SITEMAP:
+            return
+        collection = harvest.collection
+        if fetch.kind is Kind.ROBOTS:
+            fetch.doc_id, _ = collection.add_url(robots_txt_url(fetch.origin), depth=0)
+        elif not fetch.doc_id:
+            fetch.doc_id = collection.lookup(fetch.url)
+            if not fetch.doc_id:
+                decision = harvest.rules.classify_at(fetch.url, fetch.depth)
+                fetch.doc_id, _ = add_decision(collection, harvest.rules, decision)
+            if not fetch.doc_id:
+                raise DropItem(f"{fetch.url}: not accepted by the seeder rules")
+        record = collection.documents.records[fetch.doc_id]
+        fetch.site_id = int(record["siteid"])

@@ -1,0 +1,166 @@
+"""The document and site records of each fetch; the fetch handed on as a plain dict."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from wirescrapy.collection.metadata import DocFlag
+from wirescrapy.gatherer.pipelines.base import GathererStep
+from wirescrapy.harvester.items import Fetch, FetchError, Kind
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+
+    from wirescrapy.harvester.session import Harvest
+
+logger = logging.getLogger(__name__)
+
+_ERROR_STATUS = 400  # HTTP statuses from here on count as failed visits
+
+
+class MetadataPipeline(GathererStep):
+    """Writes the records, and hands on a plain dict of the fetch (:func:`fetch_record`) in place of the
+    ``Fetch``, so that a feed (``FEEDS``, Scrapyd's ``items_dir``) is a log of what was fetched."""
+
+    def process_item(self, item, spider: Spider):
+        item = super().process_item(item, spider)
+        return fetch_record(item) if isinstance(item, Fetch) else item
+
+    def process(self, fetch: Fetch, harvest: Harvest) -> None:
+        if fetch.kind is Kind.SITEMAP:
+            return
+        collection = harvest.collection
+        record = collection.documents.records[fetch.doc_id]
+        site = collection.sites.records[fetch.site_id]
+        now = fetch.ended
+        stats = self.stats
+        if fetch.error is FetchError.ROBOTS_DISALLOWED:
+            record["flags"] |= DocFlag.ROBOTS_DISALLOWED
+            record["last_visit"] = now  # tried: done in this batch, no access made
+            stats.inc_value("harvester/pages/robots_disallowed")
+            return
+        flags = int(record["flags"]) & ~(DocFlag.TRUNCATED | DocFlag.CHANGED | DocFlag.REDIRECT
+                                         | DocFlag.NOFOLLOW | DocFlag.NOINDEX)
+        failed = fetch.error is not None or fetch.status >= _ERROR_STATUS
+        record["status"] = fetch.status
+        if fetch.responded:
+            self._response(fetch, record)
+            flags |= self._flags(fetch)
+            if fetch.changed:
+                flags |= DocFlag.CHANGED
+        record["flags"] = flags
+        record["errors"] = min(int(record["errors"]) + 1, 0xFFFF) if failed else 0
+        record["last_visit"] = now
+        if fetch.ip:
+            site["ip"] = _ip_bytes(fetch.ip)
+            site["ip_resolved"] = now
+        site["last_visit"] = now
+        site["fetched"] += 1
+        if failed:
+            site["errors"] += 1
+        elif fetch.status == 200:
+            site["ok"] += 1
+            site["dynamic" if flags & DocFlag.DYNAMIC else "static"] += 1
+        if fetch.kind is Kind.ROBOTS:
+            self._robots(fetch, harvest, site)
+        stats.inc_value(f"harvester/fetched/{fetch.kind.value}")
+        if fetch.error is not None:
+            stats.inc_value(f"harvester/errors/{fetch.error.label}")
+        else:
+            if fetch.kind is Kind.PAGE:
+                stats.inc_value(f"harvester/status/{fetch.status}")
+            stats.inc_value("harvester/bytes", fetch.raw_length)
+            if fetch.truncated:
+                stats.inc_value("harvester/truncated")
+            if fetch.mime_refused:
+                stats.inc_value("harvester/mime_refused")
+
+    @staticmethod
+    def _response(fetch: Fetch, record) -> None:
+        now = fetch.ended
+        record["mime"] = fetch.mime.encode("ascii", "replace")[:32]
+        record["latency"] = fetch.latency
+        transfer = fetch.duration - fetch.latency
+        record["speed"] = fetch.raw_length / transfer if transfer > 0 else 0.0
+        record["raw_length"] = min(fetch.raw_length, 0xFFFFFFFF)
+        if fetch.page is None and fetch.kind is Kind.PAGE:
+            record["stored_length"] = 0
+        visits = int(record["visits"])
+        if visits == 0:
+            record["first_visit"] = now
+            record["last_change"] = now
+        elif fetch.changed:
+            record["visits_changed"] += 1
+            record["last_change"] = now
+        elif record["last_visit"] > 0:
+            record["time_unchanged"] += max(now - float(record["last_visit"]), 0.0)
+        record["visits"] = visits + 1
+        record["last_modified"] = max(record["last_modified"], fetch.last_modified)
+
+    @staticmethod
+    def _flags(fetch: Fetch) -> int:
+        flags = 0
+        if fetch.truncated or (fetch.page is not None and fetch.page.truncated):
+            flags |= DocFlag.TRUNCATED
+        if fetch.redirect or 300 <= fetch.status < 400:
+            flags |= DocFlag.REDIRECT
+        if fetch.mime_refused:
+            flags |= DocFlag.MULTIMEDIA  # not a page: never fetched again
+        page = fetch.page
+        if page is not None:
+            if page.nofollow:
+                flags |= DocFlag.NOFOLLOW
+            if page.noindex:
+                flags |= DocFlag.NOINDEX
+        return flags
+
+    @staticmethod
+    def _robots(fetch: Fetch, harvest: Harvest, site) -> None:
+        policy = harvest.policy(fetch.origin)
+        refetched = site["robots_fetched"] > 0
+        if refetched and (fetch.changed or int(site["robots_state"]) != int(policy.state)):
+            _forget_disallowed(harvest.collection, fetch.site_id)
+        site["robots_state"] = int(policy.state)
+        site["robots_fetched"] = policy.fetched_at
+        site["robots_docid"] = fetch.doc_id  # also when missing: the manager never puts it in a batch
+        site["crawl_delay"] = policy.crawl_delay or 0.0
+
+
+def _forget_disallowed(collection, site_id: int) -> None:
+    """A site's robots.txt changed: its pages refused by the old rules may be fetched again (the manager
+    leaves ROBOTS_DISALLOWED pages out). One pass over the document records, on a change only."""
+    docs = collection.documents.records[1:collection.documents.count + 1]
+    refused = (docs["siteid"] == site_id) & ((docs["flags"] & DocFlag.ROBOTS_DISALLOWED) != 0)
+    if refused.any():
+        docs["flags"][refused] &= ~np.uint16(DocFlag.ROBOTS_DISALLOWED)
+        logger.info("robots.txt of site %(site)d changed: %(n)d pages it refused may be fetched again",
+                    {"site": site_id, "n": int(refused.sum())})
+
+
+def fetch_record(fetch: Fetch) -> dict:
+    """What a fetch was, as JSON-ready values (no body)."""
+    page = fetch.page
+    return {
+        "url": fetch.url, "kind": fetch.kind.value, "doc_id": fetch.doc_id, "site_id": fetch.site_id,
+        "depth": fetch.depth, "status": fetch.status, "error": fetch.error.label if fetch.error else None,
+        "mime": fetch.mime, "raw_length": fetch.raw_length, "truncated": fetch.truncated,
+        "stored_length": len(page.document) if page is not None else 0,
+        "duplicate_of": fetch.original if fetch.original and fetch.original != fetch.doc_id else 0,
+        "changed": fetch.changed, "links": len(fetch.links), "redirect": fetch.redirect or None,
+        "latency": round(fetch.latency, 4), "started": fetch.started, "ended": fetch.ended, "ip": fetch.ip or None,
+    }
+
+
+def _ip_bytes(text: str) -> bytes:
+    """16 bytes, network order; IPv4 as ``::ffff:a.b.c.d``; zeros if ``text`` is no address."""
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return bytes(16)
+    if address.version == 4:
+        address = ipaddress.IPv6Address(b"\0" * 10 + b"\xff\xff" + address.packed)
+    return address.packed
