@@ -7,7 +7,6 @@ allowed, ``*.wire.test`` mapped to 127.0.0.1, waits scaled down to 0.2 s and 0.0
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import signal
@@ -22,13 +21,13 @@ from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag, RobotsState
 from wirescrapy.harvester.items import FetchError
 from wirescrapy.sampleweb import SampleWebProcess
+from wirescrapy.sampleweb.accesslog import by_host, too_close
 from wirescrapy.seeder.rules import SeederRules
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 0.2  # settings/test.py WIRE_WAIT_NORMAL
 CRAWL_DELAY = 0.3  # site1's robots.txt
 MAX_DEPTH = 15  # WIRE_MAX_DEPTH_STATIC
-SLACK = 0.003  # for requests the client hung up on (see tests/test_scheduler.py)
 WEB = {"sites": 6, "pages_per_site": 40, "seed": 3, "slow_delay": 0.5, "crawl_delay": CRAWL_DELAY,
        "broken_robots": "malformed"}
 # Every site stays under the large-site threshold, so every gap must be the normal wait.
@@ -50,25 +49,6 @@ def harvest(collection: Path, *args: str, settings: dict | None = None, timeout:
 
 def _env() -> dict:
     return {**os.environ, "SCRAPY_SETTINGS_MODULE": "settings.test", "PYTHONPATH": str(ROOT)}
-
-
-def by_host(log):
-    hosts = {}
-    for record in log:
-        hosts.setdefault(record["host"], []).append(record)
-    for records in hosts.values():
-        records.sort(key=lambda r: r["start"])
-    return hosts
-
-
-def impolite(records, wait):
-    """The consecutive requests to one host closer than ``wait`` (server's times: end -> next start)."""
-    bad = []
-    for before, after in itertools.pairwise(records):
-        slack = SLACK if before.get("dropped") else 0.0
-        if after["start"] - before["end"] < wait - slack:
-            bad.append((before["path"], after["path"], round(after["start"] - before["end"], 4)))
-    return bad
 
 
 @pytest.fixture(scope="module")
@@ -225,7 +205,7 @@ def test_politeness_as_the_servers_saw_it(crawled):
     assert len(hosts) == WEB["sites"]
     for host, records in hosts.items():
         wait = CRAWL_DELAY if web.truth.robots[host] == "crawl-delay" else WAIT
-        assert not impolite(records, wait), (host, impolite(records, wait)[:5])
+        assert not too_close(records, wait), (host, too_close(records, wait)[:5])
 
 
 def test_progress_and_summary_are_logged(crawled):
@@ -269,7 +249,7 @@ def test_a_killed_harvest_resumes_without_fetching_stored_pages_again(tmp_path):
                 assert doc and stored.documents.records[doc]["visits"] >= 1, url
         for host, records in by_host(web.access_log()).items():  # across the kill too
             wait = CRAWL_DELAY if web.truth.robots[host] == "crawl-delay" else WAIT
-            assert not impolite(records, wait), host
+            assert not too_close(records, wait), host
 
 
 @pytest.mark.timeout(120)

@@ -44,6 +44,7 @@ pytest.importorskip("scrapyd_client", reason="scrapyd-client is pinned in requir
 from settings import test as test_settings  # noqa: E402
 from wirescrapy.collection import Collection  # noqa: E402
 from wirescrapy.sampleweb import SampleWebProcess  # noqa: E402
+from wirescrapy.sampleweb.accesslog import by_host, too_close  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -346,18 +347,11 @@ def test_a_scheduled_harvest_fetches_the_sample_web(harvested):
     failing = {"/error.html", "/drop.html"}
     assert not {key: n for key, n in requests.items() if n > 1 and key[1] not in failing}, "requested more than once"
     assert all(n == 3 for (_, path), n in requests.items() if path in failing)
-    hosts: dict = {}
-    for record in first_job:
-        hosts.setdefault(record["host"], []).append(record)
+    hosts = by_host(first_job)
     assert len(hosts) == WEB["sites"]
     for host, records in hosts.items():
-        records.sort(key=lambda r: r["start"])
         wait = CRAWL_DELAY if truth.robots[host] == "crawl-delay" else WAIT
-        # Server's times, end -> next start; a request the client hung up on may end a little late.
-        close = [(before["path"], after["path"], round(after["start"] - before["end"], 4))
-                 for before, after in zip(records, records[1:])
-                 if after["start"] - before["end"] < wait - (0.003 if before.get("dropped") else 0.0)]
-        assert not close, (host, close[:5])
+        assert not too_close(records, wait), (host, too_close(records, wait)[:5])
 
 
 def test_a_scheduled_job_without_arguments_is_a_recrawl(harvested):
