@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from xxhash import xxh3_64_intdigest
-
 from wirescrapy.gatherer.pipelines.base import GathererStep
 from wirescrapy.harvester.items import Kind
 from wirescrapy.seeder.robots import limit_body
@@ -23,12 +21,11 @@ class PageStorePipeline(GathererStep):
             content = limit_body(fetch.body)
         else:
             return
-        collection = harvest.collection
-        record = collection.documents.records[fetch.doc_id]
-        seen_before = record["visits"] > 0 and record["content_hash"] != 0
-        previous = int(record["content_hash"])
-        fetch.original = collection.store_page(fetch.doc_id, content)
-        fetch.changed = not seen_before or xxh3_64_intdigest(content) != previous
+        records = harvest.collection.documents.records
+        seen_before = records[fetch.doc_id]["visits"] > 0 and records[fetch.doc_id]["content_hash"] != 0
+        previous = int(records[fetch.doc_id]["content_hash"])
+        fetch.original = harvest.collection.store_page(fetch.doc_id, content)  # writes the new content_hash
+        fetch.changed = not seen_before or int(records[fetch.doc_id]["content_hash"]) != previous
         if fetch.original != fetch.doc_id:
             self.stats.inc_value("gatherer/duplicates")
         else:
