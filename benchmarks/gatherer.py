@@ -13,8 +13,7 @@ Contenders, all given the same bytes:
   - selectolax, links only: Lexbor parse + ``css("a[href], …")`` + the attribute, unresolved (a floor);
   - lxml.html: full DOM (``lxml.html.fromstring``) + xpath for the same tag/attribute pairs + ``urljoin``;
   - Scrapy's ``LinkExtractor`` on an ``HtmlResponse`` (lxml + parsel + w3lib, what a Scrapy spider uses).
-``--steps`` times the steps of ``Parser.parse`` one by one (the same calls, in the same order): the Lexbor parse
-alone is the floor of any parser built on Lexbor, and the serialization the floor of the cleaned document.
+``--steps`` times the steps of ``Parser.parse`` one by one (the same calls, in the same order).
 Rates are per CPU second of this process (``time.process_time``, the best of ``--repeat`` runs) so that other
 work on the machine weighs less; the load average is printed with them.
 """
@@ -105,8 +104,6 @@ def run_linkextractor(pages):
 
 def run_steps(pages) -> dict[str, float]:
     """CPU seconds of each step of ``Parser.parse`` over ``pages``: the calls ``Parser._parse_html`` makes."""
-    from selectolax.lexbor import LexborHTMLParser
-
     from wirescrapy.gatherer import parser as steps
     from wirescrapy.gatherer.encoding import detect_encoding
 
@@ -121,25 +118,15 @@ def run_steps(pages) -> dict[str, float]:
 
     for url, body in pages:
         start = clock()
-        encoding, _skip = detect_encoding(body, "text/html", parser.default_charset)
-        steps._may_nest_deeply(body)
-        start = lap("encoding and nesting checks", start)
-        tree = LexborHTMLParser(body)
-        start = lap("Lexbor parse (floor)", start)
-        page = steps.ParsedPage(url=url, base_url=url, encoding=encoding, is_html=True, original_size=len(body))
-        link_nodes, _base, raw_text, discarded = parser._select(tree, page)
-        start = lap("CSS query (links, meta, discarded)", start)
-        page.links = parser._read_links(link_nodes, steps._Resolver(url, encoding))
-        start = lap("links: attributes, resolution, anchor text", start)
-        steps._remove(raw_text, discarded)
-        page.text = steps._text(tree)
-        start = lap("text", start)
-        html = steps._serialize(tree)
-        start = lap("Lexbor serialization", start)
-        page.document, page.truncated = parser._clean(html)
-        start = lap("cleaning regexes and cut", start)
-        del tree, link_nodes, raw_text, discarded
-        lap("freeing the tree", start)
+        encoding, skip = detect_encoding(body, "text/html", parser.default_charset)
+        source = steps._utf8(body, skip, encoding)
+        start = lap("encoding: detect, check UTF-8", start)
+        document, _text, _title, _base, found, _metas = parser._scanner.scan(source)
+        start = lap("scanner: document, text, links (one pass)", start)
+        parser._resolve_links(found, steps._Resolver(url, encoding))
+        start = lap("links: resolution", start)
+        steps._truncate(document, parser.max_stored_size, html=True)
+        lap("cut at WIRE_MAX_STORED_SIZE", start)
     return seconds
 
 

@@ -5,22 +5,21 @@ each page: document structure, logical and physical formatting (``gatherer/keep`
 widths and other visual markup, and without scripts and styles (``gatherer/discard``) — about 30% of the
 original size. It passed the page's links to the seeder.
 
-Here the tolerant parser is Lexbor (through selectolax), an HTML5 parser written in C: it builds the tree a
-browser would build from any input, and Python never walks that tree node by node, which is what makes
-parsing fast. A page goes through these steps:
+Here the parser is such an event-driven scanner, written in C (``_scanner.c``, built by ``setup.py``): it
+tokenizes as the HTML Standard's tokenizer does, so any input is read to its end, and handles each tag and
+piece of text as it meets it, writing the document, the text, the title and the links in the same pass,
+without building a tree. A page goes through these steps:
 
-1. decode (``encoding.py``: BOM, header, meta, UTF-8 detection, default charset);
-2. parse with Lexbor;
-3. one CSS query, in document order, finds the link elements (those whose only link attribute is a fragment,
-   ``href="#top"``, are left out by the query itself), the ``<base>``, ``<title>`` and ``<meta>`` elements and
-   the elements to discard; links are read, then the discarded elements are removed;
-4. the visible text is the text of ``<body>``;
-5. Lexbor serializes the ``<html>`` element: a normalized form in which text never holds ``<`` or ``>`` and
-   attribute values are always double-quoted without a ``"``, ``<`` or ``>`` inside. On that form two regular
-   expressions (no Python per tag) drop the comments and unwrap the tags not kept, then drop the attributes
-   not kept;
-6. the cleaned document is UTF-8, cut at ``WIRE_MAX_STORED_SIZE`` bytes on a character boundary and never
-   inside a tag or an entity (the tags left open by the cut are not closed: any HTML parser reads it).
+1. decode (``encoding.py``: BOM, header, meta, UTF-8 detection, default charset) to valid UTF-8 bytes: a
+   UTF-8 page is only checked, others are decoded and encoded; invalid bytes become U+FFFD;
+2. the scanner's one pass (see ``_scanner.c`` for what it keeps and how it stays tolerant without a tree):
+   the cleaned document (the tags of ``WIRE_KEEP_TAGS`` with the attributes of ``WIRE_KEEP_ATTRIBUTES``,
+   no comments, the content of ``WIRE_DISCARD_CONTENT`` elements left out, white space collapsed outside
+   ``<pre>``), the visible text (block elements separate words, inline ones do not), the title, the first
+   ``<base href>``, the ``<meta name>`` tags, and each link attribute's value with its anchor text;
+3. here, in Python: the robots ``<meta>``, the base URL, and the links resolved;
+4. the cleaned document is cut at ``WIRE_MAX_STORED_SIZE`` bytes on a character boundary and never inside a
+   tag or an entity (the tags left open by the cut are not closed: any HTML parser reads it).
 
 Links are resolved against the first valid ``<base href>`` or the page's URL and made safe with w3lib
 (``urljoin`` then ``safe_url_string``: the path is percent-encoded as UTF-8, the query in the page's
@@ -29,12 +28,7 @@ Canonicalisation beyond that is the seeder's job. Those two calls take ten times
 takes: the references they would return unchanged (most: ``../library/os.html``, ``https://example.org/x``)
 are resolved without them, and each distinct href of a page is resolved once.
 
-Script and style elements are always discarded: their content is not text, and Lexbor serializes it raw.
-
-Where the time goes (``python benchmarks/gatherer.py --steps``, python3-doc): the Lexbor parse a fifth, the
-CSS query and the serialization a seventh each, the text a tenth (each of these walks the whole tree, in C),
-the two regular expressions a quarter, links an eighth. Parse and serialization alone run at about 100 MB/s
-on one core: the cleaned document, the text and the links cannot all come at that rate from this design.
+Where the time goes: ``python benchmarks/gatherer.py --steps``.
 """
 
 from __future__ import annotations
@@ -45,11 +39,11 @@ from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple
 from urllib.parse import urljoin
 
-from selectolax.lexbor import LexborHTMLParser
 from w3lib.encoding import to_unicode
 from w3lib.url import safe_url_string
 
 from wirescrapy.config import WireConfig, default_settings
+from wirescrapy.gatherer._scanner import Scanner
 from wirescrapy.gatherer.encoding import check_charset, detect_encoding
 
 __all__ = ["Link", "ParsedPage", "Parser"]
@@ -88,11 +82,6 @@ class ParsedPage:
 # Builds a Link without the Python-level __new__ of a NamedTuple: half the cost, for every link of every page.
 _new_link = tuple.__new__
 
-# Elements whose content Lexbor serializes unescaped: they are always discarded (script, style) or turned
-# into plain text (the others), so that no "<" is left in the serialized text.
-_ALWAYS_DISCARD = ("script", "style")
-_RAW_TEXT = ("iframe", "xmp", "noembed", "noframes", "plaintext")
-
 _MISSING = object()
 _C0_AND_SPACE = "".join(map(chr, range(0x21)))
 _TAB_NEWLINE = str.maketrans("", "", "\t\n\r")
@@ -108,40 +97,6 @@ _PLAIN_ABSOLUTE = re.compile(
     rf"https?://[a-z0-9.\-]++(?::([1-9][0-9]{{0,4}}))?+(?:/[{re.escape(_PLAIN_CHARACTERS)}]*+)?+"
 )
 _WHITESPACE = re.compile(r"\s")
-_CSS_NAME = re.compile(r"[a-z][a-z0-9-]*")  # an attribute name usable in a selector as it is
-
-# Unclosed elements deeper than this make Lexbor's tree construction quadratic (each block start tag looks
-# through the stack of open elements): such pages have the tags of their deepest nesting elements removed.
-_MAX_OPEN_ELEMENTS = 2000
-_START_TAG = re.compile(rb"<([A-Za-z][A-Za-z0-9]*)")
-_END_TAG = re.compile(rb"</([A-Za-z][A-Za-z0-9]*)")
-# Elements that never stay open: void elements, those a following sibling closes, and <a> (a new one closes
-# the open one; its tags carry the links).
-_NOT_NESTING = frozenset(
-    b"area base br col embed hr img input link meta param source track wbr "
-    b"p li td th tr option optgroup dt dd rp rt tbody thead tfoot colgroup a".split()
-)
-
-
-def _trie(words: Iterable[str]) -> str:
-    """A regular expression matching any of ``words``, branching one character at a time."""
-    trie: dict = {}
-    for word in words:
-        node = trie
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
-
-    def build(node: dict) -> str:
-        branches = [re.escape(char) + build(child) for char, child in sorted(node.items()) if char]
-        if not branches:
-            return ""
-        group = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        if "" in node:
-            return ("(?:" + group + ")?") if len(branches) == 1 else group + "?"
-        return group
-
-    return build(trie)
 
 
 class _Resolver:
@@ -303,31 +258,11 @@ class Parser:
             if not tag or not attribute:
                 raise ValueError(f"{pair!r} is not a tag/attribute pair such as 'a/href'")
             self.link_attributes[tag] = self.link_attributes.get(tag, ()) + (attribute,)
-        self.discard = frozenset(t.lower() for t in discard_content) | frozenset(_ALWAYS_DISCARD)
-        self.keep_tags = frozenset(t.lower() for t in keep_tags) - self.discard - frozenset(_RAW_TEXT[1:])
+        self.discard = frozenset(t.lower() for t in discard_content) | {"script", "style"}
+        self.keep_tags = frozenset(t.lower() for t in keep_tags) - self.discard
         self.keep_attributes = frozenset(a.lower() for a in keep_attributes)
-        # Elements that are only links; a single link attribute is selected only if present and not a fragment
-        # ("#top"), which never is a link: a third of the <a> elements of python3-doc.
-        self._only_links = frozenset(self.link_attributes) - self.discard - {"base", "title", "meta", *_RAW_TEXT}
-        selectors = {tag: tag for tag in [*self.link_attributes, "base", "title", "meta", *sorted(self.discard),
-                                          *_RAW_TEXT]}
-        for tag in self._only_links:
-            attributes = self.link_attributes[tag]
-            if len(attributes) == 1 and _CSS_NAME.fullmatch(attributes[0]):
-                selectors[tag] = f'{tag}[{attributes[0]}]:not([{attributes[0]}^="#"])'
-        # One selector per tag: Lexbor lists an element once per selector it matches.
-        self._query = ", ".join(selectors.values())
-        # In the serialized form every '<' starts a tag (attribute values escape '<' and '>') or a comment (which
-        # may hold '>'): one pass drops the comments, the doctype and the tags not kept. Kept tags, most of them,
-        # fail at the first test.
-        keep = _trie(self.keep_tags).encode() if self.keep_tags else b"(?!)"
-        self._unwrap = re.compile(rb"<(?!/?%s[ >])(?:!--.*?-->|[^>]*+>)" % keep, re.S)
-        # An attribute as Lexbor writes it is ' name="value"', and the next angle bracket after it is the '>'
-        # of its tag (text has no '>'). The expression runs on the reversed document, where it is tried at
-        # each '"' instead of at each space: a quarter faster. A kept attribute whose value ends in ' word='
-        # would lose that end and the next attribute: a price paid for not counting quotes.
-        keep = _trie(a[::-1] for a in self.keep_attributes).encode() if self.keep_attributes else b"(?!)"
-        self._strip_attributes = re.compile(rb'"[^"<>]*+"=(?!%s )[^ "=<>]++ (?=[^<>]*+<)' % keep)
+        self._scanner = Scanner(self.link_attributes, sorted(self.keep_tags), sorted(self.keep_attributes),
+                                sorted(self.discard))
 
     @classmethod
     def from_config(cls, config: WireConfig) -> "Parser":
@@ -380,127 +315,64 @@ class Parser:
 
     def _parse_html(self, body: bytes, url: str, content_type: str | None) -> ParsedPage:
         encoding, skip = detect_encoding(body, content_type, self.default_charset)
-        source: bytes | str = body[skip:] if skip else body
-        if encoding != "utf-8":
-            source = to_unicode(source, encoding)  # Lexbor reads UTF-8 (invalid bytes become U+FFFD)
-        if _may_nest_deeply(body):
-            source = _flatten(source)
-        tree = LexborHTMLParser(source)
         page = ParsedPage(url=url, base_url=url, encoding=encoding, is_html=True, original_size=len(body))
-        link_nodes, base_node, raw_text, discarded = self._select(tree, page)
-        if base_node is not None:
-            page.base_url = _Resolver(url, encoding).resolve(base_node.attrs.get("href") or "") or url
+        document, page.text, page.title, base, found, metas = self._scanner.scan(_utf8(body, skip, encoding))
+        for name, content in metas:
+            self._read_meta(name, content, page)
+        if base is not None:
+            page.base_url = _Resolver(url, encoding).resolve(base) or url
         if not (page.nofollow and self.obey_nofollow):
-            page.links = self._read_links(link_nodes, _Resolver(page.base_url, encoding))
-        _remove(raw_text, discarded)
-        page.text = _text(tree)
-        page.document, page.truncated = self._clean(_serialize(tree))
+            page.links = self._resolve_links(found, _Resolver(page.base_url, encoding))
+        page.document, page.truncated = _truncate(document, self.max_stored_size, html=True)
         return page
 
-    def _select(self, tree, page: ParsedPage) -> tuple[list, object, list, list]:
-        """One CSS query: the link elements, the <base>, the raw-text and discarded elements; title and meta.
+    @staticmethod
+    def _read_meta(name: str, content: str, page: ParsedPage) -> None:
+        name = name.strip().lower()
+        if name == "robots":
+            directives = {d.strip() for d in content.lower().split(",")}
+            if "none" in directives:
+                page.nofollow = page.noindex = True
+            page.nofollow = page.nofollow or "nofollow" in directives
+            page.noindex = page.noindex or "noindex" in directives
+        elif name == "description" and not page.description:
+            page.description = " ".join(content.split())
+        elif name == "keywords" and not page.keywords:
+            page.keywords = " ".join(content.split())
 
-        Scripts and styles go at once, so that their text is not anchor text (they hold no listed node).
-        """
-        link_nodes = []
-        discarded = []
-        raw_text = []
-        base_node = None
-        only_links = self._only_links
-        link_attributes = self.link_attributes
-        discard = self.discard
-        for node in tree.css(self._query):
-            tag = node.tag
-            if tag in only_links:  # most elements: a, area, link...
-                link_nodes.append((tag, node))
-                continue
-            if tag in discard:
-                if tag in _ALWAYS_DISCARD and _holds_text_only(node):
-                    node.decompose()
-                else:
-                    discarded.append(node)
-                continue
-            if tag in link_attributes:
-                link_nodes.append((tag, node))
-            if tag == "meta":
-                self._read_meta(node, page)
-            elif tag == "title":
-                if not page.title:
-                    page.title = " ".join(node.text().split())
-            elif tag == "base":
-                if base_node is None and node.attrs.get("href") is not None:
-                    base_node = node
-            elif tag in _RAW_TEXT and _holds_text_only(node):  # not an <svg> element of the same name
-                raw_text.append(node)
-        return link_nodes, base_node, raw_text, discarded
-
-    def _clean(self, html: bytes) -> tuple[bytes, bool]:
-        """The cleaned document: two regular expressions on Lexbor's serialization, then the cut."""
-        html = self._unwrap.sub(b"", html)
-        html = self._strip_attributes.sub(b"", html[::-1])[::-1]
-        return _truncate(html, self.max_stored_size, html=True)
-
-    def _read_meta(self, node, page: ParsedPage) -> None:
-        attrs = node.attrs
-        name = (attrs.get("name") or "").strip().lower()
-        if name:
-            content = attrs.get("content") or ""
-            if name == "robots":
-                directives = {d.strip() for d in content.lower().split(",")}
-                if "none" in directives:
-                    page.nofollow = page.noindex = True
-                page.nofollow = page.nofollow or "nofollow" in directives
-                page.noindex = page.noindex or "noindex" in directives
-            elif name == "description" and not page.description:
-                page.description = " ".join(content.split())
-            elif name == "keywords" and not page.keywords:
-                page.keywords = " ".join(content.split())
-        # The cleaned document is UTF-8 whatever the page declared.
-        if "charset" in attrs:
-            attrs["charset"] = "utf-8"
-        elif (attrs.get("http-equiv") or "").strip().lower() == "content-type":
-            attrs["content"] = "text/html; charset=utf-8"
-
-    def _read_links(self, nodes: list, resolver: _Resolver) -> list[Link]:
-        """The links of ``nodes`` in document order: run for every link of every page, so kept to a few calls."""
+    def _resolve_links(self, found: list, resolver: _Resolver) -> list[Link]:
+        """The scanner's ``(tag, href, text, nofollow)`` as Links: run for every link of every page, so lean."""
         links: list[Link] = []
         append = links.append
         obey = self.obey_nofollow
-        link_attributes = self.link_attributes
         cache = resolver.cache
         resolve = resolver.resolve
-        for tag, node in nodes:
-            attrs = node.attributes
-            for attribute in link_attributes[tag]:
-                href = attrs.get(attribute)
-                if href is None:
-                    continue
-                # What follows the first "#" never changes the URL: "os.html#os.stat" and "os.html#os.open" are
-                # resolved once, as "os.html#" (whose "#" keeps any white space before it, as the href would).
-                hash_at = href.find("#")
-                if hash_at >= 0:
-                    href = href[: hash_at + 1]
-                target = cache.get(href, _MISSING)
-                if target is _MISSING:
-                    target = cache[href] = resolve(href)
-                if target is None:
-                    continue
-                rel = attrs.get("rel")
-                nofollow = rel is not None and "nofollow" in rel.lower().split()
-                if nofollow and obey:
-                    continue
-                if tag == "a":
-                    text = " ".join(node.text_lexbor().split())
-                    if not text:
-                        image = node.css_first("img[alt]")
-                        if image is not None:
-                            text = " ".join((image.attrs.get("alt") or "").split())
-                elif tag == "area":
-                    text = " ".join((attrs.get("alt") or "").split())
-                else:
-                    text = ""
+        for tag, href, text, nofollow in found:
+            if nofollow and obey:
+                continue
+            # What follows the first "#" never changes the URL: "os.html#os.stat" and "os.html#os.open" are
+            # resolved once, as "os.html#" (whose "#" keeps any white space before it, as the href would).
+            hash_at = href.find("#")
+            if hash_at >= 0:
+                href = href[: hash_at + 1]
+            target = cache.get(href, _MISSING)
+            if target is _MISSING:
+                target = cache[href] = resolve(href)
+            if target is not None:
                 append(_new_link(Link, (target, text, tag, len(links), nofollow)))
         return links
+
+
+def _utf8(body: bytes, skip: int, encoding: str) -> bytes:
+    """``body`` after its byte-order mark as valid UTF-8: what the scanner reads."""
+    if encoding == "utf-8":
+        source = body[skip:] if skip else body
+        try:
+            source.decode("utf-8")
+        except UnicodeDecodeError:
+            source = source.decode("utf-8", "replace").encode("utf-8")
+        return source
+    return to_unicode(body[skip:], encoding).encode("utf-8", "replace")
 
 
 @functools.cache
@@ -523,73 +395,6 @@ def _is_plain_absolute(href: str) -> bool:
 
 def _is_plain_text(content_type: str | None) -> bool:
     return bool(content_type) and content_type.split(";", 1)[0].strip().lower() == "text/plain"
-
-
-def _remove(raw_text: list, discarded: list) -> None:
-    """Turn raw-text elements into text (an <iframe> loses its content) and remove the discarded elements."""
-    for node in raw_text:
-        if node.tag == "iframe":
-            for child in list(node.iter(include_text=True)):
-                child.decompose()
-        else:
-            node.replace_with(node.text())
-    # Reverse document order: a discarded element inside another goes before its ancestor is freed.
-    for node in reversed(discarded):
-        node.decompose()
-
-
-def _text(tree) -> str:
-    """The text of <body> (or <frameset>), whitespace collapsed; text nodes are joined with a space."""
-    content = tree.body or tree.css_first("frameset")
-    if content is None:
-        return ""
-    # Whitespace-only text nodes are skipped by Lexbor: collapsing would reduce them to the separator anyway.
-    return " ".join(content.text(separator=" ", skip_empty=True).split())
-
-
-def _serialize(tree) -> bytes:
-    """Lexbor's serialization of the <html> element, UTF-8.
-
-    What lies outside it (doctype, comments) would be dropped with the tags not kept anyway.
-    """
-    root = tree.root
-    return ((root.html if root is not None else None) or "").encode("utf-8")
-
-
-def _holds_text_only(node) -> bool:
-    return next(node.iter(), None) is None
-
-
-def _may_nest_deeply(body: bytes) -> bool:
-    """Cheap test: could the page leave more than _MAX_OPEN_ELEMENTS elements open?"""
-    tags = body.count(b"<")
-    return tags > _MAX_OPEN_ELEMENTS and tags - 2 * body.count(b"</") > _MAX_OPEN_ELEMENTS
-
-
-def _flatten(source: bytes | str) -> bytes | str:
-    """Remove the tags of the elements left open most often, until few enough can nest."""
-    data = source.encode("utf-8") if isinstance(source, str) else source
-    opened: dict[bytes, int] = {}
-    for name in _START_TAG.findall(data):
-        name = name.lower()
-        if name not in _NOT_NESTING:
-            opened[name] = opened.get(name, 0) + 1
-    for name in _END_TAG.findall(data):
-        name = name.lower()
-        if name in opened:
-            opened[name] -= 1
-    unclosed = sorted(((count, name) for name, count in opened.items() if count > 0), reverse=True)
-    total = sum(count for count, _ in unclosed)
-    removed = []
-    for count, name in unclosed:
-        if total <= _MAX_OPEN_ELEMENTS:
-            break
-        removed.append(name.decode("ascii"))
-        total -= count
-    if not removed:
-        return source
-    pattern = re.compile(r"</?(?:%s)(?![A-Za-z0-9])[^>]*>?" % "|".join(removed), re.I)
-    return pattern.sub("", source if isinstance(source, str) else source.decode("utf-8", "replace"))
 
 
 def _truncate(document: bytes, limit: int, html: bool) -> tuple[bytes, bool]:
