@@ -131,3 +131,87 @@ def test_document_never_exceeds_max_stored_size(size, html):
     document = page.document.decode("utf-8")
     if page.truncated:
         assert document.rfind("<") <= document.rfind(">")
+
+
+# Differential: on well-formed pages the scanner (no tree) finds what an HTML5 tree builder (Lexbor) finds.
+
+ENTITIES = ["&amp;", "&lt;", "&gt;", "&quot;", "&eacute;", "&#233;", "&#xE9;", "&nbsp;", "&copy", "&notit;",
+            "&amp=", "&#150;", "&bogus;", "&", "&#0;", "&hellip;", "&NotNestedLessLess;"]
+WORDS = st.one_of(st.sampled_from(["word", "Ñandú", "日本", "a", "x-y", "42"]), st.sampled_from(ENTITIES))
+VALUES = st.lists(st.one_of(st.sampled_from(["/p", "x.html", "?q=1", "http://h.org/é", "a b", "#f", ""]),
+                            st.sampled_from(ENTITIES)), max_size=4).map("".join)
+INLINE = ["b", "i", "span", "em", "code", "strong"]
+BLOCK = ["div", "p", "li", "h2", "td", "section"]
+
+
+def _attribute(name: str, value: str, quote: str) -> str:
+    if quote == "" and (value == "" or any(c in value for c in " \"'=<>`")):
+        quote = '"'
+    if quote and quote in value:
+        quote = "'" if quote == '"' else '"'
+        if quote in value:
+            value = value.replace('"', "&quot;").replace("'", "&#39;")
+    return f" {name}={quote}{value}{quote}"
+
+
+@st.composite
+def elements(draw, depth=0):
+    kind = draw(st.sampled_from(["text", "inline", "block", "a", "area", "iframe", "script", "comment", "br"]
+                                if depth < 4 else ["text", "a"]))
+    case = draw(st.sampled_from([str.lower, str.upper]))
+    if kind == "text":
+        return " ".join(draw(st.lists(WORDS, min_size=1, max_size=4)))
+    if kind == "br":
+        return f"<{case('br')}>"
+    if kind == "comment":
+        return "<!-- <a href='/hidden'>c</a> -->"
+    if kind == "script":
+        return '<script>var s = "<a href=/no>";</script>'
+    quote = draw(st.sampled_from(['"', "'", ""]))
+    if kind in ("a", "area", "iframe"):
+        attribute = "src" if kind == "iframe" else "href"
+        attrs = _attribute(attribute, draw(VALUES), quote)
+        if draw(st.booleans()):
+            attrs = _attribute("title", draw(VALUES), quote) + attrs
+        if kind == "area":
+            return f"<{case('area')}{attrs}{_attribute('alt', draw(VALUES), quote)}>"
+        if kind == "iframe":
+            return f"<{case('iframe')}{attrs}></iframe>"
+        inner = "".join(draw(st.lists(st.sampled_from(["text"]).flatmap(lambda _: elements(4)), max_size=2)))
+        return f"<{case('a')}{attrs}>{inner}</a>"
+    tag = draw(st.sampled_from(INLINE if kind == "inline" else BLOCK))
+    children = draw(st.lists(elements(depth + 1), max_size=4))
+    if tag == "li":
+        return f"<ul><li>{''.join(children)}</li></ul>"
+    if tag == "td":
+        return f"<table><tr><td>{''.join(children)}</td></tr></table>"
+    if tag == "p" or kind == "inline":  # no blocks inside a <p> or an inline element: the tree would move them
+        children = [c for c in children if not c.startswith(("<div", "<DIV", "<p", "<P", "<ul", "<UL", "<h2",
+                                                                "<H2", "<table", "<TABLE", "<section", "<SECTION"))]
+    return f"<{case(tag)}{_attribute('class', 'c', quote)}>{''.join(children)}</{tag}>"
+
+
+@st.composite
+def pages(draw):
+    title = " ".join(draw(st.lists(WORDS, max_size=3)))
+    body = "".join(draw(st.lists(elements(), max_size=6)))
+    return f"<!DOCTYPE html><html><head><title>{title}</title></head><body>{body}</body></html>"
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(html=pages())
+def test_scanner_agrees_with_an_html5_tree_builder_on_well_formed_pages(html):
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(html.encode("utf-8"))
+    expected = []
+    for node in tree.css("a, area, iframe"):
+        value = node.attributes.get("src" if node.tag == "iframe" else "href")
+        if value is not None and not value.startswith("#"):
+            expected.append((node.tag, value))
+    for script in tree.css("script"):
+        script.decompose()  # not text
+    _document, text, title, _base, found, _metas = PARSER._scanner.scan(html.encode("utf-8"))
+    assert [(tag, value) for tag, value, _text, _nofollow in found] == expected
+    assert title == " ".join(tree.css_first("title").text().split())
+    assert "".join(text.split()) == "".join(tree.body.text(deep=True).split()).replace("\x00", "")
