@@ -16,7 +16,8 @@ from scrapy.linkextractors import LinkExtractor
 
 from wirescrapy.sampleweb import SampleWeb, SampleWebConfig, SampleWebProcess
 from wirescrapy.sampleweb.fixture import config_argv
-from wirescrapy.sampleweb.model import BIG_PAGE_LIMIT
+from wirescrapy.sampleweb.model import BIG_PAGE_LIMIT, FANOUT
+from wirescrapy.sampleweb.shape import zipf_sizes
 from wirescrapy.sampleweb.server import check_loopback, listen
 
 PORT = 8080
@@ -318,6 +319,78 @@ def test_large_web_is_lazy_and_quick():
     assert time.perf_counter() - start < 10
 
 
+def test_default_shape_is_uniform():
+    config = SampleWebConfig()
+    assert config.shape == "uniform"
+    web = SampleWeb(config, PORT)
+    assert [web.site_pages(site) for site in range(6)] == [40] * 6
+    with pytest.raises(ValueError):
+        SampleWebConfig(shape="bogus")
+
+
+def test_zipf_sizes():
+    assert zipf_sizes(6, 40) == [98, 49, 33, 24, 20, 16]
+    assert zipf_sizes(2, 4) == [4, 4]
+    for count, mean in ((25, 80), (10, 5), (200, 10), (1, 7)):
+        sizes = zipf_sizes(count, mean)
+        assert sum(sizes) == count * mean and min(sizes) >= 4 and sizes == sorted(sizes, reverse=True)
+
+
+@pytest.fixture(scope="module")
+def weblike() -> SampleWeb:
+    return SampleWeb(SampleWebConfig(sites=8, pages_per_site=40, seed=3, shape="weblike"), PORT)
+
+
+def test_weblike_sites_and_pages(weblike):
+    truth = weblike.ground_truth()
+    sizes = [weblike.site_pages(site) for site in range(8)]
+    assert sorted(sizes, reverse=True) == zipf_sizes(8, 40)
+    for site, size in enumerate(sizes):
+        # Every page is reachable, and none beyond the site's size exists.
+        assert {weblike.url(site, f"/page/{page}.html") for page in range(1, size)} <= truth.pages
+        assert weblike.respond(weblike.host(site), f"/page/{size}.html").status == 404
+    again = SampleWeb(SampleWebConfig(sites=8, pages_per_site=40, seed=3, shape="weblike"), PORT)
+    assert again.ground_truth() == truth
+    for url in sorted(truth.pages)[::7]:
+        assert fetch(again, url) == fetch(weblike, url)
+        reply = fetch(weblike, url)
+        assert reply.status == 200
+        assert set(extract(url, reply)) == set(truth.links[url]), url
+
+
+def test_weblike_keeps_every_feature():
+    for config in (SampleWebConfig(sites=2, pages_per_site=4, shape="weblike"),
+                   SampleWebConfig(sites=6, pages_per_site=40, seed=2, shape="weblike")):
+        web = SampleWeb(config, PORT)
+        truth = web.ground_truth()
+        assert truth.duplicates and truth.traps and truth.redirect_loops and truth.dropped
+        assert truth.slow and truth.big and truth.non_html and truth.unfollowed and truth.disallowed
+        assert truth.redirects[web.url(0, "/moved/b")] == (302, web.url(0, "/page/3.html"))
+        assert set(truth.seeds) <= truth.pages
+
+
+def test_weblike_links(weblike):
+    """Cross-site links go to the large sites; in-site popularity is not a matter of page number."""
+    truth = weblike.ground_truth()
+    sizes = [weblike.site_pages(site) for site in range(8)]
+    by_size = sorted(range(8), key=lambda site: -sizes[site])
+    site = lambda url: weblike.site_of(urlsplit(url).netloc)  # noqa: E731
+    into = defaultdict(int)
+    in_links = defaultdict(int)
+    for page, links in truth.links.items():
+        for link in links:
+            if urlsplit(page).path.startswith("/page/") and site(link) != site(page):
+                into[site(link)] += 1
+            in_links[link] += 1
+    # The larger half of the sites gets most cross-site links (in proportion to size: 81 % here, 72 % if uniform).
+    assert sum(into[s] for s in by_size[:4]) > 3 * sum(into[s] for s in by_size[4:])
+    # The most linked pages of the largest site, home aside, are mostly not its first, shallowest pages
+    # (on the uniform shape 4 of the 5 are among pages 1-8).
+    largest = by_size[0]
+    pages = sorted(range(1, sizes[largest]), key=lambda p: -in_links[weblike.url(largest, f"/page/{p}.html")])
+    assert sum(page <= 2 * FANOUT for page in pages[:5]) <= 2
+
+
 def test_classify(web):
     assert web.classify(web.url(0, "/page/3.html")) == "page"
     assert web.classify(web.url(0, "/page/40.html")) == "notfound"
@@ -332,7 +405,7 @@ def test_classify(web):
 def test_config_argv_round_trips():
     from wirescrapy.sampleweb.__main__ import build_parser
 
-    config = SampleWebConfig(sites=3, pages_per_site=7, slow_delay=0.25, broken_robots="malformed")
+    config = SampleWebConfig(sites=3, pages_per_site=7, slow_delay=0.25, broken_robots="malformed", shape="weblike")
     args = build_parser().parse_args(config_argv(config))
     assert SampleWebConfig(**{k: getattr(args, k) for k in vars(config)}) == config
     assert build_parser().parse_args(["--pages", "9"]).pages_per_site == 9

@@ -19,6 +19,7 @@ import sys
 
 from wirescrapy.sampleweb.fixture import READY, option
 from wirescrapy.sampleweb.model import BROKEN_ROBOTS, DOMAIN, SampleWebConfig
+from wirescrapy.sampleweb.shape import SHAPES
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
             dest=field.name,
             type=type(field.default),
             default=field.default,
-            choices=BROKEN_ROBOTS if field.name == "broken_robots" else None,
+            choices={"broken_robots": BROKEN_ROBOTS, "shape": SHAPES}.get(field.name),
             help=f"{field.metadata['help']} (default {field.default})",
         )
     return parser
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             seeds.writelines(url + "\n" for url in server.web.seeds())
     print(
         f"{READY} http://{args.interface}:{server.port}/"
-        f" ({config.sites} sites x {config.pages_per_site} pages,"
+        f" ({config.sites} sites x {config.pages_per_site} pages{'' if config.shape == 'uniform' else ' ' + config.shape},"
         f" seed {config.seed}; map *.{DOMAIN} to {args.interface} to crawl it)",
         flush=True,
     )

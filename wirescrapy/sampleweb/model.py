@@ -10,7 +10,9 @@ of 100 000 pages costs nothing until it is crawled, and the same seed always
 gives the same bytes. Absolute links carry the server's port, so a model is
 bound to the port it is served on (:meth:`SampleWeb.at_port`).
 
-URL space of site ``N`` (host ``siteN.wire.test``), ``n`` pages per site:
+URL space of site ``N`` (host ``siteN.wire.test``), ``n`` pages per site
+(``pages_per_site``; on the ``weblike`` shape, sites of Zipf-distributed sizes
+and links less tied to depth, see :mod:`wirescrapy.sampleweb.shape`):
 
 ==========================  ==================================================
 ``/``                       home page (page 0): links into the site and out
@@ -64,6 +66,8 @@ from html import escape
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote, unquote, urldefrag, urljoin, urlsplit
+
+from wirescrapy.sampleweb.shape import SHAPES, Shape
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -167,6 +171,11 @@ class SampleWebConfig:
     broken_robots: str = field(default="500", metadata={"help": "site3's robots.txt: 500 or malformed"})
     big_page_size: int = field(default=450_000, metadata={"help": "bytes of /odd/big.html (over 400 KB)"})
     binary_size: int = field(default=1 << 20, metadata={"help": "bytes of /files/big.bin"})
+    shape: str = field(
+        default="uniform",
+        metadata={"help": "uniform, or weblike: Zipf site sizes (pages_per_site the mean), cross-site links "
+                  "to large sites, popular pages at any depth (see wirescrapy.sampleweb.shape)"},
+    )
 
     def __post_init__(self) -> None:
         if self.sites < 1:
@@ -184,6 +193,8 @@ class SampleWebConfig:
             raise ValueError(f"big_page_size must exceed {BIG_PAGE_LIMIT}, got {self.big_page_size}")
         if self.binary_size < 1:
             raise ValueError(f"binary_size must be >= 1, got {self.binary_size}")
+        if self.shape not in SHAPES:
+            raise ValueError(f"shape must be one of {SHAPES}, got {self.shape!r}")
 
 
 class Reply(NamedTuple):
@@ -279,7 +290,7 @@ class SampleWeb:
         self.config = config or SampleWebConfig()
         self.port = port
         self._sites = self.config.sites
-        self._n = self.config.pages_per_site
+        self._shape = Shape(self.config.shape, self._sites, self.config.pages_per_site, self.config.seed)
         self._suffix = "" if port == 80 else f":{port}"
         self._replies: OrderedDict[tuple[int, str], Reply] = OrderedDict()
         self._truths: dict[bool, GroundTruth] = {}
@@ -316,6 +327,10 @@ class SampleWeb:
         if site is None:
             raise ValueError(f"not a host of this web: {host!r}")
         return self.origin(site) + path
+
+    def site_pages(self, site: int) -> int:
+        """Pages of ``site`` (``/`` and ``/page/1.html`` up), the same for every site unless weblike."""
+        return self._shape.size(site)
 
     def seeds(self) -> list[str]:
         """Start URLs: every site's home page."""
@@ -388,7 +403,7 @@ class SampleWeb:
             return _Route("page", 0)
         if m := _PAGE_RE.fullmatch(path):
             page = int(m.group(1))
-            return _Route("page", page) if page < self._n else _Route("notfound")
+            return _Route("page", page) if page < self._shape.size(site) else _Route("notfound")
         if m := _PRIVATE_RE.fullmatch(path):
             return _Route("private", int(m.group(1)))
         if path == "/robots.txt":
@@ -494,7 +509,7 @@ class SampleWeb:
 
     def _sitemap(self, site: int) -> bytes:
         origin = self.origin(site)
-        urls = [origin + "/"] + [f"{origin}/page/{p}.html" for p in range(1, min(self._n, 5))]
+        urls = [origin + "/"] + [f"{origin}/page/{p}.html" for p in range(1, min(self._shape.size(site), 5))]
         entries = "".join(f"  <url><loc>{u}</loc></url>\n" for u in urls)
         return (
             '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -563,20 +578,19 @@ class SampleWeb:
         return rng.choice((path, ".." + path, self.origin(site) + path, f"{path}#part{rng.randrange(3)}"))
 
     def _page_doc(self, site: int, page: int) -> _Doc:
-        n = self._n
+        shape = self._shape
+        n = shape.size(site)
         rng = random.Random(f"{self.config.seed}:{site}:{page}")
         parent = (page - 1) // FANOUT
         links = [Link(self._page_href(rng, site, parent), "up")]
         for child in range(FANOUT * page + 1, min(FANOUT * page + FANOUT, n - 1) + 1):
             links.append(Link(self._page_href(rng, site, child), f"page {child}"))
         for _ in range(self.config.links_per_page):
-            target = int(n * rng.random() ** SKEW)
+            target = shape.page(rng, site, SKEW)
             links.append(Link(self._page_href(rng, site, target), f"page {target}"))
         if self._sites > 1 and rng.random() < CROSS_SITE_SHARE:
-            other = int(self._sites * rng.random() ** 2)
-            if other == site:
-                other = (site + 1) % self._sites
-            target = int(n * rng.random() ** 3)
+            other = shape.site(rng, site, other=True)
+            target = shape.page(rng, other, 3)
             path = f"/page/{target}.html" if target else "/"
             links.append(Link(self.origin(other) + path, f"site {other} page {target}"))
         if rng.random() < BROKEN_SHARE:
@@ -584,11 +598,12 @@ class SampleWeb:
         return _Doc(f"Site {site} page {page}", tuple(links))
 
     def _home_doc(self, site: int) -> _Doc:
-        n = self._n
+        shape = self._shape
+        n = shape.size(site)
         rng = random.Random(f"{self.config.seed}:{site}:0")
         links = [Link(f"page/{c}.html", f"page {c}") for c in range(1, min(FANOUT, n - 1) + 1)]
         for _ in range(self.config.links_per_page):
-            target = int(n * rng.random() ** SKEW) or 1
+            target = shape.page(rng, site, SKEW, not_home=True)
             links.append(Link(f"page/{target}.html", f"page {target}"))
         links.append(Link("/private/1.html", "private"))
         if self.robots_kind(site) == "crawl-delay":
@@ -606,8 +621,9 @@ class SampleWeb:
         if self._sites > 1:
             nxt = (site + 1) % self._sites
             links.append(Link(self.origin(nxt) + "/", f"site {nxt}"))
-            other = int(self._sites * rng.random() ** 2)
-            target = int(n * rng.random() ** 3)
+            # Uniform: any site, this one too; weblike: another site.
+            other = shape.site(rng, site, other=shape.name != "uniform")
+            target = shape.page(rng, other, 3)
             path = f"/page/{target}.html" if target else "/"
             links.append(Link(self.origin(other) + path, f"site {other} page {target}"))
         return _Doc(f"Site {site} home", tuple(links))
