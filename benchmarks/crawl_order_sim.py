@@ -80,7 +80,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import crawl_order
 from scrapy.settings import Settings
 
-from wirescrapy.collection.metadata import DOCUMENT_DTYPE, DocFlag
+from wirescrapy.collection.metadata import DOCUMENT_DTYPE, SITE_DTYPE, DocFlag
 from wirescrapy.config import WireConfig, default_settings
 from wirescrapy.manager import plan, ranking
 from wirescrapy.sampleweb.model import SampleWeb, SampleWebConfig
@@ -230,6 +230,14 @@ class Records:
         record["flags"] = flags | (DocFlag.FRONT_PAGE if self.sim.home[page] else 0)
         return doc_id
 
+    def sites(self) -> np.ndarray:
+        """Site records as the gatherer keeps them: ``docs``, the site's known documents."""
+        records = np.zeros(len(self.site_ids) + 1, dtype=SITE_DTYPE)
+        records["siteid"] = np.arange(len(records))
+        counts = np.bincount(self.docs["siteid"][1 : self.count + 1], minlength=len(records))
+        records["docs"] = counts[: len(records)]
+        return records
+
     def links(self) -> csr_matrix:
         size = self.count + 1
         return csr_matrix((np.ones(len(self.rows), np.float32), (self.rows, self.cols)), shape=(size, size))
@@ -266,7 +274,7 @@ def manager_crawl(sim: Simulation, weights: dict[str, float], batch_size: int, s
     while True:
         docs = records.docs[1 : records.count + 1]
         result = plan(docs, records.links(), config, now, count=1, sites=len(records.site_ids),
-                      rng=np.random.default_rng(0))
+                      rng=np.random.default_rng(0), site_records=records.sites())
         if not result.batches:
             return order
         batch = result.batches[0]

@@ -71,15 +71,20 @@ def test_command_writes_batches(collection_dir):
     assert run.returncode == 0, run.stderr
     out = run.stdout
     assert "25 documents, 22 eligible now (4 downloaded before)" in out  # less robots.txt, duplicate, too recent
-    # WIRE_BATCH_SAMESITE=4, but an even share of a batch of 10 over 3 sites is 3 each.
-    assert "batch 000001: 9 URLs" in out and "batch 000002: 9 URLs" in out
+    # WIRE_BATCH_SAMESITE=4, and a batch of 10 is shared among the 3 sites by their known pages.
+    assert "batch 000001: 10 URLs" in out and "batch 000002: 9 URLs" in out
     assert "top URLs by profit:" in out and f"written: {collection_dir / 'batches' / '000001'}" in out
 
     first, second = (read_batch(collection_dir / "batches" / name) for name in ("000001", "000002"))
-    assert len(first.urls) == len(second.urls) == 9
+    assert (len(first.urls), len(second.urls)) == (10, 9)
     assert not {u.doc_id for u in first.urls} & {u.doc_id for u in second.urls}
+    with Collection(collection_dir, readonly=True) as collection:
+        known = {int(r["siteid"]): int(r["docs"]) for r in collection.sites.records[1 : collection.sites.count + 1]}
+    # known pages 9, 8, 8: caps 4, 3, 3
+    assert {site_id: (site.urls, known[site_id]) for site_id, site in first.sites.items()} == {
+        1: (4, 9), 2: (3, 8), 3: (3, 8)}
     for batch in (first, second):
-        assert all(site.urls == 3 for site in batch.sites.values())
+        assert all(site.urls <= 4 for site in batch.sites.values())
         assert [u.profit for u in batch.urls] == sorted((u.profit for u in batch.urls), reverse=True)
     urls = {u.url for b in (first, second) for u in b.urls}
     assert SITES[0] + "/robots.txt" not in urls

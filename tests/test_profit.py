@@ -12,7 +12,8 @@ from scrapy.settings import Settings
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE, DocFlag
 from wirescrapy.config import DAY, WireConfig, default_settings
 from wirescrapy.manager.profit import (
-    eligible, intrinsic_quality, log_scale, pages_to_download, profit, select_batches, site_cap, too_recent,
+    eligible, intrinsic_quality, log_scale, pages_to_download, profit, select_batches, site_cap, site_caps,
+    too_recent,
     within_site_limit,
 )
 
@@ -174,6 +175,25 @@ def test_the_batch_spreads_over_the_sites():
     assert second.tolist() == [2, 3, 4, 5, 6, 7]  # one site left: the whole batch may be its pages
     alone = select_batches(profits, sites, np.ones(14, bool), size=6, samesite=500, site_share=0)
     assert alone[0].tolist() == [0, 1, 2, 3, 4, 5]
+
+
+def test_site_caps_follow_the_site_weights():
+    counts = np.array([100, 100, 100, 100])
+    assert site_caps(20, 500, counts, 1, np.array([1, 3, 3, 0.75])).tolist() == [2, 8, 8, 2]
+    assert site_caps(20, 500, counts, 1, np.full(4, 3.0)).tolist() == [5] * 4  # equal weights: site_cap
+    assert site_caps(20, 500, counts, 1, None).tolist() == [5] * 4
+    assert site_caps(20, 6, counts, 1, np.array([1, 3, 3, 0.75])).tolist() == [5, 6, 6, 3]  # samesite bounds
+    assert site_caps(20, 500, np.array([1, 100, 100]), 1, np.array([1, 3, 1])).tolist() == [1, 14, 4]
+    assert site_caps(20, 500, counts, 0, np.array([1, 3, 3, 1])).tolist() == [500] * 4  # share 0: off
+    assert site_caps(2, 500, counts, 1, np.array([1, 3, 3, 1])).tolist() == [1] * 4  # at least 1 each
+
+
+def test_a_larger_site_gets_more_of_the_batch():
+    profits = np.linspace(1, 0.5, 16).astype(np.float32)
+    sites = np.array([1] * 8 + [2] * 8)
+    batch, = select_batches(profits, sites, np.ones(16, bool), size=8, samesite=500,
+                            site_weights=np.array([0, 10, 30.0]))  # indexed by site-id: known pages
+    assert batch.tolist() == [0, 1, 8, 9, 10, 11, 12, 13]
 
 
 def test_selection_caps_sites_and_runs_out():

@@ -164,10 +164,11 @@ SETTINGS: tuple[Setting, ...] = (
         Setting("WIRE_BATCH_SAMESITE", "manager/batch/samesite", 500, "int",
                 "Most URLs from one site in a batch (see also WIRE_BATCH_SITE_SHARE).", 1),
         Setting("WIRE_BATCH_SITE_SHARE", "", 1.0, "float",
-                "Most URLs from one site in a batch, as a multiple of an even share of the batch among the "
-                "sites with pages to fetch (WIRE_BATCH_SIZE // sites, the slots a small site cannot fill "
-                "going to the others; at least 1): a batch spreads over the sites whatever its size "
-                "(PageRank alone piles batches onto the sites crawled most). 0: WIRE_BATCH_SAMESITE alone.", 0),
+                "Most URLs from one site in a batch, as a multiple of its share of the batch among the "
+                "sites with pages to fetch, in proportion to the pages known of each site (WIRE_BATCH_SIZE "
+                "// sites when sites are alike, the slots a small site cannot fill going to the others; at "
+                "least 1): a batch spreads over the sites whatever its size (PageRank alone piles batches "
+                "onto the sites crawled most) and larger sites get more. 0: WIRE_BATCH_SAMESITE alone.", 0),
         Setting("WIRE_BATCH_COUNT", "manager/batch/count", 1, "int", "Batches written per manager run.", 1),
         Setting("WIRE_MAX_ERRORS_SAME_BATCH", "manager/max-errors/same-batch", 3, "int",
                 "Errors on one page within a batch before it is given up for that batch.", 1),

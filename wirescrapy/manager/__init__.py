@@ -9,7 +9,8 @@ One run of the manager, ``run_manager(collection, config)``:
 3. estimates Pr(fresh) of every downloaded page (``freshness``);
 4. computes the profit of downloading each page, quality × (1 − Pr(fresh) × visited);
 5. takes the K pages of highest profit, at most ``WIRE_BATCH_SAMESITE`` per site and, by default, no more
-   than an even share of the batch (K // sites with eligible pages, ``WIRE_BATCH_SITE_SHARE``),
+   than a share of the batch in proportion to the site's known pages (K // sites with eligible pages
+   when sites are alike, ``WIRE_BATCH_SITE_SHARE``),
    ``WIRE_BATCH_COUNT`` times, and writes each set as a batch directory (``batch``), optionally split by
    site into parts;
 6. stores the scores in the metadata records (documents: pagerank, wlrank, hub, authority, quality,
@@ -72,10 +73,13 @@ class Plan:
 
 def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int | None = None,
          exclude: np.ndarray | None = None, links_in_page_order: Callable[[], csr_matrix] | None = None,
-         sites: int | None = None, rng: np.random.Generator | None = None) -> Plan:
+         sites: int | None = None, rng: np.random.Generator | None = None,
+         site_records: np.ndarray | None = None) -> Plan:
     """Steps 1–5 of a manager run over ``docs`` (the records of doc-ids 1..n) and ``links`` (the link
     counts as ``LinkGraph.to_csr(n)`` gives them). ``links_in_page_order`` returns the links with each
-    page's list in page order, for the weighted link rank (default: ``links``)."""
+    page's list in page order, for the weighted link rank (default: ``links``). ``site_records``: the site
+    records indexed by site-id; a batch is shared among the sites in proportion to their known pages
+    (``docs``; None: evenly)."""
     n = len(docs)
     if links.shape != (n + 1, n + 1):
         raise ValueError(f"links must be ({n + 1}, {n + 1}) for {n} documents, got {links.shape}")
@@ -150,9 +154,10 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     fresh = freshness(docs, now)
     lap("freshness")
     profits = profit(quality, fresh, visited)
+    site_weights = None if site_records is None else np.maximum(site_records["docs"], 1).astype(np.float64)
     chosen = select_batches(profits, docs["siteid"], ok, size=config.batch_size,
                             samesite=config.batch_samesite, count=count or config.batch_count,
-                            site_share=config.batch_site_share)
+                            site_share=config.batch_site_share, site_weights=site_weights)
     lap("selection")
     return Plan(ok, visited, quality, fresh, profits, [ids + 1 for ids in chosen], scores, iterations, timings)
 
@@ -206,7 +211,7 @@ def manage(collection, config, now: float | None = None, *, batches: int | None 
         docs, collection.links.to_csr(n_docs=n), config, now, count=batches,
         exclude=np.concatenate([robots_docs[robots_docs > 0], pages_of_closed_sites(docs, sites, config, now)]),
         links_in_page_order=lambda: collection.links.to_csr(n_docs=n, ordered=True),
-        sites=site_count, rng=rng,
+        sites=site_count, rng=rng, site_records=sites,
     )
     batches_dir = collection.dir / "batches"
     first = next_batch_number(batches_dir, at_least=int(docs["batch"].max(initial=0)) + 1)

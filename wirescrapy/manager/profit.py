@@ -44,8 +44,9 @@ Profit (``profit``, α = β = γ = 1)
 
 The batch (``select_batches``)
     The K pages of highest profit, at most ``WIRE_BATCH_SAMESITE`` of a site and, with
-    ``WIRE_BATCH_SITE_SHARE`` s > 0, at most s times an even share of the batch among the sites with
-    eligible pages (K // S; ``site_cap``), fewer if fewer are eligible;
+    ``WIRE_BATCH_SITE_SHARE`` s > 0, at most s times a share of the batch among the sites with eligible
+    pages in proportion to the pages each site is known to have (``site_caps``; K // S each when sites
+    are alike), fewer if fewer are eligible;
     further batches of the same run take the next best, disjoint from the earlier ones. (``batch.py``
     writes them, split by site into parts if asked.)
 """
@@ -216,16 +217,57 @@ def site_cap(size: int, samesite: int, counts: np.ndarray, share: float = 1.0) -
     return low
 
 
+def site_caps(size: int, samesite: int, counts: np.ndarray, share: float = 1.0,
+              weights: np.ndarray | None = None) -> np.ndarray:
+    """Most pages of each site in a batch of ``size`` (int64 array aligned with ``counts``, the candidates
+    of each site), the cap of ``select_batches``: with ``weights`` w (> 0, ``inf`` allowed) site s may
+    get max(1, floor(c × w_s)) pages, never more than ``samesite``, for the largest c with
+    Σ_s min(max(1, floor(c × w_s)), counts_s, samesite) <= ``share`` × size (water-filling on c);
+    ``weights`` None or all equal: ``site_cap`` for every site. ``share`` 0: ``samesite``."""
+    counts = np.asarray(counts, dtype=np.int64)
+    if weights is None or share <= 0 or len(counts) == 0 or np.all(weights == weights[0]):
+        return np.full(len(counts), site_cap(size, samesite, counts, share), dtype=np.int64)
+    weights = np.asarray(weights, dtype=np.float64)
+    if np.any(~(weights > 0)):
+        raise ValueError("site weights must be > 0")
+    full = np.minimum(counts, samesite)
+    budget = share * size
+    unbounded = np.isinf(weights)
+    finite = np.where(unbounded, 1.0, weights)
+
+    def caps(c: float) -> np.ndarray:
+        pages = np.where(unbounded, full, np.minimum(np.floor(c * finite), full))
+        return np.maximum(np.minimum(pages, full), np.minimum(full, 1)).astype(np.int64)
+
+    if full.sum() <= budget:
+        return full
+    # caps(c) is a non-decreasing step function of c, constant on [b, b') between two breakpoints m / w_s
+    # and all at ``full`` from ``high`` on: bisect for the last c with Σ caps(c) <= budget.
+    low, high = 0.0, float((full[~unbounded] / finite[~unbounded]).max(initial=0.0)) + 1.0
+    if caps(low).sum() > budget:
+        return caps(low)
+    for _ in range(64):
+        middle = (low + high) / 2
+        if middle <= low or middle >= high:
+            break
+        low, high = (middle, high) if caps(middle).sum() <= budget else (low, middle)
+    return caps(low)
+
+
 def select_batches(profits: np.ndarray, site_ids: np.ndarray, candidates: np.ndarray, *, size: int,
-                   samesite: int, count: int = 1, site_share: float = 1.0) -> list[np.ndarray]:
+                   samesite: int, count: int = 1, site_share: float = 1.0,
+                   site_weights: np.ndarray | None = None) -> list[np.ndarray]:
     """Up to ``count`` disjoint batches of indices into ``profits``, each the ``size`` candidates of highest
-    profit with at most ``site_cap`` of one site, in decreasing profit; a batch is smaller, and batches are
+    profit with at most ``site_caps`` of one site, in decreasing profit; a batch is smaller, and batches are
     fewer, when candidates run out (no empty batch is returned). Ties go to the lower index.
 
-    The cap is an even share of the batch among the S sites that still have candidates, ``size`` // S —
-    or, as sites with fewer candidates than that leave their slots to the others, the largest cap c
-    with Σ_sites min(c, candidates) <= ``size`` (water-filling) — times ``site_share`` (0: none), and
-    never more than ``samesite``.
+    The cap is a share of the batch among the S sites that still have candidates. Without
+    ``site_weights`` (or with equal ones), an even share: ``size`` // S — or, as sites with fewer
+    candidates than that leave their slots to the others, the largest cap c with
+    Σ_sites min(c, candidates) <= ``size`` (water-filling) — times ``site_share`` (0: none), and never
+    more than ``samesite``. With ``site_weights`` w (indexed by site-id; the manager passes the pages each
+    site is known to have), site s may get floor(c × w_s) pages (at least 1), c the largest with
+    Σ_sites min(floor(c × w_s), candidates) <= ``site_share`` × ``size``.
 
     Why the cap follows the batch: PageRank on the partial graph favours the sites crawled most (their
     rank flows to their own unfetched pages, whose deep pages then outrank other sites' first levels),
@@ -234,7 +276,16 @@ def select_batches(profits: np.ndarray, site_ids: np.ndarray, candidates: np.nda
     which also spreads the harvest's politeness waits. On the sample web (25 sites, K = 101: 4 a site)
     it raised PageRank's crawl from 77 % to 93 % of the best possible order
     (``benchmarks/crawl_order.py``); OPIC, which has no such bias, loses about a point under it. The cap
-    is rounded down, so a batch can come out up to S − 1 pages short of ``size``."""
+    is rounded down, so a batch can come out up to S − 1 pages short of ``size``.
+
+    Why in proportion to site size: a web's PageRank, and the value of a site's pages, grow with the
+    site (every page receives the random jump), and site sizes are heavy-tailed, so an even count of
+    pages starves the large sites: on the weblike sample web (Zipf site sizes) the best order takes a
+    quarter of its first 20 % from the largest of 25 sites, the even cap a twentieth. Splitting the batch
+    in proportion to the pages known of each site (Baeza-Yates et al. 2005's "larger sites first", as
+    an allocation) raised the manager's share of the oracle there from 80.6 % to 86.8 % (six webs,
+    ``benchmarks/crawl_order_sim.py``) and left the uniform webs, whose sites are alike, as they were
+    (92.6 → 92.8 %). Rounding down is coarser with unequal shares: a batch can come out shorter."""
     if size < 1 or samesite < 1 or count < 1:
         raise ValueError("size, samesite and count must be >= 1")
     pool = np.flatnonzero(candidates)
@@ -246,8 +297,11 @@ def select_batches(profits: np.ndarray, site_ids: np.ndarray, candidates: np.nda
     batches = []
     for _ in range(count):
         ranks = _rank_in_group(site_ids[pool])
-        counts = np.diff(np.append(np.flatnonzero(ranks == 0), len(pool)))  # candidates per site
-        capped = pool[ranks < site_cap(size, samesite, counts, site_share)]
+        starts = np.flatnonzero(ranks == 0)
+        counts = np.diff(np.append(starts, len(pool))).astype(np.int64)  # candidates per site
+        weights = None if site_weights is None else np.asarray(site_weights)[site_ids[pool[starts]]]
+        caps = site_caps(size, samesite, counts, site_share, weights)
+        capped = pool[ranks < np.repeat(caps, counts)]
         if len(capped) > size:
             # Highest profit first, lower index on ties: sort by (−profit, index).
             top = np.argpartition(-profits[capped], size - 1)[:size]
