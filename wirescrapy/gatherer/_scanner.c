@@ -283,7 +283,7 @@ enum {
 };
 
 enum { TAG_NONE = -1 };
-enum { K_A = 1, K_IMG, K_BASE, K_META, K_TITLE, K_HEAD, K_BODY, K_FRAMESET, K_HTML, K_AREA, K_SVG };
+enum { K_A = 1, K_IMG, K_BASE, K_META, K_TITLE, K_HEAD, K_BODY, K_HTML, K_AREA };
 
 #define TAG_SLOTS 512
 #define ATTR_SLOTS 256
@@ -302,7 +302,7 @@ typedef struct {
 } TagInfo;
 
 enum { A_KEEP = 1, A_USED = 2 };
-enum { AK_HREF = 1, AK_SRC, AK_ALT, AK_REL, AK_NAME, AK_CONTENT, AK_CHARSET, AK_HTTP_EQUIV };
+enum { AK_HREF = 1, AK_ALT, AK_REL, AK_NAME, AK_CONTENT, AK_CHARSET, AK_HTTP_EQUIV };
 
 typedef struct {
     u8 len;
@@ -442,8 +442,6 @@ static void doc_text(State *S, const u8 *p, size_t n) {
             PUT_LITERAL(b, "&gt;");
     }
 }
-
-static inline int visible(State *S) { return S->discard_depth == 0 && !S->in_head && !S->in_title; }
 
 /* A piece of character data (already decoded) to wherever it goes. */
 static void emit_chars(State *S, const u8 *p, size_t n) {
@@ -1111,8 +1109,8 @@ static int Scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
     static const struct { const char *names; uint32_t flags; int kind; } builtin[] = {
         {"a", 0, K_A}, {"img", T_VOID, K_IMG}, {"base", T_VOID | T_HEAD, K_BASE}, {"meta", T_VOID | T_HEAD, K_META},
         {"title", T_RCDATA | T_HEAD | T_BLOCK, K_TITLE}, {"head", T_HEAD | T_BLOCK, K_HEAD}, {"body", T_BLOCK, K_BODY},
-        {"frameset", T_BLOCK, K_FRAMESET}, {"html", T_HEAD | T_BLOCK, K_HTML}, {"area", T_VOID, K_AREA},
-        {"svg", T_FOREIGN, K_SVG}, {"math", T_FOREIGN, 0},
+        {"frameset", T_BLOCK, 0}, {"html", T_HEAD | T_BLOCK, K_HTML}, {"area", T_VOID, K_AREA},
+        {"svg", T_FOREIGN, 0}, {"math", T_FOREIGN, 0},
         {"script style", T_RAWTEXT | T_RAW_HIDDEN | T_HEAD | T_DISCARD, 0},
         {"iframe", T_RAWTEXT | T_RAW_HIDDEN | T_BLOCK, 0},
         {"xmp noembed noframes", T_RAWTEXT | T_BLOCK | T_PRE, 0},
@@ -1134,7 +1132,7 @@ static int Scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
         if (add_builtin_tags(self, builtin[i].names, builtin[i].flags, builtin[i].kind) < 0) return -1;
     if (add_tags(self, keep_tags, T_KEEP, 0) < 0 || add_tags(self, discard, T_DISCARD, 0) < 0) return -1;
     static const struct { const char *name; int kind; } special[] = {
-        {"href", AK_HREF}, {"src", AK_SRC}, {"alt", AK_ALT}, {"rel", AK_REL}, {"name", AK_NAME},
+        {"href", AK_HREF}, {"alt", AK_ALT}, {"rel", AK_REL}, {"name", AK_NAME},
         {"content", AK_CONTENT}, {"charset", AK_CHARSET}, {"http-equiv", AK_HTTP_EQUIV},
     };
     for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
