@@ -65,6 +65,7 @@ inside a site by OPIC, reaches only 89-90 % of the oracle on 25x80 and 30x100 (t
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import sys
@@ -81,7 +82,7 @@ import crawl_order
 from scrapy.settings import Settings
 
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE, SITE_DTYPE, DocFlag
-from wirescrapy.config import WireConfig, default_settings
+from wirescrapy.config import SITE_SPLITS, WireConfig, default_settings
 from wirescrapy.manager import plan, ranking
 from wirescrapy.sampleweb.model import SampleWeb, SampleWebConfig
 from wirescrapy.sampleweb.shape import SHAPES
@@ -263,18 +264,20 @@ def harvest_order(batch: np.ndarray, site_of: np.ndarray) -> np.ndarray:
     return batch[np.argsort(turn, kind="stable")]
 
 
-def manager_crawl(sim: Simulation, weights: dict[str, float], batch_size: int, site_share: float) -> list[int]:
+def manager_crawl(sim: Simulation, weights: dict[str, float], batch_size: int, site_share: float,
+                  site_split: str = "pagerank") -> list[int]:
     """Final-graph pages in the manager's order (batch by batch, each in decreasing profit)."""
     config = WireConfig.from_settings(Settings({**default_settings(), "WIRE_BATCH_SIZE": batch_size,
                                                 "WIRE_SCORE_WEIGHTS": weights,
-                                                "WIRE_BATCH_SITE_SHARE": site_share}))
+                                                "WIRE_BATCH_SITE_SHARE": site_share,
+                                                "WIRE_BATCH_SITE_SPLIT": site_split}))
     records = Records(sim)
     order: list[int] = []
     now = NOW
     while True:
         docs = records.docs[1 : records.count + 1]
         result = plan(docs, records.links(), config, now, count=1, sites=len(records.site_ids),
-                      rng=np.random.default_rng(0), site_records=records.sites())
+                      rng=np.random.default_rng(0))
         if not result.batches:
             return order
         batch = result.batches[0]
@@ -304,17 +307,56 @@ def main() -> int:
     parser.add_argument("--weightings", default=",".join(crawl_order.WEIGHTINGS),
                         help="the manager's weightings: names from crawl_order.WEIGHTINGS, or a JSON object "
                         "name -> WIRE_SCORE_WEIGHTS ('' for none; default: all of WEIGHTINGS)")
+    parser.add_argument("--site-split", default="pagerank",
+                        help="WIRE_BATCH_SITE_SPLIT values the manager's weightings run with, comma-separated: "
+                        f"{', '.join(SITE_SPLITS)} (default pagerank)")
     parser.add_argument("--site-share", default="1,0",
                         help="WIRE_BATCH_SITE_SHARE values the manager's weightings run with (default 1,0)")
+    parser.add_argument("--webs", help="summary over several webs instead, comma-separated SITESxPAGES:SEED "
+                        f"('six' for {SIX_WEBS}): the manager's share / oracle at 20 %% per web, mean and least")
     args = parser.parse_args()
     shapes = args.shape.split(",")
     if unknown := [shape for shape in shapes if shape not in SHAPES]:
         parser.error(f"unknown shapes {unknown}; known: {', '.join(SHAPES)}")
+    if args.webs:
+        summarize(args, shapes, SIX_WEBS if args.webs == "six" else args.webs)
+        return 0
     for number, shape in enumerate(shapes):
         if number:
             print()
         simulate(args, shape)
     return 0
+
+
+SIX_WEBS = "25x80:1,25x80:2,30x100:4,20x60:5,6x30:1,50x40:9"
+
+
+def summarize(args: argparse.Namespace, shapes: list[str], webs_text: str) -> None:
+    """Share / oracle at 20 % of BFS and of the manager's weightings (WIRE_BATCH_SITE_SHARE 1, each
+    ``--site-split``) on each web of ``webs_text``, with their mean and least."""
+    webs = [tuple(map(int, web.replace(":", "x").split("x"))) for web in webs_text.split(",")]
+    print(f"share / oracle at 20 % on {len(webs)} webs ({webs_text}), WIRE_BATCH_SITE_SHARE = 1")
+    print(f"{'shape':<8} {'split':<9} {'order':<20} {'mean':>6} {'least':>6}   per web")
+    for shape in shapes:
+        rows: dict[tuple[str, str], list[float]] = {}
+        for sites, pages, seed in webs:
+            web = SampleWeb(SampleWebConfig(sites=sites, pages_per_site=pages, seed=seed,
+                                            broken_robots="malformed", shape=shape), port=8080)
+            truth = web.ground_truth()
+            graph = crawl_order.final_graph(truth)
+            budget = math.ceil(0.2 * graph.n)
+            best = crawl_order.share(crawl_order.oracle_order(graph), graph, budget)
+            sim = Simulation(graph, [graph.index[seed] for seed in truth.seeds])
+            batch_size = max(1, round(args.batch_share * graph.n))
+            rows.setdefault(("-", "BFS (FIFO)"), []).append(
+                crawl_order.share(crawl_order.bfs_order(truth, graph), graph, budget) / best)
+            for split in args.site_split.split(","):
+                for name, weights in weightings(args.weightings).items():
+                    order = manager_crawl(sim, weights, batch_size, 1.0, split)
+                    rows.setdefault((split, name), []).append(crawl_order.share(order, graph, budget) / best)
+        for (split, name), values in rows.items():
+            print(f"{shape:<8} {split:<9} {name:<20} {np.mean(values):6.1%} {min(values):6.1%}   "
+                  + " ".join(f"{v:.1%}" for v in values), flush=True)
 
 
 def simulate(args: argparse.Namespace, shape: str) -> None:
@@ -341,10 +383,14 @@ def simulate(args: argparse.Namespace, shape: str) -> None:
             cells = [crawl_order.share(order, graph, math.ceil(b * n)) / crawl_order.share(oracle, graph, math.ceil(b * n))
                      for b in budgets]
             print(f"{name:<16} {cap or 'none':>8} " + " ".join(f"{c:7.1%}" for c in cells), flush=True)
-    for site_share in map(float, args.site_share.split(",")):
-        print(f"the manager, WIRE_BATCH_SITE_SHARE={site_share:g}:")
+    for site_share, site_split in itertools.product(map(float, args.site_share.split(",")),
+                                                    args.site_split.split(",")):
+        if site_share == 0 and site_split != args.site_split.split(",")[0]:
+            continue  # no share, no split
+        print(f"the manager, WIRE_BATCH_SITE_SHARE={site_share:g}"
+              + (f", WIRE_BATCH_SITE_SPLIT={site_split}:" if site_share else ":"))
         for name, weights in weightings(args.weightings).items():
-            order = manager_crawl(sim, weights, batch_size, site_share)
+            order = manager_crawl(sim, weights, batch_size, site_share, site_split)
             cells = [crawl_order.share(order, graph, math.ceil(b * n))
                      / crawl_order.share(oracle, graph, math.ceil(b * n)) for b in budgets]
             print(f"{'  ' + name:<25} " + " ".join(f"{c:7.1%}" for c in cells), flush=True)

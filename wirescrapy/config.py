@@ -63,6 +63,9 @@ def _suffixes(values: list[str]) -> str | None:
     return None
 
 
+SITE_SPLITS = ("pagerank", "pages", "even")
+
+
 def _score_weights(values: dict) -> str | None:
     for key, value in values.items():
         if key not in SCORE_FUNCTIONS:
@@ -165,10 +168,15 @@ SETTINGS: tuple[Setting, ...] = (
                 "Most URLs from one site in a batch (see also WIRE_BATCH_SITE_SHARE).", 1),
         Setting("WIRE_BATCH_SITE_SHARE", "", 1.0, "float",
                 "Most URLs from one site in a batch, as a multiple of its share of the batch among the "
-                "sites with pages to fetch, in proportion to the pages known of each site (WIRE_BATCH_SIZE "
-                "// sites when sites are alike, the slots a small site cannot fill going to the others; at "
-                "least 1): a batch spreads over the sites whatever its size (PageRank alone piles batches "
-                "onto the sites crawled most) and larger sites get more. 0: WIRE_BATCH_SAMESITE alone.", 0),
+                "sites with pages to fetch (see WIRE_BATCH_SITE_SPLIT; the slots a site cannot fill go to "
+                "the others; at least 1 each): a batch spreads over the sites whatever its size (PageRank "
+                "alone piles batches onto the sites crawled most). 0: WIRE_BATCH_SAMESITE alone.", 0),
+        Setting("WIRE_BATCH_SITE_SPLIT", "", "pagerank", "str",
+                "How a batch is shared among sites: `pagerank`, in proportion to each site's estimated "
+                "share of the PageRank (a walk over sites along the links found, jumping to sites in "
+                "proportion to their estimated pages; wirescrapy/manager/sites.py); `pages`, to the pages "
+                "known of each site; `even`, WIRE_BATCH_SIZE // sites.",
+                check=lambda v: None if v in SITE_SPLITS else f"must be one of {', '.join(SITE_SPLITS)}"),
         Setting("WIRE_BATCH_COUNT", "manager/batch/count", 1, "int", "Batches written per manager run.", 1),
         Setting("WIRE_MAX_ERRORS_SAME_BATCH", "manager/max-errors/same-batch", 3, "int",
                 "Errors on one page within a batch before it is given up for that batch.", 1),

@@ -41,6 +41,7 @@ from . import ranking
 from .batch import BatchSite, BatchURL, next_batch_number, read_batch, write_batch
 from .freshness import freshness
 from .profit import eligible, intrinsic_quality, pages_to_download, profit, select_batches
+from .sites import site_pagerank, site_sizes
 
 __all__ = ["Plan", "ManagerReport", "plan", "manage", "run_manager", "read_batch"]
 
@@ -48,7 +49,7 @@ logger = logging.getLogger(__name__)
 
 MANAGER_SETTINGS = (
     "max_depth_static", "max_depth_dynamic", "max_urls_per_site", "batch_size", "batch_samesite",
-    "batch_site_share", "batch_count", "max_errors_different_batch", "score_weights", "score_age_exponent",
+    "batch_site_share", "batch_site_split", "batch_count", "max_errors_different_batch", "score_weights", "score_age_exponent",
     "score_boost_frontpage", "pagerank_damping", "pagerank_max_error", "hits_max_error",
     "siterank_max_error", "minperiod_unsuccessful", "minperiod_successful_not_ok",
     "minperiod_successful_ok",
@@ -73,13 +74,11 @@ class Plan:
 
 def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int | None = None,
          exclude: np.ndarray | None = None, links_in_page_order: Callable[[], csr_matrix] | None = None,
-         sites: int | None = None, rng: np.random.Generator | None = None,
-         site_records: np.ndarray | None = None) -> Plan:
+         sites: int | None = None, rng: np.random.Generator | None = None) -> Plan:
     """Steps 1–5 of a manager run over ``docs`` (the records of doc-ids 1..n) and ``links`` (the link
     counts as ``LinkGraph.to_csr(n)`` gives them). ``links_in_page_order`` returns the links with each
-    page's list in page order, for the weighted link rank (default: ``links``). ``site_records``: the site
-    records indexed by site-id; a batch is shared among the sites in proportion to their known pages
-    (``docs``; None: evenly)."""
+    page's list in page order, for the weighted link rank (default: ``links``). ``sites``: the highest
+    site-id (default: the highest in ``docs``)."""
     n = len(docs)
     if links.shape != (n + 1, n + 1):
         raise ValueError(f"links must be ({n + 1}, {n + 1}) for {n} documents, got {links.shape}")
@@ -104,6 +103,9 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
         page_order = (lambda counts: lambda: counts)(links)
     site_of = np.zeros(n + 1, dtype=np.uint32)
     site_of[1:] = docs["siteid"]
+    sites = max(int(sites or 0), int(docs["siteid"].max(initial=0)))
+    site_weights = batch_site_weights(links, site_of, sites, config)
+    lap("site shares")
     scores, iterations, per_page = {}, {}, {}
     q = config.pagerank_damping
     if any(weights[name] > 0 for name in ("pagerank", "hub", "authority", "siterank", "opic")):
@@ -154,12 +156,22 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     fresh = freshness(docs, now)
     lap("freshness")
     profits = profit(quality, fresh, visited)
-    site_weights = None if site_records is None else np.maximum(site_records["docs"], 1).astype(np.float64)
     chosen = select_batches(profits, docs["siteid"], ok, size=config.batch_size,
                             samesite=config.batch_samesite, count=count or config.batch_count,
                             site_share=config.batch_site_share, site_weights=site_weights)
     lap("selection")
     return Plan(ok, visited, quality, fresh, profits, [ids + 1 for ids in chosen], scores, iterations, timings)
+
+
+def batch_site_weights(links: csr_matrix, site_of: np.ndarray, sites: int, config) -> np.ndarray | None:
+    """What a batch is shared among sites in proportion to (indexed by site-id; ``WIRE_BATCH_SITE_SPLIT``):
+    each site's estimated share of the PageRank, its known pages, or None for an even share."""
+    if config.batch_site_share <= 0 or config.batch_site_split == "even":
+        return None
+    if config.batch_site_split == "pages":
+        return np.maximum(np.bincount(site_of[1:], minlength=sites + 1), 1).astype(np.float64)
+    shares = site_pagerank(links, site_of, site_sizes(links, site_of, sites), config.pagerank_damping)
+    return np.maximum(shares, np.finfo(np.float64).tiny)
 
 
 def crawl_start(docs: np.ndarray) -> np.ndarray:
@@ -211,7 +223,7 @@ def manage(collection, config, now: float | None = None, *, batches: int | None 
         docs, collection.links.to_csr(n_docs=n), config, now, count=batches,
         exclude=np.concatenate([robots_docs[robots_docs > 0], pages_of_closed_sites(docs, sites, config, now)]),
         links_in_page_order=lambda: collection.links.to_csr(n_docs=n, ordered=True),
-        sites=site_count, rng=rng, site_records=sites,
+        sites=site_count, rng=rng,
     )
     batches_dir = collection.dir / "batches"
     first = next_batch_number(batches_dir, at_least=int(docs["batch"].max(initial=0)) + 1)

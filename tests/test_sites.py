@@ -1,0 +1,176 @@
+"""Site-level estimates of the manager: pages per site (Chao1) and each site's share of the PageRank."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+from scipy.sparse import csr_matrix
+from scrapy.settings import Settings
+
+from wirescrapy.collection.metadata import DOCUMENT_DTYPE
+from wirescrapy.config import WireConfig, WireSettingsError, default_settings
+import wirescrapy.manager.sites as site_estimates
+from wirescrapy.manager import batch_site_weights, plan
+from wirescrapy.manager.sites import site_links, site_pagerank, site_sizes
+
+Q = 0.15
+
+
+def counts_matrix(n: int, edges) -> csr_matrix:
+    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    matrix = csr_matrix((np.ones(len(edges), np.float32), (edges[:, 0], edges[:, 1])), shape=(n + 1, n + 1))
+    matrix.sum_duplicates()
+    return matrix
+
+
+def test_chao1_counts_pages_linked_once_and_twice_from_their_own_site():
+    # Site 1: pages 1..8, 1 and 2 fetched. Site 2: pages 9..10, 9 fetched.
+    site_of = np.array([0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2])
+    edges = [(1, 3), (1, 4), (1, 5), (1, 6), (2, 3), (2, 4), (2, 7),  # 3, 4 twice; 5, 6, 7 once
+             (1, 1), (2, 2), (1, 1),  # links to itself: no capture
+             (1, 9), (2, 10), (9, 10), (9, 3), (9, 3)]  # across sites: not counted for either
+    links = counts_matrix(10, edges)
+    sizes = site_sizes(links, site_of)
+    # Site 1: D = 8 known, f1 = 3 (5, 6, 7), f2 = 2 (3, 4): 8 + 3 * 2 / (2 * 3) = 9.
+    # Site 2: D = 2, f1 = 1 (10 from 9), f2 = 0: 2 + 1 * 0 / 2 = 2.
+    assert sizes.tolist() == [0.0, 9.0, 2.0]
+    assert site_sizes(links, site_of, sites=4).tolist() == [0.0, 9.0, 2.0, 0.0, 0.0]
+
+
+def test_chao1_sees_a_large_site_behind_few_known_pages():
+    # Two sites with 12 known pages each after fetching 4: the links of the first keep pointing to the
+    # same pages (nearly all of it is known), those of the second each to a new page (much is unseen).
+    site_of = np.array([0] + [1] * 12 + [2] * 12)
+    small = [(page, target) for page in (1, 2, 3, 4) for target in range(5, 13)]
+    large = [(13 + k, 17 + 2 * k + j) for k in range(4) for j in range(2)]
+    sizes = site_sizes(counts_matrix(24, small + large), site_of)
+    assert sizes[1] == 12  # f1 = 0
+    assert sizes[2] == 12 + 8 * 7 / 2  # f1 = 8, f2 = 0
+
+
+def test_estimates_do_not_depend_on_how_the_links_are_chunked(monkeypatch):
+    rng = np.random.default_rng(3)
+    n = 400
+    site_of = np.concatenate([[0], np.sort(rng.integers(1, 9, size=n))])
+    links = counts_matrix(n, rng.integers(1, n + 1, size=(3000, 2)))
+    whole = site_sizes(links, site_of), site_links(links, site_of).toarray()
+    monkeypatch.setattr(site_estimates, "CHUNK_LINKS", 37)
+    chunked = site_sizes(links, site_of), site_links(links, site_of).toarray()
+    assert np.array_equal(whole[0], chunked[0])
+    assert np.array_equal(whole[1], chunked[1])
+    assert whole[1].sum() == (links.nnz - (links.diagonal() > 0).sum())  # every link but self-links, once
+
+
+def lumpable_web(seed: int):
+    """A web where every page of a site has the same number of links into each site (targets drawn
+    at random), so the walk over sites is exactly the page-level walk summed per site."""
+    rng = np.random.default_rng(seed)
+    sizes = [30, 5, 12, 60, 8]
+    per_site_links = rng.integers(0, 4, size=(len(sizes), len(sizes)))
+    np.fill_diagonal(per_site_links, rng.integers(2, 6, size=len(sizes)))
+    first = np.concatenate([[1], 1 + np.cumsum(sizes)])
+    site_of = np.zeros(first[-1], dtype=np.int64)
+    edges = []
+    for s, size in enumerate(sizes):
+        site_of[first[s] : first[s + 1]] = s + 1
+        for page in range(first[s], first[s + 1]):
+            for t, count in enumerate(per_site_links[s]):
+                choices = [p for p in range(first[t], first[t + 1]) if p != page]
+                edges += [(page, int(target)) for target in rng.choice(choices, size=count, replace=False)]
+    return first[-1] - 1, site_of, np.array(edges), np.array([0, *sizes], dtype=np.float64)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_site_pagerank_is_the_page_rank_summed_per_site_on_a_lumpable_web(seed):
+    n, site_of, edges, sizes = lumpable_web(seed)
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(1, n + 1))
+    graph.add_edges_from(map(tuple, edges.tolist()))
+    page_rank = nx.pagerank(graph, alpha=1 - Q, tol=1e-13, max_iter=1000)
+    per_site = np.zeros(len(sizes))
+    for page, value in page_rank.items():
+        per_site[site_of[page]] += value
+    shares = site_pagerank(counts_matrix(n, edges), site_of, sizes, Q, max_error=1e-13)
+    assert shares[0] == 0
+    assert shares.sum() == pytest.approx(1.0, abs=1e-12)
+    assert shares == pytest.approx(per_site, abs=1e-9)
+
+
+def test_site_pagerank_against_a_dense_solution_with_a_site_without_links():
+    rng = np.random.default_rng(11)
+    n = 200
+    site_of = np.concatenate([[0], rng.integers(1, 7, size=n)])
+    edges = rng.integers(1, n + 1, size=(900, 2))
+    edges = edges[site_of[edges[:, 0]] != 6]  # site 6 has no fetched page with links
+    sizes = np.array([0, 10, 50, 20, 5, 40, 25.0])
+    shares = site_pagerank(counts_matrix(n, edges), site_of, sizes, Q, max_error=1e-14)
+    # Dense: x = Q j + (1 - Q) (Pᵀ x + (x of sites without links) j), Σ x = 1; P from pairs of pages.
+    links = counts_matrix(n, edges)
+    counts = np.zeros((7, 7))
+    for a in range(1, n + 1):
+        for b in links.indices[links.indptr[a] : links.indptr[a + 1]]:
+            if a != b:
+                counts[site_of[a], site_of[b]] += 1
+    out = counts.sum(axis=1)
+    jump = sizes / sizes.sum()
+    transition = np.where(out[:, None] > 0, counts / np.maximum(out[:, None], 1), jump[None, :])
+    transition[0] = jump  # site 0 holds nothing anyway
+    system = np.eye(7) - (1 - Q) * transition.T
+    dense = np.linalg.solve(system[1:, 1:], Q * jump[1:])
+    assert shares[1:] == pytest.approx(dense / dense.sum(), abs=1e-10)
+    assert shares[6] > 0
+
+
+def test_site_pagerank_checks_its_inputs():
+    links = counts_matrix(3, [(1, 2)])
+    site_of = np.array([0, 1, 1, 2])
+    with pytest.raises(ValueError, match="q must be"):
+        site_pagerank(links, site_of, np.array([0, 1, 1.0]), q=0)
+    with pytest.raises(ValueError, match="sizes"):
+        site_pagerank(links, site_of, np.array([0, 0, 0.0]))
+    with pytest.raises(ValueError, match="site_of"):
+        site_sizes(links, np.array([0, 1]))
+
+
+def config(**settings) -> WireConfig:
+    return WireConfig.from_settings(Settings({**default_settings(), **settings}))
+
+
+def two_site_crawl():
+    """Site 1: a home page whose 12 links each point to a new page (a large site, mostly unseen); site 2:
+    a home page and 12 pages that all link to each other (all of it seen)."""
+    docs = np.zeros(26, DOCUMENT_DTYPE)
+    docs["docid"] = np.arange(1, 27)
+    docs["siteid"] = [1] * 13 + [2] * 13
+    docs["depth"] = [0] + [1] * 12 + [0] + [1] * 12
+    fetched = [1, 14, 15, 16, 17]
+    docs["visits"][np.array(fetched) - 1] = 1
+    docs["status"][np.array(fetched) - 1] = 200
+    docs["first_visit"][np.array(fetched) - 1] = docs["last_visit"][np.array(fetched) - 1] = 1000.0
+    edges = [(1, page) for page in range(2, 14)]
+    edges += [(source, target) for source in (14, 15, 16, 17) for target in range(15, 27) if target != source]
+    return docs, counts_matrix(26, edges)
+
+
+def test_the_split_setting_decides_what_the_sites_get():
+    docs, links = two_site_crawl()
+    site_of = np.concatenate([[0], docs["siteid"]])
+    by_rank = batch_site_weights(links, site_of, 2, config())
+    assert by_rank[1] > by_rank[2]  # Chao1: site 1 has 12 pages seen once; site 2 none once
+    assert batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_SPLIT="pages")).tolist() == [1, 13, 13]
+    assert batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_SPLIT="even")) is None
+    assert batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_SHARE=0)) is None
+    with pytest.raises(WireSettingsError, match="WIRE_BATCH_SITE_SPLIT"):
+        config(WIRE_BATCH_SITE_SPLIT="size")
+
+
+def test_a_batch_goes_mostly_to_the_site_estimated_larger():
+    docs, links = two_site_crawl()
+    result = plan(docs, links, config(WIRE_BATCH_SIZE=10), 2000.0, count=1)
+    batch = result.batches[0]
+    per_site = np.bincount(docs["siteid"][batch - 1], minlength=3)
+    assert per_site[1] > per_site[2] >= 1
+    even = plan(docs, links, config(WIRE_BATCH_SIZE=10, WIRE_BATCH_SITE_SPLIT="even"), 2000.0, count=1)
+    assert np.bincount(docs["siteid"][even.batches[0] - 1], minlength=3).tolist() == [0, 5, 5]
+    assert "site shares" in result.timings
