@@ -8,11 +8,11 @@ import pytest
 from scipy.sparse import csr_matrix
 from scrapy.settings import Settings
 
+import wirescrapy.manager.sites as site_estimates
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE
 from wirescrapy.config import WireConfig, WireSettingsError, default_settings
-import wirescrapy.manager.sites as site_estimates
 from wirescrapy.manager import batch_site_weights, plan
-from wirescrapy.manager.sites import site_links, site_pagerank, site_sizes
+from wirescrapy.manager.sites import site_links, site_pagerank, site_shares, site_sizes
 
 Q = 0.15
 
@@ -31,11 +31,13 @@ def test_chao1_counts_pages_linked_once_and_twice_from_their_own_site():
              (1, 1), (2, 2), (1, 1),  # links to itself: no capture
              (1, 9), (2, 10), (9, 10), (9, 3), (9, 3)]  # across sites: not counted for either
     links = counts_matrix(10, edges)
-    sizes = site_sizes(links, site_of)
+    captures = site_links(links, site_of).captures
+    assert captures.tolist() == [0, 0, 0, 2, 2, 1, 1, 1, 0, 0, 1]
+    sizes = site_sizes(site_of, captures)
     # Site 1: D = 8 known, f1 = 3 (5, 6, 7), f2 = 2 (3, 4): 8 + 3 * 2 / (2 * 3) = 9.
     # Site 2: D = 2, f1 = 1 (10 from 9), f2 = 0: 2 + 1 * 0 / 2 = 2.
     assert sizes.tolist() == [0.0, 9.0, 2.0]
-    assert site_sizes(links, site_of, sites=4).tolist() == [0.0, 9.0, 2.0, 0.0, 0.0]
+    assert site_sizes(site_of, captures, sites=4).tolist() == [0.0, 9.0, 2.0, 0.0, 0.0]
 
 
 def test_chao1_sees_a_large_site_behind_few_known_pages():
@@ -44,7 +46,7 @@ def test_chao1_sees_a_large_site_behind_few_known_pages():
     site_of = np.array([0] + [1] * 12 + [2] * 12)
     small = [(page, target) for page in (1, 2, 3, 4) for target in range(5, 13)]
     large = [(13 + k, 17 + 2 * k + j) for k in range(4) for j in range(2)]
-    sizes = site_sizes(counts_matrix(24, small + large), site_of)
+    sizes = site_sizes(site_of, site_links(counts_matrix(24, small + large), site_of).captures)
     assert sizes[1] == 12  # f1 = 0
     assert sizes[2] == 12 + 8 * 7 / 2  # f1 = 8, f2 = 0
 
@@ -54,12 +56,16 @@ def test_estimates_do_not_depend_on_how_the_links_are_chunked(monkeypatch):
     n = 400
     site_of = np.concatenate([[0], np.sort(rng.integers(1, 9, size=n))])
     links = counts_matrix(n, rng.integers(1, n + 1, size=(3000, 2)))
-    whole = site_sizes(links, site_of), site_links(links, site_of).toarray()
+    whole = site_links(links, site_of)
     monkeypatch.setattr(site_estimates, "CHUNK_LINKS", 37)
-    chunked = site_sizes(links, site_of), site_links(links, site_of).toarray()
-    assert np.array_equal(whole[0], chunked[0])
-    assert np.array_equal(whole[1], chunked[1])
-    assert whole[1].sum() == (links.nnz - (links.diagonal() > 0).sum())  # every link but self-links, once
+    chunked = site_links(links, site_of)
+    assert np.array_equal(whole.captures, chunked.captures)
+    assert np.array_equal(whole.graph.toarray(), chunked.graph.toarray())
+    assert whole.graph.sum() == (links.nnz - (links.diagonal() > 0).sum())  # every link but self-links, once
+    rows, columns = links.nonzero()
+    expected = np.zeros((9, 9))
+    np.add.at(expected, (site_of[rows[rows != columns]], site_of[columns[rows != columns]]), 1)
+    assert np.array_equal(whole.graph.toarray(), expected)
 
 
 def lumpable_web(seed: int):
@@ -91,7 +97,7 @@ def test_site_pagerank_is_the_page_rank_summed_per_site_on_a_lumpable_web(seed):
     per_site = np.zeros(len(sizes))
     for page, value in page_rank.items():
         per_site[site_of[page]] += value
-    shares = site_pagerank(counts_matrix(n, edges), site_of, sizes, Q, max_error=1e-13)
+    shares = site_pagerank(site_links(counts_matrix(n, edges), site_of).graph, sizes, Q, max_error=1e-13)
     assert shares[0] == 0
     assert shares.sum() == pytest.approx(1.0, abs=1e-12)
     assert shares == pytest.approx(per_site, abs=1e-9)
@@ -104,7 +110,7 @@ def test_site_pagerank_against_a_dense_solution_with_a_site_without_links():
     edges = rng.integers(1, n + 1, size=(900, 2))
     edges = edges[site_of[edges[:, 0]] != 6]  # site 6 has no fetched page with links
     sizes = np.array([0, 10, 50, 20, 5, 40, 25.0])
-    shares = site_pagerank(counts_matrix(n, edges), site_of, sizes, Q, max_error=1e-14)
+    shares = site_pagerank(site_links(counts_matrix(n, edges), site_of, 6).graph, sizes, Q, max_error=1e-14)
     # Dense: x = Q j + (1 - Q) (Pᵀ x + (x of sites without links) j), Σ x = 1; P from pairs of pages.
     links = counts_matrix(n, edges)
     counts = np.zeros((7, 7))
@@ -122,15 +128,19 @@ def test_site_pagerank_against_a_dense_solution_with_a_site_without_links():
     assert shares[6] > 0
 
 
-def test_site_pagerank_checks_its_inputs():
+def test_site_estimates_check_their_inputs():
     links = counts_matrix(3, [(1, 2)])
     site_of = np.array([0, 1, 1, 2])
+    graph = site_links(links, site_of).graph
     with pytest.raises(ValueError, match="q must be"):
-        site_pagerank(links, site_of, np.array([0, 1, 1.0]), q=0)
+        site_pagerank(graph, np.array([0, 1, 1.0]), q=0)
     with pytest.raises(ValueError, match="sizes"):
-        site_pagerank(links, site_of, np.array([0, 0, 0.0]))
+        site_pagerank(graph, np.array([0, 0, 0.0]))
+    with pytest.raises(ValueError, match="graph must be"):
+        site_pagerank(graph, np.array([0, 1, 1, 1.0]))
     with pytest.raises(ValueError, match="site_of"):
-        site_sizes(links, np.array([0, 1]))
+        site_links(links, np.array([0, 1]))
+    assert site_shares(links, site_of).sum() == pytest.approx(1.0)
 
 
 def config(**settings) -> WireConfig:

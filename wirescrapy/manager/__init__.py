@@ -41,7 +41,7 @@ from . import ranking
 from .batch import BatchSite, BatchURL, next_batch_number, read_batch, write_batch
 from .freshness import freshness
 from .profit import eligible, intrinsic_quality, pages_to_download, profit, select_batches
-from .sites import site_pagerank, site_sizes
+from .sites import site_shares
 
 __all__ = ["Plan", "ManagerReport", "plan", "manage", "run_manager", "read_batch"]
 
@@ -170,7 +170,7 @@ def batch_site_weights(links: csr_matrix, site_of: np.ndarray, sites: int, confi
         return None
     if config.batch_site_split == "pages":
         return np.maximum(np.bincount(site_of[1:], minlength=sites + 1), 1).astype(np.float64)
-    shares = site_pagerank(links, site_of, site_sizes(links, site_of, sites), config.pagerank_damping)
+    shares = site_shares(links, site_of, sites, config.pagerank_damping, config.siterank_max_error)
     return np.maximum(shares, np.finfo(np.float64).tiny)
 
 

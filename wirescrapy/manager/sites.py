@@ -52,6 +52,8 @@ vectors of one entry per page or site and one chunk of links.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy.sparse import coo_matrix, csr_matrix
 
@@ -59,11 +61,56 @@ CHUNK_LINKS = 1 << 23  # links read at a time
 MAX_ITERATIONS = 1000
 
 
+class SiteLinks(NamedTuple):
+    """What the estimates need from the link counts, read in one pass (``site_links``)."""
+
+    captures: np.ndarray  # per doc-id: the fetched pages of its own site linking to it (int32)
+    graph: csr_matrix  # (s, t): links from pages of site s to pages of site t, inside a site too
+
+
+def site_links(links: csr_matrix, site_of: np.ndarray, sites: int | None = None) -> SiteLinks:
+    """Read ``links`` (link counts indexed by doc-id, as ``LinkGraph.to_csr`` gives them: row and column
+    0 no document, rows of pages not fetched empty) once, in chunks of rows: every pair of linked pages
+    counts once, a page's links to itself not at all. ``site_of``: the site-id of each doc-id (entry 0
+    unused); ``sites``: the highest site-id (default: the highest in ``site_of``)."""
+    site_of = np.asarray(site_of)
+    size = links.shape[0]
+    if links.shape != (size, size) or site_of.shape != (size,):
+        raise ValueError(f"links must be square and site_of must have one entry per row; got {links.shape} "
+                         f"and {site_of.shape}")
+    if sites is None:
+        sites = int(site_of[1:].max(initial=0))
+    captures = np.zeros(size, dtype=np.int64)
+    inside = np.zeros(sites + 1)  # links inside each site: the diagonal, most of the links
+    across_sources, across_targets = [], []
+    for start, stop in _chunks(links):
+        block = links.indptr[start : stop + 1]
+        targets = links.indices[block[0] : block[-1]]
+        lengths = np.diff(block)
+        keep = targets != np.repeat(np.arange(start, stop, dtype=targets.dtype), lengths)
+        keep &= links.data[block[0] : block[-1]] > 0
+        targets = targets[keep]
+        source_sites = np.repeat(site_of[start:stop], lengths)[keep]
+        target_sites = site_of[targets]
+        same = source_sites == target_sites
+        captures += np.bincount(targets[same], minlength=size)
+        inside += np.bincount(source_sites[same], minlength=sites + 1)
+        same = ~same
+        across_sources.append(source_sites[same])
+        across_targets.append(target_sites[same])
+    diagonal = np.arange(sites + 1)
+    graph = coo_matrix((np.concatenate([np.ones(sum(map(len, across_sources))), inside]),
+                        (np.concatenate([*across_sources, diagonal]), np.concatenate([*across_targets, diagonal]))),
+                       shape=(sites + 1, sites + 1)).tocsr()  # repeats summed
+    graph.eliminate_zeros()
+    return SiteLinks(captures.astype(np.int32), graph)
+
+
 def _chunks(links: csr_matrix):
-    """(first row, stop row) of row ranges of about ``CHUNK_LINKS`` links."""
+    """(first row, stop row) of row ranges of about ``CHUNK_LINKS`` links, from row 1 (row 0 is no page)."""
     indptr = links.indptr
     rows = links.shape[0]
-    start = 0
+    start = 1
     while start < rows:
         stop = int(np.searchsorted(indptr, indptr[start] + CHUNK_LINKS, side="right")) - 1
         stop = min(max(stop, start + 1), rows)
@@ -71,73 +118,34 @@ def _chunks(links: csr_matrix):
         start = stop
 
 
-def _check(links: csr_matrix, site_of: np.ndarray) -> np.ndarray:
-    site_of = np.asarray(site_of)
-    if links.shape[0] != links.shape[1] or site_of.shape != (links.shape[0],):
-        raise ValueError(f"links must be square and site_of must have one entry per row; got {links.shape} "
-                         f"and {site_of.shape}")
-    return site_of
-
-
-def site_sizes(links: csr_matrix, site_of: np.ndarray, sites: int | None = None) -> np.ndarray:
+def site_sizes(site_of: np.ndarray, captures: np.ndarray, sites: int | None = None) -> np.ndarray:
     """Estimated pages of each site (float64, indexed by site-id, entry 0 = 0): Chao's bias-corrected
-    estimator over the links inside each site (module docstring). ``links``: link counts indexed by
-    doc-id (row and column 0 no document, rows of pages not fetched empty); ``site_of``: the site-id of
-    each doc-id (entry 0 unused)."""
-    site_of = _check(links, site_of)
-    size = links.shape[0]
+    estimator (module docstring) from ``captures`` (``SiteLinks.captures``); every doc-id of ``site_of``
+    (entry 0 unused) is a page known of its site."""
+    site_ids = np.asarray(site_of)[1:].astype(np.int64)
     if sites is None:
-        sites = int(site_of[1:].max(initial=0))
-    # Fetched pages of its own site linking to each page (each linking page once, links to itself not).
-    captures = np.zeros(size, dtype=np.int64)
-    for start, stop in _chunks(links):
-        block = links.indptr[start : stop + 1]
-        targets = links.indices[block[0] : block[-1]]
-        sources = np.repeat(np.arange(start, stop), np.diff(block))
-        keep = (site_of[targets] == site_of[sources]) & (targets != sources)
-        if start == 0:
-            keep &= sources > 0
-        captures += np.bincount(targets[keep], minlength=size)
-    site_ids = site_of[1:].astype(np.int64)
+        sites = int(site_ids.max(initial=0))
+    captures = np.asarray(captures)[1:]
     known = np.bincount(site_ids, minlength=sites + 1).astype(np.float64)
-    once = np.bincount(site_ids, weights=captures[1:] == 1, minlength=sites + 1)
-    twice = np.bincount(site_ids, weights=captures[1:] == 2, minlength=sites + 1)
+    once = np.bincount(site_ids, weights=captures == 1, minlength=sites + 1)
+    twice = np.bincount(site_ids, weights=captures == 2, minlength=sites + 1)
     estimate = known + once * np.maximum(once - 1, 0) / (2 * (twice + 1))
     estimate[0] = 0
-    return estimate[: sites + 1]
+    return estimate
 
 
-def site_links(links: csr_matrix, site_of: np.ndarray, sites: int | None = None) -> csr_matrix:
-    """(s, t): the links from pages of site s to pages of site t (each pair of pages once, a page's links
-    to itself left out; inside a site too), indexed by site-id."""
-    site_of = _check(links, site_of)
-    if sites is None:
-        sites = int(site_of[1:].max(initial=0))
-    total = csr_matrix((sites + 1, sites + 1), dtype=np.float64)
-    for start, stop in _chunks(links):
-        block = links.indptr[start : stop + 1]
-        targets = links.indices[block[0] : block[-1]]
-        sources = np.repeat(np.arange(start, stop), np.diff(block))
-        keep = (targets != sources) & (sources > 0) & (links.data[block[0] : block[-1]] > 0)
-        if keep.any():
-            total = total + coo_matrix((np.ones(int(keep.sum())), (site_of[sources[keep]], site_of[targets[keep]])),
-                                       shape=total.shape).tocsr()
-    total.sum_duplicates()
-    return total
-
-
-def site_pagerank(links: csr_matrix, site_of: np.ndarray, sizes: np.ndarray, q: float = 0.15,
-                  max_error: float = 1e-9) -> np.ndarray:
+def site_pagerank(graph: csr_matrix, sizes: np.ndarray, q: float = 0.15, max_error: float = 1e-6) -> np.ndarray:
     """Each site's estimated share of the PageRank (float64, indexed by site-id, entry 0 = 0, the rest
-    summing to 1): the walk over sites of the module docstring, jumps in proportion to ``sizes``
-    (``site_sizes``; indexed by site-id)."""
+    summing to 1): the walk over sites of the module docstring along ``graph`` (``SiteLinks.graph``),
+    jumping in proportion to ``sizes`` (``site_sizes``); iterations stop when the L1 change of one is below
+    ``max_error``."""
     sizes = np.asarray(sizes, dtype=np.float64)
     if not 0 < q <= 1:
         raise ValueError(f"q must be in (0, 1], got {q}")
+    if graph.shape != (len(sizes), len(sizes)):
+        raise ValueError(f"graph must be {len(sizes)} x {len(sizes)}, got {graph.shape}")
     if (sizes < 0).any() or sizes[1:].sum() <= 0:
         raise ValueError("sizes must be >= 0 with a positive total")
-    sites = len(sizes) - 1
-    graph = site_links(links, site_of, sites)
     out = np.asarray(graph.sum(axis=1)).ravel()
     scale = np.divide(1.0 - q, out, out=np.zeros_like(out), where=out > 0)
     walk = csr_matrix(graph.multiply(scale[:, None])).T.tocsr()  # walk @ x: what each site receives
@@ -154,3 +162,10 @@ def site_pagerank(links: csr_matrix, site_of: np.ndarray, sizes: np.ndarray, q: 
             break
     x[0] = 0
     return x
+
+
+def site_shares(links: csr_matrix, site_of: np.ndarray, sites: int | None = None, q: float = 0.15,
+                max_error: float = 1e-6) -> np.ndarray:
+    """``site_pagerank`` with ``site_sizes``, from one pass over ``links``."""
+    read = site_links(links, site_of, sites)
+    return site_pagerank(read.graph, site_sizes(site_of, read.captures, read.graph.shape[0] - 1), q, max_error)
