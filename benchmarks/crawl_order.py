@@ -38,13 +38,14 @@ References, computed in the same run:
 * **oracle** — the pages of the final graph by decreasing final PageRank: the best any order can do.
 
 Weightings (``WEIGHTINGS``): each score alone, the default of WIRE_SCORE_WEIGHTS (pagerank + opic), WIRE's
-own default (pagerank + queuesize) and a few combinations, all with the manager's other defaults: a site
-gets at most min(WIRE_BATCH_SAMESITE, K // sites with pages to fetch) pages of a batch (4 of 101 at the
-start here, WIRE_BATCH_SITE_SHARE = 1). ``UNCAPPED`` ones (``--uncapped``) are crawled again with
+own default (pagerank + queuesize) and a few combinations, all with the manager's other defaults: a batch
+is shared among the sites with pages to fetch in proportion to their estimated share of the PageRank
+(WIRE_BATCH_SITE_SHARE = 1, WIRE_BATCH_SITE_SPLIT = pagerank, ``wirescrapy.manager.sites``), the scores
+choosing the pages inside each site's share. ``UNCAPPED`` ones (``--uncapped``) are crawled again with
 WIRE_BATCH_SITE_SHARE = 0, i.e. WIRE_BATCH_SAMESITE (500) alone: no cap at this K, as WIRE had it.
 ``hub`` and ``depth`` order unfetched pages by discovery (an unfetched page has no links, so its hub score
-is 0; ties go to the lower doc-id): they are breadth-first crawls, and the verdict compares the best of
-the other weightings with them as well as with the offline BFS.
+is 0; ties go to the lower doc-id): they are breadth-first crawls inside each site's share, and the verdict
+compares the best of the other weightings with them as well as with the offline BFS.
 
 Printed: one row per order — share, share / oracle, share / BFS, cycles (batches written), pages of the
 final graph fetched (and all documents fetched), wall-clock seconds of the crawl — then the share / oracle
@@ -56,40 +57,40 @@ least 5 % more than the best breadth-first order (``CLEARLY``).
 Web shapes (``--shape``, ``wirescrapy.sampleweb.shape``). On the default ``uniform`` web every site has the
 same size and the most linked pages are the shallow ones, so breadth-first is close to the oracle by
 construction. ``weblike`` has Zipf site sizes (524 pages down to 21 here), cross-site links in proportion to
-site size and popular pages at any depth. Measured (25 x 80, seed 1, real crawls, share / oracle at 20 %),
-with the even per-site share of a batch the manager used before (now it shares a batch among sites in
-proportion to their known pages, ``profit.select_batches``: default 93.5 % uniform, 87.4 % weblike, 1.10 x BFS;
-opic 92.8 / 87.1 %):
+site size and popular pages at any depth. Measured (``--shape uniform,weblike``, 25 x 80, seed 1, real
+crawls, share / oracle at 20 %; ``-s WIRE_BATCH_SITE_SPLIT=pages`` or ``even`` for the other splits):
 
 =================================================  =======  =======
 order                                              uniform  weblike
 =================================================  =======  =======
 BFS (offline)                                       88.5 %   79.2 %
-default (pagerank + opic)                           92.7 %   79.2 %
-pagerank                                            92.7 %   78.7 %
-opic                                                92.0 %   79.9 %
-opic + queuesize (larger sites first)               91.9 %   80.6 %
-WIRE's default (pagerank + queuesize)               92.4 %   80.5 %
-depth (the manager's BFS)                           91.1 %   76.0 %
+default (pagerank + opic)                           93.9 %   89.2 %
+pagerank                                            94.2 %   89.6 %
+opic                                                93.4 %   88.2 %
+wlrank                                              93.1 %   89.3 %
+authority (HITS)                                    89.9 %   86.6 %
+WIRE's default (pagerank + queuesize)               93.9 %   90.0 %
+pagerank + siterank                                 93.7 %   89.9 %
+opic + queuesize                                    93.2 %   88.2 %
+depth, hub, queuesize, siterank (breadth-first)     93.5 %   83.5 %
+default, batch split by known pages (``pages``)     93.5 %   87.4 %
+default, batch split evenly (``even``)              92.7 %   79.2 %
 default, no site share                              94.0 %   79.0 %
-opic, no site share                                 93.5 %   80.6 %
 pagerank, no site share                             75.5 %   61.3 %
-opic + 0.2 queuesize, WIRE_BATCH_SITE_SHARE 3       93.4 %   85.6 %
-opic + 0.3 queuesize, WIRE_BATCH_SITE_SHARE 3       92.9 %   86.9 %
 =================================================  =======  =======
 
-On ``weblike`` every order loses ground on the oracle, and the manager's default no longer beats BFS. Why
-(``crawl_order_sim.py``): the final PageRank of a site grows with its size (the random jump lands on every
-page alike), so the oracle takes about a quarter of its pages (100 of 406) from the largest site; the
-per-site share of a batch (K // sites, 4 here) lets the default take 17 (simulated). Even fetching the pages of highest
-*final* PageRank among those discovered reaches only 87-91 % of the oracle under that cap on webs of 20-40
-sites (97-99 % with WIRE_BATCH_SITE_SHARE 3, 100 % with 0). Without the cap, OPIC and PageRank on the partial
-graph do not know how big a site is (OPIC starts every seed with the same cash; PageRank piles onto the sites
-crawled most), so they do not send the big sites more pages either. A small weight on queuesize (pending
-pages of the site: larger sites first, as Baeza-Yates, Castillo, Marín & Rodríguez 2005 found useful) with a
-looser share does (last two rows), at no cost on this uniform web, but it costs up to 6 points on others
-(simulated, share 3: 84.4 % instead of 90.1 % on the 6 x 30 --smoke web, 91.5 % instead of 93.0 % on 50 x
-40), so it is not the default.
+What the split does: the final PageRank of a site grows with its size and with the links other sites
+send it, so the oracle takes about a quarter of its first 406 pages from the largest of the 25 sites. An
+even split gives that site 4 of 101 pages a batch and the default took 17 of them (simulated); the known
+pages of a site grow only as fast as it is crawled (40); its estimated share of the PageRank, from the
+links found so far and its pages estimated by capture–recapture, gives it 88 of the oracle's 100; the
+best pages of each site, as many as the crawl took from it, would hold 99 % of the oracle's share
+(simulated, the default weighting). What is left is the choice inside a site: the pages of highest final PageRank among those discovered would reach 99-100 %, the
+link scores on the partial graph 89-91 % (pagerank, wlrank, opic and combinations all within 2 points of
+each other; the in-links found so far predict a page's final PageRank with a rank correlation of 0.3-0.6).
+On the uniform web a breadth-first order inside each site's share (depth, hub: 93.5 %) is as good as
+the link scores: there, popular means shallow. Without a per-site share, PageRank on the partial graph
+piles batches onto the sites crawled most (61-76 %).
 
 ``crawl_order_sim.py`` simulates the same measure offline in seconds, to try scores before they are
 written into the manager.

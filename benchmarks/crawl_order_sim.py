@@ -4,6 +4,7 @@
     python benchmarks/crawl_order_sim.py --sites 30 --pages 100 --seed 2 --samesite 0,4 --weightings ''
     python benchmarks/crawl_order_sim.py --scores '' --weightings '{"pr2+opic": {"pagerank": 2, "opic": 1}}'
     python benchmarks/crawl_order_sim.py --shape uniform,weblike --site-share 1,3,0   # both web shapes
+    python benchmarks/crawl_order_sim.py --webs six --shape weblike,uniform --site-split pagerank,pages,even
 
 No server and no harvester: a crawl is simulated on the sample web's final graph (``crawl_order.final_graph``)
 in batches of K pages, as the manager plans them — the seeds are known at the start; a batch is the K known,
@@ -41,25 +42,35 @@ weights): each batch is what ``wirescrapy.manager.plan`` chooses — the same fi
 boost, profit and per-site cap as a real crawl — over document records and link counts kept as the
 gatherer would (doc-ids in order of discovery, depth, SEED and FRONT_PAGE flags, first and last visit);
 a batch is "harvested" site-interleaved, one page per site in turn, as the harvester does with waits 0,
-and that sets ``first_visit``. These rows come close to the real crawls (PageRank only: 92.5 % here,
-92.7 % crawled with WIRE_BATCH_SITE_SHARE 1; 78.0 % here, 75.5-77.1 % crawled with 0; pagerank + opic:
-92.6 % and 94.0 % here, 92.7 % and 94.0 % crawled), in about a quarter of a second each.
+and that sets ``first_visit``. These rows come close to the real crawls (25 x 80 seed 1, the default
+weighting: 93.8 % here, 93.9 % crawled on the uniform web, 89.3 % and 89.2 % on the weblike one; PageRank
+with WIRE_BATCH_SITE_SHARE 0: 78.0 % here, 75.5-77.1 % crawled), in about a quarter of a second each.
 
 Printed: share / oracle of each score's order at budgets of 5, 10, 20 and 40 % of N, per samesite cap
-(``--samesite`` caps the scores' batches), then the manager's rows per ``--site-share``; for each web shape
-of ``--shape`` in turn.
+(``--samesite`` caps the scores' batches), then the manager's rows per ``--site-share`` and
+``--site-split``; for each web shape of ``--shape`` in turn. ``--webs`` prints instead the share / oracle at
+20 % of BFS and of the manager's weightings on several webs, with their mean and least.
 
 The ``weblike`` shape (``wirescrapy.sampleweb.shape``: Zipf site sizes, cross-site links in proportion to site
-size, popular pages at any depth) is harder for every order. Share / oracle at 20 %, mean over six webs (25x80
-seeds 1-3, 30x100 seed 4, 20x60 seed 5, 40x50 seed 6; uniform / weblike): BFS 89.8 / 79.5 %; the manager's
-default, WIRE_BATCH_SITE_SHARE 1, 93.0 / 80.6 % (1.04 / 1.01 x BFS); share 0: 93.9 / 79.9 %; opic, share 0:
-93.8 / 81.5 %; queuesize alone 89.8 / 78.2 %; opic + 0.3 queuesize, share 3: 93.5 / 87.3 % (1.04 / 1.10 x
-BFS). On eight more webs (25x80 seeds 7-8, 50x40, 15x120, 60x30, 10x100, 6x40, 6x30) the default's mean is
-92.4 / 81.1 %, opic + 0.3 queuesize with share 3 91.3 / 87.5 %: 84.4 % instead of 90.1 % on the 6x30 uniform
-web, where K is 10. What limits the weblike rows is the allocation of a batch over sites of very different
-sizes (see ``crawl_order.py``) and, within a site, telling its popular pages from the others before many of
-its pages are fetched: even a batch split over sites in proportion to their true final PageRank, pages
-inside a site by OPIC, reaches only 89-90 % of the oracle on 25x80 and 30x100 (true PageRank inside: 99-100 %).
+size, popular pages at any depth) is harder for every order. ``--webs six --shape weblike,uniform``, share /
+oracle at 20 %, mean (least) over the six webs, weblike / uniform:
+
+==========================================  ===================  ===================
+order (WIRE_BATCH_SITE_SHARE 1)             weblike              uniform
+==========================================  ===================  ===================
+BFS (offline)                               79.6 % (77.4 %)      89.7 % (87.3 %)
+default, split by PageRank share (now)      89.3 % (87.2 %)      94.2 % (93.4 %)
+pagerank, split by PageRank share           90.0 % (89.0 %)      93.0 % (91.0 %)
+WIRE's default, split by PageRank share     90.3 % (88.9 %)      92.7 % (91.0 %)
+depth, split by PageRank share              83.1 % (80.5 %)      90.1 % (86.7 %)
+default, split by known pages (before)      86.8 % (84.0 %)      92.8 % (88.9 %)
+default, split evenly                       80.6 % (77.0 %)      92.6 % (90.1 %)
+==========================================  ===================  ===================
+
+On eight more webs (25x80 seeds 7-8, 50x40, 15x120, 60x30, 10x100, 6x40, 6x30) the default gives 89.6 %
+(84.3 % on 60x30) / 93.8 % (92.4 %), split by known pages 87.2 / 92.6 %, BFS 80.0 / 89.9 %. Split by the
+sites' true final PageRank, the scores reach 89-92 % on the weblike webs: what is left is the choice of
+pages inside a site (the pages of highest final PageRank among those discovered: 99-100 %).
 """
 
 from __future__ import annotations

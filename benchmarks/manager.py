@@ -16,7 +16,7 @@ Printed:
   - per-iteration time of PageRank and of HITS (two products), beside the memory-bandwidth bound of one
     sparse matrix × vector product: the bytes it must touch (8 per link, 4 per row for the row pointers,
     the input and the output vector) over the bandwidth of a large numpy copy measured in the same run;
-  - the end-to-end time of one manager run as ``run_manager`` does it (filters, link matrix, transpose,
+  - the end-to-end time of one manager run as ``run_manager`` does it (filters, the sites' shares of a batch, link matrix, transpose,
     PageRank, OPIC, quality, freshness, profit, selection of K = WIRE_BATCH_SIZE pages, writing the batch,
     storing the scores), with the default WIRE_SCORE_WEIGHTS, or all of them with ``--all-scores``. OPIC
     replays the downloaded pages in order of ``first_visit``, which is random here (a real crawl's order

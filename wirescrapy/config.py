@@ -184,12 +184,14 @@ SETTINGS: tuple[Setting, ...] = (
                 "Errors on one page over several batches before it is never tried again.", 1),
         # The default, PageRank + OPIC, is the steadiest weighting measured on the sample webs: the share
         # of the final graph's PageRank in the first 20 % of the pages fetched, over the best possible
-        # order's, is 92.6-94.0 % on seven webs with WIRE_BATCH_SITE_SHARE = 1 and 93.0-94.8 % with 0,
-        # breadth-first 86-91 % (benchmarks/crawl_order_sim.py; the real crawls of crawl_order.py agree
-        # within a point: 92.7 % and 94.0 % on its 25 x 80 web). PageRank alone needs the per-site share
-        # (76-94 % without it: it piles batches onto the sites crawled most); OPIC alone is up to 1.5
-        # points lower. WIRE's own default, pagerank + queuesize (larger sites first), sends whole batches
-        # to the largest sites (72-79 % without the per-site share), so queuesize is 0 now.
+        # order's, is 93.4-94.9 % on six uniform webs and 87.2-91.2 % on six weblike ones (Zipf site
+        # sizes), breadth-first 87-92 % and 77-86 % (benchmarks/crawl_order_sim.py --webs six; the real
+        # crawls of crawl_order.py agree within a point: 93.9 % and 89.2 % on its 25 x 80 webs). PageRank
+        # alone is 1.2 points lower on the uniform webs and 0.7 higher on the weblike ones, and needs the
+        # per-site share (61-76 % without it: it piles batches onto the sites crawled most). WIRE's own
+        # default, pagerank + queuesize (larger sites first), is within a point of PageRank alone with the
+        # share (queuesize is the same for every page of a site) and sends whole batches to the largest
+        # sites without it, so queuesize is 0.
         Setting("WIRE_SCORE_WEIGHTS", "manager/score/*/weight",
                 {"pagerank": 1, "wlrank": 0, "hub": 0, "authority": 0, "siterank": 0, "opic": 1, "static": 0,
                  "depth": 0, "queuesize": 0, "random": 0}, "dict",
