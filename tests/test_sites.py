@@ -184,3 +184,8 @@ def test_a_batch_goes_mostly_to_the_site_estimated_larger():
     even = plan(docs, links, config(WIRE_BATCH_SIZE=10, WIRE_BATCH_SITE_SPLIT="even"), 2000.0, count=1)
     assert np.bincount(docs["siteid"][even.batches[0] - 1], minlength=3).tolist() == [0, 5, 5]
     assert "site shares" in result.timings
+
+
+def test_an_empty_collection_plans_no_batch():
+    docs = np.zeros(0, DOCUMENT_DTYPE)
+    assert plan(docs, csr_matrix((1, 1), dtype=np.float32), config(), 2000.0, count=1).batches == []

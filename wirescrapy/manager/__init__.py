@@ -166,7 +166,7 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
 def batch_site_weights(links: csr_matrix, site_of: np.ndarray, sites: int, config) -> np.ndarray | None:
     """What a batch is shared among sites in proportion to (indexed by site-id; ``WIRE_BATCH_SITE_SPLIT``):
     each site's estimated share of the PageRank, its known pages, or None for an even share."""
-    if config.batch_site_share <= 0 or config.batch_site_split == "even":
+    if config.batch_site_share <= 0 or config.batch_site_split == "even" or not site_of[1:].any():
         return None
     if config.batch_site_split == "pages":
         return np.maximum(np.bincount(site_of[1:], minlength=sites + 1), 1).astype(np.float64)

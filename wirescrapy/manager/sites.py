@@ -103,9 +103,10 @@ def site_links(links: csr_matrix, site_of: np.ndarray, sites: int | None = None)
         across_sources.append(source_sites[same])
         across_targets.append(target_sites[same])
     diagonal = np.arange(sites + 1)
-    graph = coo_matrix((np.concatenate([np.ones(sum(map(len, across_sources))), inside]),
-                        (np.concatenate([*across_sources, diagonal]), np.concatenate([*across_targets, diagonal]))),
-                       shape=(sites + 1, sites + 1)).tocsr()  # repeats summed
+    sources = np.concatenate([*across_sources, diagonal])
+    targets = np.concatenate([*across_targets, diagonal])
+    counts = np.concatenate([np.ones(len(sources) - len(diagonal)), inside])
+    graph = coo_matrix((counts, (sources, targets)), shape=(sites + 1, sites + 1)).tocsr()  # repeats summed
     graph.eliminate_zeros()
     return SiteLinks(captures.astype(np.int32), graph)
 
