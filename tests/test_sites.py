@@ -9,19 +9,11 @@ from scipy.sparse import csr_matrix
 from scrapy.settings import Settings
 
 import wirescrapy.manager.sites as site_estimates
+from tests.test_ranking import Q, counts_matrix
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE
 from wirescrapy.config import WireConfig, WireSettingsError, default_settings
 from wirescrapy.manager import batch_site_weights, plan
 from wirescrapy.manager.sites import site_links, site_pagerank, site_shares, site_sizes
-
-Q = 0.15
-
-
-def counts_matrix(n: int, edges) -> csr_matrix:
-    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
-    matrix = csr_matrix((np.ones(len(edges), np.float32), (edges[:, 0], edges[:, 1])), shape=(n + 1, n + 1))
-    matrix.sum_duplicates()
-    return matrix
 
 
 def test_chao1_counts_pages_linked_once_and_twice_from_their_own_site():
