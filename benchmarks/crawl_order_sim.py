@@ -43,7 +43,7 @@ boost, profit and per-site cap as a real crawl — over document records and lin
 gatherer would (doc-ids in order of discovery, depth, SEED and FRONT_PAGE flags, first and last visit);
 a batch is "harvested" site-interleaved, one page per site in turn, as the harvester does with waits 0,
 and that sets ``first_visit``. These rows come close to the real crawls (25 x 80 seed 1, the default
-weighting: 93.8 % here, 93.9 % crawled on the uniform web, 89.3 % and 89.2 % on the weblike one; PageRank
+weighting: 94.5 % here, 94.5 % crawled on the uniform web, 91.6 % and 91.2 % on the weblike one; PageRank
 with WIRE_BATCH_SITE_SHARE 0: 78.0 % here, 75.5-77.1 % crawled), in about a quarter of a second each.
 
 Printed: share / oracle of each score's order at budgets of 5, 10, 20 and 40 % of N, per samesite cap
@@ -59,18 +59,23 @@ oracle at 20 %, mean (least) over the six webs, weblike / uniform:
 order (WIRE_BATCH_SITE_SHARE 1)             weblike              uniform
 ==========================================  ===================  ===================
 BFS (offline)                               79.6 % (77.4 %)      89.7 % (87.3 %)
-default, split by PageRank share (now)      89.3 % (87.2 %)      94.2 % (93.4 %)
-pagerank, split by PageRank share           90.0 % (89.0 %)      93.0 % (91.0 %)
-WIRE's default, split by PageRank share     90.3 % (88.9 %)      92.7 % (91.0 %)
-depth, split by PageRank share              83.1 % (80.5 %)      90.1 % (86.7 %)
-default, split by known pages (before)      86.8 % (84.0 %)      92.8 % (88.9 %)
-default, split evenly                       80.6 % (77.0 %)      92.6 % (90.1 %)
+default (4 pagerank + 1 depth)              91.1 % (89.0 %)      94.0 % (93.2 %)
+pagerank + opic (the default before)        89.3 % (87.2 %)      94.2 % (93.4 %)
+pagerank                                    90.0 % (89.0 %)      93.0 % (91.0 %)
+WIRE's default (pagerank + queuesize)       90.3 % (88.9 %)      92.7 % (91.0 %)
+depth                                       83.1 % (80.5 %)      90.1 % (86.7 %)
+default, split by known pages               87.5 % (84.6 %)      93.2 % (88.8 %)
+default, split evenly                       80.5 % (77.0 %)      92.8 % (88.8 %)
 ==========================================  ===================  ===================
 
-On eight more webs (25x80 seeds 7-8, 50x40, 15x120, 60x30, 10x100, 6x40, 6x30) the default gives 89.6 %
-(84.3 % on 60x30) / 93.8 % (92.4 %), split by known pages 87.2 / 92.6 %, BFS 80.0 / 89.9 %. Split by the
-sites' true final PageRank, the scores reach 89-92 % on the weblike webs: what is left is the choice of
-pages inside a site (the pages of highest final PageRank among those discovered: 99-100 %).
+All but the last two rows split by the sites' estimated PageRank share (``--site-split pagerank``). On six
+more webs (``--webs 25x80:7,25x80:8,50x40:1,15x120:3,60x30:2,10x100:6``) the default gives 90.2 % (85.7 %
+on 60x30) / 94.3 % (93.9 %), pagerank + opic 89.2 / 93.9 %; on eight others (25x80 seeds 3-5, 30x60:6,
+40x50:7, 20x100:8, 12x80:9, 35x70:10) 91.5 % (90.6 %) / 94.2 % (92.9 %), pagerank + opic 90.6 / 94.1 %.
+With depth at 0.1 to 0.5 of PageRank's weight the mean over the twelve webs of the first two sets stays
+within 0.5 point of the default's (``wirescrapy/config.py``). Split by the sites' true final PageRank,
+PageRank and OPIC reached 89-92 % on the weblike webs: what is left is the choice of pages inside a site
+(the pages of highest final PageRank among those discovered: 99-100 %).
 """
 
 from __future__ import annotations

@@ -104,6 +104,16 @@ def test_quality_combines_normalised_scores():
         intrinsic_quality(docs, {"authority": 1}, {}, now=NOW)
 
 
+def test_default_weights_let_depth_decide_near_ties_of_pagerank_only():
+    # PageRank from 1e-6 to 1e-2: a 5 % gap is a near-tie, a 3× gap is not.
+    docs = docs_of(5, depth=[1, 1, 2, 4, 5])
+    pagerank = np.array([1e-6, 1e-2, 1e-4, 1.05e-4, 3e-4])
+    weights = config().score_weights
+    quality = intrinsic_quality(docs, weights, {"pagerank": pagerank}, now=NOW)
+    shallow, deeper_near_tie, deep_but_linked = quality[2:]
+    assert shallow > deeper_near_tie  # depth breaks the near-tie
+    assert deep_but_linked > shallow  # but does not outweigh three times the PageRank
+
 def test_quality_age_and_random():
     docs = docs_of(3, last_visit=[NOW - 10 * DAY, NOW - 5 * DAY, 0])
     quality = intrinsic_quality(docs, {"static": 1}, {}, now=NOW, age_exponent=1.0)

@@ -45,8 +45,8 @@ Profit (``profit``, α = β = γ = 1)
 The batch (``select_batches``)
     The K pages of highest profit, at most ``WIRE_BATCH_SAMESITE`` of a site and, with
     ``WIRE_BATCH_SITE_SHARE`` s > 0, at most s times a share of the batch among the sites with eligible
-    pages in proportion to the pages each site is known to have (``site_caps``; K // S each when sites
-    are alike), fewer if fewer are eligible;
+    pages in proportion to each site's estimated share of the PageRank (``WIRE_BATCH_SITE_SPLIT``,
+    ``sites.py``; ``site_caps``), fewer if fewer are eligible;
     further batches of the same run take the next best, disjoint from the earlier ones. (``batch.py``
     writes them, split by site into parts if asked.)
 """
@@ -265,8 +265,9 @@ def select_batches(profits: np.ndarray, site_ids: np.ndarray, candidates: np.nda
     ``site_weights`` (or with equal ones), an even share: ``size`` // S — or, as sites with fewer
     candidates than that leave their slots to the others, the largest cap c with
     Σ_sites min(c, candidates) <= ``size`` (water-filling) — times ``site_share`` (0: none), and never
-    more than ``samesite``. With ``site_weights`` w (indexed by site-id; the manager passes the pages each
-    site is known to have), site s may get floor(c × w_s) pages (at least 1), c the largest with
+    more than ``samesite``. With ``site_weights`` w (indexed by site-id; the manager passes each site's
+    estimated share of the PageRank, or its known pages: ``WIRE_BATCH_SITE_SPLIT``), site s may get
+    floor(c × w_s) pages (at least 1), c the largest with
     Σ_sites min(floor(c × w_s), candidates) <= ``site_share`` × ``size``.
 
     Why the cap follows the batch: PageRank on the partial graph favours the sites crawled most (their
@@ -285,7 +286,9 @@ def select_batches(profits: np.ndarray, site_ids: np.ndarray, candidates: np.nda
     in proportion to the pages known of each site (Baeza-Yates et al. 2005's "larger sites first", as
     an allocation) raised the manager's share of the oracle there from 80.6 % to 86.8 % (six webs,
     ``benchmarks/crawl_order_sim.py``) and left the uniform webs, whose sites are alike, as they were
-    (92.6 → 92.8 %). Rounding down is coarser with unequal shares: a batch can come out shorter."""
+    (92.6 → 92.8 %); in proportion to the sites' estimated share of the PageRank (``sites.py``), which
+    also sees the pages of a large site not found yet, to 89.3 % (uniform 94.2 %). Rounding down is
+    coarser with unequal shares: a batch can come out shorter."""
     if size < 1 or samesite < 1 or count < 1:
         raise ValueError("size, samesite and count must be >= 1")
     pool = np.flatnonzero(candidates)
