@@ -28,9 +28,9 @@ from __future__ import annotations
 import ipaddress
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from scipy.sparse import csr_matrix
@@ -40,10 +40,16 @@ from wirescrapy.collection.metadata import DocFlag, RobotsState
 from . import ranking
 from .batch import BatchSite, BatchURL, next_batch_number, read_batch, write_batch
 from .freshness import freshness
-from .profit import eligible, intrinsic_quality, pages_to_download, profit, select_batches
+from .profit import (
+    eligible,
+    intrinsic_quality,
+    pages_to_download,
+    profit,
+    select_batches,
+)
 from .sites import site_shares
 
-__all__ = ["Plan", "ManagerReport", "plan", "manage", "run_manager", "read_batch"]
+__all__ = ["ManagerReport", "Plan", "manage", "plan", "read_batch", "run_manager"]
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +106,7 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     # ``link_matrix`` has turned them into the graph, so they are let go then (the largest input).
     page_order = links_in_page_order
     if page_order is None and weights["wlrank"] > 0:
-        page_order = (lambda counts: lambda: counts)(links)
+        page_order = _returning(links)
     site_of = np.zeros(n + 1, dtype=np.uint32)
     site_of[1:] = docs["siteid"]
     sites = max(int(sites or 0), int(docs["siteid"].max(initial=0)))
@@ -161,6 +167,11 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
                             site_share=config.batch_site_share, site_weights=site_weights)
     lap("selection")
     return Plan(ok, visited, quality, fresh, profits, [ids + 1 for ids in chosen], scores, iterations, timings)
+
+
+def _returning(value):
+    """A function of no arguments that returns ``value`` (which it keeps)."""
+    return lambda: value
 
 
 def batch_site_weights(links: csr_matrix, site_of: np.ndarray, sites: int, config) -> np.ndarray | None:

@@ -53,9 +53,10 @@ The batch (``select_batches``)
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
+
 from wirescrapy.collection.metadata import DocFlag
 
 NEVER_FETCHED = DocFlag.DUPLICATE | DocFlag.MULTIMEDIA | DocFlag.ROBOTS_DISALLOWED
