@@ -114,6 +114,7 @@ def test_default_weights_let_depth_decide_near_ties_of_pagerank_only():
     assert shallow > deeper_near_tie  # depth breaks the near-tie
     assert deep_but_linked > shallow  # but does not outweigh three times the PageRank
 
+
 def test_quality_age_and_random():
     docs = docs_of(3, last_visit=[NOW - 10 * DAY, NOW - 5 * DAY, 0])
     quality = intrinsic_quality(docs, {"static": 1}, {}, now=NOW, age_exponent=1.0)
