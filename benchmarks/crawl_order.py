@@ -578,7 +578,9 @@ def benchmark(args: argparse.Namespace, shape: str, sites: int, pages_per_site: 
         value = share(judged.order, graph, budget)
         print(f"Goal ({judged.name}): >= 90 % of the oracle: {'yes' if value >= 0.9 * oracle_share else 'NO'}; "
               f"clearly ahead of breadth-first (>= {CLEARLY:.2f} x BFS): "
-              f"{'yes' if value >= CLEARLY * bfs_share else 'NO'}.")
+              f"{'yes' if value >= CLEARLY * bfs_share else 'NO'}."
+              + (" (A smoke run on a small web: the goal is judged on the full run.)"
+                 if args.smoke else ""))
     failed = [c for c in crawls if c.problem]
     for crawl in failed:
         print(f"problem: {crawl.name}: {crawl.problem}", file=sys.stderr)
