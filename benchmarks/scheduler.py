@@ -148,7 +148,7 @@ def measure_rss(kind: str, urls: int, sites: int) -> dict:
     from scrapy import Request, Spider
     from scrapy.dupefilters import BaseDupeFilter
 
-    from wirescrapy.harvester.politeness import site_key
+    from wirescrapy.url import origin
     from wirescrapy.harvester.scheduler import DEPTH, DOC_ID, SITE_ID, WireScheduler
 
     made = crawler()  # import and build everything before the first reading
@@ -166,7 +166,7 @@ def measure_rss(kind: str, urls: int, sites: int) -> dict:
         for url in batch_urls(urls, sites):
             request = Request(url.url, dont_filter=True,
                               meta={DOC_ID: url.doc_id, SITE_ID: url.site_id, DEPTH: url.depth})
-            holder.setdefault(site_key(url.url), deque()).append(request)
+            holder.setdefault(origin(url.url), deque()).append(request)
     elif kind == "scrapy":
         for url in batch_urls(urls, sites):
             holder.enqueue_request(Request(url.url, dont_filter=True,

@@ -13,14 +13,13 @@ from twisted.internet.error import (
 from twisted.web._newclient import ResponseFailed
 
 from spiders.harvester import classify, http_date
-from wirescrapy.harvester.items import Fetch, FetchError, Kind
 from wirescrapy.harvester.middlewares import (
     BlockedIP,
     BlockedIPMiddleware,
     RobotsDisallowed,
     media_type,
 )
-from wirescrapy.harvester.middlewares.blockedip import _host
+from wirescrapy.items import Fetch, FetchError, Kind
 
 
 @pytest.mark.parametrize("exc, kind", [
@@ -45,17 +44,6 @@ def test_headers_are_read_leniently():
     assert media_type("application/xhtml+xml") == "application/xhtml+xml"
     assert http_date(b"Sun, 06 Nov 1994 08:49:37 GMT") == 784111777.0
     assert http_date(b"not a date") == http_date(None) == 0.0
-
-
-@pytest.mark.parametrize("url, host", [
-    ("http://example.cl/a?b#c", "example.cl"),
-    ("http://user:pw@example.cl:8080/", "example.cl"),
-    ("http://[::1]:8080/x", "::1"),
-    ("http://127.0.0.1", "127.0.0.1"),
-    ("no-scheme", ""),
-])
-def test_the_host_of_a_url(url, host):
-    assert _host(url) == host
 
 
 def test_blocked_networks_cover_ipv4_ipv6_and_mapped_addresses():

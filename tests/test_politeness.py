@@ -5,8 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wirescrapy.harvester.politeness import Counts, DocTable, PolitenessQueue, Waits, site_key
-from wirescrapy.seeder.canonical import canonicalize, site_of
+from wirescrapy.harvester.politeness import Counts, DocTable, PolitenessQueue, Waits
 
 
 def queue(normal=15.0, large=5.0, pages=100):
@@ -197,35 +196,6 @@ def test_doc_table_round_trip_and_refusal():
         table.append(8, 3, 70_000, "/deep")
     assert len(table) == 2 and table.get(1)[3] == "/é"
     assert table.append(9, 3, 1, "") == 2 and table.get(2) == (9, 3, 1, "", 0)
-
-
-@pytest.mark.parametrize(("url", "key"), [
-    ("http://a.cl/x", "http://a.cl"),
-    ("HTTP://A.CL:80/x?y#z", "http://a.cl"),
-    ("https://a.cl:443", "https://a.cl"),
-    ("http://a.cl:8080/", "http://a.cl:8080"),
-    ("http://user:pw@a.cl/", "http://a.cl"),
-    ("http://[::1]:81/", "http://[::1]:81"),
-])
-def test_site_key(url, key):
-    assert site_key(url) == key
-
-
-def test_site_key_refuses_urls_without_a_host():
-    for bad in ("/relative", "http://a.cl:99999/"):
-        with pytest.raises(ValueError):
-            site_key(bad)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.sampled_from(["http://", "https://", "HTTP://"]), st.from_regex(r"[A-Za-z0-9.-]{1,12}", fullmatch=True),
-       st.sampled_from(["", ":80", ":443", ":8080"]), st.text(max_size=12))
-def test_site_key_of_a_canonical_url_is_the_collections_site(scheme, host, port, rest):
-    try:
-        url = canonicalize(f"{scheme}{host}{port}/{rest}")
-    except ValueError:
-        return
-    assert site_key(url) == site_of(url)
 
 
 # -- property: politeness holds for any sequence of operations ---------------------------------------------

@@ -9,9 +9,7 @@ from scrapy.settings import BaseSettings
 
 from wirescrapy.collection.metadata import RobotsState
 from wirescrapy.config import WireConfig
-from wirescrapy.seeder.robots import (
-    MAX_ROBOTS_BYTES, RobotsPolicy, limit_body, robots_txt_url, user_agent_token,
-)
+from wirescrapy.seeder.robots import MAX_ROBOTS_BYTES, RobotsPolicy, limit_body, user_agent_token
 from wirescrapy.seeder.sitemaps import parse_date, parse_robots_rdf, parse_sitemap, robots_rdf_url
 
 DAY = 86400
@@ -54,8 +52,7 @@ def test_user_agent_token(user_agent, token):
     assert user_agent_token(user_agent) == token
 
 
-def test_robots_txt_url():
-    assert robots_txt_url("http://a.cl:8080") == "http://a.cl:8080/robots.txt"
+def test_robots_rdf_url():
     assert robots_rdf_url("http://a.cl/") == "http://a.cl/robots.rdf"
 
 

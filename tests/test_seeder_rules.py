@@ -1,13 +1,20 @@
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scrapy.settings import BaseSettings
 
 from wirescrapy.collection.metadata import DocFlag
 from wirescrapy.config import WireConfig
+from wirescrapy.seeder.add import add_links, add_listed
 from wirescrapy.seeder.rules import (
-    Reason, SeederRules, Verdict, add_links, add_listed, extension, host_of, remove_session_ids, root_url,
+    Reason,
+    SeederRules,
+    Verdict,
+    extension,
+    remove_session_ids,
     within_site_limit,
 )
+from wirescrapy.url import host_of
 
 
 def make_rules(**overrides) -> SeederRules:
@@ -216,12 +223,6 @@ def test_within_site_limit():
     assert within_site_limit(0, 1) and within_site_limit(24_999, 25_000)
     assert not within_site_limit(25_000, 25_000) and not within_site_limit(30_000, 25_000)
     assert make_rules(WIRE_MAX_URLS_PER_SITE=2).within_site_limit(1)
-
-
-def test_root_and_host():
-    assert root_url("http://www.uchile.cl/a/b?c") == "http://www.uchile.cl/"
-    assert root_url("https://a.cl:8443/x") == "https://a.cl:8443/"
-    assert host_of("https://a.cl:8443/x") == "a.cl" and host_of("http://[::1]:81/") == "[::1]"
 
 
 def test_decision_flags(rules):

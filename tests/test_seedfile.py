@@ -70,7 +70,7 @@ def test_seeding_twice_adds_nothing(collection):
 
 def test_known_link_becomes_a_seed(collection):
     rules = make_rules()
-    from wirescrapy.seeder.rules import add_links
+    from wirescrapy.seeder.add import add_links
 
     add_links(collection, rules, ["http://a.cl/deep"], parent_depth=6)
     seed(collection, ["http://a.cl/deep"], rules=rules)

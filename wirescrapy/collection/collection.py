@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 from xxhash import xxh3_64_intdigest
 
-from wirescrapy.seeder.canonical import site_of
+from wirescrapy.url import split
 
 from .links import LinkGraph
 from .lock import CollectionLock
@@ -44,12 +44,16 @@ from .urls import URLStore
 
 
 def split_url(url: str) -> tuple[str, bytes]:
-    """(site name, path) of a canonical http(s) URL (``seeder.canonicalize``): the origin as the seeder
-    names sites (``canonical.site_of``), and path + query without fragment."""
-    site = site_of(url)
+    """(site name, path) of a canonical http(s) URL (``wirescrapy.url.canonicalize``): path and query,
+    without a fragment."""
+    site, path = split(url)
+    _check_site(site)
+    return site, path.partition("#")[0].encode("utf-8", "surrogateescape")
+
+
+def _check_site(site: str) -> None:
     if not site.startswith(("http://", "https://")):
-        raise ValueError(f"not an http(s) URL: {url!r}")
-    return site, url[len(site):].partition("#")[0].encode("utf-8", "surrogateescape")
+        raise ValueError(f"not an http(s) site: {site!r}")
 
 
 class Collection:
@@ -77,7 +81,7 @@ class Collection:
             self._recover()
 
     @classmethod
-    def from_config(cls, config, readonly: bool = False) -> "Collection":
+    def from_config(cls, config, readonly: bool = False) -> Collection:
         return cls(config.collection_dir, readonly=readonly, compression=config.page_compression)
 
     def _recover(self) -> None:
@@ -106,16 +110,24 @@ class Collection:
         self.sites.count = site_id
         return site_id
 
-    def add_url(self, url: str, depth: int = 0, flags: int = 0) -> tuple[int, bool]:
-        """The URL's doc-id and whether it is new. ``url`` must already be canonical (see the seeder)."""
-        site, path = split_url(url)
-        site_id = self.add_site(site)
-        doc_id = self.urls.lookup(site_id, path)
-        if doc_id:
-            record = self.documents.records[doc_id]
-            if depth < record["depth"]:  # reached by a shorter path: the minimum depth counts
-                record["depth"] = depth
-            return doc_id, False
+    def find(self, site: str, path: str | bytes) -> tuple[int, int]:
+        """(site-id, doc-id) of a canonical URL given as its site and path (``wirescrapy.url.split``); 0 for
+        what the collection does not hold."""
+        site_id = self.urls.site_id(site)
+        if not site_id:
+            return 0, 0
+        if isinstance(path, str):
+            path = path.encode("utf-8", "surrogateescape")
+        return site_id, self.urls.lookup(site_id, path)
+
+    def add_document(self, site: str, path: str | bytes, depth: int = 0, flags: int = 0, site_id: int = 0) -> int:
+        """Add a URL the collection does not hold (``find`` said so); its new doc-id. ``site_id``: the site's,
+        when ``find`` knew it."""
+        if isinstance(path, str):
+            path = path.encode("utf-8", "surrogateescape")
+        if not site_id:
+            _check_site(site)
+            site_id = self.add_site(site)
         doc_id = self.urls.count + 1
         self.documents.ensure(doc_id)
         record = np.zeros(1, DOCUMENT_DTYPE)
@@ -125,13 +137,28 @@ class Collection:
         assert new and added == doc_id
         self.documents.count = doc_id
         self.sites.records[site_id]["docs"] += 1
-        return doc_id, True
+        return doc_id
+
+    def reach(self, doc_id: int, depth: int, flags: int = 0) -> None:
+        """A known document found again at ``depth``: it keeps its smallest depth (the shortest path from a
+        seed counts, WIRE §7.2.4) and gains ``flags``."""
+        record = self.documents.records[doc_id]
+        record["depth"] = min(record["depth"], depth)
+        if flags:
+            record["flags"] |= flags
+
+    def add_url(self, url: str, depth: int = 0, flags: int = 0) -> tuple[int, bool]:
+        """The doc-id of a canonical URL and whether it is new (a known one is ``reach``-ed)."""
+        site, path = split_url(url)
+        site_id, doc_id = self.find(site, path)
+        if doc_id:
+            self.reach(doc_id, depth, flags)
+            return doc_id, False
+        return self.add_document(site, path, depth, flags, site_id), True
 
     def lookup(self, url: str) -> int:
-        """The doc-id of ``url``, or 0."""
-        site, path = split_url(url)
-        site_id = self.urls.site_id(site)
-        return self.urls.lookup(site_id, path) if site_id else 0
+        """The doc-id of a canonical URL, or 0."""
+        return self.find(*split_url(url))[1]
 
     def url(self, doc_id: int) -> str:
         site_id, path = self.urls.url(doc_id)

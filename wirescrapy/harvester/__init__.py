@@ -5,7 +5,7 @@
 * :mod:`~wirescrapy.harvester.scheduler` — that core as Scrapy's ``SCHEDULER``;
 * :mod:`~wirescrapy.harvester.middlewares` — what may be fetched and how much of it (batch, blocked
   addresses, robots.txt, MIME types, max file size);
-* :mod:`~wirescrapy.harvester.items` — a :class:`~wirescrapy.harvester.items.Fetch` per network access, for
+* :mod:`~wirescrapy.items` — a :class:`~wirescrapy.items.Fetch` per network access, for
   the gatherer's pipelines (``wirescrapy.gatherer.pipelines``);
 * :mod:`~wirescrapy.harvester.session` — one run over a collection: the batch, what is done, robots.txt;
 * :mod:`~wirescrapy.harvester.progress` — the progress line.
@@ -13,6 +13,6 @@
 The spider that ties them together is ``spiders/harvester.py`` (``scrapy crawl harvester``).
 """
 
-from wirescrapy.harvester.politeness import Counts, DocTable, PolitenessQueue, Waits, site_key
+from wirescrapy.harvester.politeness import Counts, DocTable, PolitenessQueue, Waits
 
-__all__ = ["Counts", "DocTable", "PolitenessQueue", "Waits", "site_key"]
+__all__ = ["Counts", "DocTable", "PolitenessQueue", "Waits"]

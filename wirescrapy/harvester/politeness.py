@@ -33,38 +33,15 @@ from collections import deque
 from dataclasses import dataclass
 from math import inf, isfinite
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-
-DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
 
 # Consumed items at the head of a site's array are dropped in one move once they are this many and at
 # least half of it: O(1) amortised per pop, and a drained queue never holds its old rows.
 _COMPACT_AT = 4096
 
 _EMPTY, _QUEUED, _FETCHING = 0, 1, 2
-
-
-def site_key(url: str) -> str:
-    """The politeness unit of ``url``: ``scheme://host[:port]``, lower-case, default port omitted.
-
-    The same string as the collection's site of a canonical URL (``wirescrapy.seeder.canonical.site_of``),
-    so a redirect target written ``HTTP://Example.CL:80/x`` joins the queue of ``http://example.cl``.
-    Raises ``ValueError`` for a URL without a host or with a bad port.
-    """
-    parts = urlsplit(url)
-    host = parts.hostname
-    if not host:
-        raise ValueError(f"{url!r}: no host")
-    scheme = parts.scheme.lower()
-    port = parts.port
-    if ":" in host:
-        host = f"[{host}]"
-    if port is None or port == DEFAULT_PORTS.get(scheme):
-        return f"{scheme}://{host}"
-    return f"{scheme}://{host}:{port}"
 
 
 @dataclass(frozen=True)
@@ -85,7 +62,7 @@ class Waits:
         # Large sites get the short wait because at the end of a batch only they are left, and a long
         # wait would leave the harvester idle (thesis §7.2.2); a Crawl-delay asked for is never cut.
         base = self.large_site if pages > self.large_site_pages else self.normal
-        return crawl_delay if crawl_delay > base else base
+        return max(base, crawl_delay)
 
 
 @dataclass(frozen=True)
@@ -101,7 +78,7 @@ class Counts:
 
 
 class _Site:
-    __slots__ = ("key", "items", "head", "front", "state", "last_end", "pages", "crawl_delay", "wait", "entry")
+    __slots__ = ("crawl_delay", "entry", "front", "head", "items", "key", "last_end", "pages", "state", "wait")
 
     def __init__(self, key: str, wait: float):
         self.key = key
@@ -124,7 +101,7 @@ class PolitenessQueue:
 
     ``add`` queues an item for a site, ``pop_ready(now)`` takes the first item of the site whose visit
     time came first (if it has come) and marks the site fetching, ``finished(site, now)`` ends that
-    fetch and starts the site's wait. Sites are any hashable keys; use :func:`site_key` for URLs.
+    fetch and starts the site's wait. Sites are any hashable keys; use :func:`wirescrapy.url.origin` for URLs.
     """
 
     def __init__(self, waits: Waits | None = None):
@@ -203,8 +180,7 @@ class PolitenessQueue:
         self._fetching -= 1
         if fetched:
             self._fetches += 1
-            if now > entry.last_end:
-                entry.last_end = now
+            entry.last_end = max(entry.last_end, now)
         if len(entry):
             entry.state = _QUEUED
             self._queued_sites += 1

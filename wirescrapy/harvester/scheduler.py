@@ -4,7 +4,7 @@ Enable it with ``SCHEDULER = "wirescrapy.harvester.scheduler.WireScheduler"``. T
 :class:`~wirescrapy.harvester.politeness.PolitenessQueue`; this class connects it to the engine:
 
 * ``enqueue_request`` puts a Request in its site's FIFO (site: ``scheme://host[:port]``, see
-  :func:`~wirescrapy.harvester.politeness.site_key`), at the front when ``request.priority > 0`` (a
+  :func:`wirescrapy.url.origin`), at the front when ``request.priority > 0`` (a
   redirect follow-up gets +2 from ``REDIRECT_PRIORITY_ADJUST``; give robots.txt a positive priority), else
   at the back. Duplicates are filtered with ``DUPEFILTER_CLASS`` unless ``dont_filter``, as Scrapy's own
   scheduler does. Every request goes through here, robots.txt and redirects included, so none escapes
@@ -62,19 +62,18 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.politeness import DocTable, PolitenessQueue, Waits, site_key
-from wirescrapy.seeder.canonical import site_of
+from wirescrapy.harvester.politeness import DocTable, PolitenessQueue, Waits
+from wirescrapy.url import origin, split
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Container, Iterable, Iterator, Mapping
-
-    from twisted.internet.base import DelayedCall
-    from twisted.internet.defer import Deferred
-    from typing_extensions import Self
+    from typing import Self
 
     from scrapy.crawler import Crawler
     from scrapy.dupefilters import BaseDupeFilter
     from scrapy.spiders import Spider
+    from twisted.internet.base import DelayedCall
+    from twisted.internet.defer import Deferred
 
     from wirescrapy.harvester.politeness import Counts
     from wirescrapy.manager.batch import BatchSite, BatchURL
@@ -176,7 +175,7 @@ class WireScheduler(BaseScheduler):
         if not request.dont_filter and self.dupefilter.request_seen(request):
             self.dupefilter.log(request, self.spider)
             return False
-        self.queue.add(site_key(request.url), request, front=request.priority > 0)
+        self.queue.add(origin(request.url), request, front=request.priority > 0)
         self.stats.inc_value("scheduler/enqueued")
         self.stats.inc_value("scheduler/enqueued/request")
         return True
@@ -222,7 +221,7 @@ class WireScheduler(BaseScheduler):
         """
         tag = self._factory(callback, errback)
         for site in (sites or {}).values():
-            key = site_key(site.origin)
+            key = origin(site.origin)
             self.queue.set_pages(key, site.docs)
             self.queue.set_crawl_delay(key, site.crawl_delay)
         queue, docs = self.queue, self.docs
@@ -231,9 +230,9 @@ class WireScheduler(BaseScheduler):
         for url in urls:
             if url.doc_id in skip:
                 continue
-            site = site_of(url.url)
+            site, path = split(url.url)
             try:
-                row = docs.append(url.doc_id, url.site_id, url.depth, url.url[len(site):], tag)
+                row = docs.append(url.doc_id, url.site_id, url.depth, path, tag)
             except (OverflowError, TypeError) as exc:
                 raise ValueError(f"doc {url.doc_id!r} ({url.url}): bad doc-id, site-id or depth: {exc}") from None
             queue.add(site, row)
@@ -251,18 +250,18 @@ class WireScheduler(BaseScheduler):
 
     def set_crawl_delay(self, site: str, seconds: float) -> None:
         """Crawl-delay of the site of URL ``site`` (from its robots.txt), its current wait included."""
-        self.queue.set_crawl_delay(site_key(site), seconds)
+        self.queue.set_crawl_delay(origin(site), seconds)
         self._wake_engine()
 
     def visited(self, site: str, seconds_ago: float) -> None:
         """The site of URL ``site`` was last accessed ``seconds_ago`` (by an earlier run: its site record's
         ``last_visit``): its next visit waits its wait from then."""
-        self.queue.visited(site_key(site), self._clock() - max(seconds_ago, 0.0))
+        self.queue.visited(origin(site), self._clock() - max(seconds_ago, 0.0))
         self._wake_engine()
 
     def set_pages(self, site: str, pages: int) -> None:
         """Page count of the site of URL ``site``, for the large-site wait."""
-        self.queue.set_pages(site_key(site), pages)
+        self.queue.set_pages(origin(site), pages)
         self._wake_engine()
 
     def counts(self) -> Counts:

@@ -32,10 +32,10 @@ from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import RobotsState
 from wirescrapy.manager import manage
 from wirescrapy.manager.batch import batch_numbers, read_batch
-from wirescrapy.seeder.canonical import BadURL, site_of
 from wirescrapy.seeder.robots import RobotsPolicy
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
+from wirescrapy.url import BadURL, site_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

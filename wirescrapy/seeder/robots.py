@@ -56,11 +56,6 @@ def user_agent_token(user_agent: str) -> str:
     return token or DEFAULT_USER_AGENT
 
 
-def robots_txt_url(site: str) -> str:
-    """The robots.txt URL of a site (``scheme://host[:port]``)."""
-    return site.rstrip("/") + "/robots.txt"
-
-
 def limit_body(body: bytes) -> bytes:
     """The part of ``body`` that is parsed and stored: at most ``MAX_ROBOTS_BYTES``, whole lines."""
     if len(body) <= MAX_ROBOTS_BYTES:
@@ -83,7 +78,7 @@ class RobotsPolicy:
 
     @classmethod
     def from_config(cls, config, user_agent: str, state: RobotsState = RobotsState.UNKNOWN,
-                    body: bytes = b"", fetched: float = 0.0) -> "RobotsPolicy":
+                    body: bytes = b"", fetched: float = 0.0) -> RobotsPolicy:
         """A policy with the periods of a ``WireConfig`` and the token of a ``USER_AGENT``."""
         return cls(state, body, fetched, user_agent=user_agent,
                    valid_period=config.robots_txt_valid_period,
@@ -137,7 +132,7 @@ class RobotsPolicy:
             return False
         try:
             return self._rules.can_fetch(url, self.user_agent)
-        except Exception:  # noqa: BLE001 - a parser bug must not stop the crawl; WIRE's rules were allow-all
+        except Exception:
             logger.exception("robots.txt rules failed on %(url)s; allowing it", {"url": url})
             return True
 
@@ -187,6 +182,6 @@ def _parse(body: bytes):
     text = body.decode("utf-8", errors="replace").lstrip("\ufeff").replace("\x00", "")
     try:
         return Protego.parse(text)
-    except Exception:  # noqa: BLE001 - Protego never raised in fuzzing; if it does, the file has no rules
+    except Exception:
         logger.exception("robots.txt could not be parsed; allowing everything")
         return _AllowAll()

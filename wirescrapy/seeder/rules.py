@@ -21,10 +21,8 @@
 robots.txt is not a rule here: it changes over time, so URLs it forbids are still added and the harvester
 asks the site's ``RobotsPolicy`` before each fetch.
 
-``add_links`` (a page's links), ``add_listed`` (a sitemap's or robots.rdf's entries) and ``add_decision``
-(one URL, e.g. a seed) apply the decisions to a ``Collection``: new documents with their depth and flags,
-``WIRE_MAX_URLS_PER_SITE`` (beyond it a new URL only counts in the site's ``docs_over_limit``), the site's
-``multimedia`` counter, and with ``WIRE_ADD_ROOT`` the home page of every new site.
+This module only decides (pure: no collection, no I/O); a ``Decision`` carries the canonical URL's site and
+target, so that whoever applies it (``add.py``, which writes to the collection) does not split it again.
 """
 
 from __future__ import annotations
@@ -32,13 +30,11 @@ from __future__ import annotations
 import enum
 import logging
 import urllib.parse
-from collections import Counter
-from dataclasses import dataclass, field
-from typing import Iterable
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from wirescrapy.collection.metadata import DocFlag
-
-from .canonical import BadURL, canonicalize, site_of, url_scheme
+from wirescrapy.url import BadURL, canonical_parts, host_of, split, url_scheme
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +69,8 @@ class Decision:
     dynamic: bool = False
     reason: Reason | None = None  # why it is ignored or rejected
     detail: str = ""  # the pattern, extension or parse error, for the log
+    site: str = ""  # the canonical URL's site and target (``url == site + target``); "" for a bad URL
+    target: str = ""
 
     @property
     def fetch(self) -> bool:
@@ -90,7 +88,7 @@ class Decision:
             flags |= DocFlag.DYNAMIC
         if self.verdict is Verdict.LOG:
             flags |= DocFlag.MULTIMEDIA
-        if self.kept and _is_root(self.url):
+        if self.kept and self.target == "/":
             flags |= DocFlag.FRONT_PAGE
         return flags
 
@@ -123,7 +121,7 @@ class SeederRules:
         self.add_root = config.add_root
 
     @classmethod
-    def default(cls) -> "SeederRules":
+    def default(cls) -> SeederRules:
         """The rules of WIRE's defaults (``wirescrapy/config.py``)."""
         from scrapy.settings import BaseSettings
 
@@ -143,37 +141,46 @@ class SeederRules:
         if scheme and scheme not in self.protocols:
             return Decision(url.strip(), Verdict.REJECT, depth, reason=Reason.BAD_SCHEME, detail=scheme)
         try:
-            url = self.transform(url)
+            site, target = self.transform_parts(url)
         except BadURL as exc:
             return Decision(url.strip(), Verdict.REJECT, depth, reason=Reason.BAD_URL, detail=str(exc))
-        if not self.accepts_host(host_of(url)):
-            return Decision(url, Verdict.REJECT, depth, reason=Reason.DOMAIN)
-        target = url[len(site_of(url)):]
+        url = site + target
+
+        def decided(verdict: Verdict, dynamic: bool = False, reason: Reason | None = None, detail: str = ""):
+            return Decision(url, verdict, depth, dynamic, reason, detail, site, target)
+
+        if not self.accepts_host(host_of(site)):
+            return decided(Verdict.REJECT, reason=Reason.DOMAIN)
         pattern = self.reject_pattern(target)
         if pattern:
-            return Decision(url, Verdict.REJECT, depth, reason=Reason.PATTERN, detail=pattern)
+            return decided(Verdict.REJECT, reason=Reason.PATTERN, detail=pattern)
         path, has_query, _ = target.partition("?")
         ext = extension(path)
         dynamic = bool(has_query) or ext in self.dynamic_extensions
         if ext in self.ignore_extensions:
-            return Decision(url, Verdict.IGNORE, depth, dynamic, Reason.IGNORED_EXTENSION, ext)
+            return decided(Verdict.IGNORE, dynamic, Reason.IGNORED_EXTENSION, ext)
         if ext in self.log_extensions:
-            return Decision(url, Verdict.LOG, depth, dynamic)
+            return decided(Verdict.LOG, dynamic)
         if ext not in self.dynamic_extensions and ext not in self.static_extensions:
-            return Decision(url, Verdict.IGNORE, depth, dynamic, Reason.UNKNOWN_EXTENSION, ext)
+            return decided(Verdict.IGNORE, dynamic, Reason.UNKNOWN_EXTENSION, ext)
         limit = self.max_depth_dynamic if dynamic else self.max_depth_static
         if depth > limit:
-            return Decision(url, Verdict.REJECT, depth, dynamic, Reason.TOO_DEEP, f"{depth} > {limit}")
-        return Decision(url, Verdict.DYNAMIC if dynamic else Verdict.STATIC, depth, dynamic)
+            return decided(Verdict.REJECT, dynamic, Reason.TOO_DEEP, f"{depth} > {limit}")
+        return decided(Verdict.DYNAMIC if dynamic else Verdict.STATIC, dynamic)
 
     def transform(self, url: str) -> str:
         """The canonical URL without session ids; ``BadURL`` if it is not an absolute URL."""
-        canonical = canonicalize(url)
+        site, target = self.transform_parts(url)
+        return site + target
+
+    def transform_parts(self, url: str) -> tuple[str, str]:
+        """``transform`` as (site, target)."""
+        site, target = canonical_parts(url)
         if self.session_ids:
-            stripped = remove_session_ids(canonical, self.session_ids)
-            if stripped != canonical:
-                canonical = canonicalize(stripped)
-        return canonical
+            stripped = remove_session_ids(site + target, self.session_ids)
+            if stripped != site + target:
+                site, target = canonical_parts(stripped)
+        return site, target
 
     def accepts_host(self, host: str) -> bool:
         if not self.domain_suffixes:
@@ -195,19 +202,6 @@ def within_site_limit(docs: int, max_urls_per_site: int) -> bool:
     return docs < max_urls_per_site
 
 
-def root_url(url: str) -> str:
-    """The home page of a canonical URL's site: ``http://a.cl/b/c?d`` → ``http://a.cl/``."""
-    return site_of(url) + "/"
-
-
-def host_of(url: str) -> str:
-    """The host of a canonical URL, without the port; an IPv6 address keeps its brackets."""
-    netloc = site_of(url).partition("://")[2]
-    if netloc.startswith("["):
-        return netloc[: netloc.index("]") + 1]
-    return netloc.partition(":")[0]
-
-
 def extension(path: str) -> str:
     """The lower-cased extension of a path's last segment (path parameters left out), "" if none."""
     segment = path.rpartition("/")[2].partition(";")[0]
@@ -221,8 +215,8 @@ def extension(path: str) -> str:
 def remove_session_ids(url: str, names: Iterable[str]) -> str:
     """``url`` (canonical) without the query parameters and path parameters named in ``names``."""
     names = frozenset(n.lower() for n in names)
-    site = site_of(url)
-    path, has_query, query = url[len(site):].partition("?")
+    site, target = split(url)
+    path, has_query, query = target.partition("?")
     if ";" in path:
         segments = []
         for segment in path.split("/"):
@@ -238,10 +232,6 @@ def _param_name(parameter: str) -> str:
     return urllib.parse.unquote(parameter.partition("=")[0]).strip().lower()
 
 
-def _is_root(url: str) -> bool:
-    return url == root_url(url)
-
-
 def _suffix(value: str) -> str:
     suffix = value.strip().lstrip(".").lower()
     if not suffix.isascii():
@@ -251,108 +241,3 @@ def _suffix(value: str) -> str:
 
 def _lowered(values: Iterable[str]) -> frozenset[str]:
     return frozenset(v.lower() for v in values)
-
-
-# -- applying the decisions to a collection -----------------------------------------------------------
-
-
-class Outcome(enum.Enum):
-    NEW = "new"  # added to the collection
-    KNOWN = "known"  # already there (its depth may have decreased)
-    OVER_LIMIT = "over limit"  # new, but its site has WIRE_MAX_URLS_PER_SITE documents: only counted
-    SKIPPED = "skipped"  # ignored or rejected by the rules
-
-
-@dataclass
-class AddReport:
-    """What adding a batch of URLs did; ``targets`` are the doc-ids of the pages (fetchable URLs) among
-    them, in order and without repeats: the page's out-links for the link graph."""
-
-    added: int = 0
-    known: int = 0
-    over_limit: int = 0
-    multimedia: int = 0  # new multimedia documents (also in ``added``)
-    roots_added: int = 0
-    skipped: Counter = field(default_factory=Counter)  # Reason -> URLs
-    targets: list[int] = field(default_factory=list)
-
-    def count(self, decision: Decision, outcome: Outcome) -> None:
-        if outcome is Outcome.NEW:
-            self.added += 1
-            self.multimedia += decision.verdict is Verdict.LOG
-        elif outcome is Outcome.KNOWN:
-            self.known += 1
-        elif outcome is Outcome.OVER_LIMIT:
-            self.over_limit += 1
-        else:
-            self.skipped[decision.reason] += 1
-
-
-def add_decision(collection, rules: SeederRules, decision: Decision, flags: int = 0,
-                 last_modified: float | None = None, report: AddReport | None = None,
-                 add_root: bool | None = None) -> tuple[int, Outcome]:
-    """Apply one decision: the doc-id (0 if not added) and what happened.
-
-    A known URL keeps its smallest depth and gains ``flags``; a new one is added unless its site is full;
-    the first URL of a new site brings the site's home page at the same depth (``add_root``, by default
-    ``WIRE_ADD_ROOT``). ``last_modified`` (from a sitemap) is kept when later than what the document has.
-    """
-    if not decision.kept:
-        return 0, Outcome.SKIPPED
-    url = decision.url
-    flags = int(decision.flags | flags)
-    depth = min(decision.depth, MAX_STORED_DEPTH)
-    doc_id = collection.lookup(url)
-    if doc_id:
-        record = collection.documents.records[doc_id]
-        if depth < record["depth"]:  # reached by a shorter path: the minimum depth counts
-            record["depth"] = depth
-        if flags:
-            record["flags"] |= flags
-        outcome = Outcome.KNOWN
-    else:
-        site_id = collection.urls.site_id(site_of(url))
-        if site_id and not rules.within_site_limit(int(collection.sites.records[site_id]["docs"])):
-            collection.sites.records[site_id]["docs_over_limit"] += 1
-            return 0, Outcome.OVER_LIMIT
-        doc_id, _ = collection.add_url(url, depth=depth, flags=flags)
-        outcome = Outcome.NEW
-        if decision.verdict is Verdict.LOG:
-            site = collection.documents.records[doc_id]["siteid"]
-            collection.sites.records[site]["multimedia"] += 1
-        if not site_id and (rules.add_root if add_root is None else add_root) and not _is_root(url):
-            root = rules.classify_at(root_url(url), decision.depth)
-            _, root_outcome = add_decision(collection, rules, root)
-            if report is not None:
-                report.roots_added += root_outcome is Outcome.NEW
-    if last_modified and last_modified > collection.documents.records[doc_id]["last_modified"]:
-        collection.documents.records[doc_id]["last_modified"] = last_modified
-    return doc_id, outcome
-
-
-def add_links(collection, rules: SeederRules, links: Iterable[str], parent_depth: int | None,
-              base_url: str | None = None) -> AddReport:
-    """Add the links of a page at ``parent_depth`` (relative ones resolved against ``base_url``)."""
-    return add_listed(collection, rules, ((link, None) for link in links), parent_depth, base_url)
-
-
-def add_listed(collection, rules: SeederRules, entries: Iterable[tuple[str, float | None]],
-               parent_depth: int | None, base_url: str | None = None) -> AddReport:
-    """Add (URL, last-modified or None) entries, from a sitemap or a robots.rdf, as links of a page at
-    ``parent_depth``."""
-    report = AddReport()
-    seen: set[int] = set()
-    for link, last_modified in entries:
-        if base_url:
-            try:
-                link = urllib.parse.urljoin(base_url, link.strip())
-            except ValueError:  # e.g. an unclosed "[": classify reports the bad URL
-                pass
-        decision = rules.classify(link, parent_depth)
-        doc_id, outcome = add_decision(collection, rules, decision, last_modified=last_modified,
-                                       report=report)
-        report.count(decision, outcome)
-        if doc_id and decision.fetch and doc_id not in seen:
-            seen.add(doc_id)
-            report.targets.append(doc_id)
-    return report

@@ -25,7 +25,7 @@ import re
 import urllib.parse
 import zlib
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import lxml.etree
 
@@ -138,13 +138,13 @@ def parse_date(text: str | None) -> float | None:
         if match:
             year, month, day, hour, minute, second, fraction, zone = match.groups()
             moment = datetime(int(year), int(month or 1), int(day or 1), int(hour or 0), int(minute or 0),
-                              int(second or 0), int((fraction or "0")[:6].ljust(6, "0")), tzinfo=timezone.utc)
+                              int(second or 0), int((fraction or "0")[:6].ljust(6, "0")), tzinfo=UTC)
             return (moment - _offset(zone)).timestamp()
         moment = email.utils.parsedate_to_datetime(text)
     except (ValueError, TypeError, OverflowError, IndexError):
         return None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     try:
         return moment.timestamp()
     except (ValueError, OverflowError):

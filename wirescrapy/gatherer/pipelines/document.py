@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 from scrapy.exceptions import DropItem
 
 from wirescrapy.gatherer.pipelines.base import GathererStep
-from wirescrapy.harvester.items import Kind
-from wirescrapy.seeder.robots import robots_txt_url
-from wirescrapy.seeder.rules import add_decision
+from wirescrapy.items import Kind
+from wirescrapy.seeder.add import add_decision
+from wirescrapy.url import robots_txt_url
 
 if TYPE_CHECKING:
-    from wirescrapy.harvester.items import Fetch
+    from wirescrapy.items import Fetch
     from wirescrapy.harvester.session import Harvest
 
 

@@ -11,6 +11,7 @@ from twisted.internet.error import DNSLookupError
 
 from wirescrapy.config import WireConfig
 from wirescrapy.harvester.middlewares.meta import IP
+from wirescrapy.url import request_host
 
 if TYPE_CHECKING:
     from typing import Self
@@ -42,7 +43,7 @@ class BlockedIPMiddleware:
     async def process_request(self, request: Request, spider: Spider) -> None:
         from twisted.internet import reactor
 
-        host = _host(request.url)
+        host = request_host(request.url)
         if not host:
             return  # the download handler reports the bad URL
         try:
@@ -55,17 +56,3 @@ class BlockedIPMiddleware:
         if self.blocked(address):
             raise BlockedIP(f"{host} resolves to {address}, a blocked address (WIRE_BLOCKED_IPS)")
 
-
-def _host(url: str) -> str:
-    start = url.find("://")
-    if start == -1:
-        return ""
-    rest = url[start + 3:]
-    for end, char in enumerate(rest):
-        if char in "/?#":
-            rest = rest[:end]
-            break
-    rest = rest.rpartition("@")[2]
-    if rest.startswith("["):
-        return rest[1:rest.find("]")] if "]" in rest else ""
-    return rest.partition(":")[0]

@@ -1,10 +1,24 @@
 import urllib.parse
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from w3lib.url import safe_url_string
 
-from wirescrapy.seeder.canonical import BadURL, canonicalize, remove_dot_segments, site_of, url_scheme
+from wirescrapy.url import (
+    BadURL,
+    canonical_parts,
+    canonicalize,
+    host_of,
+    origin,
+    remove_dot_segments,
+    request_host,
+    robots_txt_url,
+    root_url,
+    site_of,
+    split,
+    url_scheme,
+)
 
 CASES = [
     # scheme and host case, trailing dot, empty path
@@ -140,6 +154,61 @@ def test_scheme_and_site_helpers():
     assert url_scheme(" MailTo:x") == "mailto" and url_scheme("/x") == ""
     assert site_of("http://a.cl:8080/x?y") == "http://a.cl:8080"
     assert site_of("http://[::1]/") == "http://[::1]"
+
+
+def test_root_host_and_robots_txt():
+    assert root_url("http://www.uchile.cl/a/b?c") == "http://www.uchile.cl/"
+    assert root_url("https://a.cl:8443/x") == "https://a.cl:8443/"
+    assert host_of("https://a.cl:8443/x") == "a.cl" and host_of("http://[::1]:81/") == "[::1]"
+    assert host_of("http://a.cl") == "a.cl"
+    assert robots_txt_url("http://a.cl:8080") == "http://a.cl:8080/robots.txt"
+
+
+def test_split_and_parts():
+    assert split("http://a.cl:81/b?c") == ("http://a.cl:81", "/b?c")
+    with pytest.raises(BadURL):
+        split("http://a.cl")
+    assert canonical_parts("HTTP://A.CL:80/x/../y?q#f") == ("http://a.cl", "/y?q")
+    assert canonical_parts("http://a.cl") == ("http://a.cl", "/")
+
+
+@pytest.mark.parametrize(("url", "site"), [
+    ("http://a.cl/x", "http://a.cl"),
+    ("HTTP://A.CL:80/x?y#z", "http://a.cl"),
+    ("https://a.cl:443", "https://a.cl"),
+    ("http://a.cl:8080/", "http://a.cl:8080"),
+    ("http://user:pw@a.cl/", "http://a.cl"),
+    ("http://[::1]:81/", "http://[::1]:81"),
+])
+def test_origin_of_any_url(url, site):
+    assert origin(url) == site
+
+
+def test_origin_refuses_urls_without_a_host():
+    for bad in ("/relative", "http://a.cl:99999/"):
+        with pytest.raises(ValueError):
+            origin(bad)
+
+
+@pytest.mark.parametrize(("url", "host"), [
+    ("http://example.cl/a?b#c", "example.cl"), ("http://user:pw@example.cl:8080/", "example.cl"),
+    ("http://[::1]:8080/x", "::1"), ("http://127.0.0.1", "127.0.0.1"), ("http://a.cl?x", "a.cl"),
+    ("http://a.cl#x", "a.cl"), ("no-scheme", ""), ("http://[::1/", ""),
+])
+def test_request_host(url, host):
+    assert request_host(url) == host
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["http://", "https://", "HTTP://"]), st.from_regex(r"[A-Za-z0-9.-]{1,12}", fullmatch=True),
+       st.sampled_from(["", ":80", ":443", ":8080"]), st.text(max_size=12))
+def test_the_origin_of_a_canonical_url_is_its_site(scheme, host, port, rest):
+    try:
+        url = canonicalize(f"{scheme}{host}{port}/{rest}")
+    except ValueError:
+        return
+    assert origin(url) == site_of(url) == split(url)[0]
+    assert canonical_parts(url) == split(url)
 
 
 def test_canonical_urls_split_as_the_collection_expects():

@@ -1,6 +1,15 @@
-"""Canonical form of URLs, so that one page has one URL in the collection.
+"""URLs: their canonical form and their parts (site, host, path), the one place that knows either.
 
-``canonicalize`` applies the normalisations of RFC 3986 §6.2.2–6.2.3 that never change which resource a URL
+The bottom layer of wirescrapy, pure (no I/O, no state), as ``w3lib.url`` is for Scrapy: the seeder
+canonicalises with it, the collection splits URLs into site and path with it, the harvester finds a
+request's politeness unit and host with it.
+
+**Parts.** A *site* is ``scheme://host[:port]`` of a canonical URL (WIRE's unit of politeness and of the
+collection's site-ids); its *target* is the rest, path and query (``/`` at least). ``canonical_parts`` gives
+both in the pass that canonicalises, and the seeder's decision carries them on, so that the URL of a link
+is split once. ``split``, ``site_of``, ``host_of`` take a canonical URL apart without parsing it again.
+
+**Canonical form.** ``canonicalize`` applies the normalisations of RFC 3986 §6.2.2–6.2.3 that never change which resource a URL
 names, plus the usual crawler ones:
 
 * scheme and host lower-cased; an IDN host converted to punycode (IDNA 2003, Python's ``idna`` codec, as
@@ -58,6 +67,12 @@ def url_scheme(url: str) -> str:
 
 def canonicalize(url: str) -> str:
     """The canonical form of an absolute URL; ``BadURL`` if it is not one (see the module docstring)."""
+    site, target = canonical_parts(url)
+    return site + target
+
+
+def canonical_parts(url: str) -> tuple[str, str]:
+    """(site, target) of the canonical form of ``url``: ``canonicalize(url) == site + target``."""
     if not isinstance(url, str):
         raise BadURL(f"{url!r}: a URL must be text")
     text = _well_formed(url).strip(_C0_AND_SPACE).translate(_TAB_OR_NEWLINE)
@@ -78,7 +93,7 @@ def canonicalize(url: str) -> str:
     path = remove_dot_segments(_normalize_escapes("/" + path, _PATH_SAFE)) if slash else "/"
     safe = _SPECIAL_QUERY_SAFE if scheme in SPECIAL_SCHEMES else _QUERY_SAFE
     query = _normalize_escapes(query, safe) if has_query else ""
-    return f"{scheme}://{netloc}{path}?{query}" if query else f"{scheme}://{netloc}{path}"
+    return f"{scheme}://{netloc}", f"{path}?{query}" if query else path
 
 
 def remove_dot_segments(path: str) -> str:
@@ -133,8 +148,7 @@ def _host(text: str, url: str) -> str:
         except UnicodeError as exc:
             raise BadURL(f"{_short(url)}: bad international host name ({exc})") from None
     host = text.lower()
-    if host.endswith("."):
-        host = host[:-1]
+    host = host.removesuffix(".")
     if not host:
         raise BadURL(f"{_short(url)}: no host")
     if not _ASCII_HOST_RE.fullmatch(host):
@@ -210,10 +224,62 @@ def _short(url: str) -> str:
     return repr(url if len(url) <= 200 else url[:200] + "…")
 
 
-def site_of(url: str) -> str:
-    """The site of a canonical URL, ``scheme://host[:port]``, as the collection names sites."""
+# -- parts of a canonical URL ------------------------------------------------------------------------
+
+
+def split(url: str) -> tuple[str, str]:
+    """(site, target) of a canonical URL: ``http://a.cl:81/b?c`` → ``("http://a.cl:81", "/b?c")``."""
     start = url.find("://")
     end = url.find("/", start + 3) if start != -1 else -1
     if end == -1:
         raise BadURL(f"{_short(url)}: not a canonical URL")
-    return url[:end]
+    return url[:end], url[end:]
+
+
+def site_of(url: str) -> str:
+    """The site of a canonical URL, ``scheme://host[:port]``, as the collection names sites."""
+    return split(url)[0]
+
+
+def host_of(url: str) -> str:
+    """The host of a canonical URL or site, without the port; an IPv6 address keeps its brackets."""
+    start = url.find("://")
+    if start == -1:
+        raise BadURL(f"{_short(url)}: not a canonical URL")
+    netloc = url[start + 3:].partition("/")[0]
+    if netloc.startswith("["):
+        return netloc[: netloc.index("]") + 1]
+    return netloc.partition(":")[0]
+
+
+def root_url(url: str) -> str:
+    """The home page of a canonical URL's site: ``http://a.cl/b/c?d`` → ``http://a.cl/``."""
+    return site_of(url) + "/"
+
+
+def robots_txt_url(site: str) -> str:
+    """The robots.txt of a site (``scheme://host[:port]``): ``http://a.cl/robots.txt``."""
+    return site.rstrip("/") + "/robots.txt"
+
+
+def origin(url: str) -> str:
+    """The site of any absolute URL, canonical or not (``HTTP://A.CL:80/x`` → ``http://a.cl``): the
+    politeness unit of a request. ``BadURL`` (a ``ValueError``) if it has no host."""
+    return canonical_parts(url)[0]
+
+
+def request_host(url: str) -> str:
+    """The host a request for ``url`` connects to (what DNS resolves): no user info, port or brackets;
+    ``""`` if the URL has none. Tolerant: any URL a request may hold, canonical or not."""
+    start = url.find("://")
+    if start == -1:
+        return ""
+    rest = url[start + 3:]
+    for end, char in enumerate(rest):
+        if char in "/?#":
+            rest = rest[:end]
+            break
+    rest = rest.rpartition("@")[2]
+    if rest.startswith("["):
+        return rest[1:rest.find("]")] if "]" in rest else ""
+    return rest.partition(":")[0]
