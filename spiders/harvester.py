@@ -8,7 +8,7 @@
 
 The spider is the short-term scheduling of WIRE's harvester: it queues the batch in the
 ``WireScheduler`` (one connection per site, the site's wait between accesses), robots.txt first for every
-site whose robots.txt is due, and turns every network access into a :class:`~wirescrapy.harvester.items.Fetch`
+site whose robots.txt is due, and turns every network access into a :class:`~wirescrapy.items.Fetch`
 — a response of any status, a download stopped after its headers or at the max file size, or a failure
 with no response. The gatherer's item pipelines (``wirescrapy.gatherer.pipelines``) store it. The spider
 itself writes nothing to the collection; it reads the robots.txt policies and asks whether a page was
@@ -46,7 +46,7 @@ from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 from w3lib.url import safe_url_string
 
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.items import Fetch, FetchError, Kind
+from wirescrapy.items import Fetch, FetchError, Kind
 from wirescrapy.harvester.middlewares import (
     IP,
     KIND,
@@ -69,9 +69,8 @@ from wirescrapy.harvester.scheduler import (
 )
 from wirescrapy.harvester.session import Harvest, origin_of
 from wirescrapy.manager.batch import Batch
-from wirescrapy.seeder.canonical import BadURL, canonicalize
-from wirescrapy.seeder.robots import robots_txt_url
 from wirescrapy.seeder.sitemaps import parse_robots_rdf, parse_sitemap, robots_rdf_url
+from wirescrapy.url import BadURL, canonicalize, robots_txt_url
 
 logger = logging.getLogger(__name__)
 

@@ -4,7 +4,8 @@ import pytest
 from scrapy.settings import Settings
 
 from wirescrapy.config import default_settings
-from wirescrapy.gatherer import Link, ParsedPage, Parser
+from wirescrapy.gatherer import Parser
+from wirescrapy.items import Link, ParsedPage
 from wirescrapy.gatherer.encoding import decode, detect_encoding
 
 URL = "http://example.com/dir/page.html"

@@ -19,7 +19,7 @@ import pytest
 
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag, RobotsState
-from wirescrapy.harvester.items import FetchError
+from wirescrapy.items import FetchError
 from wirescrapy.sampleweb import SampleWebProcess
 from wirescrapy.sampleweb.accesslog import by_host, too_close
 from wirescrapy.seeder.rules import SeederRules

@@ -35,8 +35,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
 from urllib.parse import urljoin
 
 from w3lib.encoding import to_unicode
@@ -45,38 +44,9 @@ from w3lib.url import safe_url_string
 from wirescrapy.config import WireConfig, default_settings
 from wirescrapy.gatherer._scanner import Scanner
 from wirescrapy.gatherer.encoding import check_charset, detect_encoding
+from wirescrapy.items import Link, ParsedPage
 
-__all__ = ["Link", "ParsedPage", "Parser"]
-
-
-class Link(NamedTuple):
-    """A link found in a page (a tuple: pages have hundreds, and tuples are built fastest)."""
-
-    url: str  # absolute http(s) URL, without fragment
-    text: str  # anchor text (``alt`` for ``area`` and image links), whitespace collapsed
-    tag: str  # the element it came from: a, area, frame, iframe, link, base...
-    position: int  # order among the page's links, from 0
-    nofollow: bool = False  # rel="nofollow" (kept only when WIRE_OBEY_NOFOLLOW is off)
-
-
-@dataclass(slots=True)
-class ParsedPage:
-    """What the gatherer keeps of a page."""
-
-    url: str  # the response URL
-    base_url: str  # the URL relative links were resolved against
-    encoding: str  # the page's encoding (Python codec name)
-    is_html: bool  # False for text/plain: no links, the document is the text
-    title: str = ""
-    description: str = ""  # <meta name=description>
-    keywords: str = ""  # <meta name=keywords>
-    links: list[Link] = field(default_factory=list)
-    document: bytes = b""  # the cleaned page, UTF-8, at most WIRE_MAX_STORED_SIZE bytes
-    text: str = ""  # the visible text, whitespace collapsed
-    truncated: bool = False  # the document was cut at WIRE_MAX_STORED_SIZE
-    nofollow: bool = False  # robots meta nofollow/none: the page's links are not to be followed
-    noindex: bool = False  # robots meta noindex/none
-    original_size: int = 0  # bytes of the body as downloaded
+__all__ = ["Parser"]
 
 
 # Builds a Link without the Python-level __new__ of a NamedTuple: half the cost, for every link of every page.
@@ -102,8 +72,19 @@ _WHITESPACE = re.compile(r"\s")
 class _Resolver:
     """Resolves a page's hrefs against its base URL; ``cache`` is for the caller: pages repeat their links."""
 
-    __slots__ = ("base", "encoding", "ascii_query", "cache", "joined", "origin", "directory", "folders", "path",
-                 "query", "plain")
+    __slots__ = (
+        "ascii_query",
+        "base",
+        "cache",
+        "directory",
+        "encoding",
+        "folders",
+        "joined",
+        "origin",
+        "path",
+        "plain",
+        "query",
+    )
 
     def __init__(self, base: str, encoding: str):
         base = base.split("#", 1)[0]
@@ -265,7 +246,7 @@ class Parser:
                                 sorted(self.discard))
 
     @classmethod
-    def from_config(cls, config: WireConfig) -> "Parser":
+    def from_config(cls, config: WireConfig) -> Parser:
         return cls(
             link_attributes=config.link_attributes,
             keep_tags=config.keep_tags,
@@ -277,11 +258,11 @@ class Parser:
         )
 
     @classmethod
-    def from_settings(cls, settings) -> "Parser":
+    def from_settings(cls, settings) -> Parser:
         return cls.from_config(WireConfig.from_settings(settings))
 
     @classmethod
-    def default(cls) -> "Parser":
+    def default(cls) -> Parser:
         """A parser with the WIRE_* defaults."""
         defaults = default_settings()
         return cls(

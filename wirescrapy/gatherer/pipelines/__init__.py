@@ -1,6 +1,6 @@
 """The gatherer inside the crawl: item pipelines that put each fetch into the collection (thesis §7.2.3).
 
-Each :class:`~wirescrapy.harvester.items.Fetch` goes through, in order (``ITEM_PIPELINES`` in
+Each :class:`~wirescrapy.items.Fetch` goes through, in order (``ITEM_PIPELINES`` in
 ``settings/default.py``; one module each — ``document``, ``parse``, ``pagestore``, ``linkgraph``,
 ``metadata`` — on the shared ``base.GathererStep``):
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from scrapy.exceptions import DropItem
 
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.items import Fetch
+from wirescrapy.items import Fetch
 
 if TYPE_CHECKING:
     from typing import Self

@@ -10,7 +10,7 @@ import numpy as np
 
 from wirescrapy.collection.metadata import DocFlag
 from wirescrapy.gatherer.pipelines.base import GathererStep
-from wirescrapy.harvester.items import Fetch, FetchError, Kind
+from wirescrapy.items import Fetch, FetchError, Kind
 
 if TYPE_CHECKING:
     from scrapy import Spider

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from wirescrapy.gatherer.pipelines.base import GathererStep
-from wirescrapy.harvester.items import Kind
+from wirescrapy.items import Kind
 from wirescrapy.seeder.robots import limit_body
 
 if TYPE_CHECKING:
-    from wirescrapy.harvester.items import Fetch
+    from wirescrapy.items import Fetch
     from wirescrapy.harvester.session import Harvest
 
 

@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING
 
 from wirescrapy.gatherer.parser import Parser
 from wirescrapy.gatherer.pipelines.base import GathererStep
-from wirescrapy.harvester.items import Kind
+from wirescrapy.items import Kind
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from wirescrapy.harvester.items import Fetch
+    from wirescrapy.items import Fetch
     from wirescrapy.harvester.session import Harvest
 
 

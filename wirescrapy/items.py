@@ -1,20 +1,52 @@
-"""What the harvester hands to the gatherer's pipelines: one :class:`Fetch` per network access.
+"""What the harvester and the gatherer hand each other: one :class:`Fetch` per network access.
 
 A ``Fetch`` is the outcome of one request — a page, a robots.txt or a sitemap — whatever it was: a
 response of any status, a download stopped after the headers, or a failure with no response at all
-(``status`` < 0, one of :class:`FetchError`). The spider fills in what the network said; the pipelines
-(``wirescrapy.gatherer.pipelines``) add what they compute, in order: ``page`` (parsed), ``original`` and
-``changed`` (content-seen and page store), ``link_count`` (link graph), and write the metadata.
+(``status`` < 0, one of :class:`FetchError`). The harvester fills in what the network said; the gatherer's
+pipelines (``wirescrapy.gatherer.pipelines``) add what they compute, in order: ``page`` (a
+:class:`ParsedPage` with its :class:`Link` s), ``original`` and ``changed`` (content-seen and page store),
+``links`` (link graph), and write the metadata.
+
+Scrapy keeps a project's items in ``items.py``; these are plain dataclasses (Scrapy accepts any object as an
+item), so that the harvester and the gatherer depend on this module and not on each other.
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import NamedTuple
 
-if TYPE_CHECKING:
-    from wirescrapy.gatherer.parser import ParsedPage
+
+class Link(NamedTuple):
+    """A link found in a page (a tuple: pages have hundreds, and tuples are built fastest)."""
+
+    url: str  # absolute http(s) URL, without fragment
+    text: str  # anchor text (``alt`` for ``area`` and image links), whitespace collapsed
+    tag: str  # the element it came from: a, area, frame, iframe, link, base...
+    position: int  # order among the page's links, from 0
+    nofollow: bool = False  # rel="nofollow" (kept only when WIRE_OBEY_NOFOLLOW is off)
+
+
+@dataclass(slots=True)
+class ParsedPage:
+    """What the gatherer keeps of a page."""
+
+    url: str  # the response URL
+    base_url: str  # the URL relative links were resolved against
+    encoding: str  # the page's encoding (Python codec name)
+    is_html: bool  # False for text/plain: no links, the document is the text
+    title: str = ""
+    description: str = ""  # <meta name=description>
+    keywords: str = ""  # <meta name=keywords>
+    links: list[Link] = field(default_factory=list)
+    document: bytes = b""  # the cleaned page, UTF-8, at most WIRE_MAX_STORED_SIZE bytes
+    text: str = ""  # the visible text, whitespace collapsed
+    truncated: bool = False  # the document was cut at WIRE_MAX_STORED_SIZE
+    nofollow: bool = False  # robots meta nofollow/none: the page's links are not to be followed
+    noindex: bool = False  # robots meta noindex/none
+    original_size: int = 0  # bytes of the body as downloaded
+
 
 
 class FetchError(enum.IntEnum):
