@@ -3,6 +3,7 @@
     python benchmarks/gatherer.py               # every page of the corpus, best of 3 runs each
     python benchmarks/gatherer.py --limit 40    # smoke run
     python benchmarks/gatherer.py --steps       # and where the parser's time goes, step by step
+    python benchmarks/gatherer.py --links       # and the links into a collection (the seeder's work per link)
 
 The corpus is Debian's ``python3-doc`` (the Python documentation as HTML: ~530 pages, ~50 MB, UTF-8, much
 markup: syntax-highlighted code, tables, thousands of links); it is installed with apt-get when missing.
@@ -14,6 +15,11 @@ Contenders, all given the same bytes:
   - lxml.html: full DOM (``lxml.html.fromstring``) + xpath for the same tag/attribute pairs + ``urljoin``;
   - Scrapy's ``LinkExtractor`` on an ``HtmlResponse`` (lxml + parsel + w3lib, what a Scrapy spider uses).
 ``--steps`` times the steps of ``Parser.parse`` one by one (the same calls, in the same order).
+``--links`` times what the link-graph pipeline does with each page's links after parsing: every link through
+the seeder's rules (``SeederRules.classify``: canonical form, session ids, domain, patterns, extension,
+depth) into a fresh collection's URL store (``seeder.add.add_links``: known or new, site limits, home pages
+of new sites) and the page's out-links into the link graph; per link, first pass (most links new) and
+second pass (all known, as on a recrawl), against the parse itself.
 Rates are per CPU second of this process (``time.process_time``, the best of ``--repeat`` runs) so that other
 work on the machine weighs less; the load average is printed with them.
 """
@@ -130,6 +136,44 @@ def run_steps(pages) -> dict[str, float]:
     return seconds
 
 
+def run_links(parsed: list[tuple[str, list[str]]], directory: Path) -> tuple[float, float, int]:
+    """CPU seconds to add every page's links to a new collection (first pass: mostly new URLs) and again
+    (second pass: all known), and the number of links."""
+    from wirescrapy.collection import Collection
+    from wirescrapy.seeder.add import add_links
+    from wirescrapy.seeder.rules import SeederRules
+
+    rules = SeederRules.default()
+    seconds = []
+    with Collection(directory) as collection:
+        for _ in range(2):
+            start = time.process_time()
+            for url, links in parsed:
+                page, _ = collection.add_url(url, depth=1)
+                report = add_links(collection, rules, links, parent_depth=1)
+                collection.links.set_links(page, report.targets)
+            seconds.append(time.process_time() - start)
+    return seconds[0], seconds[1], sum(len(links) for _, links in parsed)
+
+
+def print_links(pages, repeat: int) -> None:
+    import tempfile
+
+    parser = Parser.default()
+    start = time.process_time()
+    parsed = [(url, [link.url for link in parser.parse(body, url, "text/html").links]) for url, body in pages]
+    parse = time.process_time() - start
+    best_new = best_known = float("inf")
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="wire-links-") as directory:
+            new, known, count = run_links(parsed, Path(directory))
+        best_new, best_known = min(best_new, new), min(best_known, known)
+    print(f"\nlinks into a collection ({count:,} links of {len(parsed)} pages, CPU, best of {repeat}):")
+    print(f"  first pass (new URLs)    {best_new / count * 1e6:6.2f} us/link {count / best_new:10,.0f} links/s")
+    print(f"  second pass (all known)  {best_known / count * 1e6:6.2f} us/link {count / best_known:10,.0f} links/s")
+    print(f"  parsing, for comparison  {parse / count * 1e6:6.2f} us/link")
+
+
 def print_steps(pages, total: int, repeat: int) -> None:
     run_steps(pages[: max(1, len(pages) // 10)])  # warm-up
     best: dict[str, float] = {}
@@ -168,6 +212,7 @@ def main(argv=None) -> None:
     arguments.add_argument("--limit", type=int, default=None, help="use the first N pages only")
     arguments.add_argument("--repeat", type=int, default=3, help="runs per contender; the best counts")
     arguments.add_argument("--steps", action="store_true", help="also time the parser's steps one by one")
+    arguments.add_argument("--links", action="store_true", help="also time adding the links to a collection")
     options = arguments.parse_args(argv)
 
     pages = load(options.limit)
@@ -195,6 +240,8 @@ def main(argv=None) -> None:
           f"{sum(r[3] for r in results)} documents cut at WIRE_MAX_STORED_SIZE")
     if options.steps:
         print_steps(pages, total, options.repeat)
+    if options.links:
+        print_links(pages, options.repeat)
     print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

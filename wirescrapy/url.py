@@ -34,6 +34,7 @@ unchanged. ``canonicalize`` is idempotent and raises nothing but ``BadURL``.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 
@@ -98,7 +99,7 @@ def canonical_parts(url: str) -> tuple[str, str]:
 
 def remove_dot_segments(path: str) -> str:
     """RFC 3986 §5.2.4 for an absolute path: ``/a/b/../c/./d`` → ``/a/c/d``."""
-    if "." not in path:
+    if "/." not in path:  # a dot segment is "." or ".." after a "/"
         return path
     segments = path.split("/")[1:]
     output: list[str] = []
@@ -185,9 +186,14 @@ def _ipv6(text: str, url: str) -> str:
         raise BadURL(f"{_short(url)}: bad IPv6 address {text[:60]!r}") from None
 
 
+@functools.cache
+def _as_bytes(safe: frozenset[int]) -> bytes:
+    return bytes(sorted(safe))
+
+
 def _normalize_escapes(text: str, safe: frozenset[int]) -> str:
     data = text.encode("utf-8")
-    if data.isascii() and "%" not in text and all(b in safe for b in data):
+    if not data.translate(None, _as_bytes(safe)):  # every byte safe as it is ("%" and non-ASCII never are)
         return text
     out = bytearray()
     i, n = 0, len(data)

@@ -176,7 +176,7 @@ class SeederRules:
     def transform_parts(self, url: str) -> tuple[str, str]:
         """``transform`` as (site, target)."""
         site, target = canonical_parts(url)
-        if self.session_ids:
+        if self.session_ids and ("?" in target or ";" in target):  # where session ids can be
             stripped = remove_session_ids(site + target, self.session_ids)
             if stripped != site + target:
                 site, target = canonical_parts(stripped)
