@@ -1,6 +1,6 @@
 """kill -9 at random moments: every store consistent after each kill, nothing acknowledged lost.
 
-A writer process (tests/crash/writer.py) applies a deterministic stream of operations to one collection —
+A writer process (tests/crash/writer.py, forked: tests/crash/process.py) applies a deterministic stream of operations to one collection —
 new URLs, pages (with duplicates and replacements), link lists, metadata updates — and prints "ok k" after
 operation k returns. It is killed with SIGKILL at a random moment, many times over; after each kill the
 collection is reopened and checked against what the acknowledged operations wrote. The operation in flight
@@ -9,21 +9,18 @@ the crash may lose.
 """
 
 import random
-import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 import xxhash
 
 from tests.crash.ops import CONTENTS, apply, meta_fields, op, url
+from tests.crash.process import fork_writer, kill, wait_for
+from tests.crash.writer import main as writer_main
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag
 
-ROOT = Path(__file__).resolve().parent.parent
 KILLS = 30
 
 
@@ -139,15 +136,14 @@ def test_kill_minus_9_at_random_moments(tmp_path):
     directory = tmp_path / "collection"
     completed = 0
     for run in range(KILLS):
-        writer = subprocess.Popen([sys.executable, "-m", "tests.crash.writer", str(directory), str(run)],
-                                  cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        assert writer.stdout.readline() == b"open\n", writer.stderr.read().decode()
+        out = tmp_path / f"out{run}"
+        writer = fork_writer(writer_main, str(directory), run, out=out)
+        wait_for(out, b"open\n", writer)
         time.sleep(rng.uniform(0.01, 0.25))
-        writer.send_signal(signal.SIGKILL)
-        writer.wait()
-        out = writer.stdout.read().decode().split("\n")
-        acked = [int(line.split()[1]) for line in out if line.startswith("ok ")]
-        assert acked == list(range(len(acked))), writer.stderr.read().decode()
+        kill(writer)
+        lines = out.read_bytes().decode().split("\n")[:-1]  # the last piece may be cut short
+        acked = [int(line.split()[1]) for line in lines if line.startswith("ok ")]
+        assert acked == list(range(len(acked))) and "error" not in lines, lines[-5:]
         for k in acked:
             expected.acknowledge(op(run, k))
         completed += len(acked)

@@ -1,9 +1,6 @@
 import logging
 import os
 import random
-import signal
-import subprocess
-import sys
 import time
 import zlib
 from pathlib import Path
@@ -12,14 +9,13 @@ import numpy as np
 import pytest
 from xxhash import xxh3_64_intdigest
 
+from tests.crash.process import fork_writer, kill, wait_for
 from wirescrapy.collection.extents import (
     INDEX_DTYPE,
     ExtentError,
     ExtentStore,
     record_crcs,
 )
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def record_bytes(path: Path, doc_id: int) -> bytes:
@@ -234,15 +230,15 @@ def writer_ops(seed: int):
             yield doc_id, rng.randbytes(size)
 
 
-def run_writer(directory: str, seed: int) -> None:
+def run_writer(directory: str, seed: int, out: int) -> None:
     store = ExtentStore(directory, "k")
-    os.write(1, b"ready\n")
+    os.write(out, b"ready\n")
     for k, (doc_id, content) in enumerate(writer_ops(seed)):
         if content is None:
             store.delete(doc_id)
         else:
             store.put(doc_id, content)
-        os.write(1, b"ok %d\n" % k)
+        os.write(out, b"ok %d\n" % k)
 
 
 def acknowledged(output: bytes) -> int:
@@ -254,36 +250,24 @@ def acknowledged(output: bytes) -> int:
     return done
 
 
-def wait_for_ready(path: Path, proc: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 10
-    while b"ready\n" not in path.read_bytes():
-        assert proc.poll() is None, "writer died"
-        assert time.monotonic() < deadline, "writer did not start"
-        time.sleep(0.005)
-
-
 @pytest.mark.slow
 def test_kill_at_random_moments_loses_at_most_the_record_being_written(tmp_path):
     rng = random.Random(12345)
     store_dir = tmp_path / "store"
     store_dir.mkdir()
     expected: dict[int, int] = {}  # doc-id -> hash of its content
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
     total_ops = 0
     in_flight_lost = 0
     for round_ in range(25):
         seed = rng.randrange(1 << 30)
         out = tmp_path / f"out{round_}"
-        with open(out, "wb") as f:
-            proc = subprocess.Popen(
-                [sys.executable, __file__, str(store_dir), str(seed)], stdout=f, env=env, cwd=ROOT
-            )
+        writer = fork_writer(run_writer, str(store_dir), seed, out=out)
         try:
-            wait_for_ready(out, proc)
+            wait_for(out, b"ready\n", writer)
             time.sleep(rng.uniform(0.02, 0.3))
         finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
+            kill(writer)
+        assert b"error" not in out.read_bytes(), out.read_bytes()[-2000:]
         done = acknowledged(out.read_bytes())
         total_ops += done
         ops = writer_ops(seed)
@@ -315,7 +299,3 @@ def test_kill_at_random_moments_loses_at_most_the_record_being_written(tmp_path)
             else:
                 expected[flight_doc] = got
     assert total_ops > 25 * 50, "the writer hardly ran: kills did not land during operations"
-
-
-if __name__ == "__main__":
-    run_writer(sys.argv[1], int(sys.argv[2]))

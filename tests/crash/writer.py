@@ -1,20 +1,17 @@
-"""Writer for the kill test: applies ops (run, 0), (run, 1), ... and prints "ok k" after each one."""
+"""Writer for the kill test: applies ops (run, 0), (run, 1), ... and writes "ok k" after each one."""
 
-import sys
+import os
 
 from tests.crash.ops import apply, op
 from wirescrapy.collection import Collection
 
 
-def main(directory: str, run: int) -> None:
+def main(directory: str, run: int, out: int) -> None:
+    """Runs until killed; ``out``: a file descriptor for the acknowledgements."""
     collection = Collection(directory)
-    print("open", flush=True)
+    os.write(out, b"open\n")
     k = 0
     while True:
         apply(collection, op(run, k))
-        print(f"ok {k}", flush=True)
+        os.write(out, b"ok %d\n" % k)
         k += 1
-
-
-if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
