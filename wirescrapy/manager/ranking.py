@@ -400,15 +400,9 @@ def link_weights(links: csr_matrix, site_of: np.ndarray, anchor_length: np.ndarr
 
 
 def wlrank(links: csr_matrix, site_of: np.ndarray, q: float = 0.15, max_error: float = 1e-6, *,
-           anchor_length: np.ndarray | None = None, weights: np.ndarray | None = None,
            dtype=np.float32) -> Ranking:
-    """Weighted link rank: PageRank over ``links`` (in page order) weighted by ``link_weights``, or by
-    ``weights`` (one per stored link) when given."""
-    if weights is None:
-        weights = link_weights(links, site_of, anchor_length)
-    elif np.shape(weights) != (links.nnz,):
-        raise ValueError(f"weights must have one entry per link ({links.nnz}), got {np.shape(weights)}")
-    weighted = csr_matrix((np.asarray(weights, dtype=np.float32), links.indices, links.indptr), shape=links.shape)
+    """Weighted link rank: PageRank over ``links`` (in page order) weighted by ``link_weights``."""
+    weighted = csr_matrix((link_weights(links, site_of), links.indices, links.indptr), shape=links.shape)
     return pagerank(weighted, q, max_error, dtype=dtype)
 
 
