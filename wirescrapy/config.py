@@ -182,20 +182,12 @@ SETTINGS: tuple[Setting, ...] = (
                 "Errors on one page within a batch before it is given up for that batch.", 1),
         Setting("WIRE_MAX_ERRORS_DIFFERENT_BATCH", "manager/max-errors/different-batch", 5, "int",
                 "Errors on one page over several batches before it is never tried again.", 1),
-        # The default, PageRank with a fifth of the weight on depth, fetched the most PageRank first on the
-        # sample webs: PageRank on the links found so far is the evidence, depth the prior -- shallow pages
-        # are the linked ones on real webs (a breadth-first crawl finds high-PageRank pages early, Najork &
-        # Wiener 2001), and it breaks the near-ties among pages with one or two in-links found. Share of the
-        # final graph's PageRank in the first 20 % of the pages fetched over the best possible order's,
-        # mean of 12 webs, weblike / uniform (benchmarks/crawl_order_sim.py): the default 90.6 / 94.2 %;
-        # PageRank alone 89.7 / 93.1 %; depth at 0.1, 0.2, 0.3, 0.5, 1 of PageRank's weight 90.4, 90.6,
-        # 90.5, 90.1, 89.4 % / 93.8, 94.1, 94.2, 94.2, 93.8 %; PageRank + OPIC (the default before)
-        # 89.2 / 94.0 %; depth alone 82.7 / 90.3 %. On 8 other webs: 91.5 / 94.2 % (PageRank + OPIC 90.6 /
-        # 94.1 %). Real crawls of crawl_order.py (25 x 80): 91.2 % and 94.5 %. PageRank needs the per-site
-        # share of a batch (61-76 % without it: it piles batches onto the sites crawled most). WIRE's own
-        # default, pagerank + queuesize (larger sites first), is within a point of PageRank alone with the
-        # share (queuesize is the same for every page of a site) and sends whole batches to the largest
-        # sites without it, so queuesize is 0.
+        # The default weights fetched the most PageRank first on the sample webs (the figures are kept by
+        # benchmarks/crawl_order_sim.py and crawl_order.py): PageRank on the links found so far is the
+        # evidence, depth the prior (shallow pages are the linked ones, Najork & Wiener 2001) that breaks the
+        # near-ties among pages with one or two in-links found. queuesize, in WIRE's default, is 0: the same
+        # for a site's pages, it adds nothing to a batch's per-site share, and without the share it sends
+        # whole batches to the largest sites.
         Setting("WIRE_SCORE_WEIGHTS", "manager/score/*/weight",
                 {"pagerank": 4, "wlrank": 0, "hub": 0, "authority": 0, "siterank": 0, "opic": 0, "static": 0,
                  "depth": 1, "queuesize": 0, "random": 0}, "dict",

@@ -66,7 +66,7 @@ OPIC (``opic``, Abiteboul, Preda & Cobena 2003, "Adaptive on-line page importanc
     after it, so this ends in at most ``OPIC_ROUND`` steps, usually a few). By linearity that is the
     page-by-page replay exactly (up to rounding): the round size sets the speed, not the result.
     Cash for a page fetched earlier, or never, stays with it; a page of a later round hands it out in its
-    round. Ten million pages and 83 million links take 1-2 s (``benchmarks/manager.py``).
+    round (its time in a manager run: ``benchmarks/manager.py --all-scores``).
 
 Speed: each iteration is one CSR × vector product over the *transposed* graph (a gather: y[i] sums over
 i's back-links), which is built once (``transpose``) and shared by PageRank and HITS. Vectors are float32

@@ -5,13 +5,12 @@ Why sites need an estimate of their own
     The pages of a batch should be the ones that will turn out most important, and most of that is a
     question of sites: the Web's sites differ in size by orders of magnitude and a site's share of the
     PageRank grows with its pages and with the links other sites send it, so the best order takes many
-    pages from a few sites (on the weblike sample web, a fifth of its first 20 % from the largest of 25
-    sites). Page scores computed on the graph crawled so far cannot tell that early: a site only shows
-    its pages as they are fetched, so PageRank or OPIC on the partial graph favour the sites crawled most
-    (without a per-site limit, PageRank alone fetches 63 % of what the best order does there), while an
-    even split of the batch starves the large sites. So the manager estimates, for each site, its share of
-    the final PageRank, and a batch gives each site a share in proportion (``profit.site_caps``); page
-    scores decide which pages of a site are taken.
+    pages from a few sites. Page scores computed on the graph crawled so far cannot tell that early: a site
+    only shows its pages as they are fetched, so PageRank or OPIC on the partial graph favour the sites
+    crawled most, while an even split of the batch starves the large sites. So the manager estimates, for
+    each site, its share of the final PageRank, and a batch gives each site a share in proportion
+    (``profit.site_caps``); page scores decide which pages of a site are taken. How close each split comes
+    to the best order is measured by ``benchmarks/crawl_order.py`` and ``crawl_order_sim.py``.
 
 Pages of a site (``site_sizes``)
     Counting the pages known of a site underestimates a large site most: the links found so far point
@@ -42,16 +41,9 @@ A site's share of the PageRank (``site_pagerank``)
     ``ranking.siterank`` (WIRE's site rank, a score: PageRank on the graph of sites with uniform jumps and
     no links inside a site), which ranks a small site with many in-links above a large one.
 
-What it gives (``benchmarks/crawl_order.py --shape uniform,weblike``: real crawls of a 25-site sample web
-in batches of 5 % of its pages; the share of the final PageRank held by the first 20 % of the pages fetched,
-over the best possible order's, with the default scores): a batch split by these estimates 93.9 % on the
-uniform web and 89.2 % on the weblike one (Zipf site sizes), split by the pages known of each site 93.5 and
-87.4 %, split evenly 92.7 and 79.2 % (breadth-first 88.5 and 79.2 %). On the weblike web the largest site
-gets 88 of the 100 pages the best order takes from it, against 40 and 17 (simulated).
-
 ``site_links`` reads the link counts once, in chunks of rows, so its memory beyond the inputs is a vector
-of one entry per page, the links between sites and one chunk of links (10 million pages and 83 million
-links: 4.6 s of a 21 s manager run, ``benchmarks/manager.py``; no change to its peak memory).
+of one entry per page, the links between sites and one chunk of links (its time in a manager run: the
+"site shares" line of ``benchmarks/manager.py``).
 """
 
 from __future__ import annotations
