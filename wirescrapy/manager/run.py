@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,7 +69,7 @@ def manage(collection, config, now: float | None = None, *, batches: int | None 
     numbers, paths, batch_sites = [], [], set()
     info = {
         "collection": str(collection.dir.resolve()), "size": config.batch_size,
-        "settings": {"WIRE_" + name.upper(): getattr(config, name) for name in MANAGER_SETTINGS},
+        "settings": {"WIRE_" + name.upper(): _json_value(getattr(config, name)) for name in MANAGER_SETTINGS},
     }
     for number, doc_ids in enumerate(result.batches, start=first):
         numbers.append(number)
@@ -88,6 +89,11 @@ def manage(collection, config, now: float | None = None, *, batches: int | None 
     if result.batches:
         top = [(float(result.profit[d - 1]), collection.url(int(d))) for d in result.batches[0][:5]]
     return ManagerReport(now, n, int(result.eligible.sum()), result, numbers, paths, len(batch_sites), top)
+
+
+def _json_value(value):
+    """A setting as batch.json holds it: the config's read-only mappings as dicts."""
+    return dict(value) if isinstance(value, Mapping) else value
 
 
 def store_scores(docs: np.ndarray, sites: np.ndarray, result: Plan) -> None:
