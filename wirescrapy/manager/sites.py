@@ -53,8 +53,9 @@ from typing import NamedTuple
 import numpy as np
 from scipy.sparse import coo_matrix, csr_matrix
 
+from .ranking import pagerank
+
 CHUNK_LINKS = 1 << 23  # links read at a time
-MAX_ITERATIONS = 1000
 
 
 class SiteLinks(NamedTuple):
@@ -134,8 +135,8 @@ def site_sizes(site_of: np.ndarray, captures: np.ndarray, sites: int | None = No
 def site_pagerank(graph: csr_matrix, sizes: np.ndarray, q: float = 0.15, max_error: float = 1e-6) -> np.ndarray:
     """Each site's estimated share of the PageRank (float64, indexed by site-id, entry 0 = 0, the rest
     summing to 1): the walk over sites of the module docstring along ``graph`` (``SiteLinks.graph``),
-    jumping in proportion to ``sizes`` (``site_sizes``); iterations stop when the L1 change of one is below
-    ``max_error``."""
+    jumping in proportion to ``sizes`` (``site_sizes``): ``ranking.pagerank`` with that jump vector, in
+    float64, until the L1 change of an iteration is below ``max_error``."""
     sizes = np.asarray(sizes, dtype=np.float64)
     if not 0 < q <= 1:
         raise ValueError(f"q must be in (0, 1], got {q}")
@@ -143,22 +144,7 @@ def site_pagerank(graph: csr_matrix, sizes: np.ndarray, q: float = 0.15, max_err
         raise ValueError(f"graph must be {len(sizes)} x {len(sizes)}, got {graph.shape}")
     if (sizes < 0).any() or sizes[1:].sum() <= 0:
         raise ValueError("sizes must be >= 0 with a positive total")
-    out = np.asarray(graph.sum(axis=1)).ravel()
-    scale = np.divide(1.0 - q, out, out=np.zeros_like(out), where=out > 0)
-    walk = csr_matrix(graph.multiply(scale[:, None])).T.tocsr()  # walk @ x: what each site receives
-    jump = sizes.copy()
-    jump[0] = 0
-    jump /= jump.sum()
-    x = jump.copy()
-    for _ in range(MAX_ITERATIONS):
-        y = walk @ x
-        y += (1.0 - y.sum()) * jump  # the jumps, and the rank of sites without links, as a jump
-        change = np.abs(y - x).sum()
-        x = y
-        if change < max_error:
-            break
-    x[0] = 0
-    return x
+    return pagerank(graph, q, max_error, jump=sizes, dtype=np.float64).scores
 
 
 def site_shares(links: csr_matrix, site_of: np.ndarray, sites: int | None = None, q: float = 0.15,
