@@ -72,10 +72,33 @@ All but the last two rows split by the sites' estimated PageRank share (``--site
 more webs (``--webs 25x80:7,25x80:8,50x40:1,15x120:3,60x30:2,10x100:6``) the default gives 90.2 % (85.7 %
 on 60x30) / 94.3 % (93.9 %), pagerank + opic 89.2 / 93.9 %; on eight others (25x80 seeds 3-5, 30x60:6,
 40x50:7, 20x100:8, 12x80:9, 35x70:10) 91.5 % (90.6 %) / 94.2 % (92.9 %), pagerank + opic 90.6 / 94.1 %.
-With depth at 0.1 to 0.5 of PageRank's weight the mean over the twelve webs of the first two sets stays
-within 0.5 point of the default's (``wirescrapy/config.py``). Split by the sites' true final PageRank,
-PageRank and OPIC reached 89-92 % on the weblike webs: what is left is the choice of pages inside a site
-(the pages of highest final PageRank among those discovered: 99-100 %).
+Split by the sites' true final PageRank, PageRank and OPIC reached 89-92 % on the weblike webs: what is left
+is the choice of pages inside a site (the pages of highest final PageRank among those discovered: 99-100 %).
+
+The weight of depth beside PageRank's, behind the default of WIRE_SCORE_WEIGHTS (``wirescrapy/config.py``):
+share / oracle at 20 %, mean (least) over the twelve webs of the first two sets, ``--shape weblike,uniform``,
+``--weightings`` a JSON object of the weights below, and
+
+    --webs 25x80:1,25x80:2,30x100:4,20x60:5,6x30:1,50x40:9,25x80:7,25x80:8,50x40:1,15x120:3,60x30:2,10x100:6
+
+==========================================  ===================  ===================
+WIRE_SCORE_WEIGHTS                          weblike              uniform
+==========================================  ===================  ===================
+pagerank 4, depth 1 (the default)           90.6 % (85.7 %)      94.2 % (93.2 %)
+pagerank 10, depth 1                        90.4 % (85.6 %)      93.8 % (91.8 %)
+pagerank 5, depth 1                         90.6 % (85.7 %)      94.1 % (93.2 %)
+pagerank 10, depth 3                        90.5 % (85.5 %)      94.2 % (93.2 %)
+pagerank 2, depth 1                         90.1 % (84.5 %)      94.2 % (93.5 %)
+pagerank 1, depth 1                         89.4 % (84.5 %)      93.8 % (93.0 %)
+pagerank                                    89.7 % (84.2 %)      93.1 % (91.0 %)
+pagerank 1, opic 1 (the default before)     89.2 % (84.3 %)      94.0 % (93.3 %)
+depth                                       82.7 % (78.1 %)      90.3 % (86.7 %)
+BFS (offline)                               78.9 % (75.4 %)      89.5 % (86.9 %)
+==========================================  ===================  ===================
+
+Depth at a tenth to a half of PageRank's weight stays within half a point of the default; PageRank alone
+is a point behind on both shapes, and it needs the per-site share of a batch (``crawl_order.py``: without
+it, it piles batches onto the sites crawled most).
 """
 
 from __future__ import annotations

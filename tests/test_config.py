@@ -1,10 +1,24 @@
+import dataclasses
 import re
+import typing
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
 import pytest
+from scrapy import Spider
+from scrapy.crawler import Crawler
 from scrapy.settings import Settings
 
-from wirescrapy.config import SETTINGS, WireConfig, WireSettingsError, default_settings, settings_table
+from wirescrapy.config import (
+    SETTINGS,
+    WireConfig,
+    WireSettingsError,
+    default_settings,
+    settings_table,
+)
+
+# The type each kind of setting is read into, as ``WireConfig`` declares it.
+KIND_TYPES = {"int": int, "float": float, "bool": bool, "str": str, "list": tuple, "dict": Mapping}
 
 
 def config(**overrides):
@@ -66,14 +80,54 @@ def test_every_setting_is_documented_and_named():
     assert set(default_settings()) == set(names)
 
 
+def test_the_config_declares_one_typed_field_per_setting():
+    assert [f.name for f in dataclasses.fields(WireConfig)] == [spec.attribute for spec in SETTINGS]
+    hints = typing.get_type_hints(WireConfig)
+    c = config()
+    for spec in SETTINGS:
+        declared, value = hints[spec.attribute], getattr(c, spec.attribute)
+        assert (typing.get_origin(declared) or declared) is KIND_TYPES[spec.kind], spec.name
+        if spec.kind == "list":
+            assert type(value) is tuple and all(type(v) is str for v in value), spec.name
+        elif spec.kind == "dict":
+            assert isinstance(value, Mapping) and not isinstance(value, MutableMapping), spec.name
+        else:
+            assert type(value) is KIND_TYPES[spec.kind], spec.name
+
+
+def test_the_config_is_read_only():
+    c = config()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.batch_size = 1
+    with pytest.raises(TypeError):
+        c.score_weights["pagerank"] = 0
+    assert c == config() and c != config(WIRE_BATCH_SIZE=10)
+
+
+def test_a_crawler_reads_its_config_once_and_shares_it(monkeypatch):
+    crawler = Crawler(Spider, Settings({"WIRE_BATCH_SIZE": 10}))
+    first = WireConfig.from_crawler(crawler)
+    assert first.batch_size == 10 and WireConfig.from_crawler(crawler) is first
+    # Before the crawler freezes its settings (the spider and the extensions are built then), an add-on may
+    # still change them.
+    crawler.settings.set("WIRE_BATCH_SIZE", 20)
+    second = WireConfig.from_crawler(crawler)
+    assert second.batch_size == 20
+    crawler.settings.freeze()
+    assert WireConfig.from_crawler(crawler) is second
+    monkeypatch.setattr(WireConfig, "from_settings", classmethod(lambda cls, _: pytest.fail("read again")))
+    assert WireConfig.from_crawler(crawler) is second
+    monkeypatch.undo()
+    assert WireConfig.from_crawler(Crawler(Spider, Settings({"WIRE_BATCH_SIZE": 20}))) is not second
+
+
 def test_readme_table_matches_the_code():
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     assert settings_table() in readme, "regenerate with: python -m wirescrapy.config"
 
 
 def test_settings_modules_use_the_defaults():
-    import settings.default as default
-    import settings.test as test
+    from settings import default, test
 
     assert default.WIRE_WAIT_NORMAL == 15 and default.WIRE_CONNECTIONS == 300
     assert "127.0.0.0/8" not in test.WIRE_BLOCKED_IPS

@@ -80,6 +80,24 @@ def test_pagerank_of_counts_equals_multidigraph(name):
     np.testing.assert_allclose(result.scores, as_array(n, reference), rtol=0, atol=1e-9)
 
 
+@pytest.mark.parametrize("name", GRAPHS)
+def test_pagerank_with_a_jump_vector_equals_personalized_networkx(name):
+    """The random jump and the rank of dangling pages go where ``jump`` says (networkx's personalization and
+    dangling), as the walk over sites jumps (``sites.site_pagerank``)."""
+    n, edges = GRAPHS[name]
+    jump = np.random.default_rng(4).random(n + 1)
+    jump[np.random.default_rng(5).random(n + 1) < 0.2] = 0  # some pages are never jumped to
+    weights = {page: float(jump[page]) for page in range(1, n + 1)}
+    reference = nx.pagerank(digraph(n, edges, multi=True), alpha=1 - Q, personalization=weights, dangling=weights,
+                            tol=1e-14, max_iter=10_000)
+    result = pagerank(counts_matrix(n, edges), Q, 1e-12, jump=jump, dtype=np.float64)
+    assert result.scores[0] == 0 and result.scores.sum() == pytest.approx(1, abs=1e-12)
+    np.testing.assert_allclose(result.scores, as_array(n, reference), rtol=0, atol=1e-9)
+    uniform = pagerank(counts_matrix(n, edges), Q, 1e-12, dtype=np.float64).scores
+    assert pagerank(counts_matrix(n, edges), Q, 1e-12, jump=np.ones(n + 1), dtype=np.float64).scores == (
+        pytest.approx(uniform, abs=1e-11))
+
+
 def test_link_matrix_collapses_repeats_and_drops_self_links():
     matrix = link_matrix(counts_matrix(4, [[1, 2], [1, 2], [1, 1], [2, 3], [3, 3], [4, 1]]))
     assert matrix.dtype == np.float32

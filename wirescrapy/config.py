@@ -14,8 +14,10 @@ module, with ``-s`` on the command line, or per Scrapyd job. This module is the 
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 
 class WireSettingsError(ValueError):
@@ -32,15 +34,15 @@ class Setting:
     minimum: float | None = None
     maximum: float | None = None
     check: Callable[[Any], str | None] | None = None  # returns an error message or None
-    attr: str = field(default="")
     component: str = ""  # the WIRE program that reads it
 
     @property
     def attribute(self) -> str:
-        return self.attr or self.name.removeprefix("WIRE_").lower()
+        """The name of its ``WireConfig`` field: ``wait_normal`` for ``WIRE_WAIT_NORMAL``."""
+        return self.name.removeprefix("WIRE_").lower()
 
 
-def _networks(values: list[str]) -> str | None:
+def _networks(values: Sequence[str]) -> str | None:
     for value in values:
         try:
             ipaddress.ip_network(value, strict=False)
@@ -49,14 +51,14 @@ def _networks(values: list[str]) -> str | None:
     return None
 
 
-def _extensions(values: list[str]) -> str | None:
+def _extensions(values: Sequence[str]) -> str | None:
     for value in values:
         if not value.startswith(".") or "/" in value:
             return f"{value!r} is not a file extension such as '.html'"
     return None
 
 
-def _suffixes(values: list[str]) -> str | None:
+def _suffixes(values: Sequence[str]) -> str | None:
     for value in values:
         if not value or " " in value or "/" in value:
             return f"{value!r} is not a domain suffix such as '.cl' or '.uchile.cl'"
@@ -66,7 +68,7 @@ def _suffixes(values: list[str]) -> str | None:
 SITE_SPLITS = ("pagerank", "pages", "even")
 
 
-def _score_weights(values: dict) -> str | None:
+def _score_weights(values: Mapping) -> str | None:
     for key, value in values.items():
         if key not in SCORE_FUNCTIONS:
             return f"unknown score {key!r}; known: {', '.join(SCORE_FUNCTIONS)}"
@@ -75,7 +77,7 @@ def _score_weights(values: dict) -> str | None:
     return None
 
 
-def _ip_map(values: dict) -> str | None:
+def _ip_map(values: Mapping) -> str | None:
     for key, value in values.items():
         try:
             ipaddress.ip_address(value)
@@ -84,7 +86,7 @@ def _ip_map(values: dict) -> str | None:
     return None
 
 
-def _link_attributes(values: list[str]) -> str | None:
+def _link_attributes(values: Sequence[str]) -> str | None:
     for value in values:
         tag, _, attribute = value.partition("/")
         if not tag or not attribute:
@@ -105,11 +107,10 @@ DAY = 86400
 
 # Non-public address ranges (RFC 6890 special-purpose registries): WIRE's harvester/blocked-ip.
 BLOCKED_NETWORKS = [
-    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
-    "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15",
-    "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
-    "::/128", "::1/128", "::ffff:0:0/96", "64:ff9b:1::/48", "100::/64", "2001:db8::/32",
-    "fc00::/7", "fe80::/10", "ff00::/8",
+    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
+    "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
+    "224.0.0.0/4", "240.0.0.0/4", "::/128", "::1/128", "::ffff:0:0/96", "64:ff9b:1::/48", "100::/64",
+    "2001:db8::/32", "fc00::/7", "fe80::/10", "ff00::/8",
 ]
 
 SETTINGS: tuple[Setting, ...] = (
@@ -182,20 +183,12 @@ SETTINGS: tuple[Setting, ...] = (
                 "Errors on one page within a batch before it is given up for that batch.", 1),
         Setting("WIRE_MAX_ERRORS_DIFFERENT_BATCH", "manager/max-errors/different-batch", 5, "int",
                 "Errors on one page over several batches before it is never tried again.", 1),
-        # The default, PageRank with a fifth of the weight on depth, fetched the most PageRank first on the
-        # sample webs: PageRank on the links found so far is the evidence, depth the prior -- shallow pages
-        # are the linked ones on real webs (a breadth-first crawl finds high-PageRank pages early, Najork &
-        # Wiener 2001), and it breaks the near-ties among pages with one or two in-links found. Share of the
-        # final graph's PageRank in the first 20 % of the pages fetched over the best possible order's,
-        # mean of 12 webs, weblike / uniform (benchmarks/crawl_order_sim.py): the default 90.6 / 94.2 %;
-        # PageRank alone 89.7 / 93.1 %; depth at 0.1, 0.2, 0.3, 0.5, 1 of PageRank's weight 90.4, 90.6,
-        # 90.5, 90.1, 89.4 % / 93.8, 94.1, 94.2, 94.2, 93.8 %; PageRank + OPIC (the default before)
-        # 89.2 / 94.0 %; depth alone 82.7 / 90.3 %. On 8 other webs: 91.5 / 94.2 % (PageRank + OPIC 90.6 /
-        # 94.1 %). Real crawls of crawl_order.py (25 x 80): 91.2 % and 94.5 %. PageRank needs the per-site
-        # share of a batch (61-76 % without it: it piles batches onto the sites crawled most). WIRE's own
-        # default, pagerank + queuesize (larger sites first), is within a point of PageRank alone with the
-        # share (queuesize is the same for every page of a site) and sends whole batches to the largest
-        # sites without it, so queuesize is 0.
+        # The default weights fetched the most PageRank first on the sample webs (the figures are kept by
+        # benchmarks/crawl_order_sim.py and crawl_order.py): PageRank on the links found so far is the
+        # evidence, depth the prior (shallow pages are the linked ones, Najork & Wiener 2001) that breaks the
+        # near-ties among pages with one or two in-links found. queuesize, in WIRE's default, is 0: the same
+        # for a site's pages, it adds nothing to a batch's per-site share, and without the share it sends
+        # whole batches to the largest sites.
         Setting("WIRE_SCORE_WEIGHTS", "manager/score/*/weight",
                 {"pagerank": 4, "wlrank": 0, "hub": 0, "authority": 0, "siterank": 0, "opic": 0, "static": 0,
                  "depth": 1, "queuesize": 0, "random": 0}, "dict",
@@ -302,10 +295,7 @@ NOT_IMPLEMENTED = {
     "analysis/*, index/*": "WIRE's indexer and language analysis are out of scope",
 }
 
-_GETTERS = {
-    "int": "getint", "float": "getfloat", "bool": "getbool", "str": "get", "list": "getlist",
-    "dict": "getdict",
-}
+_GETTERS = {"int": "getint", "float": "getfloat", "bool": "getbool", "str": "get", "list": "getlist", "dict": "getdict"}
 
 
 def _read(settings, spec: Setting):
@@ -325,43 +315,103 @@ def _read(settings, spec: Setting):
     if spec.maximum is not None and value > spec.maximum:
         raise WireSettingsError(f"{spec.name}: must be <= {spec.maximum}, got {value!r}")
     if spec.kind == "list":
-        value = [str(v).strip() for v in value]
+        value = tuple(str(v).strip() for v in value)
+    if spec.kind == "dict":
+        value = MappingProxyType(value)
     if spec.check is not None:
         problem = spec.check(value)
         if problem:
             raise WireSettingsError(f"{spec.name}: {problem}")
-    if spec.kind == "list":
-        value = tuple(value)
     return value
 
 
+@dataclass(frozen=True)
 class WireConfig:
-    """Every WIRE_* setting, read and validated once; attribute ``wait_normal`` is ``WIRE_WAIT_NORMAL``."""
+    """Every WIRE_* setting, read and validated once: one field per entry of ``SETTINGS``, in its order, named
+    by ``Setting.attribute`` (``wait_normal`` is ``WIRE_WAIT_NORMAL``) and typed by its kind; lists are tuples
+    of str and dicts read-only mappings, so the components of a crawl can share one object."""
 
-    def __init__(self, values: dict[str, Any]):
-        self.__dict__.update(values)
+    collection_dir: str
+    page_compression: int
+    max_urls_per_site: int
+    accept_protocols: tuple[str, ...]
+    accept_domain_suffixes: tuple[str, ...]
+    extensions_static: tuple[str, ...]
+    extensions_dynamic: tuple[str, ...]
+    extensions_log: tuple[str, ...]
+    extensions_ignore: tuple[str, ...]
+    reject_patterns: tuple[str, ...]
+    session_ids: tuple[str, ...]
+    add_root: bool
+    add_robots_rdf: bool
+    max_depth_static: int
+    max_depth_dynamic: int
+    batch_size: int
+    batch_samesite: int
+    batch_site_share: float
+    batch_site_split: str
+    batch_count: int
+    max_errors_same_batch: int
+    max_errors_different_batch: int
+    score_weights: Mapping[str, float]
+    score_age_exponent: float
+    score_boost_frontpage: float
+    pagerank_damping: float
+    pagerank_max_error: float
+    hits_max_error: float
+    siterank_max_error: float
+    minperiod_unsuccessful: int
+    minperiod_successful_not_ok: int
+    minperiod_successful_ok: int
+    robots_txt_valid_period: int
+    robots_txt_invalid_period: int
+    wait_normal: float
+    wait_large_site: float
+    large_site_pages: int
+    connections: int
+    connection_timeout: float
+    max_file_size: int
+    accept_mime: tuple[str, ...]
+    blocked_ips: tuple[str, ...]
+    max_redirects: int
+    sitemaps_per_site: int
+    dns_hosts: Mapping[str, str]
+    max_stored_size: int
+    link_attributes: tuple[str, ...]
+    keep_tags: tuple[str, ...]
+    keep_attributes: tuple[str, ...]
+    discard_content: tuple[str, ...]
+    default_charset: str
+    obey_nofollow: bool
 
     @classmethod
-    def from_settings(cls, settings) -> "WireConfig":
+    def from_settings(cls, settings) -> WireConfig:
         values = {spec.attribute: _read(settings, spec) for spec in SETTINGS}
-        if values["wait_large_site"] > values["wait_normal"]:
-            raise WireSettingsError(
-                "WIRE_WAIT_LARGE_SITE: must not exceed WIRE_WAIT_NORMAL "
-                f"({values['wait_large_site']} > {values['wait_normal']})"
-            )
-        if values["max_stored_size"] > values["max_file_size"]:
-            raise WireSettingsError(
-                "WIRE_MAX_STORED_SIZE: must not exceed WIRE_MAX_FILE_SIZE "
-                f"({values['max_stored_size']} > {values['max_file_size']})"
-            )
-        weights = dict.fromkeys(SCORE_FUNCTIONS, 0)
-        weights.update(values["score_weights"])
-        values["score_weights"] = weights
-        return cls(values)
+        for small, large in (("wait_large_site", "wait_normal"), ("max_stored_size", "max_file_size")):
+            if values[small] > values[large]:
+                raise WireSettingsError(f"WIRE_{small.upper()}: must not exceed WIRE_{large.upper()} "
+                                        f"({values[small]} > {values[large]})")
+        values["score_weights"] = MappingProxyType({**dict.fromkeys(SCORE_FUNCTIONS, 0), **values["score_weights"]})
+        return cls(**values)
 
     @classmethod
-    def from_crawler(cls, crawler) -> "WireConfig":
-        return cls.from_settings(crawler.settings)
+    def from_crawler(cls, crawler) -> WireConfig:
+        """The crawler's configuration, read once and shared by all its components (kept in the
+        crawler). The spider and the extensions come before the crawler freezes its settings, which
+        add-ons may still change: until then they are read again, and the object read before is returned
+        while they still say the same."""
+        shared = getattr(crawler, "_wire_config", None)
+        if not isinstance(shared, _Shared) or not shared.final:
+            config = cls.from_settings(crawler.settings)
+            if isinstance(shared, _Shared) and shared.config == config:
+                config = shared.config
+            shared = crawler._wire_config = _Shared(config, crawler.settings.frozen)
+        return shared.config
+
+
+class _Shared(NamedTuple):  # a crawler's WireConfig, and whether its settings were frozen when it was read
+    config: WireConfig
+    final: bool
 
 
 def default_settings() -> dict[str, Any]:

@@ -47,15 +47,15 @@ def _estimate(revisits, changes, observed) -> np.ndarray:
     return -np.log((revisits - changes + 0.5) / (revisits + 0.5)) / interval
 
 
-def change_rate(docs: np.ndarray, prior: float = PRIOR_RATE) -> np.ndarray:
-    """Estimated changes per second (float64) of every page; ``prior`` where nothing is known."""
+def change_rate(docs: np.ndarray) -> np.ndarray:
+    """Estimated changes per second (float64) of every page; ``PRIOR_RATE`` where nothing is known."""
     visits = docs["visits"].astype(np.int64)
     revisits = np.maximum(visits - 1, 0)
     observed = np.where(revisits > 0, docs["last_visit"] - docs["first_visit"], 0.0)
     np.maximum(observed, 0.0, out=observed)
     changes = np.minimum(docs["visits_changed"].astype(np.int64), revisits)
     known = revisits > 0
-    rate = np.full(len(docs), prior, dtype=np.float64)
+    rate = np.full(len(docs), PRIOR_RATE, dtype=np.float64)
     if not known.any():
         return rate
     rate[known] = _estimate(revisits[known], changes[known], observed[known])
@@ -72,12 +72,12 @@ def change_rate(docs: np.ndarray, prior: float = PRIOR_RATE) -> np.ndarray:
     return rate
 
 
-def freshness(docs: np.ndarray, now: float, prior: float = PRIOR_RATE) -> np.ndarray:
+def freshness(docs: np.ndarray, now: float) -> np.ndarray:
     """Pr(the stored copy is fresh at ``now``) of every page (float32); 0 for pages never visited."""
     last_visit = docs["last_visit"]
     visited = (docs["visits"] > 0) & (last_visit > 0)
     elapsed = np.maximum(now - last_visit, 0.0)
-    fresh = np.exp(-change_rate(docs, prior) * elapsed)
+    fresh = np.exp(-change_rate(docs) * elapsed)
     fresh[~visited] = 0
     fresh[docs["last_modified"] > last_visit] = 0  # the server says it changed after our copy
     return fresh.astype(np.float32)

@@ -275,21 +275,16 @@ def select_batches(profits: np.ndarray, site_ids: np.ndarray, candidates: np.nda
     rank flows to their own unfetched pages, whose deep pages then outrank other sites' first levels),
     so a batch picked by profit alone piles onto a few sites. ``samesite`` (WIRE's 500) is meant for
     batches of 100,000; an even share keeps every site with candidates in each batch whatever K is,
-    which also spreads the harvest's politeness waits. On the sample web (25 sites, K = 101: 4 a site)
-    it raised PageRank's crawl from 77 % to 93 % of the best possible order
-    (``benchmarks/crawl_order.py``); OPIC, which has no such bias, loses about a point under it. The cap
-    is rounded down, so a batch can come out up to S − 1 pages short of ``size``.
+    which also spreads the harvest's politeness waits. The cap is rounded down, so a batch can come out up
+    to S − 1 pages short of ``size``.
 
     Why in proportion to site size: a web's PageRank, and the value of a site's pages, grow with the
     site (every page receives the random jump), and site sizes are heavy-tailed, so an even count of
-    pages starves the large sites: on the weblike sample web (Zipf site sizes) the best order takes a
-    quarter of its first 20 % from the largest of 25 sites, the even cap a twentieth. Splitting the batch
-    in proportion to the pages known of each site (Baeza-Yates et al. 2005's "larger sites first", as
-    an allocation) raised the manager's share of the oracle there from 80.6 % to 86.8 % (six webs,
-    ``benchmarks/crawl_order_sim.py``) and left the uniform webs, whose sites are alike, as they were
-    (92.6 → 92.8 %); in proportion to the sites' estimated share of the PageRank (``sites.py``), which
-    also sees the pages of a large site not found yet, to 89.3 % (uniform 94.2 %). Rounding down is
-    coarser with unequal shares: a batch can come out shorter."""
+    pages starves the large sites. In proportion to the pages known of each site (Baeza-Yates et al.
+    2005's "larger sites first", as an allocation) helps; in proportion to the sites' estimated share of
+    the PageRank (``sites.py``), which also sees the pages of a large site not found yet, more. Rounding
+    down is coarser with unequal shares: a batch can come out shorter. What each split and the cap itself
+    are worth is measured by ``benchmarks/crawl_order.py`` and ``crawl_order_sim.py``."""
     if size < 1 or samesite < 1 or count < 1:
         raise ValueError("size, samesite and count must be >= 1")
     pool = np.flatnonzero(candidates)

@@ -18,7 +18,10 @@ PageRank (``pagerank``)
     weight of r's links. The rank of a page without links (dangling: most are pages not downloaded yet) is
     spread over all pages, as networkx does; Algorithm 1 lets it leak away, but spreading keeps Σ PR = 1, so
     the scores of two cycles are comparable. Iterations stop when the L1 change of one is below
-    ``max_error`` (networkx stops at N × tol, which at ten million pages is no test at all).
+    ``max_error`` (networkx stops at N × tol, which at ten million pages is no test at all). With a
+    ``jump`` vector (personalized PageRank, networkx's ``personalization`` and ``dangling``), the random
+    jump and the rank of dangling nodes go to the nodes in proportion to it instead of evenly: the walk
+    over sites of ``sites.site_pagerank`` jumps so.
 
 HITS (``hits``)
     Kleinberg's hubs and authorities by power iteration from uniform hubs: a = Aᵀh, h = A a, each
@@ -66,7 +69,7 @@ OPIC (``opic``, Abiteboul, Preda & Cobena 2003, "Adaptive on-line page importanc
     after it, so this ends in at most ``OPIC_ROUND`` steps, usually a few). By linearity that is the
     page-by-page replay exactly (up to rounding): the round size sets the speed, not the result.
     Cash for a page fetched earlier, or never, stays with it; a page of a later round hands it out in its
-    round. Ten million pages and 83 million links take 1-2 s (``benchmarks/manager.py``).
+    round (its time in a manager run: ``benchmarks/manager.py --all-scores``).
 
 Speed: each iteration is one CSR × vector product over the *transposed* graph (a gather: y[i] sums over
 i's back-links), which is built once (``transpose``) and shared by PageRank and HITS. Vectors are float32
@@ -200,11 +203,13 @@ def _uniform(size: int, dtype) -> np.ndarray:
 
 def pagerank(links: csr_matrix, q: float = 0.15, max_error: float = 1e-6, *,
              transposed: csr_matrix | None = None, start: np.ndarray | None = None,
-             max_iterations: int = MAX_ITERATIONS, dtype=np.float32) -> Ranking:
+             jump: np.ndarray | None = None, max_iterations: int = MAX_ITERATIONS, dtype=np.float32) -> Ranking:
     """PageRank of every node of ``links`` (see the module docstring).
 
     ``transposed`` is ``transpose(links)`` if the caller already has it. ``start`` is a first guess (e.g.
-    the previous cycle's scores): the result is the same, reached in fewer iterations.
+    the previous cycle's scores): the result is the same, reached in fewer iterations. ``jump`` (one per
+    node, >= 0 with a positive total; entry 0 ignored) is where the random jump and dangling nodes lead, in
+    proportion; without it, to every node alike. Without ``start``, iterations start from the jump.
     """
     size = links.shape[0]
     if links.shape != (size, size):
@@ -224,7 +229,11 @@ def pagerank(links: csr_matrix, q: float = 0.15, max_error: float = 1e-6, *,
     votes *= back.data
     vote = csr_matrix((votes, back.indices, back.indptr), shape=back.shape)
 
-    x = _start(start, size, dtype)
+    if jump is not None:  # each node's share of the jump (entry 0 is no node)
+        jump = np.array(jump, dtype=np.float64)
+        jump[0] = 0
+        jump = (jump / jump.sum()).astype(dtype, copy=False)
+    x = jump.copy() if jump is not None and start is None else _start(start, size, dtype)
     stalled = _Stall("PageRank", max_error)
     change = float("inf")
     iteration = 0
@@ -233,8 +242,12 @@ def pagerank(links: csr_matrix, q: float = 0.15, max_error: float = 1e-6, *,
         y = vote @ x
         y[0] = 0
         # What the votes did not carry — the random jump q and the rank of dangling pages — is spread
-        # evenly; with Σ x = 1 that is 1 − Σ y, which also keeps rounding from drifting the total.
-        y[1:] += (1.0 - y.sum(dtype=np.float64)) / nodes
+        # evenly, or by the jump vector; with Σ x = 1 that is 1 − Σ y, which also keeps rounding from
+        # drifting the total.
+        if jump is None:
+            y[1:] += (1.0 - y.sum(dtype=np.float64)) / nodes
+        else:
+            y += (1.0 - y.sum(dtype=np.float64)) * jump
         change = _l1_change(x, y)
         x = y
         if change < max_error or stalled(change):
@@ -400,15 +413,9 @@ def link_weights(links: csr_matrix, site_of: np.ndarray, anchor_length: np.ndarr
 
 
 def wlrank(links: csr_matrix, site_of: np.ndarray, q: float = 0.15, max_error: float = 1e-6, *,
-           anchor_length: np.ndarray | None = None, weights: np.ndarray | None = None,
            dtype=np.float32) -> Ranking:
-    """Weighted link rank: PageRank over ``links`` (in page order) weighted by ``link_weights``, or by
-    ``weights`` (one per stored link) when given."""
-    if weights is None:
-        weights = link_weights(links, site_of, anchor_length)
-    elif np.shape(weights) != (links.nnz,):
-        raise ValueError(f"weights must have one entry per link ({links.nnz}), got {np.shape(weights)}")
-    weighted = csr_matrix((np.asarray(weights, dtype=np.float32), links.indices, links.indptr), shape=links.shape)
+    """Weighted link rank: PageRank over ``links`` (in page order) weighted by ``link_weights``."""
+    weighted = csr_matrix((link_weights(links, site_of), links.indices, links.indptr), shape=links.shape)
     return pagerank(weighted, q, max_error, dtype=dtype)
 
 

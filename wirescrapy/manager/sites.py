@@ -5,13 +5,12 @@ Why sites need an estimate of their own
     The pages of a batch should be the ones that will turn out most important, and most of that is a
     question of sites: the Web's sites differ in size by orders of magnitude and a site's share of the
     PageRank grows with its pages and with the links other sites send it, so the best order takes many
-    pages from a few sites (on the weblike sample web, a fifth of its first 20 % from the largest of 25
-    sites). Page scores computed on the graph crawled so far cannot tell that early: a site only shows
-    its pages as they are fetched, so PageRank or OPIC on the partial graph favour the sites crawled most
-    (without a per-site limit, PageRank alone fetches 63 % of what the best order does there), while an
-    even split of the batch starves the large sites. So the manager estimates, for each site, its share of
-    the final PageRank, and a batch gives each site a share in proportion (``profit.site_caps``); page
-    scores decide which pages of a site are taken.
+    pages from a few sites. Page scores computed on the graph crawled so far cannot tell that early: a site
+    only shows its pages as they are fetched, so PageRank or OPIC on the partial graph favour the sites
+    crawled most, while an even split of the batch starves the large sites. So the manager estimates, for
+    each site, its share of the final PageRank, and a batch gives each site a share in proportion
+    (``profit.site_caps``); page scores decide which pages of a site are taken. How close each split comes
+    to the best order is measured by ``benchmarks/crawl_order.py`` and ``crawl_order_sim.py``.
 
 Pages of a site (``site_sizes``)
     Counting the pages known of a site underestimates a large site most: the links found so far point
@@ -42,16 +41,9 @@ A site's share of the PageRank (``site_pagerank``)
     ``ranking.siterank`` (WIRE's site rank, a score: PageRank on the graph of sites with uniform jumps and
     no links inside a site), which ranks a small site with many in-links above a large one.
 
-What it gives (``benchmarks/crawl_order.py --shape uniform,weblike``: real crawls of a 25-site sample web
-in batches of 5 % of its pages; the share of the final PageRank held by the first 20 % of the pages fetched,
-over the best possible order's, with the default scores): a batch split by these estimates 93.9 % on the
-uniform web and 89.2 % on the weblike one (Zipf site sizes), split by the pages known of each site 93.5 and
-87.4 %, split evenly 92.7 and 79.2 % (breadth-first 88.5 and 79.2 %). On the weblike web the largest site
-gets 88 of the 100 pages the best order takes from it, against 40 and 17 (simulated).
-
 ``site_links`` reads the link counts once, in chunks of rows, so its memory beyond the inputs is a vector
-of one entry per page, the links between sites and one chunk of links (10 million pages and 83 million
-links: 4.6 s of a 21 s manager run, ``benchmarks/manager.py``; no change to its peak memory).
+of one entry per page, the links between sites and one chunk of links (its time in a manager run: the
+"site shares" line of ``benchmarks/manager.py``).
 """
 
 from __future__ import annotations
@@ -61,8 +53,9 @@ from typing import NamedTuple
 import numpy as np
 from scipy.sparse import coo_matrix, csr_matrix
 
+from .ranking import pagerank
+
 CHUNK_LINKS = 1 << 23  # links read at a time
-MAX_ITERATIONS = 1000
 
 
 class SiteLinks(NamedTuple):
@@ -142,8 +135,8 @@ def site_sizes(site_of: np.ndarray, captures: np.ndarray, sites: int | None = No
 def site_pagerank(graph: csr_matrix, sizes: np.ndarray, q: float = 0.15, max_error: float = 1e-6) -> np.ndarray:
     """Each site's estimated share of the PageRank (float64, indexed by site-id, entry 0 = 0, the rest
     summing to 1): the walk over sites of the module docstring along ``graph`` (``SiteLinks.graph``),
-    jumping in proportion to ``sizes`` (``site_sizes``); iterations stop when the L1 change of one is below
-    ``max_error``."""
+    jumping in proportion to ``sizes`` (``site_sizes``): ``ranking.pagerank`` with that jump vector, in
+    float64, until the L1 change of an iteration is below ``max_error``."""
     sizes = np.asarray(sizes, dtype=np.float64)
     if not 0 < q <= 1:
         raise ValueError(f"q must be in (0, 1], got {q}")
@@ -151,22 +144,7 @@ def site_pagerank(graph: csr_matrix, sizes: np.ndarray, q: float = 0.15, max_err
         raise ValueError(f"graph must be {len(sizes)} x {len(sizes)}, got {graph.shape}")
     if (sizes < 0).any() or sizes[1:].sum() <= 0:
         raise ValueError("sizes must be >= 0 with a positive total")
-    out = np.asarray(graph.sum(axis=1)).ravel()
-    scale = np.divide(1.0 - q, out, out=np.zeros_like(out), where=out > 0)
-    walk = csr_matrix(graph.multiply(scale[:, None])).T.tocsr()  # walk @ x: what each site receives
-    jump = sizes.copy()
-    jump[0] = 0
-    jump /= jump.sum()
-    x = jump.copy()
-    for _ in range(MAX_ITERATIONS):
-        y = walk @ x
-        y += (1.0 - y.sum()) * jump  # the jumps, and the rank of sites without links, as a jump
-        change = np.abs(y - x).sum()
-        x = y
-        if change < max_error:
-            break
-    x[0] = 0
-    return x
+    return pagerank(graph, q, max_error, jump=sizes, dtype=np.float64).scores
 
 
 def site_shares(links: csr_matrix, site_of: np.ndarray, sites: int | None = None, q: float = 0.15,

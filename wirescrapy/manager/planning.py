@@ -1,0 +1,191 @@
+"""What one manager run decides, on plain arrays: no collection, no file (thesis §7.2.1, paper §2.1).
+
+``plan`` takes the document records and the link counts and
+
+1. filters out the pages that may not be fetched now (``profit.eligible``);
+2. computes the link scores that ``WIRE_SCORE_WEIGHTS`` asks for (``ranking``: PageRank, HITS, weighted
+   link rank, site rank, OPIC) and combines them with the other scores into each page's intrinsic quality
+   (``profit.intrinsic_quality``);
+3. estimates Pr(fresh) of every downloaded page (``freshness``);
+4. computes the profit of downloading each page, quality × (1 − Pr(fresh) × visited);
+5. takes the K pages of highest profit, at most ``WIRE_BATCH_SAMESITE`` per site and, by default, no more
+   than a share of the batch in proportion to the site's estimated share of the PageRank
+   (``WIRE_BATCH_SITE_SHARE``, ``WIRE_BATCH_SITE_SPLIT``, ``sites``), ``WIRE_BATCH_COUNT`` times.
+
+``run.manage`` feeds it from a collection and writes what it chose. The PageRank of the previous run (in the
+records) is the starting guess of this one, which saves most of the iterations when the graph changed
+little. OPIC keeps no state between runs: every run replays the fetches so far, in order of first visit,
+from the seeds (``ranking.opic``, ``crawl_start``, ``fetch_order``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.sparse import csr_matrix
+
+from wirescrapy.collection.metadata import DocFlag, RobotsState
+
+from . import ranking
+from .freshness import freshness
+from .profit import (
+    eligible,
+    intrinsic_quality,
+    pages_to_download,
+    profit,
+    select_batches,
+)
+from .sites import site_shares
+
+
+@dataclass
+class Plan:
+    """What one manager run decided. Per-page arrays are aligned with ``docs`` (position i = doc-id i + 1);
+    link scores are indexed by doc-id (site rank by site-id)."""
+
+    eligible: np.ndarray
+    visited: np.ndarray
+    quality: np.ndarray
+    freshness: np.ndarray
+    profit: np.ndarray
+    batches: list[np.ndarray]  # doc-ids, in decreasing profit
+    scores: dict[str, np.ndarray] = field(default_factory=dict)  # pagerank, wlrank, hub, authority, opic; siterank
+    iterations: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int | None = None,
+         exclude: np.ndarray | None = None, links_in_page_order: Callable[[], csr_matrix] | None = None,
+         sites: int | None = None, rng: np.random.Generator | None = None) -> Plan:
+    """Steps 1–5 of a manager run over ``docs`` (the records of doc-ids 1..n) and ``links`` (the link
+    counts as ``LinkGraph.to_csr(n)`` gives them). ``links_in_page_order`` returns the links with each
+    page's list in page order, for the weighted link rank (default: ``links``). ``sites``: the highest
+    site-id (default: the highest in ``docs``)."""
+    n = len(docs)
+    if links.shape != (n + 1, n + 1):
+        raise ValueError(f"links must be ({n + 1}, {n + 1}) for {n} documents, got {links.shape}")
+    weights = config.score_weights
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        now_clock = time.perf_counter()
+        timings[name] = now_clock - clock
+        clock = now_clock
+
+    ok = eligible(docs, config, now, exclude=exclude)
+    visited = (docs["visits"] > 0) & (docs["last_visit"] > 0)
+    lap("filters")
+
+    # The weighted link rank reads the links in page order; the other scores need the counts only until
+    # ``link_matrix`` has turned them into the graph, so they are let go then (the largest input).
+    page_order = links_in_page_order
+    if page_order is None and weights["wlrank"] > 0:
+        page_order = _returning(links)
+    site_of = np.zeros(n + 1, dtype=np.uint32)
+    site_of[1:] = docs["siteid"]
+    sites = max(int(sites or 0), int(docs["siteid"].max(initial=0)))
+    site_weights = batch_site_weights(links, site_of, sites, config)
+    lap("site shares")
+    scores, iterations, per_page = {}, {}, {}
+    q = config.pagerank_damping
+    if any(weights[name] > 0 for name in ("pagerank", "hub", "authority", "siterank", "opic")):
+        graph = ranking.link_matrix(links)
+        del links
+        lap("link matrix")
+        if weights["pagerank"] > 0 or weights["hub"] > 0 or weights["authority"] > 0:
+            back = ranking.transpose(graph)
+            lap("transpose")
+            if weights["pagerank"] > 0:
+                previous = np.zeros(n + 1, dtype=np.float32)
+                previous[1:] = docs["pagerank"]
+                result = ranking.pagerank(graph, q, config.pagerank_max_error, transposed=back,
+                                          start=previous if previous.any() else None)
+                scores["pagerank"], iterations["pagerank"] = result.scores, result.iterations
+                lap("pagerank")
+            if weights["hub"] > 0 or weights["authority"] > 0:
+                result = ranking.hits(graph, config.hits_max_error, transposed=back)
+                scores["hub"], scores["authority"] = result.hub, result.authority
+                iterations["hits"] = result.iterations
+                lap("hits")
+            del back
+        if weights["siterank"] > 0:
+            result = ranking.siterank(graph, site_of, q, config.siterank_max_error, sites=sites)
+            scores["siterank"], iterations["siterank"] = result.scores, result.iterations
+            per_page["siterank"] = result.scores[site_of[1:]]
+            lap("siterank")
+        if weights["opic"] > 0:
+            result = ranking.opic(graph, fetch_order(docs), np.concatenate([[False], crawl_start(docs)]))
+            scores["opic"], iterations["opic"] = result.scores, result.steps
+            lap("opic")
+        del graph
+    if weights["wlrank"] > 0:
+        ordered = page_order()
+        result = ranking.wlrank(ordered, site_of, q, config.pagerank_max_error)
+        scores["wlrank"], iterations["wlrank"] = result.scores, result.iterations
+        del ordered
+        lap("wlrank")
+    for name in ("pagerank", "wlrank", "hub", "authority", "opic"):
+        if name in scores:
+            per_page[name] = scores[name][1:]
+    if weights["queuesize"] > 0:
+        per_page["queuesize"] = pages_to_download(docs["siteid"], ok, visited)
+
+    quality = intrinsic_quality(docs, weights, per_page, now=now, age_exponent=config.score_age_exponent,
+                                front_page_boost=config.score_boost_frontpage, rng=rng)
+    lap("quality")
+    fresh = freshness(docs, now)
+    lap("freshness")
+    profits = profit(quality, fresh, visited)
+    chosen = select_batches(profits, docs["siteid"], ok, size=config.batch_size,
+                            samesite=config.batch_samesite, count=count or config.batch_count,
+                            site_share=config.batch_site_share, site_weights=site_weights)
+    lap("selection")
+    return Plan(ok, visited, quality, fresh, profits, [ids + 1 for ids in chosen], scores, iterations, timings)
+
+
+def _returning(value):
+    """A function of no arguments that returns ``value`` (which it keeps)."""
+    return lambda: value
+
+
+def batch_site_weights(links: csr_matrix, site_of: np.ndarray, sites: int, config) -> np.ndarray | None:
+    """What a batch is shared among sites in proportion to (indexed by site-id; ``WIRE_BATCH_SITE_SPLIT``):
+    each site's estimated share of the PageRank, its known pages, or None for an even share."""
+    if config.batch_site_share <= 0 or config.batch_site_split == "even" or not site_of[1:].any():
+        return None
+    if config.batch_site_split == "pages":
+        return np.maximum(np.bincount(site_of[1:], minlength=sites + 1), 1).astype(np.float64)
+    shares = site_shares(links, site_of, sites, config.pagerank_damping, config.siterank_max_error)
+    return np.maximum(shares, np.finfo(np.float64).tiny)
+
+
+def crawl_start(docs: np.ndarray) -> np.ndarray:
+    """Whether each page is where the crawl started, and OPIC's cash with it: the seeds and, with
+    ``WIRE_ADD_ROOT``, their sites' home pages (depth 0; the gatherer files robots.txt at depth 0 too,
+    which is neither)."""
+    flags = docs["flags"]
+    return ((flags & DocFlag.SEED) != 0) | ((docs["depth"] == 0) & ((flags & DocFlag.FRONT_PAGE) != 0))
+
+
+def fetch_order(docs: np.ndarray) -> np.ndarray:
+    """Doc-ids of the pages fetched at least once, in the order of their first visit (OPIC replays
+    them so; equal times, which a crawl does not produce, in no set order)."""
+    first_visit = docs["first_visit"]
+    fetched = np.flatnonzero((docs["visits"] > 0) & (first_visit > 0))
+    return fetched[np.argsort(first_visit[fetched])] + 1
+
+
+def pages_of_closed_sites(docs: np.ndarray, sites: np.ndarray, config, now: float) -> np.ndarray:
+    """Doc-ids of the pages of sites whose robots.txt was unreachable at its last fetch and is not due
+    again yet (RFC 9309 §2.3.1.4: nothing is fetched from such a site until it answers); ``sites`` is the
+    site records indexed by site-id."""
+    closed = ((sites["robots_state"] == RobotsState.UNREACHABLE)
+              & (now < sites["robots_fetched"] + config.robots_txt_invalid_period))
+    if not closed.any():
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(closed[docs["siteid"]]) + 1

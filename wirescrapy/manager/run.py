@@ -1,0 +1,148 @@
+"""One manager run over a collection, ``manage(collection, config)``: the manager's reads and writes.
+
+It reads the document and site records and the link counts, has ``planning.plan`` choose the batches
+(leaving out the sites' robots.txt documents, fetched on their own schedule, and the pages of sites whose
+robots.txt is unreachable), writes each batch as a directory (``batch``), optionally split by site into
+parts, marks the pages with their batch number, and stores the scores in the records (documents:
+pagerank, wlrank, hub, authority, quality, freshness, profit, batch; sites: siterank, pagerank_sum).
+Scores with weight 0 are not computed and their fields keep what they held; OPIC has no field.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from wirescrapy.collection.metadata import DocFlag, RobotsState
+
+from .batch import BatchSite, BatchURL, next_batch_number, write_batch
+from .planning import Plan, pages_of_closed_sites, plan
+
+logger = logging.getLogger(__name__)
+
+# The settings a batch records in its batch.json, as WIRE_* names.
+MANAGER_SETTINGS = (
+    "max_depth_static", "max_depth_dynamic", "max_urls_per_site", "batch_size", "batch_samesite",
+    "batch_site_share", "batch_site_split", "batch_count", "max_errors_different_batch", "score_weights",
+    "score_age_exponent", "score_boost_frontpage", "pagerank_damping", "pagerank_max_error", "hits_max_error",
+    "siterank_max_error", "minperiod_unsuccessful", "minperiod_successful_not_ok",
+    "minperiod_successful_ok",
+)
+
+
+@dataclass
+class ManagerReport:
+    now: float
+    documents: int
+    eligible: int
+    plan: Plan
+    numbers: list[int]  # batch numbers written (or that would be)
+    paths: list[Path]  # directories a harvester reads: batches, or their parts
+    sites: int  # sites in the batches
+    top: list[tuple[float, str]]  # the best pages of the first batch: (profit, URL)
+
+
+def manage(collection, config, now: float | None = None, *, batches: int | None = None, parts: int = 1,
+           dry_run: bool = False, rng: np.random.Generator | None = None) -> ManagerReport:
+    """Run the manager over ``collection`` (open for writing unless ``dry_run``); ``batches`` and
+    ``parts`` override ``WIRE_BATCH_COUNT`` and the default of one part."""
+    now = time.time() if now is None else float(now)
+    n = collection.documents.count
+    site_count = collection.sites.count
+    docs = collection.documents.records[1 : n + 1]
+    sites = collection.sites.records[: site_count + 1]
+    robots_docs = sites["robots_docid"][1:]
+    result = plan(
+        docs, collection.links.to_csr(n_docs=n), config, now, count=batches,
+        exclude=np.concatenate([robots_docs[robots_docs > 0], pages_of_closed_sites(docs, sites, config, now)]),
+        links_in_page_order=lambda: collection.links.to_csr(n_docs=n, ordered=True),
+        sites=site_count, rng=rng,
+    )
+    batches_dir = collection.dir / "batches"
+    first = next_batch_number(batches_dir, at_least=int(docs["batch"].max(initial=0)) + 1)
+    numbers, paths, batch_sites = [], [], set()
+    info = {
+        "collection": str(collection.dir.resolve()), "size": config.batch_size,
+        "settings": {"WIRE_" + name.upper(): _json_value(getattr(config, name)) for name in MANAGER_SETTINGS},
+    }
+    for number, doc_ids in enumerate(result.batches, start=first):
+        numbers.append(number)
+        batch_sites.update(np.unique(docs["siteid"][doc_ids - 1]).tolist())
+        if dry_run:
+            continue
+        urls, site_list = _batch_rows(collection, config, docs, sites, doc_ids, result.profit, now)
+        paths += write_batch(batches_dir, number, urls, site_list, parts=parts, info=info, created=now)
+        docs["batch"][doc_ids - 1] = number
+        logger.info("manager: batch %(number)06d, %(urls)d URLs of %(sites)d sites, in %(path)s",
+                    {"number": number, "urls": len(urls), "sites": len(site_list), "path": batches_dir})
+    if not dry_run:
+        store_scores(docs, sites, result)
+        collection.documents.flush()
+        collection.sites.flush()
+    top = []
+    if result.batches:
+        top = [(float(result.profit[d - 1]), collection.url(int(d))) for d in result.batches[0][:5]]
+    return ManagerReport(now, n, int(result.eligible.sum()), result, numbers, paths, len(batch_sites), top)
+
+
+def _json_value(value):
+    """A setting as batch.json holds it: the config's read-only mappings as dicts."""
+    return dict(value) if isinstance(value, Mapping) else value
+
+
+def store_scores(docs: np.ndarray, sites: np.ndarray, result: Plan) -> None:
+    """The plan's scores into the document records ``docs`` (doc-ids 1..n) and the site records ``sites``
+    (indexed by site-id)."""
+    for name in ("pagerank", "wlrank", "hub", "authority"):
+        if name in result.scores:
+            docs[name] = result.scores[name][1:]
+    docs["quality"] = result.quality
+    docs["freshness"] = result.freshness
+    docs["profit"] = result.profit
+    if "siterank" in result.scores:
+        sites["siterank"][1:] = result.scores["siterank"][1 : len(sites)]
+    if "pagerank" in result.scores:
+        sums = np.bincount(docs["siteid"], weights=result.scores["pagerank"][1:], minlength=len(sites))
+        sites["pagerank_sum"][1:] = sums[1 : len(sites)]
+
+
+def _batch_rows(collection, config, docs, sites, doc_ids, profits, now) -> tuple[list[BatchURL], list[BatchSite]]:
+    """The batch's rows: URLs from the URL store, sites' origins, IPs and robots.txt."""
+    rows = docs[doc_ids - 1]
+    urls = [
+        BatchURL(int(d), int(r["siteid"]), int(r["depth"]), bool(r["flags"] & DocFlag.DYNAMIC),
+                 float(profits[d - 1]), float(r["last_visit"]), collection.url(int(d)))
+        for d, r in zip(doc_ids.tolist(), rows)
+    ]
+    site_list = []
+    for site_id in np.unique(rows["siteid"]).tolist():
+        record = sites[site_id]
+        state = RobotsState(int(record["robots_state"]))
+        body = None
+        if state is RobotsState.VALID and record["robots_docid"]:
+            body = collection.load_page(int(record["robots_docid"]))
+        fetched = float(record["robots_fetched"])
+        period = (config.robots_txt_invalid_period if state is RobotsState.UNREACHABLE
+                  else config.robots_txt_valid_period)
+        site_list.append(BatchSite(
+            site_id=site_id, origin=collection.urls.site_name(site_id), ip=_ip_text(record["ip"]),
+            robots_state=state, robots_fetched=fetched,
+            robots_due=state is RobotsState.UNKNOWN or now >= fetched + period, robots_txt=body,
+            crawl_delay=float(record["crawl_delay"]), docs=int(record["docs"]),
+        ))
+    return urls, site_list
+
+
+def _ip_text(raw) -> str:
+    """The record's 16-byte address as text; IPv4-mapped addresses as dotted quads, "" if unknown."""
+    data = bytes(raw).ljust(16, b"\0")  # numpy drops trailing NUL bytes of an S16 value
+    if not any(data):
+        return ""
+    address = ipaddress.IPv6Address(data)
+    return str(address.ipv4_mapped or address)
