@@ -69,15 +69,16 @@ ODD_LEAVES = frozenset(
 )
 GHOSTS = ("/odd/ghost-comment.html", "/odd/ghost-script.html")
 
-_WORDS = (
-    "web crawler harvest gather seed site document batch profit freshness "
-    "link anchor page text index robots politeness queue server wire archive "
-    "quality rank score graph node edge domain host path query cache storage "
-    "the of and a to in is for on with as by at from that this be it are or "
-    "an was which data search engine national chile collection repository "
-    "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod "
-    "tempor incididunt ut labore et dolore magna aliqua enim ad minim veniam"
-).split()
+_WORDS = [
+    "web", "crawler", "harvest", "gather", "seed", "site", "document", "batch", "profit", "freshness", "link",
+    "anchor", "page", "text", "index", "robots", "politeness", "queue", "server", "wire", "archive",
+    "quality", "rank", "score", "graph", "node", "edge", "domain", "host", "path", "query", "cache",
+    "storage", "the", "of", "and", "a", "to", "in", "is", "for", "on", "with", "as", "by", "at", "from",
+    "that", "this", "be", "it", "are", "or", "an", "was", "which", "data", "search", "engine", "national",
+    "chile", "collection", "repository", "lorem", "ipsum", "dolor", "sit", "amet", "consectetur",
+    "adipiscing", "elit", "sed", "do", "eiusmod", "tempor", "incididunt", "ut", "labore", "et", "dolore",
+    "magna", "aliqua", "enim", "ad", "minim", "veniam",
+]
 
 
 class Link(NamedTuple):
@@ -137,10 +138,10 @@ def doc_of(web: Web, site: int, route: Route) -> Doc:
     if kind == "calendar":
         year, month = arg
         nxt = (year + month // 12, month % 12 + 1)
-        links = [Link("/calendar/%04d/%02d/" % nxt, "next month")]
+        links = [Link(f"/calendar/{nxt[0]:04d}/{nxt[1]:02d}/", "next month")]
         if (year, month) > (1, 1):
             prev = (year - (month == 1), (month - 2) % 12 + 1)
-            links.insert(0, Link("/calendar/%04d/%02d/" % prev, "previous month"))
+            links.insert(0, Link(f"/calendar/{prev[0]:04d}/{prev[1]:02d}/", "previous month"))
         return Doc(f"Calendar {year:04d}-{month:02d}", (*links, Link("/", "home")))
     if kind == "deep":
         return Doc(f"Trap depth {arg}", (Link("a/", "deeper"), Link("/", "home")))

@@ -55,7 +55,10 @@ def _png() -> bytes:
 
 def _jpeg() -> bytes:
     """A valid baseline JPEG: one 8x8 grey block, one-symbol Huffman tables."""
-    seg = lambda marker, data: b"\xff" + marker + struct.pack(">H", len(data) + 2) + data  # noqa: E731
+
+    def seg(marker: bytes, data: bytes) -> bytes:
+        return b"\xff" + marker + struct.pack(">H", len(data) + 2) + data
+
     one_symbol = bytes([1] + [0] * 15) + b"\x00"
     return (
         b"\xff\xd8"
@@ -75,8 +78,10 @@ def _pdf() -> bytes:
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>",
+        (
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>"
+        ),
     ]
     stream = b"BT /F1 12 Tf 20 50 Td (WIRE sample report) Tj ET"
     objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))

@@ -241,9 +241,8 @@ class SampleWeb:
             return Route("robots")
         if path == "/sitemap.xml" and self.robots_kind(site) == "sitemap":
             return Route("sitemap")
-        if site == self.site_with(ROLE_DUPLICATES):
-            if route := self._duplicates_route(path):
-                return route
+        if site == self.site_with(ROLE_DUPLICATES) and (route := self._duplicates_route(path)):
+            return route
         if site == self.site_with(ROLE_MIRROR) and path == "/mirror/2.html":
             return Route("alias", (self.site_with(ROLE_DUPLICATES), 2))
         if site == self.site_with(ROLE_ODD) and path.startswith("/odd/"):
