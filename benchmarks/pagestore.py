@@ -43,7 +43,7 @@ from xxhash import xxh3_64_intdigest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from wirescrapy.collection.allocator import NaiveFirstFit  # noqa: E402
+from tests.naive_allocator import NaiveFirstFit  # noqa: E402
 from wirescrapy.collection.extents import ExtentStore  # noqa: E402
 from wirescrapy.collection.links import LinkGraph  # noqa: E402
 from wirescrapy.collection.pages import PageStore  # noqa: E402
