@@ -29,10 +29,8 @@ Exactness
     ``tests/naive_allocator.py``).
 
 Costs
-    ``allocate`` and ``free`` do O(√classes) C-level work plus O(log n) heap operations; with 64-byte
-    granularity and 64 KiB classes a rewrite (allocate + free) takes ≈ 3.5 µs in CPython with the
-    ≈ 30 000 free extents of a 100 000-page store (≈ 4.5 µs with 290 000 at a million pages),
-    where a linear scan of the free list takes ≈ 100 µs.
+    ``allocate`` and ``free`` do O(√classes) C-level work plus O(log n) heap operations, where a linear
+    scan of the free list is O(free extents) (timings: ``benchmarks/pagestore.py``).
     Lazily deleted heap entries are bounded: the heaps are rebuilt when they hold more than twice the
     free extents.
 """
