@@ -156,7 +156,7 @@ class FirstFitAllocator:
                 return
         self._cmin[n] = s
         b = n // self._B
-        if s < self._bmin[b]:
+        if s < self._bmin[b]:  # noqa: PLR1730 -- on the hot path an if costs less than min()
             self._bmin[b] = s
 
     def _compact(self) -> None:
@@ -189,7 +189,7 @@ class FirstFitAllocator:
             b = n // B
             s = min(cmin[n:b * B + B])
             later = min(bmin[b + 1:])
-            if later < s:
+            if later < s:  # noqa: PLR1730 -- on the hot path an if costs less than min()
                 s = later
             if s == _NONE:
                 s = self._end
