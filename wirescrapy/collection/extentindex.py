@@ -78,7 +78,8 @@ class IndexArrays(NamedTuple):
 # -- crc32 of many records at once --------------------------------------------------------------
 # crc32 is affine over GF(2) for a fixed message length: crc(m) = crc(0) ^ XOR_j T_j[m_j], where
 # T_j[v] is the crc change made by byte value v at position j. Taken two bytes at a time, that is
-# 18 table look-ups per record, which numpy does for millions of records in a fraction of a second.
+# 18 table look-ups per record, which numpy does for all the records at once (benchmarks/pagestore.py
+# times it).
 _crc_tables: np.ndarray | None = None
 
 
