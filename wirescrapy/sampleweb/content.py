@@ -304,7 +304,7 @@ def _nul(web: Web, doc: Doc) -> str:
 
 
 def _latin1(web: Web, doc: Doc) -> str:
-    # Encoded to Latin-1 by _reply, so the href holds the byte 0xE9.
+    # Encoded to Latin-1 by render, so the href holds the byte 0xE9.
     return (
         '<html><head><meta charset="iso-8859-1"><title>Café crème</title></head>\n'
         f'<body><p>Déjà vu à la française: <a href="{doc.links[0].href}">café</a></p></body></html>\n'
