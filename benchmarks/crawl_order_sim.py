@@ -123,7 +123,7 @@ from scrapy.settings import Settings
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE, SITE_DTYPE, DocFlag
 from wirescrapy.config import SITE_SPLITS, WireConfig, default_settings
 from wirescrapy.manager import plan, ranking
-from wirescrapy.sampleweb.model import SampleWeb, SampleWebConfig
+from wirescrapy.sampleweb import SampleWeb, SampleWebConfig
 from wirescrapy.sampleweb.shape import SHAPES
 
 FRONT_PAGE_BOOST = 2.0

@@ -2,7 +2,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wirescrapy.collection.allocator import FirstFitAllocator, NaiveFirstFit, OverlapError
+from tests.naive_allocator import NaiveFirstFit
+from wirescrapy.collection.allocator import FirstFitAllocator, OverlapError
 
 
 def test_allocates_at_end_then_reuses_lowest_fit():

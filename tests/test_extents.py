@@ -10,12 +10,8 @@ import pytest
 from xxhash import xxh3_64_intdigest
 
 from tests.crash.process import fork_writer, kill, wait_for
-from wirescrapy.collection.extents import (
-    INDEX_DTYPE,
-    ExtentError,
-    ExtentStore,
-    record_crcs,
-)
+from wirescrapy.collection.extentindex import INDEX_DTYPE, record_crcs
+from wirescrapy.collection.extents import ExtentError, ExtentStore
 
 
 def record_bytes(path: Path, doc_id: int) -> bytes:

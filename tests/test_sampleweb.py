@@ -15,10 +15,11 @@ from scrapy.http import HtmlResponse
 from scrapy.linkextractors import LinkExtractor
 
 from wirescrapy.sampleweb import SampleWeb, SampleWebConfig, SampleWebProcess
+from wirescrapy.sampleweb.config import BIG_PAGE_LIMIT
+from wirescrapy.sampleweb.content import FANOUT
 from wirescrapy.sampleweb.fixture import config_argv
-from wirescrapy.sampleweb.model import BIG_PAGE_LIMIT, FANOUT
-from wirescrapy.sampleweb.shape import zipf_sizes
 from wirescrapy.sampleweb.server import check_loopback, listen
+from wirescrapy.sampleweb.shape import zipf_sizes
 
 PORT = 8080
 

@@ -25,13 +25,12 @@ Structure (exact first fit without scanning the free list)
 
 Exactness
     The result is exactly the first fit over the rounded sizes: the same offsets as a linear scan of
-    a free list sorted by offset (``tests/test_allocator.py`` checks this against such a reference).
+    a free list sorted by offset (``tests/test_allocator.py`` checks this against such a reference,
+    ``tests/naive_allocator.py``).
 
 Costs
-    ``allocate`` and ``free`` do O(√classes) C-level work plus O(log n) heap operations; with 64-byte
-    granularity and 64 KiB classes a rewrite (allocate + free) takes ≈ 3.5 µs in CPython with the
-    ≈ 30 000 free extents of a 100 000-page store (≈ 4.5 µs with 290 000 at a million pages),
-    where a linear scan of the free list takes ≈ 100 µs.
+    ``allocate`` and ``free`` do O(√classes) C-level work plus O(log n) heap operations, where a linear
+    scan of the free list is O(free extents) (timings: ``benchmarks/pagestore.py``).
     Lazily deleted heap entries are bounded: the heaps are rebuilt when they hold more than twice the
     free extents.
 """
@@ -157,7 +156,7 @@ class FirstFitAllocator:
                 return
         self._cmin[n] = s
         b = n // self._B
-        if s < self._bmin[b]:
+        if s < self._bmin[b]:  # noqa: PLR1730 -- on the hot path an if costs less than min()
             self._bmin[b] = s
 
     def _compact(self) -> None:
@@ -190,7 +189,7 @@ class FirstFitAllocator:
             b = n // B
             s = min(cmin[n:b * B + B])
             later = min(bmin[b + 1:])
-            if later < s:
+            if later < s:  # noqa: PLR1730 -- on the hot path an if costs less than min()
                 s = later
             if s == _NONE:
                 s = self._end
@@ -295,57 +294,3 @@ class FirstFitAllocator:
             self._cmin[k] = members[0]
         B = self._B
         self._bmin = [min(self._cmin[lo:lo + B]) for lo in range(0, len(self._cmin), B)]
-
-
-class NaiveFirstFit:
-    """First-fit by definition: a free list sorted by offset, scanned from the start.
-
-    The tests check ``FirstFitAllocator`` against it, and the benchmark measures it as the naive baseline.
-    """
-
-    def __init__(self, granularity: int, base: int = 0):
-        self.granularity = granularity
-        self.end = base
-        self.starts = []
-        self.sizes = []
-
-    def _round(self, size):
-        return -(-size // self.granularity) * self.granularity
-
-    def allocate(self, size):
-        size = self._round(size)
-        if size == 0:
-            return self.end
-        for i, free in enumerate(self.sizes):
-            if free >= size:
-                offset = self.starts[i]
-                if free == size:
-                    del self.starts[i], self.sizes[i]
-                else:
-                    self.starts[i] += size
-                    self.sizes[i] -= size
-                return offset
-        offset = self.end
-        self.end += size
-        return offset
-
-    def free(self, offset, size):
-        start, end = offset, offset + self._round(size)
-        if start == end:
-            return
-        i = bisect.bisect_left(self.starts, start)
-        if i < len(self.starts) and self.starts[i] == end:
-            end += self.sizes[i]
-            del self.starts[i], self.sizes[i]
-        if i and self.starts[i - 1] + self.sizes[i - 1] == start:
-            i -= 1
-            start = self.starts[i]
-            del self.starts[i], self.sizes[i]
-        if end == self.end:
-            self.end = start
-        else:
-            self.starts.insert(i, start)
-            self.sizes.insert(i, end - start)
-
-    def extents(self):
-        return list(zip(self.starts, self.sizes))

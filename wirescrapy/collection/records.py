@@ -156,11 +156,6 @@ class RecordFile:
         self.count = record_id
         return record_id
 
-    def valid(self, ids) -> np.ndarray:
-        """Boolean mask of which ``ids`` name existing records."""
-        ids = np.asarray(ids)
-        return (ids >= 1) & (ids <= self.count)
-
     def flush(self) -> None:
         if self._mmap is not None and not self.readonly:
             self._mmap.flush()

@@ -3,7 +3,7 @@
     python -m wirescrapy.sampleweb --port 0 --sites 6 --pages 40 --seed 1 \\
         --access-log access.jsonl --seeds-file seeds.txt
 
-Every :class:`~wirescrapy.sampleweb.model.SampleWebConfig` field is a flag
+Every :class:`~wirescrapy.sampleweb.config.SampleWebConfig` field is a flag
 (``--pages-per-site``, alias ``--pages``; ``--slow-delay``; ...). Once bound,
 it writes the seeds file and prints one line, which
 :class:`~wirescrapy.sampleweb.fixture.SampleWebProcess` waits for::
@@ -17,8 +17,9 @@ import argparse
 import dataclasses
 import sys
 
+from wirescrapy.sampleweb.config import BROKEN_ROBOTS, SampleWebConfig
 from wirescrapy.sampleweb.fixture import READY, option
-from wirescrapy.sampleweb.model import BROKEN_ROBOTS, DOMAIN, SampleWebConfig
+from wirescrapy.sampleweb.model import DOMAIN
 from wirescrapy.sampleweb.shape import SHAPES
 
 

@@ -23,7 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from wirescrapy.sampleweb.model import GroundTruth, SampleWeb, SampleWebConfig
+from wirescrapy.sampleweb.config import SampleWebConfig
+from wirescrapy.sampleweb.model import SampleWeb
+from wirescrapy.sampleweb.truth import GroundTruth
 
 # The line ``python -m wirescrapy.sampleweb`` prints once it is listening.
 READY = "wirescrapy sample web listening on"

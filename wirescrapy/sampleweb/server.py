@@ -29,7 +29,8 @@ from twisted.python.failure import Failure
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Site
 
-from wirescrapy.sampleweb.model import SampleWeb, SampleWebConfig
+from wirescrapy.sampleweb.config import SampleWebConfig
+from wirescrapy.sampleweb.model import SampleWeb
 
 if TYPE_CHECKING:
     from twisted.internet.defer import Deferred
