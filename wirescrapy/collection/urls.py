@@ -294,9 +294,6 @@ class URLStore:
         if not self.readonly:
             self.index.save(self.dir / "urls.fpi", self.count)
 
-    def disk_bytes(self) -> int:
-        return sum(p.stat().st_size for p in self.dir.glob("urls.*")) + (self.dir / "sites.log").stat().st_size
-
     def close(self) -> None:
         if self._log_fd is None:
             return
