@@ -46,39 +46,38 @@ from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 from w3lib.url import safe_url_string
 
 from wirescrapy.config import WireConfig
-from wirescrapy.items import Fetch, FetchError, Kind
-from wirescrapy.harvester.middlewares import (
+from wirescrapy.harvester.meta import (
+    CHAIN,
+    DEPTH,
+    DOC_ID,
+    HOLD_SITE,
+    HOPS,
     IP,
     KIND,
     MIME_REFUSED,
+    ORIGIN,
+    RDF,
     RECEIVED,
+    SITE_ID,
     STARTED,
     TRUNCATED,
+)
+from wirescrapy.harvester.middlewares import (
     AlreadyFetched,
     BlockedIP,
     RobotsDisallowed,
     RobotsNotReady,
     media_type,
 )
-from wirescrapy.harvester.scheduler import (
-    DEPTH,
-    DOC_ID,
-    HOLD_SITE,
-    SITE_ID,
-    WireScheduler,
-)
+from wirescrapy.harvester.scheduler import WireScheduler
 from wirescrapy.harvester.session import Harvest, origin_of
+from wirescrapy.items import Fetch, FetchError, Kind
 from wirescrapy.manager.batch import Batch
 from wirescrapy.seeder.sitemaps import parse_robots_rdf, parse_sitemap, robots_rdf_url
 from wirescrapy.url import BadURL, canonicalize, robots_txt_url
 
 logger = logging.getLogger(__name__)
 
-# Request.meta keys of the spider's own requests
-ORIGIN = "wire_origin"  # robots.txt and sitemaps: the site they are for
-CHAIN = "wire_chain"  # redirects: the URLs of the chain so far
-HOPS = "wire_hops"
-RDF = "wire_rdf"  # a robots.rdf, not a sitemap
 ROBOTS_MAX_REDIRECTS = 5  # RFC 9309 §2.3.1.2
 FOLLOW_UP_PRIORITY = 1  # > 0: the front of its site's queue (WireScheduler)
 

@@ -24,7 +24,8 @@ from scrapy import signals
 from scrapy.crawler import CrawlerProcess
 from scrapy.exceptions import IgnoreRequest, StopDownload
 
-from wirescrapy.harvester.scheduler import DOC_ID, HOLD_SITE, WireScheduler
+from wirescrapy.harvester.meta import DOC_ID, HOLD_SITE
+from wirescrapy.harvester.scheduler import WireScheduler
 from wirescrapy.manager.batch import BatchSite, BatchURL
 from wirescrapy.sampleweb.accesslog import by_host, too_close
 

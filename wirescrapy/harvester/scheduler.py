@@ -11,8 +11,8 @@ Enable it with ``SCHEDULER = "wirescrapy.harvester.scheduler.WireScheduler"``. T
   the one-connection rule (``ROBOTSTXT_OBEY`` must stay off: its middleware fetches robots.txt with
   ``engine.download``, past any scheduler).
 * :meth:`WireScheduler.enqueue_batch` takes a whole batch in compact form (no Request per URL); the
-  Request is built when its site's turn comes, with ``meta`` ``wire_doc_id``, ``wire_site_id`` and
-  ``wire_depth``, and ``dont_filter=True`` (the manager wrote each doc-id once).
+  Request is built when its site's turn comes, with ``meta`` keys ``DOC_ID``, ``SITE_ID`` and ``DEPTH``
+  (:mod:`wirescrapy.harvester.meta`), and ``dont_filter=True`` (the manager wrote each doc-id once).
 * ``next_request`` pops the first ready site and marks it fetching.
 
 When a fetch ends, the site's wait starts. The signals used, and why:
@@ -62,6 +62,7 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from wirescrapy.config import WireConfig
+from wirescrapy.harvester.meta import DEPTH, DOC_ID, HOLD_SITE, SITE_ID
 from wirescrapy.harvester.politeness import DocTable, PolitenessQueue, Waits
 from wirescrapy.url import origin, split
 
@@ -80,13 +81,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# Request.meta keys of the requests built from a batch (kept by redirects, which copy meta).
-DOC_ID = "wire_doc_id"
-SITE_ID = "wire_site_id"
-DEPTH = "wire_depth"
-# A request whose response decides how its site's next requests are handled (robots.txt): the site stays
-# "fetching" after the download, until the spider calls ``release_held`` (or _MAX_HOLD seconds pass).
-HOLD_SITE = "wire_hold_site"
+# A HOLD_SITE request's site stays "fetching" after the download until the spider releases it, or until
+# this many seconds have passed (the spider's callback failed before it could).
 _MAX_HOLD = 60.0
 
 # Added to each wake-up so that it does not come a hair before the site is ready (the reactor's clock
@@ -272,7 +268,7 @@ class WireScheduler(BaseScheduler):
         return self._clock()
 
     def pending_doc_ids(self) -> Iterator[int]:
-        """Doc-ids of the batch's pages still queued or in flight (a redirect follow-up keeps its doc-id)."""
+        """Doc-ids of the batch's pages still queued or in flight (a retry keeps its doc-id)."""
         for _, item in self.queue.pending():
             if type(item) is int:
                 yield self.docs.doc_ids[item]

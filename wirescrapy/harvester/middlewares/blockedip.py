@@ -10,7 +10,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.error import DNSLookupError
 
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.middlewares.meta import IP
+from wirescrapy.harvester.meta import IP
 from wirescrapy.url import request_host
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from scrapy.exceptions import IgnoreRequest
 
 from wirescrapy.collection.metadata import RobotsState
-from wirescrapy.harvester.middlewares.meta import KIND
+from wirescrapy.harvester.meta import KIND
 from wirescrapy.harvester.session import origin_of
 
 if TYPE_CHECKING:
