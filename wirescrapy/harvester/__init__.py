@@ -10,7 +10,8 @@
 * :mod:`~wirescrapy.harvester.session` — one run over a collection: the batch, what is done, robots.txt;
 * :mod:`~wirescrapy.harvester.progress` — the progress line.
 
-The spider that ties them together is ``spiders/harvester.py`` (``scrapy crawl harvester``).
+The spider that ties them together is :mod:`~wirescrapy.harvester.spider` (``scrapy crawl harvester``;
+``spiders/harvester.py`` is where Scrapy finds it).
 """
 
 from wirescrapy.harvester.politeness import Counts, DocTable, PolitenessQueue, Waits

@@ -137,7 +137,7 @@ class Harvest:
 
     def finish_batch(self, figures: dict) -> None:
         """Write ``harvest.json`` into the batch directory: it is done. ``figures``: what the harvest of
-        this batch did (see ``spiders/harvester.py``)."""
+        this batch did (see ``harvester/spider.py``)."""
         if self.batch is None:
             return
         path = self.batch.path / HARVEST_FILE
