@@ -137,7 +137,7 @@ class Harvest:
 
     def finish_batch(self, figures: dict) -> None:
         """Write ``harvest.json`` into the batch directory: it is done. ``figures``: what the harvest of
-        this batch did (see ``harvester/spider.py``)."""
+        this batch did (:func:`batch_figures`)."""
         if self.batch is None:
             return
         path = self.batch.path / HARVEST_FILE
@@ -199,6 +199,17 @@ class Harvest:
     def _site_record(self, origin: str):
         site_id = self.collection.urls.site_id(origin)
         return self.collection.sites.records[site_id] if site_id else None
+
+
+def batch_figures(batch: Batch, before: dict, after: dict) -> dict:
+    """What harvesting ``batch`` did: the change in the crawl's stats since it began."""
+    def delta(key: str) -> int:
+        return after.get(key, 0) - before.get(key, 0)
+
+    errors = {key.rsplit("/", 1)[1]: delta(key) for key in after if key.startswith("harvester/errors/")}
+    return {"urls": len(batch.urls), "fetched": delta("harvester/fetched/page"), "ok": delta("harvester/status/200"),
+            "duplicates": delta("gatherer/duplicates"), "new_urls": delta("gatherer/links/new"),
+            "bytes": delta("harvester/bytes"), "errors": {k: v for k, v in errors.items() if v}}
 
 
 def origin_of(url: str) -> str:

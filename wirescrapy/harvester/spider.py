@@ -10,73 +10,52 @@ finds it).
 The spider is the short-term scheduling of WIRE's harvester: it queues the batch in the
 ``WireScheduler`` (one connection per site, the site's wait between accesses), robots.txt first for every
 site whose robots.txt is due, and turns every network access into a :class:`~wirescrapy.items.Fetch`
-— a response of any status, a download stopped after its headers or at the max file size, or a failure
-with no response. The gatherer's item pipelines (``wirescrapy.gatherer.pipelines``) store it. The spider
-itself writes nothing to the collection; it reads the robots.txt policies and asks whether a page was
-already fetched in this batch.
+(:mod:`~wirescrapy.harvester.fetch`) — a response of any status, a download stopped after its headers or at
+the max file size, or a failure with no response. The gatherer's item pipelines
+(``wirescrapy.gatherer.pipelines``) store it. The spider itself writes nothing to the collection; it reads
+the robots.txt policies and asks whether a page was already fetched in this batch.
 
-Redirects are the spider's, not Scrapy's RedirectMiddleware (``REDIRECT_ENABLED`` is off): a 3xx is
-recorded on its page with its target as the page's only link, the target goes through the seeder rules,
-and if they accept it, it is requested through the target site's politeness queue (at the front) —
-at most ``WIRE_MAX_REDIRECTS`` hops from the batch's page (5 for robots.txt, RFC 9309). A target already
-in the chain ends it as a redirect-loop error on the page. A target on a site whose robots.txt is due gets
-its robots.txt queued before it.
+Redirects are the spider's, not Scrapy's RedirectMiddleware (``REDIRECT_ENABLED`` is off): where a 3xx
+leads is decided by :func:`~wirescrapy.harvester.redirects.decide_redirect`, and a target to follow is
+requested through its site's politeness queue, at the front. A page's target on a site whose robots.txt is
+due gets its robots.txt queued before it.
 """
 
 from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from pathlib import Path
-from urllib.parse import urljoin
 
 import scrapy
 from scrapy import signals
-from scrapy.exceptions import DontCloseSpider, NotConfigured, StopDownload
-from twisted.internet.error import (
-    ConnectError,
-    ConnectionLost,
-    ConnectionRefusedError,
-    DNSLookupError,
-    TCPTimedOutError,
-    TimeoutError,
-)
-from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
-from w3lib.url import safe_url_string
+from scrapy.exceptions import DontCloseSpider, NotConfigured
 
 from wirescrapy.config import WireConfig
+from wirescrapy.harvester.fetch import failure_fetch, kind_of, response_fetch
 from wirescrapy.harvester.meta import (
     CHAIN,
     DEPTH,
-    DOC_ID,
     HOLD_SITE,
     HOPS,
-    IP,
     KIND,
-    MIME_REFUSED,
     ORIGIN,
     RDF,
-    RECEIVED,
     SITE_ID,
-    STARTED,
-    TRUNCATED,
 )
-from wirescrapy.harvester.middlewares import (
-    AlreadyFetched,
-    BlockedIP,
-    RobotsDisallowed,
-    RobotsNotReady,
-    media_type,
+from wirescrapy.harvester.middlewares import AlreadyFetched, RobotsNotReady
+from wirescrapy.harvester.redirects import (
+    ROBOTS_MAX_REDIRECTS,
+    decide_redirect,
+    is_redirect,
 )
 from wirescrapy.harvester.scheduler import WireScheduler
-from wirescrapy.harvester.session import Harvest, origin_of
+from wirescrapy.harvester.session import Harvest, batch_figures, origin_of
 from wirescrapy.items import Fetch, FetchError, Kind
 from wirescrapy.manager.batch import Batch
 from wirescrapy.seeder.sitemaps import parse_robots_rdf, parse_sitemap, robots_rdf_url
 from wirescrapy.url import BadURL, canonicalize, robots_txt_url
 
-ROBOTS_MAX_REDIRECTS = 5  # RFC 9309 §2.3.1.2
 FOLLOW_UP_PRIORITY = 1  # > 0: the front of its site's queue (WireScheduler)
 
 
@@ -229,12 +208,11 @@ class HarvesterSpider(scrapy.Spider):
 
     def parse(self, response):
         request = response.request
-        kind = Kind(request.meta.get(KIND, "page"))
+        kind = kind_of(request)
         try:
-            fetch = self._fetch(request, kind)
-            self._response(fetch, response)
+            fetch = response_fetch(response, self.config.max_file_size, time.time())
             follow_ups = []
-            if 300 <= response.status < 400 and response.status != 304:
+            if is_redirect(response.status):
                 follow_ups = self._redirect(fetch, response)
             if kind is Kind.ROBOTS and not follow_ups:
                 follow_ups = self._robots_fetched(fetch)
@@ -253,11 +231,8 @@ class HarvesterSpider(scrapy.Spider):
         if isinstance(exc, (RobotsNotReady, AlreadyFetched)):
             stats.inc_value(f"harvester/skipped/{'robots_not_ready' if isinstance(exc, RobotsNotReady) else 'done'}")
             return
-        kind = Kind(request.meta.get(KIND, "page"))
-        fetch = self._fetch(request, kind)
-        fetch.error = classify(exc)
-        fetch.status = fetch.error.status
-        fetch.message = str(exc)[:300]
+        fetch = failure_fetch(request, exc, time.time())
+        kind = fetch.kind
         if fetch.error is FetchError.OTHER:
             self.logger.warning("Fetching %(url)s failed: %(error)r", {"url": request.url, "error": exc})
         if kind is Kind.ROBOTS:
@@ -267,81 +242,37 @@ class HarvesterSpider(scrapy.Spider):
                 WireScheduler.of(self.crawler).release_held(request)
         yield fetch
 
-    def _fetch(self, request, kind: Kind) -> Fetch:
-        meta = request.meta
-        now = time.time()
-        return Fetch(kind=kind, url=request.url, doc_id=meta.get(DOC_ID, 0), site_id=meta.get(SITE_ID, 0),
-                     depth=meta.get(DEPTH, 0), started=meta.get(STARTED, now), ended=now, hops=meta.get(HOPS, 0),
-                     ip=meta.get(IP, ""), origin=meta.get(ORIGIN, ""))
-
-    def _response(self, fetch: Fetch, response) -> None:
-        meta = response.meta
-        headers = response.headers
-        fetch.status = response.status
-        content_type = headers.get(b"Content-Type") or b""
-        fetch.content_type = content_type.decode("latin-1")
-        fetch.mime = media_type(content_type)
-        fetch.latency = float(meta.get("download_latency", 0.0))
-        fetch.raw_length = meta.get(RECEIVED, len(response.body))
-        if response.ip_address is not None:
-            fetch.ip = str(response.ip_address)
-        fetch.last_modified = http_date(headers.get(b"Last-Modified"))
-        if meta.get(MIME_REFUSED):
-            fetch.mime_refused = True
-            return
-        body = response.body
-        if fetch.kind is Kind.PAGE and len(body) > self.config.max_file_size:
-            body = body[: self.config.max_file_size]
-        fetch.body = body
-        fetch.truncated = bool(meta.get(TRUNCATED))
-
     # -- redirects -----------------------------------------------------------------------------------
 
     def _redirect(self, fetch: Fetch, response) -> list:
-        location = response.headers.get(b"Location")
-        if not location:
+        meta = response.meta
+        page = fetch.kind is Kind.PAGE
+        redirect = decide_redirect(response.headers.get(b"Location"), response.url, meta.get(CHAIN, (fetch.url,)),
+                                   fetch.hops, self.config.max_redirects if page else ROBOTS_MAX_REDIRECTS,
+                                   rules=self.harvest.rules if page else None, depth=fetch.depth)
+        stats = self.crawler.stats
+        if page:
+            fetch.redirect = redirect.target
+        if redirect.rejected:
+            stats.inc_value("harvester/redirects/rejected")
+        if redirect.error is not None:
+            fetch.error = redirect.error
+            fetch.status = redirect.error.status
+            fetch.message = redirect.message
+            stats.inc_value(f"harvester/redirects/{redirect.error.label}")
+        target = redirect.target
+        if not redirect.follow or (page and self.harvest.fetched_in_batch(target)):
             return []
-        try:
-            target = safe_url_string(urljoin(response.url, location.decode("latin-1").strip()))
-        except ValueError:
-            return []
-        chain = response.meta.get(CHAIN, (fetch.url,))
-        if fetch.kind is Kind.PAGE:
-            decision = self.harvest.rules.classify_at(target, fetch.depth)
-            if not decision.kept:
-                self.crawler.stats.inc_value("harvester/redirects/rejected")
-                return []
-            target = fetch.redirect = decision.url
-            if not decision.fetch:
-                return []
-            limit = self.config.max_redirects
-        else:
-            try:
-                target = canonicalize(target)
-            except BadURL:
-                return []
-            limit = ROBOTS_MAX_REDIRECTS
-        if target in chain:
-            fetch.error = FetchError.REDIRECT_LOOP
-        elif fetch.hops >= limit:
-            fetch.error = FetchError.TOO_MANY_REDIRECTS
-        if fetch.error is not None:
-            fetch.status = fetch.error.status
-            fetch.message = " -> ".join((*chain, target))[:500]
-            self.crawler.stats.inc_value(f"harvester/redirects/{fetch.error.label}")
-            return []
-        if fetch.kind is Kind.PAGE and self.harvest.fetched_in_batch(target):
-            return []
-        meta = {DEPTH: fetch.depth, SITE_ID: 0, HOPS: fetch.hops + 1, CHAIN: (*chain, target)}
+        follow_up = {DEPTH: fetch.depth, SITE_ID: 0, HOPS: fetch.hops + 1, CHAIN: redirect.chain}
         for key in (KIND, ORIGIN, RDF, HOLD_SITE):
-            if key in response.meta:
-                meta[key] = response.meta[key]
+            if key in meta:
+                follow_up[key] = meta[key]
         requests = [scrapy.Request(target, callback=self.parse, errback=self.failed, dont_filter=True,
-                                   priority=FOLLOW_UP_PRIORITY, meta=meta)]
+                                   priority=FOLLOW_UP_PRIORITY, meta=follow_up)]
         origin = origin_of(target)
-        if fetch.kind is Kind.PAGE and origin and self.harvest.robots_needed(origin, time.time()):
+        if page and origin and self.harvest.robots_needed(origin, time.time()):
             requests.append(self._robots_request(origin))  # queued last, at the front: fetched first
-        self.crawler.stats.inc_value("harvester/redirects/followed")
+        stats.inc_value("harvester/redirects/followed")
         return requests
 
     # -- robots.txt and sitemaps ---------------------------------------------------------------------
@@ -406,43 +337,5 @@ class HarvesterSpider(scrapy.Spider):
         return requests
 
 
-def batch_figures(batch: Batch, before: dict, after: dict) -> dict:
-    """What harvesting ``batch`` did: the change in the crawl's stats since it began."""
-    def delta(key: str) -> int:
-        return after.get(key, 0) - before.get(key, 0)
-
-    errors = {key.rsplit("/", 1)[1]: delta(key) for key in after if key.startswith("harvester/errors/")}
-    return {"urls": len(batch.urls), "fetched": delta("harvester/fetched/page"), "ok": delta("harvester/status/200"),
-            "duplicates": delta("gatherer/duplicates"), "new_urls": delta("gatherer/links/new"),
-            "bytes": delta("harvester/bytes"), "errors": {k: v for k, v in errors.items() if v}}
-
-
 def fetch_origin(fetch: Fetch) -> str:
     return fetch.origin or origin_of(fetch.url)
-
-
-def classify(exc: BaseException) -> FetchError:
-    """The FetchError of a request's failure."""
-    if isinstance(exc, BlockedIP):
-        return FetchError.BLOCKED_IP
-    if isinstance(exc, RobotsDisallowed):
-        return FetchError.ROBOTS_DISALLOWED
-    if isinstance(exc, DNSLookupError):
-        return FetchError.DNS
-    if isinstance(exc, ConnectionRefusedError):
-        return FetchError.REFUSED
-    if isinstance(exc, (TimeoutError, TCPTimedOutError)):
-        return FetchError.TIMEOUT
-    if isinstance(exc, (ResponseFailed, ResponseNeverReceived, ConnectionLost, ConnectError, StopDownload)):
-        return FetchError.CONNECTION_LOST
-    return FetchError.OTHER
-
-
-def http_date(value: bytes | None) -> float:
-    """Unix seconds of an HTTP date header; 0 if absent or unreadable."""
-    if not value:
-        return 0.0
-    try:
-        return parsedate_to_datetime(value.decode("latin-1")).timestamp()
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return 0.0
