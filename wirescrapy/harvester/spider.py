@@ -26,6 +26,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import scrapy
 from scrapy import signals
@@ -49,12 +50,16 @@ from wirescrapy.harvester.redirects import (
     decide_redirect,
     is_redirect,
 )
+from wirescrapy.harvester.robots import fetch_origin, origin_of
 from wirescrapy.harvester.scheduler import WireScheduler
-from wirescrapy.harvester.session import Harvest, batch_figures, origin_of
+from wirescrapy.harvester.session import Harvest, batch_figures
 from wirescrapy.items import Fetch, FetchError, Kind
 from wirescrapy.manager.batch import Batch
 from wirescrapy.seeder.sitemaps import parse_robots_rdf, parse_sitemap, robots_rdf_url
 from wirescrapy.url import BadURL, canonicalize, robots_txt_url
+
+if TYPE_CHECKING:
+    from wirescrapy.seeder.robots import RobotsPolicy
 
 FOLLOW_UP_PRIORITY = 1  # > 0: the front of its site's queue (WireScheduler)
 
@@ -140,7 +145,7 @@ class HarvesterSpider(scrapy.Spider):
         sites = {}
         for site_id, site in batch.sites.items():
             sites[site_id] = harvest.site_for_queue(site)
-            if harvest.robots_needed(site.origin, now):
+            if harvest.robots.request_due(site.origin, now):
                 self.crawler.engine.crawl(self._robots_request(site.origin))
         stats = self.crawler.stats
         self._stats_before = dict(stats.get_stats())
@@ -237,7 +242,7 @@ class HarvesterSpider(scrapy.Spider):
             self.logger.warning("Fetching %(url)s failed: %(error)r", {"url": request.url, "error": exc})
         if kind is Kind.ROBOTS:
             try:
-                self._robots_failed(fetch, request)
+                self._robots_failed(fetch)
             finally:
                 WireScheduler.of(self.crawler).release_held(request)
         yield fetch
@@ -270,7 +275,7 @@ class HarvesterSpider(scrapy.Spider):
         requests = [scrapy.Request(target, callback=self.parse, errback=self.failed, dont_filter=True,
                                    priority=FOLLOW_UP_PRIORITY, meta=follow_up)]
         origin = origin_of(target)
-        if page and origin and self.harvest.robots_needed(origin, time.time()):
+        if page and origin and self.harvest.robots.request_due(origin, time.time()):
             requests.append(self._robots_request(origin))  # queued last, at the front: fetched first
         stats.inc_value("harvester/redirects/followed")
         return requests
@@ -285,10 +290,9 @@ class HarvesterSpider(scrapy.Spider):
 
     def _robots_fetched(self, fetch: Fetch) -> list:
         origin = fetch_origin(fetch)
-        policy = self.harvest.policy(origin)
-        state = policy.fetched(fetch.status, fetch.body, fetch.ended)
+        policy = self.harvest.robots.fetched(fetch)
         self._robots_settled(origin, policy)
-        self.crawler.stats.inc_value(f"harvester/robots/{state.name.lower()}")
+        self.crawler.stats.inc_value(f"harvester/robots/{policy.state.name.lower()}")
         limit = self.config.sitemaps_per_site
         sitemaps = policy.sitemaps(robots_txt_url(origin))
         requests = []
@@ -302,15 +306,11 @@ class HarvesterSpider(scrapy.Spider):
         self._sitemaps_left[origin] = max(limit - len(sitemaps), 0)
         return requests
 
-    def _robots_failed(self, fetch: Fetch, request) -> None:
-        origin = request.meta.get(ORIGIN) or origin_of(fetch.url)
-        policy = self.harvest.policy(origin)
-        policy.failed(fetch.ended)
-        self._robots_settled(origin, policy)
+    def _robots_failed(self, fetch: Fetch) -> None:
+        self._robots_settled(fetch_origin(fetch), self.harvest.robots.failed(fetch))
         self.crawler.stats.inc_value("harvester/robots/unreachable")
 
-    def _robots_settled(self, origin: str, policy) -> None:
-        self.harvest.robots_done(origin)
+    def _robots_settled(self, origin: str, policy: RobotsPolicy) -> None:
         WireScheduler.of(self.crawler).set_crawl_delay(origin, policy.crawl_delay or 0.0)
 
     def _sitemap_request(self, url: str, origin: str, rdf: bool = False) -> scrapy.Request:
@@ -335,7 +335,3 @@ class HarvesterSpider(scrapy.Spider):
                 continue
         self._sitemaps_left[origin] = left - len(requests)
         return requests
-
-
-def fetch_origin(fetch: Fetch) -> str:
-    return fetch.origin or origin_of(fetch.url)

@@ -15,8 +15,8 @@ they read and write are in :mod:`wirescrapy.harvester.meta`:
 * ``robots``: :class:`RobotsMiddleware` (120): a page request whose site's robots.txt forbids it is refused with
   :class:`RobotsDisallowed` before any network access; a site whose robots.txt is unreachable (5xx,
   network error: RFC 9309 §2.3.1.4) or not known yet gets :class:`RobotsNotReady` for all its pages: they
-  stay in the collection for a later batch. The rules are the harvest's (``Harvest.policy``); a spider
-  without a ``harvest`` attribute passes everything.
+  stay in the collection for a later batch. The harvest's robots.txt owner decides (``harvest.robots``); a
+  spider without a ``harvest`` attribute passes everything.
 * ``retry``: :class:`WireRetryMiddleware` (550, in place of Scrapy's ``RetryMiddleware``): a failed fetch is tried
   again in its batch, at the back of its site's queue; giving up is logged as INFO (the page is recorded
   with its error).
