@@ -144,3 +144,16 @@ def test_changed_rules_let_the_pages_they_refused_be_fetched_again(harvest):
     harvest.robots.fetched(gone)
     gather(harvest, gone)
     assert not collection.documents.records[refused]["flags"] & DocFlag.ROBOTS_DISALLOWED
+
+
+@pytest.mark.parametrize("status", [200, 203, 206])
+def test_a_2xx_robots_txt_is_stored_and_obeyed_like_a_200(harvest, status):
+    fetch = robots_fetch(status, RULES)
+    assert harvest.robots.fetched(fetch).state is RobotsState.VALID
+    assert harvest.robots.verdict(SITE + "/private/x") is Verdict.DISALLOWED  # in this harvest
+    assert harvest.robots.record(fetch).body == RULES
+    gather(harvest, fetch)
+    assert harvest.collection.load_page(int(site_record(harvest)["robots_docid"])) == RULES
+    later = RobotsTxt(CONFIG, USER_AGENT, harvest.collection)  # the next harvest, or a restart
+    assert later.verdict(SITE + "/private/x") is Verdict.DISALLOWED
+    assert later.verdict(SITE + "/page") is Verdict.ALLOWED and later.policy(SITE).crawl_delay == 2.0

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wirescrapy.collection.metadata import RobotsState
-from wirescrapy.seeder.robots import RobotsPolicy, limit_body
+from wirescrapy.seeder.robots import RobotsPolicy, limit_body, response_state
 from wirescrapy.url import BadURL, robots_txt_url, site_of
 
 if TYPE_CHECKING:
@@ -128,7 +128,9 @@ class RobotsTxt:
         """What the robots.txt fetch ``fetch`` writes into the collection."""
         site = fetch_origin(fetch)
         policy = self.policy(site)
-        body = limit_body(fetch.body) if fetch.status == 200 and not fetch.error else None
+        # The body is stored exactly when it is the site's rules, and as they are parsed: on any 2xx, by the
+        # policy's own rule, so that a later harvest loads the rules this one obeyed.
+        body = limit_body(fetch.body) if response_state(fetch.status) is RobotsState.VALID else None
         return RobotsRecord(robots_txt_url(site), body, policy.state, policy.fetched_at, policy.crawl_delay or 0.0)
 
     def _load(self, site: str, batch_site: BatchSite | None) -> RobotsPolicy:
