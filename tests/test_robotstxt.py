@@ -157,3 +157,9 @@ def test_a_2xx_robots_txt_is_stored_and_obeyed_like_a_200(harvest, status):
     later = RobotsTxt(CONFIG, USER_AGENT, harvest.collection)  # the next harvest, or a restart
     assert later.verdict(SITE + "/private/x") is Verdict.DISALLOWED
     assert later.verdict(SITE + "/page") is Verdict.ALLOWED and later.policy(SITE).crawl_delay == 2.0
+
+
+def test_a_site_stays_held_while_its_robots_txt_chain_is_on_another_site():
+    assert RobotsTxt.keeps_hold(SITE, "http://b.cl/rules.txt")
+    assert RobotsTxt.keeps_hold(SITE, "https://a.cl/robots.txt")  # another scheme is another site
+    assert not RobotsTxt.keeps_hold(SITE, SITE + "/robots-new.txt")  # the hop holds the site in turn

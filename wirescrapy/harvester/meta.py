@@ -27,8 +27,8 @@ KIND = "wire_kind"
 # robots.txt and sitemaps: the site they are for (a redirect may lead to another). Read by the spider
 # (Fetch.origin).
 ORIGIN = "wire_origin"
-# robots.txt and its redirect hops: the site's next requests wait for its rules. Read by WireScheduler, which
-# keeps the site busy after the download until the spider releases it.
+# robots.txt, and its redirect hops on its own site: the site's next requests wait for its rules. Read by
+# WireScheduler, which keeps the site busy after the download until the spider releases it.
 HOLD_SITE = "wire_hold_site"
 # A redirect hop: the URLs of the chain so far. Read by the spider (a target already in it is a loop).
 CHAIN = "wire_chain"

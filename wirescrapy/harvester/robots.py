@@ -8,7 +8,8 @@ A site's rules are a :class:`~wirescrapy.seeder.robots.RobotsPolicy` (the pure R
 * says **what is due**: a site whose robots.txt must be fetched before its pages, requested once a batch;
 * **answers** the ``RobotsMiddleware``: a URL is allowed, disallowed, or waits because its site's
   robots.txt is not fetched yet or is unreachable;
-* **settles** a site when its robots.txt request ends, with a response or a failure;
+* **settles** a site when its robots.txt request ends, with a response or a failure, and says whether the
+  site stays held meanwhile (``HOLD_SITE``) when the request is redirected;
 * says what a robots.txt fetch **writes**: a :class:`RobotsRecord`, which the gatherer's pipelines write as
   it is (the document, the body to store, the site record's robots.txt fields, the old refusals lifted).
 
@@ -121,6 +122,14 @@ class RobotsTxt:
         policy.failed(fetch.ended)
         self._requested.discard(site)
         return policy
+
+    @staticmethod
+    def keeps_hold(site: str, hop: str) -> bool:
+        """Whether ``site`` stays held while its robots.txt chain goes on to ``hop``, a redirect target: yes
+        when the hop is on another site, whose queue it waits in, or the site's pages would reach the
+        robots.txt check before its rules; no on the site itself, where the hop goes to the front of the
+        site's queue and holds the site in turn."""
+        return origin_of(hop) != site
 
     # -- the collection ------------------------------------------------------------------------------------------
 

@@ -30,9 +30,11 @@ When a fetch ends, the site's wait starts. The signals used, and why:
   wait, as no access was made.
 
 A request with ``meta[HOLD_SITE]`` (robots.txt) keeps its site busy after its download until the spider
-calls ``release_held``: the site's next page must not reach the robots.txt check before the spider has read
-the rules, which happens in the callback, after ``request_left_downloader`` (with waits of 0 the page
-would come at once). The wait still counts from the end of the download.
+calls ``release_site`` (or ``release_held``): the site's next page must not reach the robots.txt check before
+the spider has read the rules, which happens in the callback, after ``request_left_downloader`` (with waits
+of 0 the page would come at once). A robots.txt that redirects to another site keeps its own site held
+through the chain: the spider releases the site when the chain ends. The wait still counts from the end of
+the download.
 
 Each released request is removed from the in-flight map first, so a site is released exactly once per
 request whatever order the signals come in.
@@ -296,6 +298,13 @@ class WireScheduler(BaseScheduler):
         if ended is not None:
             self._release(request, fetched=True, ended=ended)
             self._wake_engine()
+
+    def release_site(self, site: str) -> None:
+        """End the hold on the site of URL ``site``, whichever of its requests holds it: the spider has read
+        the response the site's next requests wait for, maybe one fetched from another site."""
+        key = origin(site)
+        for request in [r for r in self._held if self._in_flight.get(r) == key]:
+            self.release_held(request)
 
     def _release_stale_holds(self, now: float) -> None:
         # A hold the spider never ended (its callback raised before releasing): end it.

@@ -214,18 +214,18 @@ class HarvesterSpider(scrapy.Spider):
     def parse(self, response):
         request = response.request
         kind = kind_of(request)
+        hop = None  # a robots.txt's redirect, followed
         try:
             fetch = response_fetch(response, self.config.max_file_size, time.time())
-            follow_ups = []
-            if is_redirect(response.status):
-                follow_ups = self._redirect(fetch, response)
-            if kind is Kind.ROBOTS and not follow_ups:
-                follow_ups = self._robots_fetched(fetch)
+            follow_ups = self._redirect(fetch, response) if is_redirect(response.status) else []
+            if kind is Kind.ROBOTS:
+                hop = follow_ups[0] if follow_ups else None
+                follow_ups = follow_ups or self._robots_fetched(fetch)
             elif kind is Kind.SITEMAP and response.status == 200:
                 follow_ups = self._sitemap(fetch, request)
         finally:
-            if kind is Kind.ROBOTS:  # the rules are known (or a redirect is queued): the site may go on
-                WireScheduler.of(self.crawler).release_held(request)
+            if kind is Kind.ROBOTS:
+                self._robots_read(request, hop)
         yield fetch
         yield from follow_ups
 
@@ -244,7 +244,7 @@ class HarvesterSpider(scrapy.Spider):
             try:
                 self._robots_failed(fetch)
             finally:
-                WireScheduler.of(self.crawler).release_held(request)
+                self._robots_read(request, None)
         yield fetch
 
     # -- redirects -----------------------------------------------------------------------------------
@@ -269,9 +269,11 @@ class HarvesterSpider(scrapy.Spider):
         if not redirect.follow or (page and self.harvest.fetched_in_batch(target)):
             return []
         follow_up = {DEPTH: fetch.depth, SITE_ID: 0, HOPS: fetch.hops + 1, CHAIN: redirect.chain}
-        for key in (KIND, ORIGIN, RDF, HOLD_SITE):
+        for key in (KIND, ORIGIN, RDF):
             if key in meta:
                 follow_up[key] = meta[key]
+        if meta.get(HOLD_SITE) and not self.harvest.robots.keeps_hold(meta[ORIGIN], target):
+            follow_up[HOLD_SITE] = True
         requests = [scrapy.Request(target, callback=self.parse, errback=self.failed, dont_filter=True,
                                    priority=FOLLOW_UP_PRIORITY, meta=follow_up)]
         origin = origin_of(target)
@@ -312,6 +314,13 @@ class HarvesterSpider(scrapy.Spider):
 
     def _robots_settled(self, origin: str, policy: RobotsPolicy) -> None:
         WireScheduler.of(self.crawler).set_crawl_delay(origin, policy.crawl_delay or 0.0)
+
+    def _robots_read(self, request: scrapy.Request, hop: scrapy.Request | None) -> None:
+        # The site's pages wait for its rules (HOLD_SITE): release it once a response is read, also one that
+        # failed to be, unless the chain goes on to another site (robots.keeps_hold).
+        origin = request.meta[ORIGIN]
+        if hop is None or not self.harvest.robots.keeps_hold(origin, hop.url):
+            WireScheduler.of(self.crawler).release_site(origin)
 
     def _sitemap_request(self, url: str, origin: str, rdf: bool = False) -> scrapy.Request:
         return scrapy.Request(url, callback=self.parse, errback=self.failed, dont_filter=True,
