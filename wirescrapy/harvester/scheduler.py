@@ -113,7 +113,7 @@ class WireScheduler(BaseScheduler):
         dupefilter: BaseDupeFilter,
         clock: Callable[[], float] = time.monotonic,
     ):
-        config = WireConfig.from_settings(crawler.settings)
+        config = WireConfig.from_crawler(crawler)
         self.crawler = crawler
         self.stats = crawler.stats
         self.dupefilter = dupefilter

@@ -91,7 +91,7 @@ class HarvesterSpider(scrapy.Spider):
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider.config = WireConfig.from_settings(crawler.settings)
+        spider.config = WireConfig.from_crawler(crawler)
         scheduler = crawler.settings["SCHEDULER"]
         if not isinstance(scheduler, str) or not scheduler.endswith("WireScheduler"):
             raise NotConfigured(f"the harvester needs SCHEDULER = wirescrapy.harvester.scheduler.WireScheduler, "

@@ -32,7 +32,7 @@ class BlockedIPMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(WireConfig.from_settings(crawler.settings).blocked_ips)
+        return cls(WireConfig.from_crawler(crawler).blocked_ips)
 
     def blocked(self, address: str) -> bool:
         ip = ipaddress.ip_address(address)

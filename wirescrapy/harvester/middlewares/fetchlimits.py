@@ -29,7 +29,7 @@ class FetchLimitsMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        config = WireConfig.from_settings(crawler.settings)
+        config = WireConfig.from_crawler(crawler)
         middleware = cls(config.accept_mime, config.max_file_size)
         crawler.signals.connect(middleware.headers_received, signal=signals.headers_received)
         crawler.signals.connect(middleware.bytes_received, signal=signals.bytes_received)
