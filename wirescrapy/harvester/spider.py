@@ -12,8 +12,9 @@ The spider is the short-term scheduling of WIRE's harvester: it queues the batch
 site whose robots.txt is due, and turns every network access into a :class:`~wirescrapy.items.Fetch`
 (:mod:`~wirescrapy.harvester.fetch`) — a response of any status, a download stopped after its headers or at
 the max file size, or a failure with no response. The gatherer's item pipelines
-(``wirescrapy.gatherer.pipelines``) store it. The spider itself writes nothing to the collection; it reads
-the robots.txt policies and asks whether a page was already fetched in this batch.
+(``wirescrapy.gatherer.pipelines``) store it. The spider itself writes nothing to the collection: robots.txt
+is the harvest's owner's (:mod:`~wirescrapy.harvester.robots`: what is due, the rules a response settles,
+how long a site stays held for them), and the session says whether a page was fetched in this batch.
 
 Redirects are the spider's, not Scrapy's RedirectMiddleware (``REDIRECT_ENABLED`` is off): where a 3xx
 leads is decided by :func:`~wirescrapy.harvester.redirects.decide_redirect`, and a target to follow is
@@ -214,13 +215,15 @@ class HarvesterSpider(scrapy.Spider):
     def parse(self, response):
         request = response.request
         kind = kind_of(request)
-        hop = None  # a robots.txt's redirect, followed
+        hop = None  # the next request of a robots.txt's redirect chain
         try:
             fetch = response_fetch(response, self.config.max_file_size, time.time())
             follow_ups = self._redirect(fetch, response) if is_redirect(response.status) else []
             if kind is Kind.ROBOTS:
-                hop = follow_ups[0] if follow_ups else None
-                follow_ups = follow_ups or self._robots_fetched(fetch)
+                if follow_ups:
+                    hop = follow_ups[0]
+                else:
+                    follow_ups = self._robots_fetched(fetch)
             elif kind is Kind.SITEMAP and response.status == 200:
                 follow_ups = self._sitemap(fetch, request)
         finally:
@@ -237,10 +240,9 @@ class HarvesterSpider(scrapy.Spider):
             stats.inc_value(f"harvester/skipped/{'robots_not_ready' if isinstance(exc, RobotsNotReady) else 'done'}")
             return
         fetch = failure_fetch(request, exc, time.time())
-        kind = fetch.kind
         if fetch.error is FetchError.OTHER:
             self.logger.warning("Fetching %(url)s failed: %(error)r", {"url": request.url, "error": exc})
-        if kind is Kind.ROBOTS:
+        if fetch.kind is Kind.ROBOTS:
             try:
                 self._robots_failed(fetch)
             finally:
@@ -316,8 +318,9 @@ class HarvesterSpider(scrapy.Spider):
         WireScheduler.of(self.crawler).set_crawl_delay(origin, policy.crawl_delay or 0.0)
 
     def _robots_read(self, request: scrapy.Request, hop: scrapy.Request | None) -> None:
-        # The site's pages wait for its rules (HOLD_SITE): release it once a response is read, also one that
-        # failed to be, unless the chain goes on to another site (robots.keeps_hold).
+        # The site's pages wait for its rules (HOLD_SITE): release the site once a robots.txt response or
+        # failure is handled, even if handling it raised, unless the chain goes on to another site, where the
+        # site's own pages would overtake it (RobotsTxt.keeps_hold).
         origin = request.meta[ORIGIN]
         if hop is None or not self.harvest.robots.keeps_hold(origin, hop.url):
             WireScheduler.of(self.crawler).release_site(origin)
