@@ -84,7 +84,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # A HOLD_SITE request's site stays "fetching" after the download until the spider releases it, or until
-# this many seconds have passed (the spider's callback failed before it could).
+# this many seconds have passed (the callback raised before releasing it, or the robots.txt was redirected
+# to a site that kept it waiting that long).
 _MAX_HOLD = 60.0
 
 # Added to each wake-up so that it does not come a hair before the site is ready (the reactor's clock
@@ -307,7 +308,7 @@ class WireScheduler(BaseScheduler):
             self.release_held(request)
 
     def _release_stale_holds(self, now: float) -> None:
-        # A hold the spider never ended (its callback raised before releasing): end it.
+        # A hold the spider has not ended in _MAX_HOLD seconds: end it.
         for request, ended in list(self._held.items()):
             if now - ended > _MAX_HOLD:
                 logger.warning("Site of %(url)s held %(s).0f s after its download: released",
