@@ -148,8 +148,9 @@ def measure_rss(kind: str, urls: int, sites: int) -> dict:
     from scrapy import Request, Spider
     from scrapy.dupefilters import BaseDupeFilter
 
+    from wirescrapy.harvester.meta import DEPTH, DOC_ID, SITE_ID
+    from wirescrapy.harvester.scheduler import WireScheduler
     from wirescrapy.url import origin
-    from wirescrapy.harvester.scheduler import DEPTH, DOC_ID, SITE_ID, WireScheduler
 
     made = crawler()  # import and build everything before the first reading
     if kind == "scrapy":

@@ -36,7 +36,7 @@ EXTENSIONS = {
     "scrapy.extensions.logstats.LogStats": None,  # the harvest's progress line says more
 }
 
-# The harvester (spiders/harvester.py): WIRE's politeness queue, and the gatherer as item pipelines.
+# The harvester (wirescrapy/harvester/): WIRE's politeness queue, and the gatherer as item pipelines.
 SCHEDULER = "wirescrapy.harvester.scheduler.WireScheduler"
 DOWNLOADER_MIDDLEWARES = {
     "wirescrapy.harvester.middlewares.batchfilter.BatchFilterMiddleware": 100,

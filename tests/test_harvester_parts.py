@@ -12,7 +12,7 @@ from twisted.internet.error import (
 )
 from twisted.web._newclient import ResponseFailed
 
-from spiders.harvester import classify, http_date
+from wirescrapy.harvester.fetch import classify, http_date
 from wirescrapy.harvester.middlewares import (
     BlockedIP,
     BlockedIPMiddleware,

@@ -24,7 +24,8 @@ from scrapy import signals
 from scrapy.crawler import CrawlerProcess
 from scrapy.exceptions import IgnoreRequest, StopDownload
 
-from wirescrapy.harvester.scheduler import DOC_ID, HOLD_SITE, WireScheduler
+from wirescrapy.harvester.meta import DOC_ID, HOLD_SITE
+from wirescrapy.harvester.scheduler import WireScheduler
 from wirescrapy.manager.batch import BatchSite, BatchURL
 from wirescrapy.sampleweb.accesslog import by_host, too_close
 
@@ -220,6 +221,23 @@ def test_a_hold_the_spider_never_ends_is_ended_by_the_scheduler():
     download(sched, take(sched))
     now[0] += 61
     assert take(sched).url == "http://a.cl/page"
+
+
+def test_a_hold_is_ended_by_its_site_whichever_request_holds_it():
+    now = [1000.0]
+    sched = scheduler(clock=lambda: now[0], WIRE_WAIT_NORMAL=0.0, WIRE_WAIT_LARGE_SITE=0.0)
+    sched.enqueue_request(scrapy.Request("http://a.cl/robots.txt", meta={HOLD_SITE: True}, priority=1))
+    sched.enqueue_request(scrapy.Request("http://a.cl/page"))
+    sched.enqueue_request(scrapy.Request("http://b.cl/rules.txt"))  # where a.cl's robots.txt redirects
+    download(sched, take(sched))
+    download(sched, take(sched))
+    assert take(sched) is None
+    sched.release_site("http://b.cl")  # no hold there: nothing happens
+    assert take(sched) is None
+    now[0] = 1000.5
+    sched.release_site("http://A.cl:80/")
+    assert take(sched).url == "http://a.cl/page"
+    assert sched.crawler.stats.get_value("scheduler/released/fetched") == 2
 
 
 def test_requests_with_a_positive_priority_go_first_and_duplicates_are_dropped():

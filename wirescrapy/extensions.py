@@ -17,6 +17,6 @@ class WireSettingsCheck:
     @classmethod
     def from_crawler(cls, crawler):
         try:
-            return cls(WireConfig.from_settings(crawler.settings))
+            return cls(WireConfig.from_crawler(crawler))
         except WireSettingsError as exc:
             raise UsageError(f"invalid setting: {exc}") from None

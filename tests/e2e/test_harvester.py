@@ -12,7 +12,9 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -347,3 +349,91 @@ def test_a_revisit_counts_the_visit_and_finds_the_page_unchanged(tmp_path):
             assert record["time_unchanged"] == pytest.approx(record["last_visit"] - before["last_visit"]), url
             assert not record["flags"] & DocFlag.CHANGED and record["content_hash"] == before["content_hash"], url
         assert revisited >= len(first) * 0.8
+
+
+# -- robots.txt answers the sample web does not give: a test-local web ---------------------------------------
+
+class _RobotsWeb(ThreadingHTTPServer):
+    """Three sites on one port, told apart by Host. a's robots.txt redirects to a slow file on b; c's robots.txt
+    is answered 203 (a 2xx other than 200). ``requests``: (host, path) of every request, in order."""
+
+    daemon_threads = True
+    SLOW = 1.0  # seconds b takes to answer a's rules: longer than the wait, so a's pages could overtake them
+
+    def __init__(self):
+        super().__init__(("127.0.0.1", 0), _RobotsWebHandler)
+        self.requests: list[tuple[str, str]] = []
+        self.rules = {"a": b"User-agent: *\nDisallow: /private\n", "c": b"User-agent: *\nDisallow: /secret\n"}
+
+    def url(self, site: str, path: str) -> str:
+        return f"http://{site}.wire.test:{self.server_address[1]}{path}"
+
+
+class _RobotsWebHandler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        web = self.server
+        site = self.headers["Host"].split(".", 1)[0]
+        web.requests.append((site, self.path))
+        status, headers, body = 200, {"Content-Type": "text/plain"}, b""
+        if (site, self.path) == ("a", "/robots.txt"):
+            status, headers = 301, {"Location": web.url("b", "/rules-for-a.txt")}
+        elif (site, self.path) == ("b", "/rules-for-a.txt"):
+            time.sleep(web.SLOW)
+            body = web.rules["a"]
+        elif (site, self.path) == ("c", "/robots.txt"):
+            status, body = 203, web.rules["c"]
+        elif self.path.endswith("robots.txt"):
+            status = 404
+        else:
+            headers = {"Content-Type": "text/html"}
+            body = f"<html><body><p>{site}{self.path}</p></body></html>".encode()
+        self.send_response(status)
+        for name, value in {**headers, "Content-Length": str(len(body))}.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format, *args):
+        pass
+
+
+@pytest.fixture
+def robots_web():
+    web = _RobotsWeb()
+    thread = threading.Thread(target=web.serve_forever, daemon=True)
+    thread.start()
+    yield web
+    web.shutdown()
+    web.server_close()
+
+
+@pytest.mark.timeout(120)
+def test_robots_txt_redirected_to_another_site_or_answered_203(robots_web, tmp_path):
+    web = robots_web
+    pages = {"a": ["/", *(f"/{n}.html" for n in range(1, 6)), "/private/x.html"], "c": ["/", "/secret/x.html"]}
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("".join(web.url(site, path) + "\n" for site, paths in pages.items() for path in paths))
+    collection = tmp_path / "collection"
+    run = harvest(collection, "-a", f"seeds={seeds}")
+    # a's pages wait for the rules its robots.txt redirected to on b, however long b takes: none is skipped
+    # as "robots.txt not ready" (the hold on a lasts until the chain ends).
+    assert "robots_not_ready" not in run.stderr
+    assert ("b", "/rules-for-a.txt") in web.requests
+    assert ("a", "/private/x.html") not in web.requests and ("c", "/secret/x.html") not in web.requests
+    with Collection(collection, readonly=True) as stored:
+        for site, paths in pages.items():
+            for path in paths:
+                record = stored.documents.records[stored.lookup(web.url(site, path))]
+                if "/private/" in path or "/secret/" in path:
+                    assert record["flags"] & DocFlag.ROBOTS_DISALLOWED, path
+                else:
+                    assert record["status"] == 200 and record["visits"] == 1, (site, path)
+        for site in ("a", "c"):  # the rules are stored, a's under a's robots.txt though b served them
+            record = stored.sites.records[stored.urls.site_id(web.url(site, ""))]
+            assert RobotsState(int(record["robots_state"])) is RobotsState.VALID, site
+            assert stored.load_page(int(record["robots_docid"])) == web.rules[site], site
+            assert stored.url(int(record["robots_docid"])) == web.url(site, "/robots.txt")
+    # A later run loads c's 203 rules from the collection (valid for a week: not fetched again) and obeys them.
+    seeds.write_text(web.url("c", "/secret/y.html") + "\n")
+    harvest(collection, "-a", f"seeds={seeds}")
+    assert ("c", "/secret/y.html") not in web.requests and web.requests.count(("c", "/robots.txt")) == 1

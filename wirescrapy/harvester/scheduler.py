@@ -11,8 +11,8 @@ Enable it with ``SCHEDULER = "wirescrapy.harvester.scheduler.WireScheduler"``. T
   the one-connection rule (``ROBOTSTXT_OBEY`` must stay off: its middleware fetches robots.txt with
   ``engine.download``, past any scheduler).
 * :meth:`WireScheduler.enqueue_batch` takes a whole batch in compact form (no Request per URL); the
-  Request is built when its site's turn comes, with ``meta`` ``wire_doc_id``, ``wire_site_id`` and
-  ``wire_depth``, and ``dont_filter=True`` (the manager wrote each doc-id once).
+  Request is built when its site's turn comes, with ``meta`` keys ``DOC_ID``, ``SITE_ID`` and ``DEPTH``
+  (:mod:`wirescrapy.harvester.meta`), and ``dont_filter=True`` (the manager wrote each doc-id once).
 * ``next_request`` pops the first ready site and marks it fetching.
 
 When a fetch ends, the site's wait starts. The signals used, and why:
@@ -30,9 +30,11 @@ When a fetch ends, the site's wait starts. The signals used, and why:
   wait, as no access was made.
 
 A request with ``meta[HOLD_SITE]`` (robots.txt) keeps its site busy after its download until the spider
-calls ``release_held``: the site's next page must not reach the robots.txt check before the spider has read
-the rules, which happens in the callback, after ``request_left_downloader`` (with waits of 0 the page
-would come at once). The wait still counts from the end of the download.
+calls ``release_site`` (or ``release_held``): the site's next page must not reach the robots.txt check before
+the spider has read the rules, which happens in the callback, after ``request_left_downloader`` (with waits
+of 0 the page would come at once). A robots.txt that redirects to another site keeps its own site held
+through the chain: the spider releases the site when the chain ends. The wait still counts from the end of
+the download.
 
 Each released request is removed from the in-flight map first, so a site is released exactly once per
 request whatever order the signals come in.
@@ -62,6 +64,7 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from wirescrapy.config import WireConfig
+from wirescrapy.harvester.meta import DEPTH, DOC_ID, HOLD_SITE, SITE_ID
 from wirescrapy.harvester.politeness import DocTable, PolitenessQueue, Waits
 from wirescrapy.url import origin, split
 
@@ -80,13 +83,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# Request.meta keys of the requests built from a batch (kept by redirects, which copy meta).
-DOC_ID = "wire_doc_id"
-SITE_ID = "wire_site_id"
-DEPTH = "wire_depth"
-# A request whose response decides how its site's next requests are handled (robots.txt): the site stays
-# "fetching" after the download, until the spider calls ``release_held`` (or _MAX_HOLD seconds pass).
-HOLD_SITE = "wire_hold_site"
+# A HOLD_SITE request's site stays "fetching" after the download until the spider releases it, or until
+# this many seconds have passed (the callback raised before releasing it, or the robots.txt was redirected
+# to a site that kept it waiting that long).
 _MAX_HOLD = 60.0
 
 # Added to each wake-up so that it does not come a hair before the site is ready (the reactor's clock
@@ -115,7 +114,7 @@ class WireScheduler(BaseScheduler):
         dupefilter: BaseDupeFilter,
         clock: Callable[[], float] = time.monotonic,
     ):
-        config = WireConfig.from_settings(crawler.settings)
+        config = WireConfig.from_crawler(crawler)
         self.crawler = crawler
         self.stats = crawler.stats
         self.dupefilter = dupefilter
@@ -272,7 +271,7 @@ class WireScheduler(BaseScheduler):
         return self._clock()
 
     def pending_doc_ids(self) -> Iterator[int]:
-        """Doc-ids of the batch's pages still queued or in flight (a redirect follow-up keeps its doc-id)."""
+        """Doc-ids of the batch's pages still queued or in flight (a retry keeps its doc-id)."""
         for _, item in self.queue.pending():
             if type(item) is int:
                 yield self.docs.doc_ids[item]
@@ -301,8 +300,15 @@ class WireScheduler(BaseScheduler):
             self._release(request, fetched=True, ended=ended)
             self._wake_engine()
 
+    def release_site(self, site: str) -> None:
+        """End the hold on the site of URL ``site``, whichever of its requests holds it: the spider has read
+        the response the site's next requests wait for, maybe one fetched from another site."""
+        key = origin(site)
+        for request in [r for r in self._held if self._in_flight.get(r) == key]:
+            self.release_held(request)
+
     def _release_stale_holds(self, now: float) -> None:
-        # A hold the spider never ended (its callback raised before releasing): end it.
+        # A hold the spider has not ended in _MAX_HOLD seconds: end it.
         for request, ended in list(self._held.items()):
             if now - ended > _MAX_HOLD:
                 logger.warning("Site of %(url)s held %(s).0f s after its download: released",

@@ -1,4 +1,4 @@
-"""One harvester run over a collection: the open collection, its robots.txt policies, the batch.
+"""One harvester run over a collection: the open collection, the batch, and the harvest's robots.txt.
 
 The spider, its downloader middlewares and the gatherer's pipelines share one ``Harvest`` (the spider's
 ``harvest`` attribute). It owns the collection, opened for writing (the flock in ``collection/lock.py``
@@ -10,9 +10,8 @@ keeps a second harvester, or a manager run, out), and knows:
   ``last_visit`` not before the batch was written. The pipelines write each record as its fetch ends, so
   after a ``kill -9`` the restarted harvester skips exactly the pages already recorded (see
   ``WireScheduler.enqueue_batch``);
-* **robots.txt**: one ``RobotsPolicy`` per site, built from the collection's site record (state, time and
-  stored body) — newer than the batch's copy when this or an earlier run fetched it since — or from the
-  batch's ``sites.jsonl`` for a site the collection has not seen fetched.
+* **robots.txt**: through its owner, ``harvest.robots`` (:class:`~wirescrapy.harvester.robots.RobotsTxt`):
+  every site's policy, what is due, and what a robots.txt fetch writes.
 
 Each finished batch gets ``harvest.json`` beside its files: when it was harvested and what it gave.
 A batch directory without it is unfinished, and is what a harvester started without arguments resumes.
@@ -29,13 +28,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wirescrapy.collection import Collection
-from wirescrapy.collection.metadata import RobotsState
+from wirescrapy.harvester.robots import RobotsTxt
 from wirescrapy.manager import manage
 from wirescrapy.manager.batch import batch_numbers, read_batch
-from wirescrapy.seeder.robots import RobotsPolicy
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
-from wirescrapy.url import BadURL, site_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -53,13 +50,11 @@ class Harvest:
     def __init__(self, config: WireConfig, collection: Collection, user_agent: str):
         self.config = config
         self.collection = collection
-        self.user_agent = user_agent
         self.rules = SeederRules(config)
+        self.robots = RobotsTxt(config, user_agent, collection)
         self.batch: Batch | None = None
         self.started = 0.0
         self.created = 0.0  # when the batch was written: a record visited since was fetched in it
-        self._robots: dict[str, RobotsPolicy] = {}
-        self._robots_requested: set[str] = set()  # sites whose robots.txt is queued or in flight
 
     @classmethod
     def open(cls, config: WireConfig, user_agent: str) -> Harvest:
@@ -107,7 +102,7 @@ class Harvest:
                            "%(actual)s", {"path": path, "expected": expected, "actual": self.collection.dir})
         self.batch = batch
         self.started = time.time()
-        self._robots_requested.clear()
+        self.robots.new_batch()
         docs = self.collection.documents.records
         created = self.created = float(batch.info.get("created", 0))
         done = set()
@@ -137,7 +132,7 @@ class Harvest:
 
     def finish_batch(self, figures: dict) -> None:
         """Write ``harvest.json`` into the batch directory: it is done. ``figures``: what the harvest of
-        this batch did (see ``spiders/harvester.py``)."""
+        this batch did (:func:`batch_figures`)."""
         if self.batch is None:
             return
         path = self.batch.path / HARVEST_FILE
@@ -153,7 +148,7 @@ class Harvest:
         """The batch's site with what the collection knows now: page count and Crawl-delay."""
         record = self._site_record(site.origin)
         docs = int(record["docs"]) if record is not None else site.docs
-        policy = self.policy(site.origin, site)
+        policy = self.robots.policy(site.origin, site)
         delay = policy.crawl_delay or 0.0
         return dataclasses.replace(site, docs=docs, crawl_delay=delay)
 
@@ -162,48 +157,17 @@ class Harvest:
         record = self._site_record(origin)
         return float(record["last_visit"]) if record is not None else 0.0
 
-    # -- robots.txt ----------------------------------------------------------------------------------
-
-    def policy(self, origin: str, batch_site: BatchSite | None = None) -> RobotsPolicy:
-        """The robots.txt policy of a site (``scheme://host[:port]``)."""
-        policy = self._robots.get(origin)
-        if policy is None:
-            policy = self._load_policy(origin, batch_site)
-            self._robots[origin] = policy
-        return policy
-
-    def robots_needed(self, origin: str, now: float) -> bool:
-        """Whether a robots.txt request for ``origin`` must be queued before its pages (it is due and
-        none is queued yet); marks it requested."""
-        if origin in self._robots_requested or not self.policy(origin).due(now):
-            return False
-        self._robots_requested.add(origin)
-        return True
-
-    def robots_done(self, origin: str) -> None:
-        self._robots_requested.discard(origin)
-
-    def _load_policy(self, origin: str, batch_site: BatchSite | None) -> RobotsPolicy:
-        config = self.config
-        record = self._site_record(origin)
-        state, body, fetched = RobotsState.UNKNOWN, b"", 0.0
-        if record is not None and record["robots_fetched"] > 0:
-            state, fetched = RobotsState(int(record["robots_state"])), float(record["robots_fetched"])
-            if state is RobotsState.VALID and record["robots_docid"]:
-                body = self.collection.load_page(int(record["robots_docid"])) or b""
-        if batch_site is not None and batch_site.robots_fetched > fetched:
-            state, fetched = batch_site.robots_state, batch_site.robots_fetched
-            body = batch_site.robots_txt or b""
-        return RobotsPolicy.from_config(config, self.user_agent, state, body, fetched)
-
     def _site_record(self, origin: str):
         site_id = self.collection.urls.site_id(origin)
         return self.collection.sites.records[site_id] if site_id else None
 
 
-def origin_of(url: str) -> str:
-    """The site of a canonical URL; ``""`` if it has none."""
-    try:
-        return site_of(url)
-    except BadURL:
-        return ""
+def batch_figures(batch: Batch, before: dict, after: dict) -> dict:
+    """What harvesting ``batch`` did: the change in the crawl's stats since it began."""
+    def delta(key: str) -> int:
+        return after.get(key, 0) - before.get(key, 0)
+
+    errors = {key.rsplit("/", 1)[1]: delta(key) for key in after if key.startswith("harvester/errors/")}
+    return {"urls": len(batch.urls), "fetched": delta("harvester/fetched/page"), "ok": delta("harvester/status/200"),
+            "duplicates": delta("gatherer/duplicates"), "new_urls": delta("gatherer/links/new"),
+            "bytes": delta("harvester/bytes"), "errors": {k: v for k, v in errors.items() if v}}

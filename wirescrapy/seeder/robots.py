@@ -65,6 +65,16 @@ def limit_body(body: bytes) -> bytes:
     return head[: cut + 1] if cut != -1 else b""
 
 
+def response_state(status: int) -> RobotsState:
+    """The state an HTTP response to a robots.txt request gives its site (the table above); its body is the
+    site's rules only when that is ``VALID``."""
+    if 200 <= status < 300:
+        return RobotsState.VALID
+    if 300 <= status < 500 and status != 429:
+        return RobotsState.MISSING  # a 3xx here is a redirect the fetcher did not follow (too many, no Location)
+    return RobotsState.UNREACHABLE
+
+
 class RobotsPolicy:
     """One site's robots.txt state and rules; see the module docstring."""
 
@@ -88,15 +98,8 @@ class RobotsPolicy:
 
     def fetched(self, status: int, body: bytes, now: float) -> RobotsState:
         """An HTTP response to the robots.txt request, after redirects; returns the new state."""
-        body = body or b""
-        if 200 <= status < 300:
-            state = RobotsState.VALID
-        elif 300 <= status < 500 and status != 429:
-            # 3xx here is a redirect the fetcher did not follow (more than 5 hops, or no Location).
-            state, body = RobotsState.MISSING, b""
-        else:
-            state, body = RobotsState.UNREACHABLE, b""
-        self._set(state, body, now)
+        state = response_state(status)
+        self._set(state, body or b"", now)
         return state
 
     def failed(self, now: float) -> RobotsState:

@@ -20,6 +20,9 @@ order  pipeline                does
                                speed, visits, first/last visit, changes, errors, robots.txt state
 =====  ======================  ===================================================================
 
+A robots.txt fetch is written as the harvest's robots.txt owner says (``harvest.robots.record``, see
+``harvester/robots.py``): the document it is recorded under, the body to store, the site record's fields.
+
 The metadata record is written last, and it is what marks a page fetched in its batch (``last_visit``,
 see ``harvester/session.py``): a kill before it means the page is fetched again on restart, and its
 content, already stored, is found unchanged by content-seen.

@@ -27,7 +27,7 @@ class GathererStep:
     def __init__(self, crawler: Crawler):
         self.crawler = crawler
         self.stats = crawler.stats
-        self.config = WireConfig.from_settings(crawler.settings)
+        self.config = WireConfig.from_crawler(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:

@@ -1,4 +1,5 @@
-"""The fetch's document: its doc-id, a redirect target or robots.txt added when new."""
+"""The fetch's document: its doc-id, a redirect target or robots.txt added when new (a robots.txt fetch
+is recorded under the document its owner names, the site's /robots.txt, whatever URL answered)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,10 @@ from scrapy.exceptions import DropItem
 from wirescrapy.gatherer.pipelines.base import GathererStep
 from wirescrapy.items import Kind
 from wirescrapy.seeder.add import add_decision
-from wirescrapy.url import robots_txt_url
 
 if TYPE_CHECKING:
-    from wirescrapy.items import Fetch
     from wirescrapy.harvester.session import Harvest
+    from wirescrapy.items import Fetch
 
 
 class DocumentPipeline(GathererStep):
@@ -22,7 +22,7 @@ class DocumentPipeline(GathererStep):
             return
         collection = harvest.collection
         if fetch.kind is Kind.ROBOTS:
-            fetch.doc_id, _ = collection.add_url(robots_txt_url(fetch.origin), depth=0)
+            fetch.doc_id, _ = collection.add_url(harvest.robots.record(fetch).url, depth=0)
         elif not fetch.doc_id:
             fetch.doc_id = collection.lookup(fetch.url)
             if not fetch.doc_id:

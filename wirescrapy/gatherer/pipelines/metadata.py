@@ -120,14 +120,11 @@ class MetadataPipeline(GathererStep):
 
     @staticmethod
     def _robots(fetch: Fetch, harvest: Harvest, site) -> None:
-        policy = harvest.policy(fetch.origin)
-        refetched = site["robots_fetched"] > 0
-        if refetched and (fetch.changed or int(site["robots_state"]) != int(policy.state)):
+        robots = harvest.robots.record(fetch)
+        if robots.changes_rules(site, fetch.changed):
             _forget_disallowed(harvest.collection, fetch.site_id)
-        site["robots_state"] = int(policy.state)
-        site["robots_fetched"] = policy.fetched_at
-        site["robots_docid"] = fetch.doc_id  # also when missing: the manager never puts it in a batch
-        site["crawl_delay"] = policy.crawl_delay or 0.0
+        for field, value in robots.site_fields(fetch.doc_id).items():
+            site[field] = value
 
 
 def _forget_disallowed(collection, site_id: int) -> None:

@@ -1,4 +1,5 @@
-"""Content-seen and the page store: an exact duplicate becomes a reference to its original."""
+"""Content-seen and the page store: an exact duplicate becomes a reference to its original. A page's
+cleaned document is stored; a robots.txt's body, when its owner's record has one."""
 
 from __future__ import annotations
 
@@ -6,20 +7,21 @@ from typing import TYPE_CHECKING
 
 from wirescrapy.gatherer.pipelines.base import GathererStep
 from wirescrapy.items import Kind
-from wirescrapy.seeder.robots import limit_body
 
 if TYPE_CHECKING:
-    from wirescrapy.items import Fetch
     from wirescrapy.harvester.session import Harvest
+    from wirescrapy.items import Fetch
 
 
 class PageStorePipeline(GathererStep):
     def process(self, fetch: Fetch, harvest: Harvest) -> None:
-        if fetch.kind is Kind.PAGE and fetch.page is not None:
-            content = fetch.page.document
-        elif fetch.kind is Kind.ROBOTS and fetch.status == 200 and not fetch.error:
-            content = limit_body(fetch.body)
+        if fetch.kind is Kind.PAGE:
+            content = fetch.page.document if fetch.page is not None else None
+        elif fetch.kind is Kind.ROBOTS:
+            content = harvest.robots.record(fetch).body
         else:
+            return
+        if content is None:
             return
         records = harvest.collection.documents.records
         seen_before = records[fetch.doc_id]["visits"] > 0 and records[fetch.doc_id]["content_hash"] != 0

@@ -1,7 +1,7 @@
 """The harvester's downloader middlewares, one a module: what may be fetched, and how much of it.
 
 Enabled in ``settings/default.py`` (``DOWNLOADER_MIDDLEWARES``), in this order; the ``Request.meta`` keys
-they share with the spider are in ``meta``:
+they read and write are in :mod:`wirescrapy.harvester.meta`:
 
 * ``batchfilter``: :class:`BatchFilterMiddleware` (100): a page of the batch already fetched in it (a redirect led there
   first, or a run before a restart) is refused with :class:`AlreadyFetched`.
@@ -9,23 +9,23 @@ they share with the spider are in ``meta``:
   ``DNS_RESOLVER``, cached, so the connection that follows resolves from the cache) and refuses
   :class:`BlockedIP` when the address is in ``WIRE_BLOCKED_IPS``. Every request passes here, robots.txt,
   sitemaps and redirect follow-ups included, and an IP literal in a URL is checked the same way. The
-  address is put in ``request.meta["wire_ip"]``. It comes before the robots.txt check so that the pages of
+  address is put in ``request.meta[IP]``. It comes before the robots.txt check so that the pages of
   a blocked site are recorded as blocked (and counted as errors by the manager), not left waiting for a
   robots.txt that will never come.
 * ``robots``: :class:`RobotsMiddleware` (120): a page request whose site's robots.txt forbids it is refused with
   :class:`RobotsDisallowed` before any network access; a site whose robots.txt is unreachable (5xx,
   network error: RFC 9309 §2.3.1.4) or not known yet gets :class:`RobotsNotReady` for all its pages: they
-  stay in the collection for a later batch. The rules are the harvest's (``Harvest.policy``); a spider
-  without a ``harvest`` attribute passes everything.
+  stay in the collection for a later batch. The harvest's robots.txt owner decides (``harvest.robots``); a
+  spider without a ``harvest`` attribute passes everything.
 * ``retry``: :class:`WireRetryMiddleware` (550, in place of Scrapy's ``RetryMiddleware``): a failed fetch is tried
   again in its batch, at the back of its site's queue; giving up is logged as INFO (the page is recorded
   with its error).
 * ``fetchlimits``: :class:`FetchLimitsMiddleware` (950, next to the downloader): from the ``headers_received`` signal, a
   response whose Content-Type is not in ``WIRE_ACCEPT_MIME`` is stopped after its headers
-  (``meta["wire_mime_refused"]``); from ``bytes_received``, a body longer than ``WIRE_MAX_FILE_SIZE`` is
-  stopped there and kept (``meta["wire_truncated"]``). Both with ``StopDownload(fail=False)``: the
+  (``meta[MIME_REFUSED]``); from ``bytes_received``, a body longer than ``WIRE_MAX_FILE_SIZE`` is
+  stopped there and kept (``meta[TRUNCATED]``). Both with ``StopDownload(fail=False)``: the
   response reaches the spider, with ``download_stopped`` in its flags. It also stamps
-  ``meta["wire_started"]``, the time the request went to the network.
+  ``meta[STARTED]``, the time the request went to the network.
 
 A refused request never reaches the downloader, so the scheduler releases its site without a wait (no
 access was made); its errback gets the exception, and the spider records the page.
@@ -40,14 +40,6 @@ from wirescrapy.harvester.middlewares.fetchlimits import (
     FetchLimitsMiddleware,
     media_type,
 )
-from wirescrapy.harvester.middlewares.meta import (
-    IP,
-    KIND,
-    MIME_REFUSED,
-    RECEIVED,
-    STARTED,
-    TRUNCATED,
-)
 from wirescrapy.harvester.middlewares.retry import WireRetryMiddleware
 from wirescrapy.harvester.middlewares.robots import (
     RobotsDisallowed,
@@ -56,7 +48,6 @@ from wirescrapy.harvester.middlewares.robots import (
 )
 
 __all__ = [
-    "IP", "KIND", "MIME_REFUSED", "RECEIVED", "STARTED", "TRUNCATED", "AlreadyFetched", "BatchFilterMiddleware",
-    "BlockedIP", "BlockedIPMiddleware", "FetchLimitsMiddleware", "RobotsDisallowed", "RobotsMiddleware",
-    "RobotsNotReady", "WireRetryMiddleware", "media_type",
+    "AlreadyFetched", "BatchFilterMiddleware", "BlockedIP", "BlockedIPMiddleware", "FetchLimitsMiddleware",
+    "RobotsDisallowed", "RobotsMiddleware", "RobotsNotReady", "WireRetryMiddleware", "media_type",
 ]

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest
 
-from wirescrapy.harvester.scheduler import DOC_ID
+from wirescrapy.harvester.meta import DOC_ID
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider

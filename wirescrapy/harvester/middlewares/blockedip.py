@@ -10,7 +10,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.error import DNSLookupError
 
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.middlewares.meta import IP
+from wirescrapy.harvester.meta import IP
 from wirescrapy.url import request_host
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ class BlockedIPMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(WireConfig.from_settings(crawler.settings).blocked_ips)
+        return cls(WireConfig.from_crawler(crawler).blocked_ips)
 
     def blocked(self, address: str) -> bool:
         ip = ipaddress.ip_address(address)

@@ -9,13 +9,7 @@ from scrapy import signals
 from scrapy.exceptions import StopDownload
 
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.middlewares.meta import (
-    KIND,
-    MIME_REFUSED,
-    RECEIVED,
-    STARTED,
-    TRUNCATED,
-)
+from wirescrapy.harvester.meta import KIND, MIME_REFUSED, RECEIVED, STARTED, TRUNCATED
 from wirescrapy.seeder.robots import MAX_ROBOTS_BYTES
 from wirescrapy.seeder.sitemaps import MAX_BYTES as MAX_SITEMAP_BYTES
 
@@ -35,7 +29,7 @@ class FetchLimitsMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        config = WireConfig.from_settings(crawler.settings)
+        config = WireConfig.from_crawler(crawler)
         middleware = cls(config.accept_mime, config.max_file_size)
         crawler.signals.connect(middleware.headers_received, signal=signals.headers_received)
         crawler.signals.connect(middleware.bytes_received, signal=signals.bytes_received)

@@ -1,4 +1,5 @@
-"""robots.txt, checked before any access to a page (the rules are the harvest's ``RobotsPolicy``)."""
+"""robots.txt, checked before any access to a page (the harvest's robots.txt owner, ``harvest.robots``,
+answers)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,8 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest
 
-from wirescrapy.collection.metadata import RobotsState
-from wirescrapy.harvester.middlewares.meta import KIND
-from wirescrapy.harvester.session import origin_of
+from wirescrapy.harvester.meta import KIND
+from wirescrapy.harvester.robots import Verdict, origin_of
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -27,10 +27,10 @@ class RobotsMiddleware:
         harvest = getattr(spider, "harvest", None)
         if harvest is None or request.meta.get(KIND) is not None:
             return  # robots.txt and sitemaps are not subject to robots.txt
-        origin = origin_of(request.url)
-        policy = harvest.policy(origin)
-        if policy.allowed(request.url):
+        verdict = harvest.robots.verdict(request.url)
+        if verdict is Verdict.ALLOWED:
             return
-        if policy.state is RobotsState.VALID:
+        origin = origin_of(request.url)
+        if verdict is Verdict.DISALLOWED:
             raise RobotsDisallowed(f"robots.txt of {origin} forbids {request.url}")
-        raise RobotsNotReady(f"robots.txt of {origin} is {policy.state.name.lower()}")
+        raise RobotsNotReady(f"robots.txt of {origin} is {verdict.value}")

@@ -1,0 +1,139 @@
+"""The harvester spider's robots.txt handling, without a reactor: its callbacks driven by hand against a real
+WireScheduler (the engine's part played by the test, as in test_scheduler.py)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from scrapy import Request, signals
+from scrapy.dupefilters import RFPDupeFilter
+from scrapy.http import Response
+from scrapy.settings import Settings
+from scrapy.signalmanager import SignalManager
+from scrapy.statscollectors import MemoryStatsCollector
+from twisted.internet.error import DNSLookupError
+from twisted.python.failure import Failure
+
+from wirescrapy.harvester.meta import HOLD_SITE, KIND
+from wirescrapy.harvester.robots import Verdict
+from wirescrapy.harvester.scheduler import WireScheduler
+from wirescrapy.harvester.spider import HarvesterSpider
+from wirescrapy.items import Fetch, Kind
+
+A, B = "http://a.cl", "http://b.cl"
+RULES = b"User-agent: *\nDisallow: /private\n"
+
+
+class Engine:
+    """The engine's part: takes requests from the scheduler and ends their downloads when the test says."""
+
+    def __init__(self, crawler):
+        self.crawler = crawler
+        self.downloader = SimpleNamespace(active=set())
+        self._slot = SimpleNamespace(scheduler=None, nextcall=SimpleNamespace(schedule=lambda: None))
+
+    def crawl(self, request):
+        self._slot.scheduler.enqueue_request(request)
+
+    def take(self):
+        request = self._slot.scheduler.next_request()
+        if request is not None:
+            self.downloader.active.add(request)
+            self.crawler.signals.send_catch_log(signals.request_reached_downloader, request=request, spider=None)
+        return request
+
+    def downloaded(self, request):
+        self.crawler.signals.send_catch_log(signals.request_left_downloader, request=request, spider=None)
+        self.downloader.active.discard(request)
+
+
+@pytest.fixture
+def crawl(tmp_path):
+    """A spider over an empty collection, its scheduler, and the engine's part; waits of 0, so that a
+    released site's next request comes at once."""
+    settings = Settings({"SCHEDULER": "wirescrapy.harvester.scheduler.WireScheduler", "USER_AGENT": "wirescrapy",
+                         "WIRE_COLLECTION_DIR": str(tmp_path / "collection"), "WIRE_WAIT_NORMAL": 0,
+                         "WIRE_WAIT_LARGE_SITE": 0, "LOGSTATS_INTERVAL": 0})
+    crawler = SimpleNamespace(settings=settings, signals=SignalManager())
+    crawler.stats = MemoryStatsCollector(crawler)
+    crawler.engine = engine = Engine(crawler)
+    spider = HarvesterSpider.from_crawler(crawler)
+    scheduler = engine._slot.scheduler = WireScheduler(crawler, RFPDupeFilter())
+    scheduler.open(spider)
+    yield spider, scheduler, engine
+    spider.harvest.close()
+
+
+def answer(request: Request, status: int, body: bytes = b"", location: str = "") -> Response:
+    return Response(request.url, status=status, body=body, request=request,
+                    headers={"Location": location} if location else None)
+
+
+def read(spider: HarvesterSpider, response: Response) -> tuple[Fetch, list[Request]]:
+    fetch, *follow_ups = spider.parse(response)
+    return fetch, follow_ups
+
+
+def robots_first(spider, scheduler, engine) -> Request:
+    """Site A's robots.txt and a page queued, as a batch begins; the robots.txt taken and downloaded."""
+    assert spider.harvest.robots.request_due(A, 1000.0)
+    engine.crawl(spider._robots_request(A))
+    engine.crawl(Request(A + "/page", callback=spider.parse))
+    robots = engine.take()
+    assert robots.url == A + "/robots.txt" and robots.meta[HOLD_SITE]
+    engine.downloaded(robots)
+    assert engine.take() is None  # held: the rules are not read yet
+    return robots
+
+
+def test_a_robots_txt_releases_its_site_once_its_rules_are_read(crawl):
+    spider, scheduler, engine = crawl
+    robots = robots_first(spider, scheduler, engine)
+    fetch, _ = read(spider, answer(robots, 200, RULES))
+    assert fetch.kind is Kind.ROBOTS and fetch.origin == A
+    page = engine.take()
+    assert page.url == A + "/page" and spider.harvest.robots.verdict(page.url) is Verdict.ALLOWED
+
+
+def test_a_robots_txt_redirected_to_another_site_holds_its_site_until_the_chain_ends(crawl):
+    spider, scheduler, engine = crawl
+    robots = robots_first(spider, scheduler, engine)
+    fetch, (hop,) = read(spider, answer(robots, 301, location=B + "/rules.txt"))
+    assert fetch.status == 301 and hop.url == B + "/rules.txt" and hop.meta[KIND] == Kind.ROBOTS.value
+    assert HOLD_SITE not in hop.meta  # the hop does not hold b.cl: a.cl stays held
+    engine.crawl(hop)
+    assert engine.take() is hop and engine.take() is None  # a.cl's page does not come before its rules
+    engine.downloaded(hop)
+    assert engine.take() is None
+    fetch, _ = read(spider, answer(hop, 200, RULES))
+    assert fetch.origin == A and fetch.url == B + "/rules.txt"
+    page = engine.take()
+    assert page.url == A + "/page" and spider.harvest.robots.verdict(page.url) is Verdict.ALLOWED
+    assert spider.harvest.robots.verdict(A + "/private/x") is Verdict.DISALLOWED
+
+
+def test_a_robots_txt_redirected_on_its_own_site_hands_the_hold_to_the_hop(crawl):
+    spider, scheduler, engine = crawl
+    robots = robots_first(spider, scheduler, engine)
+    _, (hop,) = read(spider, answer(robots, 302, location="/robots-new.txt"))
+    assert hop.meta[HOLD_SITE]
+    engine.crawl(hop)
+    assert engine.take() is hop  # at the front of a.cl's queue, before its page
+    engine.downloaded(hop)
+    assert engine.take() is None
+    read(spider, answer(hop, 404))
+    assert engine.take().url == A + "/page"
+
+
+def test_a_redirected_robots_txt_that_fails_elsewhere_releases_its_site(crawl):
+    spider, scheduler, engine = crawl
+    robots = robots_first(spider, scheduler, engine)
+    _, (hop,) = read(spider, answer(robots, 301, location=B + "/rules.txt"))
+    engine.crawl(hop)
+    engine.downloaded(engine.take())
+    failure = Failure(DNSLookupError("b.cl"))
+    failure.request = hop
+    (fetch,) = spider.failed(failure)
+    assert fetch.origin == A and spider.harvest.robots.verdict(A + "/page") is Verdict.UNREACHABLE
+    assert engine.take().url == A + "/page"  # released: the middleware records it as not ready

@@ -1,0 +1,122 @@
+"""One network access as a :class:`~wirescrapy.items.Fetch`: a response of any status, or a failure.
+
+Pure: a Scrapy ``Response`` (or the ``Request`` of a failure) and its ``meta`` are read, nothing is fetched
+or written, and the time is given, so a test builds a response by hand and looks at the ``Fetch``.
+
+* :func:`response_fetch` — a response of any status, a download stopped after its headers (a media type
+  not accepted: no body) or at its size limit (the body kept, ``truncated``);
+* :func:`failure_fetch` — no response: the failure's :class:`~wirescrapy.items.FetchError` (:func:`classify`)
+  stands in the status;
+* :func:`http_date` — an HTTP date header as Unix seconds (``Last-Modified``).
+
+What the downloader middlewares measured comes in ``Request.meta`` (:mod:`wirescrapy.harvester.meta`).
+"""
+
+from __future__ import annotations
+
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import StopDownload
+from twisted.internet.error import (
+    ConnectError,
+    ConnectionLost,
+    ConnectionRefusedError,
+    DNSLookupError,
+    TCPTimedOutError,
+    TimeoutError,
+)
+from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
+
+from wirescrapy.harvester.meta import (
+    DEPTH,
+    DOC_ID,
+    HOPS,
+    IP,
+    KIND,
+    MIME_REFUSED,
+    ORIGIN,
+    RECEIVED,
+    SITE_ID,
+    STARTED,
+    TRUNCATED,
+)
+from wirescrapy.harvester.middlewares import BlockedIP, RobotsDisallowed, media_type
+from wirescrapy.items import Fetch, FetchError, Kind
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.http import Response
+
+
+def kind_of(request: Request) -> Kind:
+    """What a request fetches: a page, unless ``meta`` says robots.txt or sitemap."""
+    return Kind(request.meta.get(KIND, "page"))
+
+
+def response_fetch(response: Response, max_file_size: int, now: float) -> Fetch:
+    """The fetch of a response that ended at ``now``; a page's body is cut at ``max_file_size`` bytes."""
+    fetch = _fetch(response.request, now)
+    meta = response.meta
+    headers = response.headers
+    fetch.status = response.status
+    content_type = headers.get(b"Content-Type") or b""
+    fetch.content_type = content_type.decode("latin-1")
+    fetch.mime = media_type(content_type)
+    fetch.latency = float(meta.get("download_latency", 0.0))
+    fetch.raw_length = meta.get(RECEIVED, len(response.body))
+    if response.ip_address is not None:
+        fetch.ip = str(response.ip_address)
+    fetch.last_modified = http_date(headers.get(b"Last-Modified"))
+    if meta.get(MIME_REFUSED):
+        fetch.mime_refused = True
+        return fetch
+    body = response.body
+    if fetch.kind is Kind.PAGE and len(body) > max_file_size:
+        body = body[:max_file_size]
+    fetch.body = body
+    fetch.truncated = bool(meta.get(TRUNCATED))
+    return fetch
+
+
+def failure_fetch(request: Request, exc: BaseException, now: float) -> Fetch:
+    """The fetch of a request that failed at ``now`` with ``exc`` and no response."""
+    fetch = _fetch(request, now)
+    fetch.error = classify(exc)
+    fetch.status = fetch.error.status
+    fetch.message = str(exc)[:300]
+    return fetch
+
+
+def _fetch(request: Request, now: float) -> Fetch:
+    meta = request.meta
+    return Fetch(kind=kind_of(request), url=request.url, doc_id=meta.get(DOC_ID, 0), site_id=meta.get(SITE_ID, 0),
+                 depth=meta.get(DEPTH, 0), started=meta.get(STARTED, now), ended=now, hops=meta.get(HOPS, 0),
+                 ip=meta.get(IP, ""), origin=meta.get(ORIGIN, ""))
+
+
+def classify(exc: BaseException) -> FetchError:
+    """The FetchError of a request's failure."""
+    if isinstance(exc, BlockedIP):
+        return FetchError.BLOCKED_IP
+    if isinstance(exc, RobotsDisallowed):
+        return FetchError.ROBOTS_DISALLOWED
+    if isinstance(exc, DNSLookupError):
+        return FetchError.DNS
+    if isinstance(exc, ConnectionRefusedError):
+        return FetchError.REFUSED
+    if isinstance(exc, (TimeoutError, TCPTimedOutError)):
+        return FetchError.TIMEOUT
+    if isinstance(exc, (ResponseFailed, ResponseNeverReceived, ConnectionLost, ConnectError, StopDownload)):
+        return FetchError.CONNECTION_LOST
+    return FetchError.OTHER
+
+
+def http_date(value: bytes | None) -> float:
+    """Unix seconds of an HTTP date header; 0 if absent or unreadable."""
+    if not value:
+        return 0.0
+    try:
+        return parsedate_to_datetime(value.decode("latin-1")).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return 0.0

@@ -1,0 +1,54 @@
+"""The ``Request.meta`` keys the harvester's components pass each other, with who writes and who reads each.
+
+A request goes one way: the scheduler hands it out (it builds a batch page's Request when the site's turn
+comes), the downloader middlewares check and measure it, and the spider turns what came back into a
+:class:`~wirescrapy.items.Fetch`. Each key is written by one step and read by the steps after it. The spider
+also writes keys into the requests it makes (robots.txt, sitemaps, redirect hops), which go the same way.
+Scrapy's own keys (``dont_retry``, ``download_latency``) keep their names.
+"""
+
+# -- a page of the batch: written by WireScheduler when it builds the Request --------------------------------
+
+# The page's doc-id (a redirect hop has none). Read by BatchFilterMiddleware (fetched in this batch already?),
+# WireScheduler.pending_doc_ids and the spider (Fetch.doc_id).
+DOC_ID = "wire_doc_id"
+# The page's site-id; the spider writes 0 on a redirect hop. Read by the spider (Fetch.site_id).
+SITE_ID = "wire_site_id"
+# The page's depth; the spider copies it onto a redirect hop. Read by the spider (Fetch.depth, and the depth
+# at which the seeder rules judge a redirect target).
+DEPTH = "wire_depth"
+
+# -- written by the spider on the requests it makes ----------------------------------------------------------
+
+# The items.Kind value of a robots.txt or sitemap request and of its redirect hops; absent on a page. Read by
+# RobotsMiddleware (not subject to robots.txt), FetchLimitsMiddleware (their own size limits, no media-type
+# check) and the spider (Fetch.kind).
+KIND = "wire_kind"
+# robots.txt and sitemaps: the site they are for (a redirect may lead to another). Read by the spider
+# (Fetch.origin).
+ORIGIN = "wire_origin"
+# robots.txt, and its redirect hops on its own site: the site's next requests wait for its rules. Read by
+# WireScheduler, which keeps the site busy after the download until the spider releases it.
+HOLD_SITE = "wire_hold_site"
+# A redirect hop: the URLs of the chain so far. Read by the spider (a target already in it is a loop).
+CHAIN = "wire_chain"
+# A redirect hop: how many redirects led to it. Read by the spider (the limit; Fetch.hops).
+HOPS = "wire_hops"
+# A sitemap request for a robots.rdf, not a sitemap. Read by the spider (which parser).
+RDF = "wire_rdf"
+
+# -- written by the downloader middlewares -------------------------------------------------------------------
+
+# The address the host resolved to (BlockedIPMiddleware). Read by the spider (Fetch.ip, unless the response
+# names its own).
+IP = "wire_ip"
+# Unix time the request went to the network (FetchLimitsMiddleware). Read by the spider (Fetch.started).
+STARTED = "wire_started"
+# Bytes of body received so far (FetchLimitsMiddleware, which adds to it). Read by the spider
+# (Fetch.raw_length).
+RECEIVED = "wire_received"
+# The body was cut at its size limit (FetchLimitsMiddleware). Read by the spider (Fetch.truncated).
+TRUNCATED = "wire_truncated"
+# The media type that stopped the download after its headers (FetchLimitsMiddleware). Read by the spider
+# (Fetch.mime_refused: no body kept).
+MIME_REFUSED = "wire_mime_refused"

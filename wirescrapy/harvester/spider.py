@@ -1,0 +1,349 @@
+"""WIRE's harvester as a Scrapy spider: ``scrapy crawl harvester`` (``spiders/harvester.py`` is where Scrapy
+finds it).
+
+    scrapy crawl harvester -a batch=DIR      harvest a batch written by the manager (``scrapy manager``)
+    scrapy crawl harvester -a seeds=FILE     add the seeds (one URL a line), then run a cycle
+    scrapy crawl harvester                   run a cycle: resume the last batch if its harvest did not
+                                             finish, else ask the manager for the next batch
+    -a cycles=N                              run N cycles (manager, harvest) before stopping
+
+The spider is the short-term scheduling of WIRE's harvester: it queues the batch in the
+``WireScheduler`` (one connection per site, the site's wait between accesses), robots.txt first for every
+site whose robots.txt is due, and turns every network access into a :class:`~wirescrapy.items.Fetch`
+(:mod:`~wirescrapy.harvester.fetch`) — a response of any status, a download stopped after its headers or at
+the max file size, or a failure with no response. The gatherer's item pipelines
+(``wirescrapy.gatherer.pipelines``) store it. The spider itself writes nothing to the collection: robots.txt
+is the harvest's owner's (:mod:`~wirescrapy.harvester.robots`: what is due, the rules a response settles,
+how long a site stays held for them), and the session says whether a page was fetched in this batch.
+
+Redirects are the spider's, not Scrapy's RedirectMiddleware (``REDIRECT_ENABLED`` is off): where a 3xx
+leads is decided by :func:`~wirescrapy.harvester.redirects.decide_redirect`, and a target to follow is
+requested through its site's politeness queue, at the front. A page's target on a site whose robots.txt is
+due gets its robots.txt queued before it.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import scrapy
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider, NotConfigured
+
+from wirescrapy.config import WireConfig
+from wirescrapy.harvester.fetch import failure_fetch, kind_of, response_fetch
+from wirescrapy.harvester.meta import (
+    CHAIN,
+    DEPTH,
+    HOLD_SITE,
+    HOPS,
+    KIND,
+    ORIGIN,
+    RDF,
+    SITE_ID,
+)
+from wirescrapy.harvester.middlewares import AlreadyFetched, RobotsNotReady
+from wirescrapy.harvester.redirects import (
+    ROBOTS_MAX_REDIRECTS,
+    decide_redirect,
+    is_redirect,
+)
+from wirescrapy.harvester.robots import fetch_origin, origin_of
+from wirescrapy.harvester.scheduler import WireScheduler
+from wirescrapy.harvester.session import Harvest, batch_figures
+from wirescrapy.items import Fetch, FetchError, Kind
+from wirescrapy.manager.batch import Batch
+from wirescrapy.seeder.sitemaps import parse_robots_rdf, parse_sitemap, robots_rdf_url
+from wirescrapy.url import BadURL, canonicalize, robots_txt_url
+
+if TYPE_CHECKING:
+    from wirescrapy.seeder.robots import RobotsPolicy
+
+FOLLOW_UP_PRIORITY = 1  # > 0: the front of its site's queue (WireScheduler)
+
+
+class HarvesterSpider(scrapy.Spider):
+    name = "harvester"
+
+    def __init__(self, batch: str | None = None, seeds: str | None = None, cycles: str | int = 1, **kwargs):
+        super().__init__(**kwargs)
+        self.batch_dir = batch
+        self.seeds_file = seeds
+        try:
+            self.cycles = int(cycles)
+        except ValueError:
+            raise ValueError(f"cycles must be a whole number, got {cycles!r}") from None
+        if self.cycles < 1:
+            raise ValueError(f"cycles must be >= 1, got {cycles!r}")
+        if batch and seeds:
+            raise ValueError("give a batch or seeds, not both: seeds go into the next batch the manager writes")
+        if seeds and not Path(seeds).is_file():
+            raise ValueError(f"seeds file {seeds} does not exist")
+        self.harvest: Harvest | None = None
+        self.batch: Batch | None = None  # the batch being harvested
+        self.done: set[int] = set()  # its doc-ids fetched before a restart
+        self.cycles_done = 0
+        self._stats_before: dict = {}  # the crawl's stats when the current batch began
+        self._sitemaps_left: dict[str, int] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.config = WireConfig.from_crawler(crawler)
+        scheduler = crawler.settings["SCHEDULER"]
+        if not isinstance(scheduler, str) or not scheduler.endswith("WireScheduler"):
+            raise NotConfigured(f"the harvester needs SCHEDULER = wirescrapy.harvester.scheduler.WireScheduler, "
+                                f"got {scheduler!r}")
+        spider.harvest = Harvest.open(spider.config, crawler.settings.get("USER_AGENT") or "")
+        try:
+            spider._prepare()
+        except BaseException:
+            spider.harvest.close()
+            raise
+        crawler.signals.connect(spider._idle, signal=signals.spider_idle)
+        crawler.signals.connect(spider._closed, signal=signals.spider_closed)
+        return spider
+
+    # -- the cycle -----------------------------------------------------------------------------------
+
+    async def start(self):
+        if self.batch is not None:
+            self._begin()
+        return
+        yield  # an async generator that yields nothing: the batch goes to the scheduler directly
+
+    def _prepare(self) -> None:
+        """Seed, then choose the batch (given, unfinished, or the manager's next) and read it. Done when
+        the spider is built, so that a bad seeds file, batch or collection fails the crawl at once."""
+        harvest = self.harvest
+        if self.seeds_file:
+            with open(self.seeds_file, encoding="utf-8", errors="replace") as lines:
+                report = harvest.seed(lines)
+            self.logger.info("Seeded %(added)d new URLs (%(known)d known, %(roots)d home pages added, "
+                             "%(bad)d bad lines)", {"added": report.added, "known": report.known,
+                                                    "roots": report.roots_added, "bad": len(report.bad)})
+        if not harvest.collection.documents.count:
+            self.logger.warning("The collection %(dir)s is empty: give seeds (-a seeds=FILE, or scrapy seed FILE)",
+                                {"dir": harvest.collection.dir})
+        if self.batch_dir:
+            path = Path(self.batch_dir)
+        else:
+            path = harvest.unfinished_batch()
+            if path is not None:
+                self.logger.info("Resuming the unfinished batch %(path)s", {"path": path})
+            else:
+                path = harvest.plan_next()
+        if path is not None:
+            self.batch, self.done = harvest.open_batch(path)
+
+    def _begin(self) -> None:
+        harvest, batch, done = self.harvest, self.batch, self.done
+        scheduler = WireScheduler.of(self.crawler)
+        now = time.time()
+        sites = {}
+        for site_id, site in batch.sites.items():
+            sites[site_id] = harvest.site_for_queue(site)
+            if harvest.robots.request_due(site.origin, now):
+                self.crawler.engine.crawl(self._robots_request(site.origin))
+        stats = self.crawler.stats
+        self._stats_before = dict(stats.get_stats())
+        stats.set_value("harvester/batch", batch.number)
+        stats.set_value("harvester/batch_urls", len(batch.urls))
+        stats.inc_value("harvester/resumed_skipped", len(done))
+        queued = scheduler.enqueue_batch(batch.urls, sites=sites, skip=done, callback=self.parse,
+                                         errback=self.failed)
+        for site in batch.sites.values():  # an earlier run's last access counts (a restart, a cron job)
+            last = harvest.last_visit(site.origin)
+            if last:
+                scheduler.visited(site.origin, now - last)
+        self.logger.info("Batch %(number)06d: %(queued)d of %(urls)d URLs to fetch from %(sites)d sites%(resumed)s",
+                         {"number": batch.number, "queued": queued, "urls": len(batch.urls),
+                          "sites": len(batch.sites),
+                          "resumed": f" ({len(done)} fetched before a restart)" if done else ""})
+
+    def _idle(self) -> None:
+        harvest = self.harvest
+        if harvest is None or harvest.batch is None:
+            return
+        harvest.finish_batch(batch_figures(self.batch, self._stats_before, self.crawler.stats.get_stats()))
+        self.cycles_done += 1
+        if self.cycles_done >= self.cycles:
+            return
+        path = harvest.plan_next()
+        if path is None:
+            self.logger.info("Cycle %(n)d: nothing more to fetch", {"n": self.cycles_done + 1})
+            return
+        self.batch, self.done = harvest.open_batch(path)
+        self._begin()
+        raise DontCloseSpider
+
+    def _closed(self, reason: str) -> None:
+        if self.harvest is None:
+            return
+        try:
+            self._summary(reason)
+        finally:
+            self.harvest.close()
+
+    def _summary(self, reason: str) -> None:
+        stats = self.crawler.stats.get_stats()
+        collection = self.harvest.collection.summary()
+        started = stats.get("start_time")
+        elapsed = (datetime.now(tz=UTC) - started).total_seconds() if started else 0.0
+        errors = {k.rsplit("/", 1)[1]: v for k, v in stats.items() if k.startswith("harvester/errors/")}
+        pages = stats.get("harvester/fetched/page", 0)
+        self.logger.info(
+            "Harvest summary (%(reason)s): %(cycles)d cycle(s), %(pages)d page fetches in %(elapsed).1f s "
+            "(%(rate).1f/s), %(ok)d OK, %(dups)d duplicates, %(new)d new URLs, %(bytes).1f MB; errors: "
+            "%(errors)s. Collection %(dir)s: %(docs)d documents of %(sites)d sites, %(fetched)d fetched, "
+            "%(stored)d pages stored, %(links)d links.",
+            {"reason": reason, "cycles": self.cycles_done, "pages": pages, "elapsed": elapsed,
+             "rate": pages / elapsed if elapsed else 0.0, "ok": stats.get("harvester/status/200", 0),
+             "dups": stats.get("gatherer/duplicates", 0), "new": stats.get("gatherer/links/new", 0),
+             "bytes": stats.get("harvester/bytes", 0) / 1e6,
+             "errors": ", ".join(f"{k} {v}" for k, v in sorted(errors.items())) or "none",
+             "dir": collection["directory"], "docs": collection["documents"], "sites": collection["sites"],
+             "fetched": collection["fetched"], "stored": collection["pages_stored"],
+             "links": collection["links"]},
+        )
+
+    # -- responses -----------------------------------------------------------------------------------
+
+    def parse(self, response):
+        request = response.request
+        kind = kind_of(request)
+        hop = None  # the next request of a robots.txt's redirect chain
+        try:
+            fetch = response_fetch(response, self.config.max_file_size, time.time())
+            follow_ups = self._redirect(fetch, response) if is_redirect(response.status) else []
+            if kind is Kind.ROBOTS:
+                if follow_ups:
+                    hop = follow_ups[0]
+                else:
+                    follow_ups = self._robots_fetched(fetch)
+            elif kind is Kind.SITEMAP and response.status == 200:
+                follow_ups = self._sitemap(fetch, request)
+        finally:
+            if kind is Kind.ROBOTS:
+                self._robots_read(request, hop)
+        yield fetch
+        yield from follow_ups
+
+    def failed(self, failure):
+        request = failure.request
+        exc = failure.value
+        stats = self.crawler.stats
+        if isinstance(exc, (RobotsNotReady, AlreadyFetched)):
+            stats.inc_value(f"harvester/skipped/{'robots_not_ready' if isinstance(exc, RobotsNotReady) else 'done'}")
+            return
+        fetch = failure_fetch(request, exc, time.time())
+        if fetch.error is FetchError.OTHER:
+            self.logger.warning("Fetching %(url)s failed: %(error)r", {"url": request.url, "error": exc})
+        if fetch.kind is Kind.ROBOTS:
+            try:
+                self._robots_failed(fetch)
+            finally:
+                self._robots_read(request, None)
+        yield fetch
+
+    # -- redirects -----------------------------------------------------------------------------------
+
+    def _redirect(self, fetch: Fetch, response) -> list:
+        meta = response.meta
+        page = fetch.kind is Kind.PAGE
+        redirect = decide_redirect(response.headers.get(b"Location"), response.url, meta.get(CHAIN, (fetch.url,)),
+                                   fetch.hops, self.config.max_redirects if page else ROBOTS_MAX_REDIRECTS,
+                                   rules=self.harvest.rules if page else None, depth=fetch.depth)
+        stats = self.crawler.stats
+        if page:
+            fetch.redirect = redirect.target
+        if redirect.rejected:
+            stats.inc_value("harvester/redirects/rejected")
+        if redirect.error is not None:
+            fetch.error = redirect.error
+            fetch.status = redirect.error.status
+            fetch.message = redirect.message
+            stats.inc_value(f"harvester/redirects/{redirect.error.label}")
+        target = redirect.target
+        if not redirect.follow or (page and self.harvest.fetched_in_batch(target)):
+            return []
+        follow_up = {DEPTH: fetch.depth, SITE_ID: 0, HOPS: fetch.hops + 1, CHAIN: redirect.chain}
+        for key in (KIND, ORIGIN, RDF):
+            if key in meta:
+                follow_up[key] = meta[key]
+        if meta.get(HOLD_SITE) and not self.harvest.robots.keeps_hold(meta[ORIGIN], target):
+            follow_up[HOLD_SITE] = True
+        requests = [scrapy.Request(target, callback=self.parse, errback=self.failed, dont_filter=True,
+                                   priority=FOLLOW_UP_PRIORITY, meta=follow_up)]
+        origin = origin_of(target)
+        if page and origin and self.harvest.robots.request_due(origin, time.time()):
+            requests.append(self._robots_request(origin))  # queued last, at the front: fetched first
+        stats.inc_value("harvester/redirects/followed")
+        return requests
+
+    # -- robots.txt and sitemaps ---------------------------------------------------------------------
+
+    def _robots_request(self, origin: str) -> scrapy.Request:
+        return scrapy.Request(robots_txt_url(origin), callback=self.parse, errback=self.failed, dont_filter=True,
+                              priority=FOLLOW_UP_PRIORITY,
+                              meta={KIND: Kind.ROBOTS.value, ORIGIN: origin, HOLD_SITE: True,
+                                    "dont_retry": True})  # a failure is retried after WIRE_ROBOTS_TXT_INVALID_PERIOD
+
+    def _robots_fetched(self, fetch: Fetch) -> list:
+        origin = fetch_origin(fetch)
+        policy = self.harvest.robots.fetched(fetch)
+        self._robots_settled(origin, policy)
+        self.crawler.stats.inc_value(f"harvester/robots/{policy.state.name.lower()}")
+        limit = self.config.sitemaps_per_site
+        sitemaps = policy.sitemaps(robots_txt_url(origin))
+        requests = []
+        if self.config.add_robots_rdf:
+            requests.append(self._sitemap_request(robots_rdf_url(origin), origin, rdf=True))
+        for url in sitemaps[:limit]:
+            try:
+                requests.append(self._sitemap_request(canonicalize(url), origin))
+            except BadURL:
+                continue
+        self._sitemaps_left[origin] = max(limit - len(sitemaps), 0)
+        return requests
+
+    def _robots_failed(self, fetch: Fetch) -> None:
+        self._robots_settled(fetch_origin(fetch), self.harvest.robots.failed(fetch))
+        self.crawler.stats.inc_value("harvester/robots/unreachable")
+
+    def _robots_settled(self, origin: str, policy: RobotsPolicy) -> None:
+        WireScheduler.of(self.crawler).set_crawl_delay(origin, policy.crawl_delay or 0.0)
+
+    def _robots_read(self, request: scrapy.Request, hop: scrapy.Request | None) -> None:
+        # The site's pages wait for its rules (HOLD_SITE): release the site once a robots.txt response or
+        # failure is handled, even if handling it raised, unless the chain goes on to another site, where the
+        # site's own pages would overtake it (RobotsTxt.keeps_hold).
+        origin = request.meta[ORIGIN]
+        if hop is None or not self.harvest.robots.keeps_hold(origin, hop.url):
+            WireScheduler.of(self.crawler).release_site(origin)
+
+    def _sitemap_request(self, url: str, origin: str, rdf: bool = False) -> scrapy.Request:
+        return scrapy.Request(url, callback=self.parse, errback=self.failed, dont_filter=True,
+                              meta={KIND: Kind.SITEMAP.value, ORIGIN: origin, RDF: rdf})
+
+    def _sitemap(self, fetch: Fetch, request) -> list:
+        parse = parse_robots_rdf if request.meta.get(RDF) else parse_sitemap
+        document = parse(fetch.body, fetch.url)
+        if document.error:
+            self.logger.info("Sitemap %(url)s: %(error)s", {"url": fetch.url, "error": document.error})
+        if not document.is_index:
+            fetch.listed = document.pairs()
+            return []
+        origin = fetch_origin(fetch)
+        left = self._sitemaps_left.get(origin, 0)
+        requests = []
+        for entry in document.entries[:left]:
+            try:
+                requests.append(self._sitemap_request(canonicalize(entry.url), origin))
+            except BadURL:
+                continue
+        self._sitemaps_left[origin] = left - len(requests)
+        return requests
