@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import psutil  # noqa: E402
 
+from wirescrapy.harvester.meta import DOC_ID  # noqa: E402
 from wirescrapy.harvester.politeness import PolitenessQueue, Waits  # noqa: E402
 from wirescrapy.manager.batch import BatchURL  # noqa: E402
 
@@ -131,12 +132,12 @@ def cpu_scrapy_default(urls: int, sites: int, cycles: int) -> float:
     scheduler = Scheduler.from_crawler(crawler())
     scheduler.open(Spider("bench"))
     for url in batch_urls(urls, sites):
-        scheduler.enqueue_request(Request(url.url, dont_filter=True, meta={"wire_doc_id": url.doc_id}))
+        scheduler.enqueue_request(Request(url.url, dont_filter=True, meta={DOC_ID: url.doc_id}))
     new = batch_urls(cycles, sites)
     start = time.perf_counter()
     for url in new:
         scheduler.next_request()
-        scheduler.enqueue_request(Request(url.url, dont_filter=True, meta={"wire_doc_id": url.doc_id}))
+        scheduler.enqueue_request(Request(url.url, dont_filter=True, meta={DOC_ID: url.doc_id}))
     return (time.perf_counter() - start) / cycles * 1e6
 
 
@@ -148,7 +149,7 @@ def measure_rss(kind: str, urls: int, sites: int) -> dict:
     from scrapy import Request, Spider
     from scrapy.dupefilters import BaseDupeFilter
 
-    from wirescrapy.harvester.meta import DEPTH, DOC_ID, SITE_ID
+    from wirescrapy.harvester.meta import DEPTH, SITE_ID
     from wirescrapy.harvester.scheduler import WireScheduler
     from wirescrapy.url import origin
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -28,3 +29,13 @@ def test_no_module_is_too_long_to_read():
     long = {str(path.relative_to(ROOT)): lines for path in sorted((ROOT / "wirescrapy").rglob("*.py"))
             if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+def test_request_meta_keys_are_defined_in_one_module():
+    """Every ``wire_*`` ``Request.meta`` key is a name of ``wirescrapy/harvester/meta.py``; the rest import it."""
+    key = re.compile(r"""["']wire_[a-z_]+["']""")
+    owner = ROOT / "wirescrapy" / "harvester" / "meta.py"
+    spelled = [f"{path.relative_to(ROOT)}:{number}" for folder in ("wirescrapy", "spiders", "benchmarks")
+               for path in sorted((ROOT / folder).rglob("*.py")) if path != owner
+               for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if key.search(line)]
+    assert not spelled, f"meta keys spelled out instead of imported from harvester/meta.py: {spelled}"
