@@ -1,0 +1,241 @@
+"""The harvest's components outside a crawl: the bench the component tests (``test_pipelines.py``,
+``test_middlewares.py``) run on.
+
+A :class:`Bench` is what a crawl sets up before its engine starts, with no engine, no reactor running and
+no server: a crawler built by Scrapy's ``get_crawler`` with the project's test settings (``settings.test``),
+a ``Harvest`` over a collection in a temporary directory, and a spider holding it as its ``harvest``, as
+the harvester's spider does. Components are built from the crawler as Scrapy builds them (the classes
+named in ``ITEM_PIPELINES`` and ``DOWNLOADER_MIDDLEWARES``, through their ``from_crawler``) and driven
+through their Scrapy interface only.
+
+What the tests need of the harvester's internals lives here and nowhere else, so that when those move
+only this module changes: how the spider opens its harvest, the ``Request.meta`` keys (re-exported
+below), the requests the scheduler builds for a batch's pages, the ``Fetch`` the spider makes of a
+response or a failure, and what the spider does with a robots.txt before handing it to the gatherer.
+
+Fetches carry explicit times (``at``, Unix seconds), so that visits, changes and robots.txt ages are exact.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import scrapy
+from scrapy import signals
+from scrapy.exceptions import StopDownload
+from scrapy.http import Headers
+from scrapy.utils.log import LogCounterHandler
+from scrapy.utils.misc import build_from_crawler, load_object
+from scrapy.utils.reactor import install_reactor, is_reactor_installed
+from scrapy.utils.test import get_crawler
+from twisted.python.failure import Failure
+
+import settings.test as test_settings
+from wirescrapy.config import WireConfig
+from wirescrapy.harvester.meta import DEPTH, DOC_ID, IP, KIND, MIME_REFUSED, RECEIVED, SITE_ID, STARTED, TRUNCATED
+from wirescrapy.harvester.session import Harvest
+from wirescrapy.items import Fetch, FetchError, Kind
+from wirescrapy.url import robots_txt_url
+
+if TYPE_CHECKING:
+    from typing import Self
+
+__all__ = ["DEPTH", "DOC_ID", "IP", "KIND", "MIME_REFUSED", "RECEIVED", "SITE_ID", "STARTED", "T0", "TRUNCATED",
+           "Bench", "run_now"]
+
+# Scrapy's default reactor, installed (never run) because get_crawler checks the settings against it.
+REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+T0 = 1_700_000_000.0  # a fetch's time when a test does not care
+LATENCY = 0.1  # seconds to the response headers
+TRANSFER = 0.4  # seconds from the headers to the end of the body
+
+
+class BenchSpider(scrapy.Spider):
+    """The harvester's spider as its components see it: a ``harvest`` attribute."""
+
+    name = "bench"
+
+
+class Bench:
+    def __init__(self, directory: str | Path, **settings):
+        if not is_reactor_installed():
+            install_reactor(REACTOR)
+        values = {name: value for name, value in vars(test_settings).items() if name.isupper()}
+        values["WIRE_COLLECTION_DIR"] = str(Path(directory) / "collection")
+        values.update(settings)
+        self.crawler = crawler = get_crawler(BenchSpider, values)
+        self.spider = crawler.spider = BenchSpider.from_crawler(crawler)
+        self.config = WireConfig.from_crawler(crawler)
+        self.harvest = self.spider.harvest = Harvest.open(self.config, crawler.settings.get("USER_AGENT") or "")
+        self.collection = self.harvest.collection
+        self.pipelines = [build_from_crawler(cls, crawler) for cls in self._enabled("ITEM_PIPELINES")]
+        self._middlewares = {}
+        self._resolver = None
+
+    def close(self) -> None:
+        if self._resolver is not None:
+            from twisted.internet import reactor
+
+            reactor.installResolver(self._resolver)
+        self.harvest.close()
+        for handler in logging.root.handlers[:]:  # get_crawler's log counter, left for the engine to remove
+            if isinstance(handler, LogCounterHandler) and handler.crawler is self.crawler:
+                logging.root.removeHandler(handler)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _enabled(self, setting: str) -> list[type]:
+        """The component classes a setting enables, in Scrapy's order."""
+        enabled = {path: order for path, order in self.crawler.settings.getwithbase(setting).items()
+                   if order is not None}
+        return [load_object(path) for path in sorted(enabled, key=enabled.get)]
+
+    @property
+    def stats(self) -> dict:
+        return self.crawler.stats.get_stats()
+
+    # -- the collection ------------------------------------------------------------------------------
+
+    def seed(self, *urls: str) -> list[int]:
+        """Seed ``urls`` (their sites' home pages come too); their doc-ids."""
+        self.harvest.seed(urls)
+        return [self.collection.lookup(url) for url in urls]
+
+    def record(self, url: str):
+        return self.collection.documents.records[self.collection.lookup(url)]
+
+    def site(self, url: str):
+        record = self.record(url)
+        return self.collection.sites.records[int(record["siteid"])]
+
+    def links(self, url: str) -> list[str]:
+        """The URLs of a page's links in the link graph, in page order."""
+        return [self.collection.url(int(target)) for target in self.collection.links.links(self.collection.lookup(url))]
+
+    def open_batch(self):
+        """The manager's next batch, opened for harvesting."""
+        batch, _ = self.harvest.open_batch(self.harvest.plan_next())
+        return batch
+
+    # -- the gatherer --------------------------------------------------------------------------------
+
+    def gather(self, fetch: Fetch):
+        """Send ``fetch`` through every pipeline in order; what the last hands on (the feed's record)."""
+        item = fetch
+        for pipeline in self.pipelines:
+            item = pipeline.process_item(item, self.spider)
+        return item
+
+    def page(self, url: str, status: int = 200, body: bytes = b"", content_type: str = "text/html; charset=utf-8",
+             *, at: float = T0, **fields) -> Fetch:
+        """The fetch of a batch's page as the spider makes it of a response: doc-id, site-id and depth
+        from the collection (0 for a URL it does not hold: a redirect's follow-up)."""
+        doc_id = self.collection.lookup(url)
+        record = self.collection.documents.records[doc_id] if doc_id else None
+        values = {"site_id": int(record["siteid"]) if doc_id else 0, "depth": int(record["depth"]) if doc_id else 0,
+                  "started": at, "ended": at + LATENCY + TRANSFER, "status": status, "content_type": content_type,
+                  "mime": content_type.split(";")[0].strip().lower(), "body": body, "raw_length": len(body),
+                  "latency": LATENCY, "ip": "127.0.0.1", **fields}
+        return Fetch(Kind.PAGE, url, doc_id, **values)
+
+    def failure(self, url: str, error: FetchError, *, at: float = T0, **fields) -> Fetch:
+        """The fetch of a batch's page that got no usable response, as the spider's errback makes it."""
+        return self.page(url, error.status, b"", "", at=at,
+                         **{"error": error, "message": error.label, "latency": 0.0, "ip": "", **fields})
+
+    def robots(self, origin: str, status: int = 200, body: bytes = b"", *, at: float = T0,
+               error: FetchError | None = None):
+        """A site's robots.txt fetched (or failed, with ``error``), as the spider hands it on: the site's
+        rules told first, then the fetch through the pipelines; what the last one hands on."""
+        fetch = Fetch(Kind.ROBOTS, robots_txt_url(origin), 0, 0, 0, started=at, ended=at + LATENCY + TRANSFER,
+                      status=status if error is None else error.status, error=error,
+                      mime="text/plain" if error is None else "", body=body, raw_length=len(body),
+                      latency=LATENCY if error is None else 0.0, origin=origin)
+        if error is None:
+            self.harvest.robots.fetched(fetch)
+        else:
+            self.harvest.robots.failed(fetch)
+        return self.gather(fetch)
+
+    def policy(self, origin: str):
+        """The harvest's robots.txt policy of a site."""
+        return self.harvest.robots.policy(origin)
+
+    def sitemap(self, origin: str, listed: list[tuple[str, float | None]], *, at: float = T0):
+        """A sitemap read (its entries ``listed``), through the pipelines."""
+        fetch = Fetch(Kind.SITEMAP, origin + "/sitemap.xml", 0, 0, 0, started=at, ended=at + LATENCY + TRANSFER,
+                      status=200, mime="application/xml", listed=listed, origin=origin)
+        return self.gather(fetch)
+
+    # -- the downloader ------------------------------------------------------------------------------
+
+    def middleware(self, name: str):
+        """The enabled downloader middleware of that class name, built once."""
+        if name not in self._middlewares:
+            cls = next(c for c in self._enabled("DOWNLOADER_MIDDLEWARES") if c.__name__ == name)
+            self._middlewares[name] = build_from_crawler(cls, self.crawler)
+        return self._middlewares[name]
+
+    def request(self, url: str, kind: Kind = Kind.PAGE, **meta) -> scrapy.Request:
+        """A request as the harvester queues it: a batch's page with its doc-id, site-id and depth, or a
+        site's robots.txt or sitemap (``kind``)."""
+        if kind is Kind.PAGE:
+            doc_id = self.collection.lookup(url)
+            record = self.collection.documents.records[doc_id]
+            meta = {DOC_ID: doc_id, SITE_ID: int(record["siteid"]), DEPTH: int(record["depth"]), **meta}
+        else:
+            meta = {KIND: kind.value, **meta}
+        return scrapy.Request(url, meta=meta, dont_filter=True)
+
+    def headers_received(self, request: scrapy.Request, headers: dict) -> bool:
+        """Send ``headers_received`` as the download handler does; whether a handler stopped the download."""
+        return self._stopped(self.crawler.signals.send_catch_log(
+            signal=signals.headers_received, headers=Headers(headers), body_length=-1, request=request,
+            spider=self.spider))
+
+    def bytes_received(self, request: scrapy.Request, data: bytes) -> bool:
+        """Send ``bytes_received`` as the download handler does; whether a handler stopped the download."""
+        return self._stopped(self.crawler.signals.send_catch_log(
+            signal=signals.bytes_received, data=data, request=request, spider=self.spider))
+
+    @staticmethod
+    def _stopped(results) -> bool:
+        """Whether a handler stopped the download; any other error of a handler (which the signal only logs)
+        is raised here."""
+        stops = []
+        for _, result in results:
+            if not isinstance(result, Failure):
+                continue
+            if not isinstance(result.value, StopDownload):
+                result.raiseException()
+            assert not result.value.fail, "a stopped download must reach the spider (fail=False)"
+            stops.append(result.value)
+        return bool(stops)
+
+    def install_resolver(self) -> None:
+        """Put the crawl's ``DNS_RESOLVER`` on the reactor, as ``CrawlerProcess.start`` does (``close``
+        puts the previous one back). The reactor is not started: a name the resolver maps is answered at
+        once, and nothing else may be asked."""
+        from twisted.internet import reactor
+
+        self._resolver = reactor.resolver
+        resolver = build_from_crawler(load_object(self.crawler.settings["DNS_RESOLVER"]), self.crawler,
+                                      reactor=reactor)
+        resolver.install_on_reactor()
+
+
+def run_now(awaitable):
+    """The result of a coroutine that awaits only what is already there: no reactor runs here."""
+    steps = awaitable.__await__()
+    try:
+        steps.send(None)
+    except StopIteration as done:
+        return done.value
+    steps.close()
+    raise AssertionError("it waited for something that is not there yet: it needs a running reactor")
