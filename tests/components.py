@@ -10,14 +10,17 @@ through their Scrapy interface only.
 
 What the tests need of the harvester's internals lives here and nowhere else, so that when those move
 only this module changes: how the spider opens its harvest, the ``Request.meta`` keys (re-exported
-below), the requests the scheduler builds for a batch's pages, the ``Fetch`` the spider makes of a
-response or a failure, and what the spider does with a robots.txt before handing it to the gatherer.
+below), the requests the scheduler builds for a batch's pages, how the spider makes a ``Fetch`` of a
+response or a failure (the harvester's own ``response_fetch`` and ``failure_fetch``, given real Scrapy
+requests and responses), and what the spider tells the harvest's robots.txt owner before handing a
+robots.txt to the gatherer.
 
 Fetches carry explicit times (``at``, Unix seconds), so that visits, changes and robots.txt ages are exact.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,16 +28,31 @@ from typing import TYPE_CHECKING
 import scrapy
 from scrapy import signals
 from scrapy.exceptions import StopDownload
-from scrapy.http import Headers
+from scrapy.http import Headers, Response
 from scrapy.utils.log import LogCounterHandler
 from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy.utils.reactor import install_reactor, is_reactor_installed
 from scrapy.utils.test import get_crawler
+from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TimeoutError
 from twisted.python.failure import Failure
+from twisted.web._newclient import ResponseFailed
 
 import settings.test as test_settings
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.meta import DEPTH, DOC_ID, IP, KIND, MIME_REFUSED, RECEIVED, SITE_ID, STARTED, TRUNCATED
+from wirescrapy.harvester.fetch import failure_fetch, response_fetch
+from wirescrapy.harvester.meta import (
+    DEPTH,
+    DOC_ID,
+    IP,
+    KIND,
+    MIME_REFUSED,
+    ORIGIN,
+    RECEIVED,
+    SITE_ID,
+    STARTED,
+    TRUNCATED,
+)
+from wirescrapy.harvester.middlewares import BlockedIP, RobotsDisallowed
 from wirescrapy.harvester.session import Harvest
 from wirescrapy.items import Fetch, FetchError, Kind
 from wirescrapy.url import robots_txt_url
@@ -50,6 +68,13 @@ REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 T0 = 1_700_000_000.0  # a fetch's time when a test does not care
 LATENCY = 0.1  # seconds to the response headers
 TRANSFER = 0.4  # seconds from the headers to the end of the body
+# What a request fails with, for each failure with no response (the spider's errback classifies it).
+FAILURES = {
+    FetchError.DNS: DNSLookupError("site1.wire.test"), FetchError.REFUSED: ConnectionRefusedError(),
+    FetchError.TIMEOUT: TimeoutError(), FetchError.CONNECTION_LOST: ResponseFailed([]),
+    FetchError.BLOCKED_IP: BlockedIP("a blocked address"), FetchError.ROBOTS_DISALLOWED: RobotsDisallowed("/"),
+    FetchError.OTHER: ValueError("something else"),
+}
 
 
 class BenchSpider(scrapy.Spider):
@@ -134,32 +159,42 @@ class Bench:
 
     def page(self, url: str, status: int = 200, body: bytes = b"", content_type: str = "text/html; charset=utf-8",
              *, at: float = T0, **fields) -> Fetch:
-        """The fetch of a batch's page as the spider makes it of a response: doc-id, site-id and depth
-        from the collection (0 for a URL it does not hold: a redirect's follow-up)."""
-        doc_id = self.collection.lookup(url)
-        record = self.collection.documents.records[doc_id] if doc_id else None
-        values = {"site_id": int(record["siteid"]) if doc_id else 0, "depth": int(record["depth"]) if doc_id else 0,
-                  "started": at, "ended": at + LATENCY + TRANSFER, "status": status, "content_type": content_type,
-                  "mime": content_type.split(";")[0].strip().lower(), "body": body, "raw_length": len(body),
-                  "latency": LATENCY, "ip": "127.0.0.1", **fields}
-        return Fetch(Kind.PAGE, url, doc_id, **values)
+        """The fetch the spider makes (``response_fetch``) of a response to a batch's page, sent at ``at`` and
+        taking LATENCY + TRANSFER seconds. ``fields`` are set on it after: what the spider decides later (a
+        redirect's target, a redirect error) or what the downloader would have measured otherwise."""
+        request = self.request(url, **{STARTED: at, "download_latency": LATENCY})
+        headers = {"Content-Type": content_type} if content_type else {}
+        response = Response(url, status=status, headers=headers, body=body, request=request,
+                            ip_address=ipaddress.ip_address("127.0.0.1"))
+        fetch = response_fetch(response, self.config.max_file_size, at + LATENCY + TRANSFER)
+        for name, value in fields.items():
+            setattr(fetch, name, value)
+        return fetch
 
     def failure(self, url: str, error: FetchError, *, at: float = T0, **fields) -> Fetch:
-        """The fetch of a batch's page that got no usable response, as the spider's errback makes it."""
-        return self.page(url, error.status, b"", "", at=at,
-                         **{"error": error, "message": error.label, "latency": 0.0, "ip": "", **fields})
+        """The fetch the spider's errback makes (``failure_fetch``) of a batch's page that failed with
+        ``error`` and no response."""
+        request = self.request(url, **{STARTED: at})
+        fetch = failure_fetch(request, FAILURES[error], at + LATENCY + TRANSFER)
+        assert fetch.error is error, f"{FAILURES[error]!r} is taken for {fetch.error}"
+        for name, value in fields.items():
+            setattr(fetch, name, value)
+        return fetch
 
     def robots(self, origin: str, status: int = 200, body: bytes = b"", *, at: float = T0,
                error: FetchError | None = None):
-        """A site's robots.txt fetched (or failed, with ``error``), as the spider hands it on: the site's
-        rules told first, then the fetch through the pipelines; what the last one hands on."""
-        fetch = Fetch(Kind.ROBOTS, robots_txt_url(origin), 0, 0, 0, started=at, ended=at + LATENCY + TRANSFER,
-                      status=status if error is None else error.status, error=error,
-                      mime="text/plain" if error is None else "", body=body, raw_length=len(body),
-                      latency=LATENCY if error is None else 0.0, origin=origin)
+        """A site's robots.txt answered (or failed, with ``error``), as the spider hands it on: the fetch
+        told to the harvest's robots.txt owner, then sent through the pipelines; what the last one hands on."""
+        request = self.request(robots_txt_url(origin), Kind.ROBOTS, **{ORIGIN: origin, STARTED: at,
+                                                                        "download_latency": LATENCY})
+        ended = at + LATENCY + TRANSFER
         if error is None:
+            response = Response(request.url, status=status, headers={"Content-Type": "text/plain"}, body=body,
+                                request=request)
+            fetch = response_fetch(response, self.config.max_file_size, ended)
             self.harvest.robots.fetched(fetch)
         else:
+            fetch = failure_fetch(request, FAILURES[error], ended)
             self.harvest.robots.failed(fetch)
         return self.gather(fetch)
 
@@ -183,12 +218,13 @@ class Bench:
         return self._middlewares[name]
 
     def request(self, url: str, kind: Kind = Kind.PAGE, **meta) -> scrapy.Request:
-        """A request as the harvester queues it: a batch's page with its doc-id, site-id and depth, or a
-        site's robots.txt or sitemap (``kind``)."""
+        """A request as the harvester queues it: a batch's page with its doc-id, site-id and depth (none for a
+        URL the collection does not hold: a redirect's follow-up), or a site's robots.txt or sitemap."""
         if kind is Kind.PAGE:
             doc_id = self.collection.lookup(url)
-            record = self.collection.documents.records[doc_id]
-            meta = {DOC_ID: doc_id, SITE_ID: int(record["siteid"]), DEPTH: int(record["depth"]), **meta}
+            if doc_id:
+                record = self.collection.documents.records[doc_id]
+                meta = {DOC_ID: doc_id, SITE_ID: int(record["siteid"]), DEPTH: int(record["depth"]), **meta}
         else:
             meta = {KIND: kind.value, **meta}
         return scrapy.Request(url, meta=meta, dont_filter=True)
