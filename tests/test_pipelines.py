@@ -355,8 +355,6 @@ def test_a_robots_meta_tag_flags_the_page_and_nofollow_adds_no_links(bench, cont
     assert record["stored_length"] > 0  # noindex is a flag for an index; the page is stored
 
 
-@pytest.mark.xfail(strict=True, reason="WIRE_OBEY_NOFOLLOW=False: the parser keeps rel=nofollow links and a "
-                                       "nofollow page's links, but LinkGraphPipeline drops them all the same")
 def test_with_nofollow_not_obeyed_nofollow_links_are_followed(tmp_path):
     with Bench(tmp_path, WIRE_OBEY_NOFOLLOW=False) as bench:
         bench.seed(SITE + "/a.html", SITE + "/m.html")

@@ -28,10 +28,9 @@ class LinkGraphPipeline(GathererStep):
             decision = rules.classify_at(fetch.redirect, fetch.depth)
             target, _ = add_decision(collection, rules, decision)
             fetch.links = [target] if target and decision.fetch else []
-        elif fetch.page is not None and fetch.original == fetch.doc_id and not fetch.page.nofollow:
-            page = fetch.page
-            report = add_links(collection, rules, [link.url for link in page.links if not link.nofollow],
-                               parent_depth=fetch.depth)
+        elif fetch.page is not None and fetch.original == fetch.doc_id:
+            page = fetch.page  # the parser left out what WIRE_OBEY_NOFOLLOW says not to follow
+            report = add_links(collection, rules, [link.url for link in page.links], parent_depth=fetch.depth)
             fetch.links = report.targets
             self.stats.inc_value("gatherer/links/found", len(page.links))
             self.stats.inc_value("gatherer/links/new", report.added)
