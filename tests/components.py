@@ -9,8 +9,7 @@ named in ``ITEM_PIPELINES`` and ``DOWNLOADER_MIDDLEWARES``, through their ``from
 through their Scrapy interface only.
 
 What the tests need of the harvester's internals lives here and nowhere else, so that when those move
-only this module changes: how the spider opens its harvest, the ``Request.meta`` keys (re-exported
-below), the requests the scheduler builds for a batch's pages, how the spider makes a ``Fetch`` of a
+only this module changes: how the spider opens its harvest, the requests the scheduler builds for a batch's pages, how the spider makes a ``Fetch`` of a
 response or a failure (the harvester's own ``response_fetch`` and ``failure_fetch``, given real Scrapy
 requests and responses), and what the spider tells the harvest's robots.txt owner before handing a
 robots.txt to the gatherer.
@@ -39,19 +38,8 @@ from twisted.web._newclient import ResponseFailed
 
 import settings.test as test_settings
 from wirescrapy.config import WireConfig
+from wirescrapy.harvester import meta
 from wirescrapy.harvester.fetch import failure_fetch, response_fetch
-from wirescrapy.harvester.meta import (
-    DEPTH,
-    DOC_ID,
-    IP,
-    KIND,
-    MIME_REFUSED,
-    ORIGIN,
-    RECEIVED,
-    SITE_ID,
-    STARTED,
-    TRUNCATED,
-)
 from wirescrapy.harvester.middlewares import BlockedIP, RobotsDisallowed
 from wirescrapy.harvester.session import Harvest
 from wirescrapy.items import Fetch, FetchError, Kind
@@ -60,8 +48,7 @@ from wirescrapy.url import robots_txt_url
 if TYPE_CHECKING:
     from typing import Self
 
-__all__ = ["DEPTH", "DOC_ID", "IP", "KIND", "MIME_REFUSED", "RECEIVED", "SITE_ID", "STARTED", "T0", "TRUNCATED",
-           "Bench", "run_now"]
+__all__ = ["T0", "Bench", "run_now"]
 
 # Scrapy's default reactor, installed (never run) because get_crawler checks the settings against it.
 REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
@@ -162,7 +149,7 @@ class Bench:
         """The fetch the spider makes (``response_fetch``) of a response to a batch's page, sent at ``at`` and
         taking LATENCY + TRANSFER seconds. ``fields`` are set on it after: what the spider decides later (a
         redirect's target, a redirect error) or what the downloader would have measured otherwise."""
-        request = self.request(url, **{STARTED: at, "download_latency": LATENCY})
+        request = self.request(url, **{meta.STARTED: at, "download_latency": LATENCY})
         headers = {"Content-Type": content_type} if content_type else {}
         response = Response(url, status=status, headers=headers, body=body, request=request,
                             ip_address=ipaddress.ip_address("127.0.0.1"))
@@ -174,7 +161,7 @@ class Bench:
     def failure(self, url: str, error: FetchError, *, at: float = T0, **fields) -> Fetch:
         """The fetch the spider's errback makes (``failure_fetch``) of a batch's page that failed with
         ``error`` and no response."""
-        request = self.request(url, **{STARTED: at})
+        request = self.request(url, **{meta.STARTED: at})
         fetch = failure_fetch(request, FAILURES[error], at + LATENCY + TRANSFER)
         assert fetch.error is error, f"{FAILURES[error]!r} is taken for {fetch.error}"
         for name, value in fields.items():
@@ -185,7 +172,7 @@ class Bench:
                error: FetchError | None = None):
         """A site's robots.txt answered (or failed, with ``error``), as the spider hands it on: the fetch
         told to the harvest's robots.txt owner, then sent through the pipelines; what the last one hands on."""
-        request = self.request(robots_txt_url(origin), Kind.ROBOTS, **{ORIGIN: origin, STARTED: at,
+        request = self.request(robots_txt_url(origin), Kind.ROBOTS, **{meta.ORIGIN: origin, meta.STARTED: at,
                                                                         "download_latency": LATENCY})
         ended = at + LATENCY + TRANSFER
         if error is None:
@@ -217,17 +204,18 @@ class Bench:
             self._middlewares[name] = build_from_crawler(cls, self.crawler)
         return self._middlewares[name]
 
-    def request(self, url: str, kind: Kind = Kind.PAGE, **meta) -> scrapy.Request:
+    def request(self, url: str, kind: Kind = Kind.PAGE, **extra) -> scrapy.Request:
         """A request as the harvester queues it: a batch's page with its doc-id, site-id and depth (none for a
         URL the collection does not hold: a redirect's follow-up), or a site's robots.txt or sitemap."""
         if kind is Kind.PAGE:
             doc_id = self.collection.lookup(url)
             if doc_id:
                 record = self.collection.documents.records[doc_id]
-                meta = {DOC_ID: doc_id, SITE_ID: int(record["siteid"]), DEPTH: int(record["depth"]), **meta}
+                extra = {meta.DOC_ID: doc_id, meta.SITE_ID: int(record["siteid"]), meta.DEPTH: int(record["depth"]),
+                         **extra}
         else:
-            meta = {KIND: kind.value, **meta}
-        return scrapy.Request(url, meta=meta, dont_filter=True)
+            extra = {meta.KIND: kind.value, **extra}
+        return scrapy.Request(url, meta=extra, dont_filter=True)
 
     def headers_received(self, request: scrapy.Request, headers: dict) -> bool:
         """Send ``headers_received`` as the download handler does; whether a handler stopped the download."""

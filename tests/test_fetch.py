@@ -8,20 +8,8 @@ from scrapy import Request
 from scrapy.http import Response
 from twisted.internet.error import DNSLookupError
 
+from wirescrapy.harvester import meta
 from wirescrapy.harvester.fetch import failure_fetch, kind_of, response_fetch
-from wirescrapy.harvester.meta import (
-    DEPTH,
-    DOC_ID,
-    HOPS,
-    IP,
-    KIND,
-    MIME_REFUSED,
-    ORIGIN,
-    RECEIVED,
-    SITE_ID,
-    STARTED,
-    TRUNCATED,
-)
 from wirescrapy.harvester.middlewares import BlockedIP
 from wirescrapy.items import FetchError, Kind
 
@@ -36,8 +24,9 @@ def response(body: bytes = b"", status: int = 200, headers: dict | None = None, 
 def test_a_page_is_what_the_response_and_the_middlewares_said():
     fetch = response_fetch(response(b"<p>hello", headers={"Content-Type": "text/HTML; charset=UTF-8",
                                                         "Last-Modified": "Sun, 06 Nov 1994 08:49:37 GMT"},
-                                    **{DOC_ID: 7, SITE_ID: 2, DEPTH: 3, STARTED: 99.0, IP: "10.0.0.1",
-                                       RECEIVED: 8, "download_latency": 0.25}), 1000, now=100.5)
+                                    **{meta.DOC_ID: 7, meta.SITE_ID: 2, meta.DEPTH: 3, meta.STARTED: 99.0,
+                                       meta.IP: "10.0.0.1", meta.RECEIVED: 8, "download_latency": 0.25}),
+                           1000, now=100.5)
     assert (fetch.kind, fetch.url, fetch.doc_id, fetch.site_id, fetch.depth) == (Kind.PAGE, "http://a.cl/x", 7, 2, 3)
     assert (fetch.started, fetch.ended, fetch.latency) == (99.0, 100.5, 0.25)
     assert (fetch.status, fetch.mime, fetch.content_type) == (200, "text/html", "text/HTML; charset=UTF-8")
@@ -53,20 +42,21 @@ def test_what_a_bare_response_leaves_out_has_defaults():
 
 
 def test_a_page_is_cut_at_the_max_file_size_a_robots_txt_is_not():
-    page = response_fetch(response(b"x" * 10, **{TRUNCATED: True}), 4, now=1.0)
+    page = response_fetch(response(b"x" * 10, **{meta.TRUNCATED: True}), 4, now=1.0)
     assert page.body == b"xxxx" and page.truncated and page.raw_length == 10
-    robots = response_fetch(response(b"x" * 10, **{KIND: "robots", ORIGIN: "http://a.cl", HOPS: 2}), 4, now=1.0)
+    robots = response_fetch(response(b"x" * 10, **{meta.KIND: "robots", meta.ORIGIN: "http://a.cl", meta.HOPS: 2}),
+                            4, now=1.0)
     assert (robots.kind, robots.origin, robots.hops, robots.body) == (Kind.ROBOTS, "http://a.cl", 2, b"x" * 10)
 
 
 def test_a_refused_media_type_keeps_no_body():
     fetch = response_fetch(response(b"MZ\x90", headers={"Content-Type": "application/x-msdownload"},
-                                    **{MIME_REFUSED: "application/x-msdownload", RECEIVED: 3}), 1000, now=1.0)
+                                    **{meta.MIME_REFUSED: "application/x-msdownload", meta.RECEIVED: 3}), 1000, now=1.0)
     assert fetch.mime_refused and fetch.body == b"" and fetch.raw_length == 3 and fetch.ok
 
 
 def test_a_failure_is_its_error_in_place_of_a_status():
-    request = Request("http://a.cl/robots.txt", meta={KIND: "sitemap", STARTED: 3.0})
+    request = Request("http://a.cl/robots.txt", meta={meta.KIND: "sitemap", meta.STARTED: 3.0})
     fetch = failure_fetch(request, DNSLookupError("a.cl: " + "no such host " * 40), now=4.0)
     assert (fetch.kind, fetch.error, fetch.status) == (Kind.SITEMAP, FetchError.DNS, FetchError.DNS.status)
     assert fetch.message.startswith("DNS lookup failed") and len(fetch.message) == 300
@@ -77,4 +67,4 @@ def test_a_failure_is_its_error_in_place_of_a_status():
 
 def test_the_kind_of_a_request():
     assert kind_of(Request("http://a.cl/")) is Kind.PAGE
-    assert kind_of(Request("http://a.cl/robots.txt", meta={KIND: Kind.ROBOTS.value})) is Kind.ROBOTS
+    assert kind_of(Request("http://a.cl/robots.txt", meta={meta.KIND: Kind.ROBOTS.value})) is Kind.ROBOTS

@@ -19,10 +19,16 @@ from scrapy.http import HtmlResponse
 from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TimeoutError
 from twisted.web._newclient import ResponseFailed
 
-from tests.components import IP, MIME_REFUSED, RECEIVED, STARTED, T0, TRUNCATED, Bench, run_now
+from tests.components import T0, Bench, run_now
 from wirescrapy.collection.metadata import DocFlag
 from wirescrapy.config import BLOCKED_NETWORKS
-from wirescrapy.harvester.middlewares import AlreadyFetched, BlockedIP, RobotsDisallowed, RobotsNotReady
+from wirescrapy.harvester.meta import IP, MIME_REFUSED, RECEIVED, STARTED, TRUNCATED
+from wirescrapy.harvester.middlewares import (
+    AlreadyFetched,
+    BlockedIP,
+    RobotsDisallowed,
+    RobotsNotReady,
+)
 from wirescrapy.items import FetchError, Kind
 from wirescrapy.seeder.robots import MAX_ROBOTS_BYTES
 from wirescrapy.seeder.sitemaps import MAX_BYTES as MAX_SITEMAP_BYTES
