@@ -8,11 +8,11 @@ the harvester's spider does. Components are built from the crawler as Scrapy bui
 named in ``ITEM_PIPELINES`` and ``DOWNLOADER_MIDDLEWARES``, through their ``from_crawler``) and driven
 through their Scrapy interface only.
 
-What the tests need of the harvester's internals lives here and nowhere else, so that when those move
-only this module changes: how the spider opens its harvest, the requests the scheduler builds for a batch's
-pages, how the spider makes a ``Fetch`` of a response or a failure (the harvester's own ``response_fetch`` and ``failure_fetch``, given real Scrapy
-requests and responses), and what the spider tells the harvest's robots.txt owner before handing a
-robots.txt to the gatherer.
+What the tests need of the harvester's internals lives here and nowhere else, so that when those move only
+this module changes: how the spider opens its harvest, the requests the scheduler builds for a batch's pages,
+how the spider makes a ``Fetch`` of a response or a failure (the harvester's own ``response_fetch`` and
+``failure_fetch``, given real Scrapy requests and responses), and what the spider tells the harvest's
+robots.txt owner before handing a robots.txt to the gatherer.
 
 Fetches carry explicit times (``at``, Unix seconds), so that visits, changes and robots.txt ages are exact.
 """
