@@ -3,6 +3,7 @@
     python benchmarks/harvester.py              # full size (about 10 minutes on 2 idle cores)
     python benchmarks/harvester.py --smoke      # CI: tiny sizes, well under a minute
     python benchmarks/harvester.py --only throughput --sites 100 --pages 200 --profile --profile-plain
+    python benchmarks/harvester.py --only throughput --baselines 0   # the harvester alone (before / after a change)
 
 Everything runs on this machine: the sample web (``wirescrapy.sampleweb``, a Twisted server in a subprocess
 on 127.0.0.1, every site a host name ``siteN.wire.test`` that ``wirescrapy.resolver.MappedResolver`` maps
@@ -422,7 +423,7 @@ def throughput(options, workdir: Path) -> None:
         seeds.write_text("".join(url + "\n" for url in web.seeds))
         crawls = [("harvester", lambda n: run_harvester(web, workdir, f"harvester-{n}", seeds, cycles,
                                                           options.timeout))]
-        for number, (label, per_domain, extra) in enumerate(BASELINES, 1):
+        for number, (label, per_domain, extra) in enumerate(BASELINES[:options.baselines], 1):
             settings = {**plain_settings(deepest, per_domain, options.connections), **extra}
             crawls.append((label, lambda n, label=label, settings=settings, number=number: run_plain(
                 web, workdir, f"plain{number}-{n}", label, settings, options.timeout)))
@@ -479,9 +480,10 @@ def throughput(options, workdir: Path) -> None:
               f"{stats.get('gatherer/links/found', 0):,.0f}, elapsed_time_seconds "
               f"{stats.get('elapsed_time_seconds', 0):.1f}")
 
-        print("\nratio harvester / plain Scrapy (goal: pages/s >= 1.0, storing everything)")
-        print(f"{'baseline':33} {'pages/s':>8} {'fetch/s in harvest phases':>26} {'CPU per fetch':>14} "
-              f"{'its pages the harvester fetched':>32}")
+        if results[1:]:
+            print("\nratio harvester / plain Scrapy (goal: pages/s >= 1.0, storing everything)")
+            print(f"{'baseline':33} {'pages/s':>8} {'fetch/s in harvest phases':>26} {'CPU per fetch':>14} "
+                  f"{'its pages the harvester fetched':>32}")
         for base in results[1:]:
             base_fetch_rate = base.served.fetches / base.run.wall
             phase = (fetched_in / in_harvest) / base_fetch_rate if in_harvest else 0.0
@@ -694,6 +696,9 @@ def main(argv=None) -> None:
     size.add_argument("--extra-cycles", type=int, default=0,
                       help="harvester cycles beyond D + 1 (before a4f00e5, 1: with waits 0 a site's first page "
                            "could be refused while its robots.txt was parsed, and came back in the next batch)")
+    size.add_argument("--baselines", type=int, default=len(BASELINES), choices=range(len(BASELINES) + 1),
+                      help="plain Scrapy crawls to run beside the harvester, in BASELINES' order (0: the harvester "
+                           "alone, to compare two versions of it run one after the other)")
     size.add_argument("--repeat", type=int, default=1,
                       help="rounds of the crawls, one after the other; the best pages/s of each counts")
     size.add_argument("--profile", action="store_true", help="run the harvester once more under cProfile")
