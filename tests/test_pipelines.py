@@ -483,6 +483,13 @@ def test_a_pipeline_s_failure_is_logged_and_the_item_dropped(bench, caplog):
     assert bench.record(SITE + "/a.html")["status"] == 200
 
 
+def test_a_link_too_long_to_store_is_left_out_and_the_page_and_its_other_links_recorded(bench):
+    bench.seed(SITE + "/a.html")
+    fetch = bench.gather(bench.page(SITE + "/a.html", 200, html("/" + "x" * 100_000 + ".html", "/b.html")))
+    assert fetch["error"] is None and bench.record(SITE + "/a.html")["visits"] == 1
+    assert bench.links(SITE + "/a.html") == [SITE + "/b.html"]
+
+
 def test_each_pipeline_does_its_part_in_order(bench):
     bench.seed(SITE + "/a.html")
     fetch = bench.page(SITE + "/a.html", 200, html("/b.html"))

@@ -104,6 +104,15 @@ def test_reject_patterns(rules, url, pattern):
     assert decision.detail == pattern
 
 
+def test_a_path_longer_than_the_url_store_keeps_is_rejected(rules):
+    from wirescrapy.collection.urls import MAX_PATH
+
+    longest = "/" + "a" * (MAX_PATH - 1)
+    assert rules.classify("http://a.cl" + longest).fetch
+    decision = rules.classify("http://a.cl" + longest + "a")
+    assert decision.verdict is Verdict.REJECT and decision.reason is Reason.TOO_LONG
+
+
 def test_reject_patterns_ignore_the_host():
     rules = make_rules(WIRE_REJECT_PATTERNS=["login", ""])
     assert rules.classify("http://login.a.cl/").fetch
