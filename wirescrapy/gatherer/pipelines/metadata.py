@@ -47,6 +47,7 @@ class MetadataPipeline(GathererStep):
                                          | DocFlag.NOFOLLOW | DocFlag.NOINDEX)
         failed = fetch.error is not None or fetch.status >= _ERROR_STATUS
         record["status"] = fetch.status
+        record["error"] = fetch.error or 0
         if fetch.responded:
             self._response(fetch, record)
             flags |= self._flags(fetch)
