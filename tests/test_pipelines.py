@@ -23,7 +23,7 @@ OTHER = "http://site2.wire.test"
 END = 0.5  # a bench fetch ends this long after it starts
 NO_RESPONSE = [error for error in FetchError if error not in
                (FetchError.ROBOTS_DISALLOWED, FetchError.REDIRECT_LOOP, FetchError.TOO_MANY_REDIRECTS,
-                FetchError.BAD_STATUS)]
+                FetchError.BAD_STATUS, FetchError.GATHERER)]
 
 
 def html(*links: str, head: str = "", text: str = "Some text.") -> bytes:
@@ -485,7 +485,7 @@ def test_items_that_are_not_fetches_and_spiders_without_a_harvest_pass_untouched
     assert fetch.page is None and bench.collection.documents.count == 0
 
 
-def test_a_pipeline_s_failure_is_logged_and_the_item_dropped(bench, caplog):
+def test_a_fetch_that_has_no_document_is_logged_and_dropped_when_a_pipeline_fails(bench, caplog):
     fetch = Fetch(Kind.PAGE, "mailto:someone@site1.wire.test", 0, 0, 0, T0, T0 + 1, status=200, body=html())
     with caplog.at_level(logging.INFO), pytest.raises(DropItem, match="DocumentPipeline failed on mailto:"):
         bench.gather(fetch)
@@ -502,6 +502,34 @@ def test_a_link_too_long_to_store_is_left_out_and_the_page_and_its_other_links_r
     fetch = bench.gather(bench.page(SITE + "/a.html", 200, html("/" + "x" * 100_000 + ".html", "/b.html")))
     assert fetch["error"] is None and bench.record(SITE + "/a.html")["visits"] == 1
     assert bench.links(SITE + "/a.html") == [SITE + "/b.html"]
+
+
+@pytest.mark.parametrize("step", ["ParsePipeline", "PageStorePipeline", "LinkGraphPipeline", "MetadataPipeline"])
+def test_a_pipeline_s_failure_is_recorded_as_a_gatherer_error_on_its_page(bench, caplog, monkeypatch, step):
+    bench.seed(SITE + "/a.html", SITE + "/b.html")
+    bench.gather(bench.page(SITE + "/a.html", 200, html("/c.html"), at=T0))
+    [pipeline] = [p for p in bench.pipelines if type(p).__name__ == step]
+    broken = "_response" if step == "MetadataPipeline" else "process"  # metadata: fail with its record half written
+
+    def fail(*args):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(pipeline, broken, fail)
+    with caplog.at_level(logging.INFO):
+        fed = bench.gather(bench.page(SITE + "/a.html", 200, html("/d.html"), at=T0 + 100))
+    assert fed["error"] == "gatherer" and fed["status"] == 200
+    record = bench.record(SITE + "/a.html")
+    assert (record["status"], record["error"], record["errors"]) == (200, FetchError.GATHERER, 1)
+    assert record["last_visit"] == T0 + 100 + END  # recorded: done in this batch
+    # before the failing step: the old links kept; the metadata step comes after the link graph
+    assert bench.links(SITE + "/a.html") == [SITE + ("/d.html" if step == "MetadataPipeline" else "/c.html")]
+    assert bench.stats["harvester/errors/gatherer"] == 1
+    assert bench.stats[f"gatherer/failed/{step}"] == 1 and bench.collection.summary()["ok"] == 0
+    [failure] = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert failure.exc_info and SITE + "/a.html" in failure.getMessage()
+    monkeypatch.undo()
+    bench.gather(bench.page(SITE + "/b.html", 200, html()))  # the next page goes through
+    assert bench.record(SITE + "/b.html")["status"] == 200 and bench.record(SITE + "/b.html")["error"] == 0
 
 
 def test_each_pipeline_does_its_part_in_order(bench):

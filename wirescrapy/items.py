@@ -64,6 +64,7 @@ class FetchError(enum.IntEnum):
     TOO_MANY_REDIRECTS = 8  # a chain longer than WIRE_MAX_REDIRECTS hops
     OTHER = 9  # any other failure (logged with its message)
     BAD_STATUS = 10  # a response whose status is no HTTP status (not 100-999, or not a number)
+    GATHERER = 11  # a gatherer pipeline failed on the fetch (the step and its exception are logged)
 
     @property
     def label(self) -> str:
@@ -123,4 +124,5 @@ class Fetch:
         return max(self.ended - self.started, 0.0)
 
 
-_RESPONSE_ERRORS = frozenset({FetchError.REDIRECT_LOOP, FetchError.TOO_MANY_REDIRECTS, FetchError.BAD_STATUS})
+_RESPONSE_ERRORS = frozenset({FetchError.REDIRECT_LOOP, FetchError.TOO_MANY_REDIRECTS, FetchError.BAD_STATUS,
+                              FetchError.GATHERER})
