@@ -4,6 +4,7 @@ from hypothesis import strategies as st
 from scrapy.settings import BaseSettings
 
 from wirescrapy.collection.metadata import DocFlag
+from wirescrapy.collection.urls import MAX_PATH
 from wirescrapy.config import WireConfig
 from wirescrapy.seeder.add import add_links, add_listed
 from wirescrapy.seeder.rules import (
@@ -105,8 +106,6 @@ def test_reject_patterns(rules, url, pattern):
 
 
 def test_a_path_longer_than_the_url_store_keeps_is_rejected(rules):
-    from wirescrapy.collection.urls import MAX_PATH
-
     longest = "/" + "a" * (MAX_PATH - 1)
     assert rules.classify("http://a.cl" + longest).fetch
     decision = rules.classify("http://a.cl" + longest + "a")

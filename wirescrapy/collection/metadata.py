@@ -35,7 +35,7 @@ class DocFlag(enum.IntFlag):
 class RobotsState(enum.IntEnum):
     UNKNOWN = 0  # not fetched yet
     VALID = 1  # fetched and parsed
-    MISSING = 2  # 4xx: everything allowed (RFC 9309 §2.3.1.3)
+    MISSING = 2  # 4xx, or a redirect not followed: everything allowed (RFC 9309 §2.3.1.2-3)
     UNREACHABLE = 3  # 5xx or network error: nothing allowed for now (RFC 9309 §2.3.1.4)
 
 
