@@ -398,14 +398,18 @@ class _RobotsWebHandler(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def robots_web():
-    web = _RobotsWeb()
+def served(web):
+    """A fixture's body: ``web``, a socketserver on 127.0.0.1, served from a thread until the test ends."""
     thread = threading.Thread(target=web.serve_forever, daemon=True)
     thread.start()
     yield web
     web.shutdown()
     web.server_close()
+
+
+@pytest.fixture
+def robots_web():
+    yield from served(_RobotsWeb())
 
 
 @pytest.mark.timeout(120)

@@ -7,11 +7,10 @@ recorded, whatever the server says.
 from __future__ import annotations
 
 import socketserver
-import threading
 
 import pytest
 
-from tests.e2e.test_harvester import harvest
+from tests.e2e.test_harvester import harvest, served
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import RobotsState
 from wirescrapy.items import FetchError
@@ -73,12 +72,7 @@ class _HostileWeb(socketserver.ThreadingTCPServer):
 
 @pytest.fixture
 def hostile_web():
-    web = _HostileWeb()
-    thread = threading.Thread(target=web.serve_forever, daemon=True)
-    thread.start()
-    yield web
-    web.shutdown()
-    web.server_close()
+    yield from served(_HostileWeb())
 
 
 @pytest.mark.timeout(120)
