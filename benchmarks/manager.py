@@ -54,6 +54,7 @@ from scrapy.settings import Settings  # noqa: E402
 
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE, DocFlag  # noqa: E402
 from wirescrapy.config import DAY, SCORE_FUNCTIONS, WireConfig, default_settings  # noqa: E402
+from wirescrapy.items import FetchError
 from wirescrapy.manager import plan, ranking  # noqa: E402
 from wirescrapy.manager.batch import BatchSite, BatchURL, write_batch  # noqa: E402
 from wirescrapy.manager.run import store_scores  # noqa: E402
@@ -125,7 +126,9 @@ def web_records(site_of: np.ndarray, counts: csr_matrix, seed: int = 2) -> np.nd
     last = NOW - rng.random(n) * 30 * DAY
     docs["last_visit"] = np.where(downloaded, last, 0)
     docs["first_visit"] = np.where(downloaded, last - (visits - 1) * 7 * DAY, 0)
-    docs["status"] = np.where(downloaded, rng.choice([200, 404, -1], n, p=[0.9, 0.05, 0.05]), 0)
+    outcome = rng.choice(3, n, p=[0.9, 0.05, 0.05])  # 200, 404, a DNS failure (no status)
+    docs["status"] = np.where(downloaded, np.array([200, 404, 0])[outcome], 0)
+    docs["error"] = np.where(downloaded & (outcome == 2), int(FetchError.DNS), 0)
     docs["depth"] = np.minimum(rng.geometric(0.4, n) - 1, 20)
     flags = np.where(rng.random(n) < 0.2, DocFlag.DYNAMIC, 0)
     flags[rng.random(n) < 0.01] |= DocFlag.DUPLICATE

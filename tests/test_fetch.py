@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ipaddress import ip_address
 
+import pytest
 from scrapy import Request
 from scrapy.http import Response
 from twisted.internet.error import DNSLookupError
@@ -58,11 +59,18 @@ def test_a_refused_media_type_keeps_no_body():
 def test_a_failure_is_its_error_in_place_of_a_status():
     request = Request("http://a.cl/robots.txt", meta={meta.KIND: "sitemap", meta.STARTED: 3.0})
     fetch = failure_fetch(request, DNSLookupError("a.cl: " + "no such host " * 40), now=4.0)
-    assert (fetch.kind, fetch.error, fetch.status) == (Kind.SITEMAP, FetchError.DNS, FetchError.DNS.status)
+    assert (fetch.kind, fetch.error, fetch.status) == (Kind.SITEMAP, FetchError.DNS, 0)
     assert fetch.message.startswith("DNS lookup failed") and len(fetch.message) == 300
     assert (fetch.started, fetch.ended) == (3.0, 4.0) and not fetch.responded
     blocked = failure_fetch(Request("http://a.cl/"), BlockedIP("10.0.0.1"), now=4.0)
     assert blocked.error is FetchError.BLOCKED_IP and blocked.kind is Kind.PAGE
+
+
+@pytest.mark.parametrize("status", [99999, 1000, 99, 0, -5])
+def test_a_status_that_is_no_http_status_is_a_response_with_a_bad_status(status):
+    fetch = response_fetch(response(b"<p>hello", status=status), 1000, now=1.0)
+    assert (fetch.status, fetch.error, fetch.message) == (0, FetchError.BAD_STATUS, f"status {status}")
+    assert fetch.responded and not fetch.ok
 
 
 def test_the_kind_of_a_request():

@@ -22,7 +22,8 @@ SITE = "http://site1.wire.test"
 OTHER = "http://site2.wire.test"
 END = 0.5  # a bench fetch ends this long after it starts
 NO_RESPONSE = [error for error in FetchError if error not in
-               (FetchError.ROBOTS_DISALLOWED, FetchError.REDIRECT_LOOP, FetchError.TOO_MANY_REDIRECTS)]
+               (FetchError.ROBOTS_DISALLOWED, FetchError.REDIRECT_LOOP, FetchError.TOO_MANY_REDIRECTS,
+                FetchError.BAD_STATUS, FetchError.GATHERER)]
 
 
 def html(*links: str, head: str = "", text: str = "Some text.") -> bytes:
@@ -83,7 +84,7 @@ def test_the_last_pipeline_hands_on_the_fetch_as_a_feed_record(bench):
         "latency": 0.1, "started": T0, "ended": T0 + END, "ip": "127.0.0.1",
     }
     failed = bench.gather(bench.failure(SITE + "/b.html", FetchError.TIMEOUT))
-    assert (failed["status"], failed["error"], failed["ip"], failed["stored_length"]) == (-3, "timeout", None, 0)
+    assert (failed["status"], failed["error"], failed["ip"], failed["stored_length"]) == (0, "timeout", None, 0)
 
 
 def test_a_dynamic_page_and_a_text_page(bench):
@@ -143,7 +144,7 @@ def test_a_failure_is_recorded_by_kind_and_counted_until_a_success(bench, error)
     bench.gather(bench.failure(SITE + "/a.html", error, at=T0))
     bench.gather(bench.failure(SITE + "/a.html", error, at=T0 + 10))
     record = bench.record(SITE + "/a.html")
-    assert record["status"] == error.status < 0 and record["errors"] == 2
+    assert record["status"] == 0 and record["error"] == error and record["errors"] == 2
     assert record["visits"] == 0 and record["mime"] == b"" and record["first_visit"] == 0  # no response came
     assert record["last_visit"] == T0 + 10 + END  # tried: done in this batch
     site = bench.site(SITE + "/a.html")
@@ -151,6 +152,18 @@ def test_a_failure_is_recorded_by_kind_and_counted_until_a_success(bench, error)
     assert bench.stats[f"harvester/errors/{error.label}"] == 2
     bench.gather(bench.page(SITE + "/a.html", 200, html(), at=T0 + 20))
     assert bench.record(SITE + "/a.html")["errors"] == 0 and bench.record(SITE + "/a.html")["status"] == 200
+
+
+@pytest.mark.parametrize("status", [99999, 1000, 99, 0, -5, -8, -32768])
+def test_a_status_that_is_no_http_status_is_recorded_as_a_bad_status(bench, status):
+    # -5 and -8 were stored as our own blocked_ip and too_many_redirects; 99999 did not fit and was lost.
+    bench.seed(SITE + "/a.html")
+    record = bench.gather(bench.page(SITE + "/a.html", status, html("/b.html")))
+    assert (record["status"], record["error"]) == (0, "bad_status")
+    document = bench.record(SITE + "/a.html")
+    assert (document["status"], document["error"]) == (0, FetchError.BAD_STATUS)
+    assert document["errors"] == 1 and document["visits"] == 1 and bench.links(SITE + "/a.html") == []
+    assert bench.stats["harvester/errors/bad_status"] == 1 and bench.collection.summary()["ok"] == 0
 
 
 def test_consecutive_errors_stop_counting_at_the_field_s_limit(bench):
@@ -207,9 +220,10 @@ def test_a_redirect_to_a_file_that_is_never_fetched_adds_it_but_no_link(bench):
 @pytest.mark.parametrize("error", [FetchError.REDIRECT_LOOP, FetchError.TOO_MANY_REDIRECTS], ids=str)
 def test_a_redirect_error_is_a_response_with_its_target_as_its_link(bench, error):
     bench.seed(SITE + "/loop/a")
-    bench.gather(bench.page(SITE + "/loop/a", error.status, b"", redirect=SITE + "/loop/b", error=error))
+    bench.gather(bench.page(SITE + "/loop/a", 302, b"", redirect=SITE + "/loop/b", error=error))
     record = bench.record(SITE + "/loop/a")
-    assert record["status"] == error.status and record["errors"] == 1 and record["visits"] == 1
+    assert (record["status"], record["error"]) == (302, error)  # what the server said, what we concluded
+    assert record["errors"] == 1 and record["visits"] == 1
     assert flags(record) & DocFlag.REDIRECT and record["mime"] == b"text/html"
     assert bench.links(SITE + "/loop/a") == [SITE + "/loop/b"]
 
@@ -404,7 +418,7 @@ def test_an_unreachable_robots_txt_is_recorded_with_its_error(bench, error):
     site = bench.site(SITE + "/")
     assert RobotsState(int(site["robots_state"])) is RobotsState.UNREACHABLE and site["errors"] == 1
     assert site["robots_fetched"] == T0 + END and site["crawl_delay"] == 0
-    assert bench.record(SITE + "/robots.txt")["status"] == error.status
+    assert (bench.record(SITE + "/robots.txt")["status"], bench.record(SITE + "/robots.txt")["error"]) == (0, error)
     assert bench.stats[f"harvester/errors/{error.label}"] == 1
 
 
@@ -471,7 +485,7 @@ def test_items_that_are_not_fetches_and_spiders_without_a_harvest_pass_untouched
     assert fetch.page is None and bench.collection.documents.count == 0
 
 
-def test_a_pipeline_s_failure_is_logged_and_the_item_dropped(bench, caplog):
+def test_a_fetch_that_has_no_document_is_logged_and_dropped_when_a_pipeline_fails(bench, caplog):
     fetch = Fetch(Kind.PAGE, "mailto:someone@site1.wire.test", 0, 0, 0, T0, T0 + 1, status=200, body=html())
     with caplog.at_level(logging.INFO), pytest.raises(DropItem, match="DocumentPipeline failed on mailto:"):
         bench.gather(fetch)
@@ -481,6 +495,41 @@ def test_a_pipeline_s_failure_is_logged_and_the_item_dropped(bench, caplog):
     bench.seed(SITE + "/a.html")
     bench.gather(bench.page(SITE + "/a.html", 200, html()))  # the next item goes through
     assert bench.record(SITE + "/a.html")["status"] == 200
+
+
+def test_a_link_too_long_to_store_is_left_out_and_the_page_and_its_other_links_recorded(bench):
+    bench.seed(SITE + "/a.html")
+    fetch = bench.gather(bench.page(SITE + "/a.html", 200, html("/" + "x" * 100_000 + ".html", "/b.html")))
+    assert fetch["error"] is None and bench.record(SITE + "/a.html")["visits"] == 1
+    assert bench.links(SITE + "/a.html") == [SITE + "/b.html"]
+
+
+@pytest.mark.parametrize("step", ["ParsePipeline", "PageStorePipeline", "LinkGraphPipeline", "MetadataPipeline"])
+def test_a_pipeline_s_failure_is_recorded_as_a_gatherer_error_on_its_page(bench, caplog, monkeypatch, step):
+    bench.seed(SITE + "/a.html", SITE + "/b.html")
+    bench.gather(bench.page(SITE + "/a.html", 200, html("/c.html"), at=T0))
+    [pipeline] = [p for p in bench.pipelines if type(p).__name__ == step]
+    broken = "_response" if step == "MetadataPipeline" else "process"  # metadata: fail with its record half written
+
+    def fail(*args):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(pipeline, broken, fail)
+    with caplog.at_level(logging.INFO):
+        fed = bench.gather(bench.page(SITE + "/a.html", 200, html("/d.html"), at=T0 + 100))
+    assert fed["error"] == "gatherer" and fed["status"] == 200
+    record = bench.record(SITE + "/a.html")
+    assert (record["status"], record["error"], record["errors"]) == (200, FetchError.GATHERER, 1)
+    assert record["last_visit"] == T0 + 100 + END  # recorded: done in this batch
+    # before the failing step: the old links kept; the metadata step comes after the link graph
+    assert bench.links(SITE + "/a.html") == [SITE + ("/d.html" if step == "MetadataPipeline" else "/c.html")]
+    assert bench.stats["harvester/errors/gatherer"] == 1
+    assert bench.stats[f"gatherer/failed/{step}"] == 1 and bench.collection.summary()["ok"] == 0
+    [failure] = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert failure.exc_info and SITE + "/a.html" in failure.getMessage()
+    monkeypatch.undo()
+    bench.gather(bench.page(SITE + "/b.html", 200, html()))  # the next page goes through
+    assert bench.record(SITE + "/b.html")["status"] == 200 and bench.record(SITE + "/b.html")["error"] == 0
 
 
 def test_each_pipeline_does_its_part_in_order(bench):

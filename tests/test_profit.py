@@ -11,8 +11,16 @@ from scrapy.settings import Settings
 
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE, DocFlag
 from wirescrapy.config import DAY, WireConfig, default_settings
+from wirescrapy.items import FetchError
 from wirescrapy.manager.profit import (
-    eligible, intrinsic_quality, log_scale, pages_to_download, profit, select_batches, site_cap, site_caps,
+    eligible,
+    intrinsic_quality,
+    log_scale,
+    pages_to_download,
+    profit,
+    select_batches,
+    site_cap,
+    site_caps,
     too_recent,
     within_site_limit,
 )
@@ -49,10 +57,13 @@ def test_figure_3_of_the_paper():
 def test_minimum_revisit_periods_by_outcome():
     cfg = config(WIRE_MINPERIOD_UNSUCCESSFUL=DAY, WIRE_MINPERIOD_SUCCESSFUL_NOT_OK=3 * DAY,
                  WIRE_MINPERIOD_SUCCESSFUL_OK=7 * DAY)
-    status = [200, 200, 404, 404, -3, -3, 0, 0, 0]
-    ago = [6, 8, 2, 4, 0.5, 2, 0.5, 2, None]
-    docs = docs_of(9, status=status, last_visit=[NOW - a * DAY if a is not None else 0 for a in ago])
-    assert too_recent(docs, cfg, NOW).tolist() == [True, False, True, False, True, False, True, False, False]
+    status = [200, 200, 404, 404, 0, 0, 0, 0, 0, 301, 301, 200, 200]
+    error = [0, 0, 0, 0, FetchError.TIMEOUT, FetchError.TIMEOUT, 0, 0, 0, FetchError.TOO_MANY_REDIRECTS,
+             FetchError.TOO_MANY_REDIRECTS, FetchError.BAD_STATUS, FetchError.BAD_STATUS]
+    ago = [6, 8, 2, 4, 0.5, 2, 0.5, 2, None, 0.5, 2, 0.5, 2]
+    docs = docs_of(13, status=status, error=error, last_visit=[NOW - a * DAY if a is not None else 0 for a in ago])
+    assert too_recent(docs, cfg, NOW).tolist() == [True, False, True, False, True, False, True, False, False,
+                                                   True, False, True, False]  # a status with an error: failed
 
 
 def test_filters():

@@ -97,7 +97,7 @@ def test_what_other_answers_leave(harvest, status, state, verdict):
 def test_a_failure_leaves_the_site_unreachable_until_the_retry(harvest):
     robots = harvest.robots
     assert robots.request_due(SITE, 1000.0)
-    assert robots.failed(robots_fetch(FetchError.DNS.status, error=FetchError.DNS)).state is RobotsState.UNREACHABLE
+    assert robots.failed(robots_fetch(0, error=FetchError.DNS)).state is RobotsState.UNREACHABLE
     assert robots.verdict(SITE + "/page") is Verdict.UNREACHABLE
     assert not robots.request_due(SITE, 1000.0 + CONFIG.robots_txt_invalid_period - 1)
     assert robots.request_due(SITE, 1000.0 + CONFIG.robots_txt_invalid_period)

@@ -4,6 +4,7 @@ from hypothesis import strategies as st
 from scrapy.settings import BaseSettings
 
 from wirescrapy.collection.metadata import DocFlag
+from wirescrapy.collection.urls import MAX_PATH
 from wirescrapy.config import WireConfig
 from wirescrapy.seeder.add import add_links, add_listed
 from wirescrapy.seeder.rules import (
@@ -102,6 +103,13 @@ def test_reject_patterns(rules, url, pattern):
     decision = rules.classify(url, 1)
     assert decision.verdict is Verdict.REJECT and decision.reason is Reason.PATTERN
     assert decision.detail == pattern
+
+
+def test_a_path_longer_than_the_url_store_keeps_is_rejected(rules):
+    longest = "/" + "a" * (MAX_PATH - 1)
+    assert rules.classify("http://a.cl" + longest).fetch
+    decision = rules.classify("http://a.cl" + longest + "a")
+    assert decision.verdict is Verdict.REJECT and decision.reason is Reason.TOO_LONG
 
 
 def test_reject_patterns_ignore_the_host():

@@ -15,11 +15,12 @@ from scrapy.statscollectors import MemoryStatsCollector
 from twisted.internet.error import DNSLookupError
 from twisted.python.failure import Failure
 
-from wirescrapy.harvester.meta import HOLD_SITE, KIND
+from wirescrapy.collection.metadata import RobotsState
+from wirescrapy.harvester.meta import HOLD_SITE, HOPS, KIND
 from wirescrapy.harvester.robots import Verdict
 from wirescrapy.harvester.scheduler import WireScheduler
 from wirescrapy.harvester.spider import HarvesterSpider
-from wirescrapy.items import Fetch, Kind
+from wirescrapy.items import Fetch, FetchError, Kind
 
 A, B = "http://a.cl", "http://b.cl"
 RULES = b"User-agent: *\nDisallow: /private\n"
@@ -137,3 +138,19 @@ def test_a_redirected_robots_txt_that_fails_elsewhere_releases_its_site(crawl):
     (fetch,) = spider.failed(failure)
     assert fetch.origin == A and spider.harvest.robots.verdict(A + "/page") is Verdict.UNREACHABLE
     assert engine.take().url == A + "/page"  # released: the middleware records it as not ready
+
+
+@pytest.mark.parametrize("hops, location, error", [
+    (5, "/robots-6.txt", FetchError.TOO_MANY_REDIRECTS),
+    (1, A + "/robots.txt", FetchError.REDIRECT_LOOP),
+], ids=["too many", "loop"])
+def test_a_robots_txt_redirected_past_the_limit_is_missing_so_everything_is_allowed(crawl, hops, location, error):
+    # RFC 9309 §2.3.1.2: past five redirects the robots.txt may be taken as unavailable, the 4xx case.
+    spider, scheduler, engine = crawl
+    robots = robots_first(spider, scheduler, engine)
+    robots.meta[HOPS] = hops
+    fetch, follow_ups = read(spider, answer(robots, 301, location=location))
+    assert (fetch.status, fetch.error, follow_ups) == (301, error, [])
+    assert spider.harvest.robots.policy(A).state is RobotsState.MISSING
+    assert spider.harvest.robots.verdict(A + "/private/x") is Verdict.ALLOWED
+    assert engine.take().url == A + "/page"

@@ -1,8 +1,10 @@
 """What the harvester and the gatherer hand each other: one :class:`Fetch` per network access.
 
 A ``Fetch`` is the outcome of one request — a page, a robots.txt or a sitemap — whatever it was: a
-response of any status, a download stopped after the headers, or a failure with no response at all
-(``status`` < 0, one of :class:`FetchError`). The harvester fills in what the network said; the gatherer's
+response of any status, a download stopped after the headers, or a failure with no response at all. What
+the server said and what we concluded are kept apart: ``status`` is the HTTP status the server sent (0 when
+none came, or when what came is no HTTP status), ``error`` our :class:`FetchError`, if any — a server cannot
+choose our error kinds by sending a status. The harvester fills in what the network said; the gatherer's
 pipelines (``wirescrapy.gatherer.pipelines``) add what they compute, in order: ``page`` (a
 :class:`ParsedPage` with its :class:`Link` s), ``original`` and ``changed`` (content-seen and page store),
 ``links`` (link graph), and write the metadata.
@@ -50,7 +52,7 @@ class ParsedPage:
 
 
 class FetchError(enum.IntEnum):
-    """Why a fetch has no usable response; stored negated in the document's ``status``."""
+    """Why a fetch has no usable response; stored in the document record's ``error`` (0: none)."""
 
     DNS = 1  # the host name did not resolve
     REFUSED = 2  # connection refused
@@ -61,11 +63,8 @@ class FetchError(enum.IntEnum):
     REDIRECT_LOOP = 7  # a redirect back to a URL of the same chain
     TOO_MANY_REDIRECTS = 8  # a chain longer than WIRE_MAX_REDIRECTS hops
     OTHER = 9  # any other failure (logged with its message)
-
-    @property
-    def status(self) -> int:
-        """The value of the document record's ``status`` field."""
-        return -int(self)
+    BAD_STATUS = 10  # a response whose status is no HTTP status (not 100-999, or not a number)
+    GATHERER = 11  # a gatherer pipeline failed on the fetch (the step and its exception are logged)
 
     @property
     def label(self) -> str:
@@ -89,7 +88,7 @@ class Fetch:
     depth: int
     started: float  # Unix seconds, request sent
     ended: float  # Unix seconds, response complete or failure
-    status: int = 0  # HTTP status, or FetchError.status
+    status: int = 0  # HTTP status as sent, 100-999; 0: none (no response, or a BAD_STATUS)
     error: FetchError | None = None
     message: str = ""  # the failure's text, for the log
     mime: str = ""  # media type of the Content-Type header, lower case, no parameters
@@ -118,8 +117,12 @@ class Fetch:
     @property
     def responded(self) -> bool:
         """An HTTP response came (a redirect error is a response whose target is refused)."""
-        return self.error is None or self.error in (FetchError.REDIRECT_LOOP, FetchError.TOO_MANY_REDIRECTS)
+        return self.error is None or self.error in _RESPONSE_ERRORS
 
     @property
     def duration(self) -> float:
         return max(self.ended - self.started, 0.0)
+
+
+_RESPONSE_ERRORS = frozenset({FetchError.REDIRECT_LOOP, FetchError.TOO_MANY_REDIRECTS, FetchError.BAD_STATUS,
+                              FetchError.GATHERER})

@@ -3,6 +3,12 @@
 Both live in ``RecordFile``s (``records.py``): ``documents.rec`` indexed by doc-id, ``sites.rec`` by
 site-id. Every field is fixed-size and little-endian; times are Unix seconds (float64, 0 = never).
 Adding a field is a format change: bump ``RecordFile`` kinds' version (the kind name carries it).
+
+``document/2`` keeps what the server said apart from what we concluded: ``status`` is the HTTP status as
+sent (100–999; 0 when no response came, or its status was no HTTP status) and ``error`` our
+:class:`~wirescrapy.items.FetchError` (0: none) — a redirect loop keeps its 3xx there, a timeout has
+status 0. ``document/1`` stored an error kind as a negative ``status``, so a server sending ``-5`` chose
+one; its collections are refused (``RecordFileError``), not misread.
 """
 
 from __future__ import annotations
@@ -29,15 +35,17 @@ class DocFlag(enum.IntFlag):
 class RobotsState(enum.IntEnum):
     UNKNOWN = 0  # not fetched yet
     VALID = 1  # fetched and parsed
-    MISSING = 2  # 4xx: everything allowed (RFC 9309 §2.3.1.3)
+    MISSING = 2  # 4xx, or a redirect not followed: everything allowed (RFC 9309 §2.3.1.2-3)
     UNREACHABLE = 3  # 5xx or network error: nothing allowed for now (RFC 9309 §2.3.1.4)
 
 
 DOCUMENT_DTYPE = np.dtype([
     ("docid", "<u4"),
     ("siteid", "<u4"),
-    ("status", "<i2"),  # HTTP status of the last fetch; 0 not fetched; < 0 a fetch error kind
+    ("status", "<u2"),  # HTTP status the server sent at the last fetch; 0: none (not fetched, no response…)
     ("flags", "<u2"),  # DocFlag
+    ("error", "u1"),  # FetchError of the last fetch; 0: none
+    ("pad", "u1"),
     ("depth", "<u2"),  # links from the nearest seed
     ("errors", "<u2"),  # consecutive failed fetches
     ("mime", "S32"),  # MIME type of the last fetch
@@ -88,5 +96,5 @@ SITE_DTYPE = np.dtype([
     ("pagerank_sum", "<f4"),
 ])
 
-DOCUMENT_KIND = "document/1"
+DOCUMENT_KIND = "document/2"
 SITE_KIND = "site/1"

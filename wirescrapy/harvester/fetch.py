@@ -4,9 +4,10 @@ Pure: a Scrapy ``Response`` (or the ``Request`` of a failure) and its ``meta`` a
 or written, and the time is given, so a test builds a response by hand and looks at the ``Fetch``.
 
 * :func:`response_fetch` — a response of any status, a download stopped after its headers (a media type
-  not accepted: no body) or at its size limit (the body kept, ``truncated``);
-* :func:`failure_fetch` — no response: the failure's :class:`~wirescrapy.items.FetchError` (:func:`classify`)
-  stands in the status;
+  not accepted: no body) or at its size limit (the body kept, ``truncated``); a status that is no HTTP status
+  (outside 100–999: Twisted takes any integer) is a response with the error ``BAD_STATUS``, its status 0;
+* :func:`failure_fetch` — no response: the failure's :class:`~wirescrapy.items.FetchError` (:func:`classify`),
+  status 0; a status line that is not even a number fails in Twisted's parser and is ``BAD_STATUS`` too;
 * :func:`http_date` — an HTTP date header as Unix seconds (``Last-Modified``).
 
 What the downloader middlewares measured comes in ``Request.meta`` (:mod:`wirescrapy.harvester.meta`).
@@ -26,7 +27,7 @@ from twisted.internet.error import (
     TCPTimedOutError,
     TimeoutError,
 )
-from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
+from twisted.web._newclient import ParseError, ResponseFailed, ResponseNeverReceived
 
 from wirescrapy.harvester.meta import (
     DEPTH,
@@ -48,6 +49,9 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.http import Response
 
+HTTP_STATUSES = range(100, 1000)  # RFC 9110 §15: three digits
+_STATUS_LINE_ERRORS = {("wrong number of parts",), ("non-integer status code",)}  # Twisted's, status line only
+
 
 def kind_of(request: Request) -> Kind:
     """What a request fetches: a page, unless ``meta`` says robots.txt or sitemap."""
@@ -59,7 +63,11 @@ def response_fetch(response: Response, max_file_size: int, now: float) -> Fetch:
     fetch = _fetch(response.request, now)
     meta = response.meta
     headers = response.headers
-    fetch.status = response.status
+    if HTTP_STATUSES.start <= response.status < HTTP_STATUSES.stop:
+        fetch.status = response.status
+    else:
+        fetch.error = FetchError.BAD_STATUS
+        fetch.message = f"status {response.status}"[:300]
     content_type = headers.get(b"Content-Type") or b""
     fetch.content_type = content_type.decode("latin-1")
     fetch.mime = media_type(content_type)
@@ -83,7 +91,6 @@ def failure_fetch(request: Request, exc: BaseException, now: float) -> Fetch:
     """The fetch of a request that failed at ``now`` with ``exc`` and no response."""
     fetch = _fetch(request, now)
     fetch.error = classify(exc)
-    fetch.status = fetch.error.status
     fetch.message = str(exc)[:300]
     return fetch
 
@@ -107,9 +114,17 @@ def classify(exc: BaseException) -> FetchError:
         return FetchError.REFUSED
     if isinstance(exc, (TimeoutError, TCPTimedOutError)):
         return FetchError.TIMEOUT
+    if isinstance(exc, ResponseFailed) and any(_bad_status_line(reason) for reason in exc.reasons):
+        return FetchError.BAD_STATUS
     if isinstance(exc, (ResponseFailed, ResponseNeverReceived, ConnectionLost, ConnectError, StopDownload)):
         return FetchError.CONNECTION_LOST
     return FetchError.OTHER
+
+
+def _bad_status_line(reason) -> bool:
+    """Whether a reason of a ``ResponseFailed`` is Twisted's parser refusing the status line."""
+    exc = getattr(reason, "value", reason)
+    return isinstance(exc, ParseError) and exc.args[:1] in _STATUS_LINE_ERRORS
 
 
 def http_date(value: bytes | None) -> float:

@@ -264,7 +264,6 @@ class HarvesterSpider(scrapy.Spider):
             stats.inc_value("harvester/redirects/rejected")
         if redirect.error is not None:
             fetch.error = redirect.error
-            fetch.status = redirect.error.status
             fetch.message = redirect.message
             stats.inc_value(f"harvester/redirects/{redirect.error.label}")
         target = redirect.target

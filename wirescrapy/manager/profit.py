@@ -9,8 +9,9 @@ Filters (``eligible``)
     by robots.txt, deeper than ``WIRE_MAX_DEPTH_STATIC`` / ``_DYNAMIC``, has failed
     ``WIRE_MAX_ERRORS_DIFFERENT_BATCH`` times in a row, is past the first ``WIRE_MAX_URLS_PER_SITE`` pages
     of its site (in doc-id order, i.e. order of discovery), or was visited more recently than its minimum
-    revisit period: ``WIRE_MINPERIOD_UNSUCCESSFUL`` after a failed fetch (status < 0, or no status after a
-    visit), ``_SUCCESSFUL_NOT_OK`` after a status other than 200, ``_SUCCESSFUL_OK`` after a 200.
+    revisit period: ``WIRE_MINPERIOD_UNSUCCESSFUL`` after a failed fetch (an ``error`` in the record, or no
+    status after a visit), ``_SUCCESSFUL_NOT_OK`` after a status other than 200, ``_SUCCESSFUL_OK`` after a
+    200.
 
 Intrinsic quality (``intrinsic_quality``)
     Σ wₖ sₖ / Σ wₖ over the score functions of ``WIRE_SCORE_WEIGHTS`` with a weight > 0, each score first
@@ -84,12 +85,12 @@ def eligible(docs: np.ndarray, config, now: float, *, exclude: np.ndarray | None
 
 def too_recent(docs: np.ndarray, config, now: float) -> np.ndarray:
     """Pages visited more recently than their minimum revisit period (WIRE's manager/minperiod)."""
-    status = docs["status"]
+    answered = (docs["status"] > 0) & (docs["error"] == 0)  # a status with an error (a redirect loop): failed
     last_visit = docs["last_visit"]
     period = np.where(
-        status == 200,
+        answered & (docs["status"] == 200),
         config.minperiod_successful_ok,
-        np.where(status > 0, config.minperiod_successful_not_ok, config.minperiod_unsuccessful),
+        np.where(answered, config.minperiod_successful_not_ok, config.minperiod_unsuccessful),
     )
     return (last_visit > 0) & (now - last_visit < period)
 

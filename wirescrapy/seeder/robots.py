@@ -17,6 +17,10 @@ MISSING       4xx but 429, or a 3xx the fetcher did not follow   all (§2.3.1.3)
 UNREACHABLE   5xx, 429, any other status, or a network error     none (§2.3.1.4) INVALID_PERIOD
 ============  =================================================  ==============  ===================
 
+A 3xx reaches the policy when the fetcher stops following it: no usable ``Location``, a loop, or more
+than 5 hops. RFC 9309 §2.3.1.2 lets the crawler then take the robots.txt as unavailable, the 4xx case, so
+the fetcher hands over the 3xx status as the server sent it (its redirect error kept apart, on the fetch).
+
 A missing robots.txt is a definite answer, so it is trusted as long as a valid one; only the failures are
 retried sooner (``WIRE_ROBOTS_TXT_INVALID_PERIOD``). 429 (Too Many Requests) is the server asking us to back
 off, so it is a failure, not permission to crawl everything (Google does the same).

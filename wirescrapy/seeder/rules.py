@@ -9,6 +9,8 @@
 4. **domain** — the host must be one of ``WIRE_ACCEPT_DOMAIN_SUFFIXES`` or below one (``.cl`` and ``cl``
    both accept ``uchile.cl`` and ``www.uchile.cl``, never ``evilcl.com``); an empty list accepts every host;
 5. **reject patterns** — a ``WIRE_REJECT_PATTERNS`` substring in the path and query (any case): rejected;
+   so is a path and query longer than the URL store keeps (``MAX_PATH`` bytes): a server may write any
+   ``href``, and one the collection cannot hold must not stop the links after it;
 6. **extension** of the last path segment, first group that has it: ``WIRE_EXTENSIONS_IGNORE`` (ignored),
    ``WIRE_EXTENSIONS_LOG`` (multimedia: logged, never fetched), ``WIRE_EXTENSIONS_DYNAMIC`` (dynamic page),
    ``WIRE_EXTENSIONS_STATIC`` (static page, dynamic if it has a query string). An extension in no group is
@@ -34,6 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from wirescrapy.collection.metadata import DocFlag
+from wirescrapy.collection.urls import MAX_PATH
 from wirescrapy.url import BadURL, canonical_parts, host_of, split, url_scheme
 
 logger = logging.getLogger(__name__)
@@ -56,6 +59,7 @@ class Reason(enum.Enum):
     BAD_SCHEME = "scheme not accepted"
     DOMAIN = "domain not accepted"
     PATTERN = "reject pattern"
+    TOO_LONG = "too long"
     TOO_DEEP = "too deep"
     IGNORED_EXTENSION = "ignored extension"
     UNKNOWN_EXTENSION = "unknown extension"
@@ -154,6 +158,8 @@ class SeederRules:
         pattern = self.reject_pattern(target)
         if pattern:
             return decided(Verdict.REJECT, reason=Reason.PATTERN, detail=pattern)
+        if len(target) > MAX_PATH // 4 and len(target.encode("utf-8", "surrogateescape")) > MAX_PATH:
+            return decided(Verdict.REJECT, reason=Reason.TOO_LONG, detail=f"{len(target)} characters")
         path, has_query, _ = target.partition("?")
         ext = extension(path)
         dynamic = bool(has_query) or ext in self.dynamic_extensions

@@ -28,8 +28,10 @@ see ``harvester/session.py``): a kill before it means the page is fetched again 
 content, already stored, is found unchanged by content-seen.
 
 They run in the crawl's process, on the reactor thread, one item at a time; each is small and synchronous.
-A pipeline's failure on one item is logged with the URL and the item dropped — the page is fetched again
-in a later batch — never a stopped crawl. Stats are under ``gatherer/``.
+A pipeline's failure on one item is logged with the URL and recorded on the page as a gatherer error
+(``FetchError.GATHERER``, see ``base.py``): the steps after it leave the fetch alone but the metadata step,
+the page counts a failed visit and is fetched again in a later batch, and the items after it go on — never a
+lost page, never a stopped crawl. Stats are under ``gatherer/``.
 """
 
 from wirescrapy.gatherer.pipelines.document import DocumentPipeline

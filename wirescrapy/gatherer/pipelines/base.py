@@ -1,4 +1,12 @@
-"""What the gatherer's pipelines share: built from the crawler, acting on ``Fetch`` items of a harvest."""
+"""What the gatherer's pipelines share: built from the crawler, acting on ``Fetch`` items of a harvest.
+
+A step's failure on a fetch (any exception but ``DropItem``) is logged and becomes the fetch's error,
+``FetchError.GATHERER``: the steps after it leave the fetch alone, so that a half-gathered page changes
+nothing more (its links, its stored content stay as they were), except the metadata step, which records the
+error on the page (``records_failures``). A page is never lost to a bug or to what a server sent, and the
+items after it go on. Only a fetch with no document to record it under (its URL has none and gets none) is
+dropped.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +16,7 @@ from typing import TYPE_CHECKING
 from scrapy.exceptions import DropItem
 
 from wirescrapy.config import WireConfig
-from wirescrapy.items import Fetch
+from wirescrapy.items import Fetch, FetchError, Kind
 
 if TYPE_CHECKING:
     from typing import Self
@@ -24,6 +32,8 @@ logger = logging.getLogger(__name__)
 class GathererStep:
     """A gatherer pipeline: acts on ``Fetch`` items of a spider with a ``harvest``; passes others."""
 
+    records_failures = False  # whether it acts on a fetch an earlier step failed on
+
     def __init__(self, crawler: Crawler):
         self.crawler = crawler
         self.stats = crawler.stats
@@ -37,6 +47,8 @@ class GathererStep:
         harvest = getattr(spider, "harvest", None)
         if harvest is None or not isinstance(item, Fetch):
             return item
+        if item.error is FetchError.GATHERER and not self.records_failures:
+            return item
         try:
             self.process(item, harvest)
         except DropItem:
@@ -44,8 +56,17 @@ class GathererStep:
         except Exception as exc:
             logger.exception("%(step)s failed on %(url)s", {"step": type(self).__name__, "url": item.url})
             self.stats.inc_value(f"gatherer/failed/{type(self).__name__}")
-            raise DropItem(f"{type(self).__name__} failed on {item.url}: {exc!r}") from exc
+            self.failed(item, harvest, exc)
         return item
+
+    def failed(self, fetch: Fetch, harvest: Harvest, exc: Exception) -> None:
+        """``process`` raised ``exc`` on ``fetch``: it goes on as a gatherer error, for the metadata step to record.
+        A page or robots.txt with no document cannot be recorded: dropped."""
+        if not fetch.doc_id and fetch.kind is not Kind.SITEMAP:
+            raise DropItem(f"{type(self).__name__} failed on {fetch.url}: {exc!r}") from exc
+        was = f" (after {fetch.error.label}: {fetch.message})" if fetch.error is not None else ""
+        fetch.error = FetchError.GATHERER
+        fetch.message = f"{type(self).__name__}: {exc!r}{was}"[:300]
 
     def process(self, fetch: Fetch, harvest: Harvest) -> None:
         raise NotImplementedError

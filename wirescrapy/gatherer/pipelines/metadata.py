@@ -7,6 +7,7 @@ import logging
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scrapy.exceptions import DropItem
 
 from wirescrapy.collection.metadata import DocFlag
 from wirescrapy.gatherer.pipelines.base import GathererStep
@@ -24,7 +25,12 @@ _ERROR_STATUS = 400  # HTTP statuses from here on count as failed visits
 
 class MetadataPipeline(GathererStep):
     """Writes the records, and hands on a plain dict of the fetch (:func:`fetch_record`) in place of the
-    ``Fetch``, so that a feed (``FEEDS``, Scrapyd's ``items_dir``) is a log of what was fetched."""
+    ``Fetch``, so that a feed (``FEEDS``, Scrapyd's ``items_dir``) is a log of what was fetched.
+
+    It records a fetch an earlier step failed on, and when it fails itself, records the failure plainly:
+    the statuses, one more error, and the visit time that marks the page done in its batch."""
+
+    records_failures = True
 
     def process_item(self, item, spider: Spider):
         item = super().process_item(item, spider)
@@ -47,6 +53,7 @@ class MetadataPipeline(GathererStep):
                                          | DocFlag.NOFOLLOW | DocFlag.NOINDEX)
         failed = fetch.error is not None or fetch.status >= _ERROR_STATUS
         record["status"] = fetch.status
+        record["error"] = fetch.error or 0
         if fetch.responded:
             self._response(fetch, record)
             flags |= self._flags(fetch)
@@ -78,6 +85,19 @@ class MetadataPipeline(GathererStep):
                 stats.inc_value("harvester/truncated")
             if fetch.mime_refused:
                 stats.inc_value("harvester/mime_refused")
+
+    def failed(self, fetch: Fetch, harvest: Harvest, exc: Exception) -> None:
+        super().failed(fetch, harvest, exc)
+        if fetch.kind is Kind.SITEMAP:
+            return
+        try:
+            record = harvest.collection.documents.records[fetch.doc_id]
+            record["status"], record["error"] = fetch.status, fetch.error
+            record["errors"] = min(int(record["errors"]) + 1, 0xFFFF)
+            record["last_visit"] = fetch.ended
+        except (IndexError, OverflowError, TypeError, ValueError) as again:  # the record itself is out of reach
+            raise DropItem(f"{fetch.url} could not be recorded: {again!r}") from exc
+        self.stats.inc_value(f"harvester/errors/{fetch.error.label}")
 
     @staticmethod
     def _response(fetch: Fetch, record) -> None:
