@@ -16,6 +16,9 @@ and keeps them consistent with one another:
 * **Crash safety.** After ``kill -9`` at any instant, opening again finds every store consistent and at most
   the record being written lost; nothing a call had returned is lost.
 
+* **Upgrades.** A collection written by an earlier wirescrapy is converted when a writer opens it
+  (``upgrade.py``); a reader is told to let a writer open it first.
+
 Layout of the directory::
 
     lock            the writer's lock (see lock.py)
@@ -27,6 +30,7 @@ Layout of the directory::
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -40,7 +44,10 @@ from .lock import CollectionLock
 from .metadata import DOCUMENT_DTYPE, DOCUMENT_KIND, SITE_DTYPE, SITE_KIND, DocFlag
 from .pages import PageStore
 from .records import RecordFile
+from .upgrade import check_current
 from .urls import URLStore
+
+logger = logging.getLogger(__name__)
 
 
 def split_url(url: str) -> tuple[str, bytes]:
@@ -68,6 +75,10 @@ class Collection:
         elif not (self.dir / "urls.log").exists():
             raise FileNotFoundError(f"no collection in {self.dir}")
         try:
+            upgraded = check_current(self.dir, readonly)
+            if upgraded:
+                logger.info("collection %(dir)s: %(n)d document records upgraded to %(kind)s",
+                            {"dir": self.dir, "n": upgraded, "kind": DOCUMENT_KIND})
             self.urls = URLStore(self.dir, readonly=readonly)
             self.documents = RecordFile(self.dir / "documents.rec", DOCUMENT_DTYPE, DOCUMENT_KIND, readonly)
             self.sites = RecordFile(self.dir / "sites.rec", SITE_DTYPE, SITE_KIND, readonly)
