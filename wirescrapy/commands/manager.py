@@ -5,14 +5,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from wirescrapy.collection import Collection
 from wirescrapy.commands.base import WireCommand
 from wirescrapy.manager import manage
 
 
-class Command(WireCommand):
+class Command(WireCommand, ScrapyCommand):
     def syntax(self):
         return "[options]"
 
@@ -39,11 +39,7 @@ class Command(WireCommand):
         if not (Path(config.collection_dir) / "urls.log").exists():
             raise UsageError(f"no collection in {config.collection_dir}: seed one first (scrapy seed FILE)")
         started = time.perf_counter()
-        try:
-            collection = Collection.from_config(config, readonly=opts.dry_run)
-        except FileNotFoundError as exc:
-            raise UsageError(str(exc)) from None
-        with collection:
+        with self.open_collection(config, readonly=opts.dry_run) as collection:
             report = manage(collection, config, batches=opts.batches, parts=opts.parts, dry_run=opts.dry_run)
             print_report(report, collection, time.perf_counter() - started, opts.dry_run)
 
