@@ -9,7 +9,15 @@ import pytest
 from wirescrapy.collection.metadata import RobotsState
 from wirescrapy.manager import batch as batch_module
 from wirescrapy.manager.batch import (
-    BatchError, BatchSite, BatchURL, batch_numbers, next_batch_number, read_batch, site_part, write_batch,
+    BatchError,
+    BatchSite,
+    BatchURL,
+    batch_numbers,
+    discard_batch,
+    next_batch_number,
+    read_batch,
+    site_part,
+    write_batch,
 )
 
 SITES = [
@@ -119,3 +127,14 @@ def test_damaged_batches_are_refused(tmp_path):
 def test_urls_need_their_sites(tmp_path):
     with pytest.raises(ValueError, match="without a BatchSite"):
         write_batch(tmp_path, 1, URLS, SITES[:1])
+
+
+def test_a_discarded_batch_is_set_aside_not_deleted(tmp_path):
+    write_batch(tmp_path, 1, URLS, SITES)
+    write_batch(tmp_path, 2, URLS, SITES)
+    assert discard_batch(tmp_path, 2) == tmp_path / "000002.discarded"
+    assert batch_numbers(tmp_path) == [1] and (tmp_path / "000002.discarded" / "batch.json").exists()
+    write_batch(tmp_path, 2, URLS, SITES)  # a number given again (its records did not name it)
+    assert discard_batch(tmp_path, 2) == tmp_path / "000002.discarded-2"
+    with pytest.raises(BatchError, match="000003: no such batch"):
+        discard_batch(tmp_path, 3)

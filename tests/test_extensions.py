@@ -3,8 +3,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from scrapy.exceptions import UsageError
 from scrapy.crawler import Crawler
+from scrapy.exceptions import UsageError
 from scrapy.settings import Settings
 
 import settings.default as default_settings
@@ -35,7 +35,15 @@ def test_a_real_run_with_a_bad_setting_fetches_nothing_and_says_why():
     run = subprocess.run(
         [sys.executable, "-m", "scrapy", "runspider", "tests/data/empty_spider.py",
          "-s", "WIRE_WAIT_NORMAL=soon"],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
     )
     assert "invalid setting: WIRE_WAIT_NORMAL: expected float, got 'soon'" in run.stderr
     assert "Spider opened" not in run.stderr
+
+
+def test_a_misspelled_setting_is_named_with_the_closest_one(caplog, monkeypatch):
+    from wirescrapy import settingnames
+
+    monkeypatch.setattr(settingnames, "_warned", set())
+    WireSettingsCheck.from_crawler(crawler(WIRE_BATCH_SIZ=5))
+    assert "Unknown setting WIRE_BATCH_SIZ ignored: did you mean WIRE_BATCH_SIZE?" in caplog.text

@@ -167,3 +167,11 @@ def test_every_manager_module_is_reachable_as_a_module():
     assert {"batch", "freshness", "planning", "profit", "ranking", "run", "sites"} <= set(names)
     for name in names:
         assert getattr(wirescrapy.manager, name) is importlib.import_module(f"wirescrapy.manager.{name}"), name
+
+
+def test_command_discards_a_damaged_batch(collection_dir):
+    (collection_dir / "batches" / "000003").mkdir(parents=True)
+    run = scrapy_manager(collection_dir, "--discard-batch", "3")
+    assert run.returncode == 0, run.stderr
+    assert f"batch 000003 set aside as {collection_dir / 'batches' / '000003.discarded'}" in run.stdout
+    assert not (collection_dir / "batches" / "000003").exists()

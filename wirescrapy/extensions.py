@@ -5,17 +5,20 @@ from __future__ import annotations
 from scrapy.exceptions import UsageError
 
 from wirescrapy.config import WireConfig, WireSettingsError
+from wirescrapy.settingnames import warn_unknown_settings
 
 
 class WireSettingsCheck:
     """Validates every WIRE_* setting when a crawl starts, so a bad value stops the run at once with a
-    message naming the setting, instead of failing later deep inside a component."""
+    message naming the setting, instead of failing later deep inside a component; warns of a ``WIRE_*``
+    name that is no setting (a misspelling), naming the closest one."""
 
     def __init__(self, config: WireConfig):
         self.config = config
 
     @classmethod
     def from_crawler(cls, crawler):
+        warn_unknown_settings(crawler.settings)
         try:
             return cls(WireConfig.from_crawler(crawler))
         except WireSettingsError as exc:

@@ -1,24 +1,79 @@
-"""What wirescrapy's offline commands share: quiet logs and validated WIRE settings."""
+"""What wirescrapy's commands share: validated WIRE settings, and a failure at start as one line.
+
+``WireCommand`` is a mixin, not a ``ScrapyCommand``: Scrapy offers every ``ScrapyCommand`` subclass found in
+``COMMANDS_MODULE`` as a command named after its module, so a base class here would be listed as
+``scrapy base``. A command is ``class Command(WireCommand, ScrapyCommand)``.
+
+A person who gives a bad setting, a bad ``-a`` argument, a collection another process writes or a damaged
+batch gets ``scrapy: error: <what>`` and exit status 2, as for any other usage error, not a traceback: the
+errors below are the ones a command's input causes. Any other exception is a bug and keeps its traceback.
+"""
 
 from __future__ import annotations
 
-from scrapy.commands import ScrapyCommand
-from scrapy.exceptions import UsageError
+import logging
 
+from scrapy.exceptions import NotConfigured, UsageError
+
+from wirescrapy.collection import Collection
+from wirescrapy.collection.lock import CollectionLockedError
 from wirescrapy.config import WireConfig, WireSettingsError
+from wirescrapy.manager.batch import BatchError
+from wirescrapy.settingnames import warn_unknown_settings
+
+logger = logging.getLogger(__name__)
+
+# What a person's input causes at start; ValueError is what a spider raises for a bad -a argument.
+INPUT_ERRORS = (UsageError, WireSettingsError, CollectionLockedError, BatchError, NotConfigured, OSError,
+                ValueError)
 
 
-class WireCommand(ScrapyCommand):
+def input_error_message(exc: BaseException, spider: str = "") -> str:
+    """The line that says what was wrong, for an exception of ``INPUT_ERRORS``."""
+    if isinstance(exc, WireSettingsError):
+        return f"invalid setting: {exc}"
+    if isinstance(exc, (UsageError, CollectionLockedError, BatchError, OSError)) or not spider:
+        return str(exc)
+    return f"{spider}: {exc}"
+
+
+class WireCommand:
     requires_project = True
+    quiet = True  # the offline commands print their own report; Scrapy's start-up INFO lines would bury it
 
     def process_options(self, args, opts):
         super().process_options(args, opts)
-        # These commands print their own report; Scrapy's start-up INFO lines would only bury it.
-        if not opts.loglevel:
+        if self.quiet and not opts.loglevel:
             self.settings.set("LOG_LEVEL", "WARNING", priority="cmdline")
 
     def wire_config(self) -> WireConfig:
+        warn_unknown_settings(self.settings)
         try:
             return WireConfig.from_settings(self.settings)
         except WireSettingsError as exc:
-            raise UsageError(f"invalid setting: {exc}") from None
+            raise UsageError(input_error_message(exc)) from None
+
+    def open_collection(self, config: WireConfig, readonly: bool = False) -> Collection:
+        try:
+            return Collection.from_config(config, readonly=readonly)
+        except (CollectionLockedError, OSError) as exc:
+            raise UsageError(input_error_message(exc)) from None
+
+    def crawl(self, spider: str, **kwargs) -> None:
+        """Run one spider to its end; a failure at start caused by the input is a ``UsageError``."""
+        failures = []
+        # The errback takes the failure, so Twisted does not also print it as "Unhandled error in Deferred".
+        self.crawler_process.crawl(spider, **kwargs).addErrback(failures.append)
+        if not failures:
+            self.crawler_process.start()
+        if failures:
+            failure = failures[0]
+            if not isinstance(failure.value, INPUT_ERRORS):
+                failure.raiseException()
+            message = input_error_message(failure.value, spider)
+            logger.debug("The crawl failed at start", exc_info=failure.value)
+            if self.settings.get("LOG_FILE"):  # a Scrapyd job: its log, not stderr, is what a person reads
+                logger.error("The crawl failed at start: %(message)s", {"message": message})
+            raise UsageError(message)
+        if self.crawler_process.bootstrap_failed or getattr(self.crawler_process, "has_exception", False):
+            self.exitcode = 1

@@ -13,6 +13,9 @@ import json
 import tempfile
 from pathlib import Path
 
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+
 from wirescrapy.collection import Collection
 from wirescrapy.commands.base import WireCommand
 from wirescrapy.harvester.session import HARVEST_FILE
@@ -22,9 +25,10 @@ from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 
 DEMO_CRAWL_DELAY = 0.5  # site1's robots.txt Crawl-delay, seconds (the sample web's default is 1)
+MIN_PAGES = 4  # the sample web's pages 1..3 of each site are its redirect, copy and mirror targets
 
 
-class Command(WireCommand):
+class Command(WireCommand, ScrapyCommand):
     def syntax(self):
         return "[options]"
 
@@ -34,28 +38,36 @@ class Command(WireCommand):
     def add_options(self, parser):
         super().add_options(parser)
         parser.add_argument("--dir", default="demo/collection", help="collection directory (default: %(default)s)")
-        parser.add_argument("--sites", type=int, default=6, help="sites in the sample web")
-        parser.add_argument("--pages", type=int, default=40, help="pages per site")
+        parser.add_argument("--sites", type=int, default=6, help="sites in the sample web (default: %(default)s)")
+        parser.add_argument("--pages", type=int, default=40, help="pages per site, at least 4 (default: %(default)s)")
+        # No colon in a help text: Scrapy's help formatter takes a line ending in one for a heading.
         parser.add_argument("--cycles", type=int, default=50,
-                            help="at most this many manager + harvester cycles (default: %(default)s)")
+                            help="at most this many manager + harvester cycles (default %(default)s)")
 
     def run(self, args, opts):
         # The demo talks to its own server on loopback only: allow loopback (WIRE refuses it by default).
         self.settings.setmodule("settings.test", priority="project")
         self.settings.set("WIRE_COLLECTION_DIR", opts.dir, priority="cmdline")
+        if args:
+            raise UsageError("no arguments expected")
+        if opts.cycles < 1:
+            raise UsageError("--cycles must be >= 1")
+        if opts.sites < 1:
+            raise UsageError("--sites must be >= 1")
+        if opts.pages < MIN_PAGES:
+            raise UsageError(f"--pages must be >= {MIN_PAGES}")
         config = self.wire_config()
         workdir = Path(tempfile.mkdtemp(prefix="wirescrapy-demo-"))
         with SampleWebProcess(workdir=workdir, sites=opts.sites, pages_per_site=opts.pages,
                               crawl_delay=DEMO_CRAWL_DELAY) as web:
             print(f"sample web: {len(web.hosts)} sites on http://127.0.0.1:{web.port}/ "
                   f"({len(web.truth.unique_pages)} distinct pages reachable from the seeds)")
-            with Collection.from_config(config) as collection:
+            with self.open_collection(config) as collection:
                 report = seed(collection, web.seeds, add_root=config.add_root, rules=SeederRules(config))
                 print(f"seeded {report.added} start URLs ({report.known} already known)")
             print(f"harvesting (up to {opts.cycles} cycles; waits {config.wait_normal} s / "
                   f"{config.wait_large_site} s per site)...", flush=True)
-            self.crawler_process.crawl("harvester", cycles=opts.cycles)
-            self.crawler_process.start()
+            self.crawl("harvester", cycles=opts.cycles)
         with Collection.from_config(config, readonly=True) as collection:
             print_batches(collection.dir / "batches")
             print_summary(collection)

@@ -5,14 +5,16 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from wirescrapy.collection import Collection
 from wirescrapy.commands.base import WireCommand
 from wirescrapy.manager import manage
+from wirescrapy.manager.batch import BatchError, discard_batch
 
 
-class Command(WireCommand):
+class Command(WireCommand, ScrapyCommand):
     def syntax(self):
         return "[options]"
 
@@ -27,6 +29,9 @@ class Command(WireCommand):
                             help="split each batch by site into this many parts, one per harvester")
         parser.add_argument("--dry-run", action="store_true",
                             help="compute and report, but write no batch and no score")
+        parser.add_argument("--discard-batch", type=int, metavar="NUMBER",
+                            help="set batch NUMBER aside (a damaged one), so that the next harvest does not "
+                                 "resume it; ranks nothing")
 
     def run(self, args, opts):
         if args:
@@ -36,16 +41,26 @@ class Command(WireCommand):
         if opts.parts < 1:
             raise UsageError("--parts must be >= 1")
         config = self.wire_config()
+        if opts.discard_batch is not None:
+            discard(self.open_collection(config), opts.discard_batch)
+            return
         if not (Path(config.collection_dir) / "urls.log").exists():
             raise UsageError(f"no collection in {config.collection_dir}: seed one first (scrapy seed FILE)")
         started = time.perf_counter()
-        try:
-            collection = Collection.from_config(config, readonly=opts.dry_run)
-        except FileNotFoundError as exc:
-            raise UsageError(str(exc)) from None
-        with collection:
+        with self.open_collection(config, readonly=opts.dry_run) as collection:
             report = manage(collection, config, batches=opts.batches, parts=opts.parts, dry_run=opts.dry_run)
             print_report(report, collection, time.perf_counter() - started, opts.dry_run)
+
+
+def discard(collection: Collection, number: int) -> None:
+    # The collection's write lock keeps a harvester from reading the batch while it is set aside.
+    with collection:
+        try:
+            path = discard_batch(collection.dir / "batches", number)
+        except BatchError as exc:
+            raise UsageError(str(exc)) from None
+    print(f"batch {number:06d} set aside as {path}; the next harvest resumes the batch before it if that "
+          f"one is unfinished, else asks the manager for a new batch")
 
 
 def print_report(report, collection, seconds: float, dry_run: bool) -> None:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from wirescrapy.collection import Collection
 from wirescrapy.commands.base import WireCommand
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 
 
-class Command(WireCommand):
+class Command(WireCommand, ScrapyCommand):
     def syntax(self):
         return "FILE"
 
@@ -26,7 +26,7 @@ class Command(WireCommand):
                 lines = f.readlines()
         except OSError as exc:
             raise UsageError(f"cannot read seeds file: {exc}") from None
-        with Collection.from_config(config) as collection:
+        with self.open_collection(config) as collection:
             report = seed(collection, lines, add_root=config.add_root, rules=SeederRules(config))
             for number, message in report.bad:
                 print(f"{args[0]}:{number}: skipped: {message}")

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from wirescrapy.collection import Collection
 from wirescrapy.harvester.robots import RobotsTxt
 from wirescrapy.manager import manage
-from wirescrapy.manager.batch import batch_numbers, read_batch
+from wirescrapy.manager.batch import BatchError, batch_numbers, read_batch
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 
@@ -95,7 +95,15 @@ class Harvest:
 
     def open_batch(self, path: str | os.PathLike) -> tuple[Batch, set[int]]:
         """Read a batch; returns it and the doc-ids already fetched in it (by an earlier, killed run)."""
-        batch = read_batch(path)
+        try:
+            batch = read_batch(path)
+        except BatchError as exc:
+            number = self._batch_number(path)
+            if number is None:
+                raise
+            # A damaged last batch would be resumed, and refused, by every later cycle: say how to get past it.
+            raise BatchError(f"{exc}; to set the batch aside and go on: scrapy manager --discard-batch "
+                             f"{number}") from None
         expected = batch.info.get("collection")
         if expected and Path(expected).resolve() != self.collection.dir.resolve():
             logger.warning("batch %(path)s was written for the collection %(expected)s, harvesting into "
@@ -113,6 +121,14 @@ class Harvest:
                 if record["batch"] == batch.number and record["last_visit"] >= created:
                     done.add(url.doc_id)
         return batch, done
+
+    def _batch_number(self, path: str | os.PathLike) -> int | None:
+        """The number of the collection's batch at ``path`` (the batch itself or one of its parts)."""
+        try:
+            name = Path(path).resolve().relative_to(self.batches_dir.resolve()).parts[0]
+        except (ValueError, IndexError):
+            return None
+        return int(name) if name.isdigit() else None
 
     def fetched_in_batch(self, url: str = "", doc_id: int = 0) -> bool:
         """Whether the page (by URL or doc-id) was fetched in the batch being harvested."""

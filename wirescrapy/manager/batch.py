@@ -14,6 +14,8 @@ Layout (all text is UTF-8)::
         batch.json                        the batch: "parts": 3, "part": null, and each part's counts
         part-0/ part-1/ part-2/           each a complete batch as above ("part": k, "parts": 3)
 
+    <collection>/batches/000044.discarded/  batch 44, set aside by ``scrapy manager --discard-batch 44``
+
 ``batch.json``
     ``{"format": "wirescrapy-batch", "version": 1, "batch": 42, "part": 0, "parts": 1, "created": <Unix
     seconds>, "created_utc": "…Z", "size": <K asked for>, "urls": <count>, "sites": <count>,
@@ -122,6 +124,26 @@ def batch_numbers(batches_dir: str | os.PathLike) -> list[int]:
     if not path.is_dir():
         return []
     return sorted(int(p.name) for p in path.iterdir() if _NAME.match(p.name) and p.is_dir())
+
+
+def discard_batch(batches_dir: str | os.PathLike, number: int) -> Path:
+    """Set batch ``number`` aside, as ``NNNNNN.discarded`` beside the others; its new path.
+
+    A damaged batch that is the last one would otherwise be resumed, and refused, by every harvest. Set
+    aside, it is no batch for ``batch_numbers``: the next harvest resumes the batch before it if that one is
+    unfinished, else asks the manager for a new one, which selects the discarded batch's pages again like
+    any page not fetched. Kept, not
+    deleted, for a person to look at."""
+    path = Path(batches_dir) / f"{number:06d}"
+    if not path.is_dir():
+        raise BatchError(f"{path}: no such batch")
+    target, copy = path.with_name(f"{path.name}.discarded"), 1
+    while target.exists():
+        copy += 1
+        target = path.with_name(f"{path.name}.discarded-{copy}")
+    path.rename(target)
+    _fsync_dir(path.parent)
+    return target
 
 
 def next_batch_number(batches_dir: str | os.PathLike, at_least: int = 1) -> int:

@@ -1,0 +1,92 @@
+"""The commands as a person at the keyboard meets them: what ``scrapy`` lists, their help, and a mistake at
+start (a bad setting or argument, a collection another process writes, a damaged batch) said in one line
+with exit status 2. A ``scrapy`` subprocess takes about a second: the pure parts are tested directly."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scrapy.cmdline import _get_commands_from_module
+from scrapy.commands import ScrapyHelpFormatter
+from scrapy.settings import Settings
+
+from wirescrapy.collection import Collection
+from wirescrapy.collection.lock import CollectionLockedError
+from wirescrapy.commands.base import input_error_message
+from wirescrapy.commands.demo import Command as Demo
+from wirescrapy.config import WireSettingsError
+from wirescrapy.manager.batch import BatchError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def scrapy(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "scrapy", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def assert_one_line_error(run, message):
+    assert run.returncode == 2, run.stderr[-3000:]
+    # argparse's "PROG: error: …"; PROG is "scrapy", or "__main__.py" under python -m scrapy
+    assert run.stderr.rstrip().splitlines()[-1].endswith(f": error: {message}")
+    assert "Traceback" not in run.stderr and "Unhandled error" not in run.stderr
+
+
+def test_only_real_commands_are_listed():
+    assert set(_get_commands_from_module("wirescrapy.commands", inproject=True)) == {
+        "crawl", "demo", "manager", "seed"}
+
+
+def test_demo_help_reads_as_written():
+    parser = argparse.ArgumentParser(prog="scrapy demo", formatter_class=ScrapyHelpFormatter)
+    demo = Demo()
+    demo.settings = Settings()
+    demo.add_options(parser)
+    text = parser.format_help()
+    assert "at most this many manager + harvester cycles" in text
+    # Scrapy's formatter title-cases and underlines a line ending in ":" as a heading.
+    assert "At Most" not in text and text.count("=====") == 2
+
+
+def test_input_errors_are_one_line():
+    assert input_error_message(WireSettingsError("WIRE_BATCH_SIZE: expected int")) == (
+        "invalid setting: WIRE_BATCH_SIZE: expected int")
+    assert input_error_message(ValueError("cycles must be >= 1, got 0"), "harvester") == (
+        "harvester: cycles must be >= 1, got 0")
+    assert input_error_message(BatchError("/b: no batch.json, not a batch"), "harvester") == (
+        "/b: no batch.json, not a batch")
+    assert input_error_message(CollectionLockedError("collection /c is open for writing"), "harvester") == (
+        "collection /c is open for writing")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["-s", "WIRE_BATCH_SIZE=abc"],
+     "invalid setting: WIRE_BATCH_SIZE: expected int, got 'abc' (invalid literal for int() with base 10: 'abc')"),
+    (["-a", "cycles=x"], "harvester: cycles must be a whole number, got 'x'"),
+])
+def test_crawl_with_a_bad_setting_or_argument_says_so_in_one_line(tmp_path, args, message):
+    assert_one_line_error(scrapy("crawl", "harvester", "-s", f"WIRE_COLLECTION_DIR={tmp_path}", *args), message)
+
+
+def test_a_collection_another_process_writes_is_one_line_for_crawl_and_seed(tmp_path):
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("http://a.example/\n")
+    with Collection(tmp_path / "c"):
+        crawl = scrapy("crawl", "harvester", "-s", f"WIRE_COLLECTION_DIR={tmp_path / 'c'}")
+        seed = scrapy("seed", str(seeds), "-s", f"WIRE_COLLECTION_DIR={tmp_path / 'c'}")
+    for run in (crawl, seed):
+        assert run.returncode == 2, run.stderr[-3000:]
+        assert "open for writing by pid" in run.stderr.splitlines()[-1]
+        assert "Traceback" not in run.stderr and "Unhandled error" not in run.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--cycles", "0"], "--cycles must be >= 1"),
+    (["--pages", "2"], "--pages must be >= 4"),
+])
+def test_demo_refuses_impossible_options_in_one_line(tmp_path, args, message):
+    assert_one_line_error(scrapy("demo", "--dir", str(tmp_path / "demo"), *args), message)
