@@ -311,7 +311,8 @@ class HarvesterSpider(scrapy.Spider):
 
     def _robots_failed(self, fetch: Fetch) -> None:
         self._robots_settled(fetch_origin(fetch), self.harvest.robots.failed(fetch))
-        self.crawler.stats.inc_value("harvester/robots/unreachable")
+        blocked = fetch.error is FetchError.BLOCKED_IP  # refused by our setting: the site's state is unchanged
+        self.crawler.stats.inc_value(f"harvester/robots/{'blocked_ip' if blocked else 'unreachable'}")
 
     def _robots_settled(self, origin: str, policy: RobotsPolicy) -> None:
         WireScheduler.of(self.crawler).set_crawl_delay(origin, policy.crawl_delay or 0.0)
