@@ -18,6 +18,7 @@ from wirescrapy.collection import Collection
 from wirescrapy.collection.lock import CollectionLockedError
 from wirescrapy.commands.base import input_error_message
 from wirescrapy.commands.demo import Command as Demo
+from wirescrapy.commands.demo import previous_demo
 from wirescrapy.config import WireSettingsError
 from wirescrapy.manager.batch import BatchError
 
@@ -50,6 +51,38 @@ def test_demo_help_reads_as_written():
     assert "at most this many manager + harvester cycles" in text
     # Scrapy's formatter title-cases and underlines a line ending in ":" as a heading.
     assert "At Most" not in text and text.count("=====") == 2
+    assert "--keep" in text and "starts clean and removes it" in " ".join(text.split())
+
+
+def collection_of(directory: Path, *urls: str) -> Path:
+    with Collection(directory) as collection:
+        for url in urls:
+            collection.add_url(url)
+    return directory
+
+
+def test_the_demo_knows_a_previous_demo_s_collection_from_anything_else(tmp_path):
+    assert previous_demo(tmp_path / "absent") is None
+    (tmp_path / "empty").mkdir()
+    assert previous_demo(tmp_path / "empty") is None
+    assert previous_demo(collection_of(tmp_path / "demo", "http://site0.wire.test:8001/",
+                                       "http://site1.wire.test:8001/page/4.html")) is True
+    assert previous_demo(collection_of(tmp_path / "crawl", "http://site0.wire.test:8001/",
+                                       "https://www.uchile.cl/")) is False  # a real crawl's: never removed
+    (tmp_path / "files").mkdir()
+    (tmp_path / "files" / "notes.txt").write_text("mine")
+    assert previous_demo(tmp_path / "files") is False
+    (tmp_path / "file").write_text("mine")
+    assert previous_demo(tmp_path / "file") is False
+
+
+def test_the_demo_refuses_a_directory_that_holds_anything_but_a_demo_s_collection(tmp_path):
+    crawl = collection_of(tmp_path / "crawl", "https://www.uchile.cl/")
+    run = scrapy("demo", "--dir", str(crawl), "--keep")
+    assert_one_line_error(run, f"--dir {crawl} holds something other than a demo's collection; "
+                               "give the demo a new or empty directory")
+    with Collection(crawl, readonly=True) as collection:
+        assert collection.urls.site_count == 1
 
 
 def test_input_errors_are_one_line():

@@ -138,7 +138,7 @@ def test_a_status_that_is_neither_ok_nor_failed(bench, status):
     assert (site["fetched"], site["ok"], site["errors"]) == (1, 0, 0)
 
 
-@pytest.mark.parametrize("error", NO_RESPONSE, ids=lambda error: error.label)
+@pytest.mark.parametrize("error", [e for e in NO_RESPONSE if e is not FetchError.BLOCKED_IP], ids=lambda e: e.label)
 def test_a_failure_is_recorded_by_kind_and_counted_until_a_success(bench, error):
     bench.seed(SITE + "/a.html")
     bench.gather(bench.failure(SITE + "/a.html", error, at=T0))
@@ -152,6 +152,20 @@ def test_a_failure_is_recorded_by_kind_and_counted_until_a_success(bench, error)
     assert bench.stats[f"harvester/errors/{error.label}"] == 2
     bench.gather(bench.page(SITE + "/a.html", 200, html(), at=T0 + 20))
     assert bench.record(SITE + "/a.html")["errors"] == 0 and bench.record(SITE + "/a.html")["status"] == 200
+
+
+def test_a_blocked_address_is_recorded_but_counts_as_no_failure(bench):
+    # Our WIRE_BLOCKED_IPS refused it before any access: the site did not fail, so the page's errors (and the
+    # manager's period for failed pages) are untouched, and it stays done in this batch.
+    bench.seed(SITE + "/a.html")
+    bench.gather(bench.failure(SITE + "/a.html", FetchError.TIMEOUT, at=T0))
+    bench.gather(bench.failure(SITE + "/a.html", FetchError.BLOCKED_IP, at=T0 + 10))
+    record = bench.record(SITE + "/a.html")
+    assert record["status"] == 0 and record["error"] == FetchError.BLOCKED_IP and record["errors"] == 1
+    assert record["visits"] == 0 and record["last_visit"] == T0 + 10 + END
+    site = bench.site(SITE + "/a.html")
+    assert (site["fetched"], site["errors"], site["ok"]) == (2, 1, 0)
+    assert bench.stats["harvester/errors/blocked_ip"] == 1 and bench.stats["harvester/pages/blocked_ip"] == 1
 
 
 @pytest.mark.parametrize("status", [99999, 1000, 99, 0, -5, -8, -32768])
@@ -411,7 +425,7 @@ def test_a_robots_txt_status_decides_the_site_s_state(bench, status, state):
     assert bench.collection.load_page(int(site["robots_docid"])) is None  # only a valid one is stored
 
 
-@pytest.mark.parametrize("error", [FetchError.REFUSED, FetchError.TIMEOUT, FetchError.BLOCKED_IP], ids=str)
+@pytest.mark.parametrize("error", [FetchError.REFUSED, FetchError.TIMEOUT], ids=str)
 def test_an_unreachable_robots_txt_is_recorded_with_its_error(bench, error):
     bench.seed(SITE + "/")
     bench.robots(SITE, at=T0, error=error)
@@ -420,6 +434,19 @@ def test_an_unreachable_robots_txt_is_recorded_with_its_error(bench, error):
     assert site["robots_fetched"] == T0 + END and site["crawl_delay"] == 0
     assert (bench.record(SITE + "/robots.txt")["status"], bench.record(SITE + "/robots.txt")["error"]) == (0, error)
     assert bench.stats[f"harvester/errors/{error.label}"] == 1
+
+
+def test_a_robots_txt_refused_as_a_blocked_address_leaves_the_site_s_state_as_it_was(bench):
+    bench.seed(SITE + "/")
+    bench.robots(SITE, at=T0, error=FetchError.BLOCKED_IP)
+    site = bench.site(SITE + "/")
+    assert RobotsState(int(site["robots_state"])) is RobotsState.UNKNOWN and site["robots_fetched"] == 0
+    assert site["errors"] == 0 and bench.policy(SITE).due(T0 + 60)  # asked again once the setting allows it
+    assert bench.record(SITE + "/robots.txt")["error"] == FetchError.BLOCKED_IP
+    bench.robots(SITE, 200, b"User-agent: *\nDisallow: /x/\n", at=T0 + 60)
+    bench.robots(SITE, at=T0 + 120, error=FetchError.BLOCKED_IP)
+    site = bench.site(SITE + "/")
+    assert RobotsState(int(site["robots_state"])) is RobotsState.VALID and site["robots_fetched"] == T0 + 60 + END
 
 
 def test_a_page_refused_by_robots_txt_is_marked_done_without_a_visit(bench):

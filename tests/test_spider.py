@@ -154,3 +154,23 @@ def test_a_robots_txt_redirected_past_the_limit_is_missing_so_everything_is_allo
     assert spider.harvest.robots.policy(A).state is RobotsState.MISSING
     assert spider.harvest.robots.verdict(A + "/private/x") is Verdict.ALLOWED
     assert engine.take().url == A + "/page"
+
+
+# -- the summary ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("pages, blocked, warned", [(10, 10, True), (10, 9, True), (10, 8, False), (0, 0, False)])
+def test_a_harvest_whose_pages_were_nearly_all_blocked_addresses_says_so(crawl, caplog, pages, blocked, warned):
+    spider, *_ = crawl
+    spider.crawler.stats.set_value("harvester/fetched/page", pages)
+    spider.crawler.stats.set_value("harvester/errors/blocked_ip", blocked + 1)  # the robots.txt too
+    spider.crawler.stats.set_value("harvester/pages/blocked_ip", blocked)
+    with caplog.at_level("INFO"):
+        spider._summary("finished")
+    summary, *warnings = [r for r in caplog.records if r.name == "harvester"]
+    assert (f"{blocked} of {pages} page fetches refused as blocked addresses (WIRE_BLOCKED_IPS)."
+            in summary.getMessage()) is warned
+    assert [r.levelname for r in warnings] == (["WARNING"] if warned else [])
+    if warned:
+        message = warnings[0].getMessage()
+        assert f"{blocked} of {pages} page fetches were refused as blocked addresses" in message
+        assert "WIRE_BLOCKED_IPS" in message and "SCRAPY_SETTINGS_MODULE=settings.test" in message

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -281,13 +282,32 @@ def test_mime_types_blocked_addresses_and_timeouts(tmp_path):
         assert collection.load_page(collection.lookup(web.url(0, "/files/big.bin"))) is None
         assert record(web.url(0, "/moved/away"))["status"] == 301
         target = web.url(1, "/page/2.html")
-        assert record(target)["error"] == FetchError.BLOCKED_IP and record(target)["errors"] == 1
+        # Refused by our setting, not failed by the site: no error counted, robots.txt not settled.
+        assert record(target)["error"] == FetchError.BLOCKED_IP and record(target)["errors"] == 0
         assert record(web.url(1, "/"))["error"] == FetchError.BLOCKED_IP
         site1 = collection.sites.records[collection.urls.site_id(web.url(1, "/").rstrip("/"))]
-        assert RobotsState(int(site1["robots_state"])) is RobotsState.UNREACHABLE
+        assert RobotsState(int(site1["robots_state"])) is RobotsState.UNKNOWN and site1["errors"] == 0
         assert record(web.url(3, "/slow.html"))["error"] == FetchError.TIMEOUT
         assert record(web.url(0, "/"))["status"] == 200
     assert not [r for r in log if r["host"] == "site1.wire.test"]
+    assert "refused as blocked addresses" not in run.stderr  # a few of many: no warning
+
+
+@pytest.mark.timeout(120)
+def test_a_harvest_refused_as_blocked_says_so_and_the_next_cycle_fetches_its_pages(sample_web, tmp_path):
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(sample_web.url(0, "/") + "\n")
+    collection = tmp_path / "collection"
+    loopback = {"WIRE_BLOCKED_IPS": "127.0.0.0/8"}  # as the default settings
+    refused = harvest(collection, "-a", f"seeds={seeds}", settings=loopback)
+    assert "WARNING: 1 of 1 page fetches were refused as blocked addresses" in refused.stderr
+    assert "SCRAPY_SETTINGS_MODULE=settings.test" in refused.stderr
+    assert re.search(r"Harvest summary .* 1 of 1 page fetches refused as blocked addresses", refused.stderr)
+    fetched = harvest(collection)  # the test settings: loopback allowed, at once
+    assert "refused as blocked" not in fetched.stderr
+    with Collection(collection, readonly=True) as stored:
+        home = stored.documents.records[stored.lookup(sample_web.url(0, "/"))]
+        assert home["status"] == 200 and home["error"] == 0 and home["visits"] == 1
 
 
 def test_sitemaps_named_in_robots_txt_are_read(crawled):

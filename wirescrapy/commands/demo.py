@@ -5,13 +5,19 @@ It starts the sample web (``wirescrapy.sampleweb``: several generated sites on 1
 WIRE's cycle — manager, harvester, gatherer — until the manager has nothing left to fetch (or ``--cycles``),
 with the test settings' short waits (0.2 s between accesses to a site, 0.05 s for large sites). Then it
 prints each batch's harvest and what the collection holds.
+
+Each run starts its own sample web, so a second demo into the same collection would mix two webs: the
+demo's directory is its own, and a previous demo's collection there is removed first (saying so), unless
+``--keep`` asks to add to it. A directory holding anything else is refused: the demo never touches it.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
@@ -20,7 +26,7 @@ from wirescrapy.collection import Collection
 from wirescrapy.commands.base import WireCommand
 from wirescrapy.harvester.session import HARVEST_FILE
 from wirescrapy.manager.batch import batch_numbers, read_batch
-from wirescrapy.sampleweb import SampleWebProcess
+from wirescrapy.sampleweb import DOMAIN, SampleWebProcess
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 
@@ -43,6 +49,9 @@ class Command(WireCommand, ScrapyCommand):
         # No colon in a help text: Scrapy's help formatter takes a line ending in one for a heading.
         parser.add_argument("--cycles", type=int, default=50,
                             help="at most this many manager + harvester cycles (default %(default)s)")
+        parser.add_argument("--keep", action="store_true",
+                            help="add to a previous demo's collection in --dir; without it the demo starts "
+                                 "clean and removes it (a directory holding anything else is refused)")
 
     def run(self, args, opts):
         # The demo talks to its own server on loopback only: allow loopback (WIRE refuses it by default).
@@ -57,6 +66,7 @@ class Command(WireCommand, ScrapyCommand):
         if opts.pages < MIN_PAGES:
             raise UsageError(f"--pages must be >= {MIN_PAGES}")
         config = self.wire_config()
+        self._start(Path(opts.dir), opts.keep, config)
         workdir = Path(tempfile.mkdtemp(prefix="wirescrapy-demo-"))
         with SampleWebProcess(workdir=workdir, sites=opts.sites, pages_per_site=opts.pages,
                               crawl_delay=DEMO_CRAWL_DELAY) as web:
@@ -71,6 +81,38 @@ class Command(WireCommand, ScrapyCommand):
         with Collection.from_config(config, readonly=True) as collection:
             print_batches(collection.dir / "batches")
             print_summary(collection)
+
+
+    def _start(self, directory: Path, keep: bool, config) -> None:
+        held = previous_demo(directory)
+        if held is False:
+            raise UsageError(f"--dir {directory} holds something other than a demo's collection; "
+                             "give the demo a new or empty directory")
+        if held and keep:
+            print(f"adding to the previous demo's collection in {directory} (--keep)")
+        elif held:
+            with self.open_collection(config):  # not while another demo writes it: its lock says so
+                pass
+            shutil.rmtree(directory)
+            print(f"removed the previous demo's collection in {directory} (--keep adds to it instead)")
+
+
+def previous_demo(directory: Path) -> bool | None:
+    """What ``directory`` holds before a demo: None nothing (absent or empty), True a demo's collection (every
+    site on the sample web's domain), False anything else — which the demo neither removes nor adds to."""
+    if not directory.exists():
+        return None
+    if not directory.is_dir():
+        return False
+    if not any(directory.iterdir()):
+        return None
+    try:
+        with Collection(directory, readonly=True) as collection:
+            urls = collection.urls
+            hosts = [urlsplit(urls.site_name(i)).hostname or "" for i in range(1, urls.site_count + 1)]
+    except Exception:  # noqa: BLE001 - whatever it is, it is not a collection the demo may remove
+        return False
+    return all(host.endswith("." + DOMAIN) for host in hosts)
 
 
 def print_batches(batches: Path) -> None:

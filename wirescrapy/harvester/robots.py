@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wirescrapy.collection.metadata import RobotsState
+from wirescrapy.items import FetchError
 from wirescrapy.seeder.robots import RobotsPolicy, limit_body, response_state
 from wirescrapy.url import BadURL, robots_txt_url, site_of
 
@@ -116,9 +117,14 @@ class RobotsTxt:
         return policy
 
     def failed(self, fetch: Fetch) -> RobotsPolicy:
-        """The robots.txt request of ``fetch``'s site got no response: the site's policy, unreachable."""
+        """The robots.txt request of ``fetch``'s site got no response: the site's policy, unreachable — unless
+        our WIRE_BLOCKED_IPS refused it before any access. That says nothing of the site: its policy stays as it
+        was (not fetched yet: due again in the next batch, once the setting allows it), and it stays requested
+        in this batch, whose pages of the site are refused as blocked too."""
         site = fetch_origin(fetch)
         policy = self.policy(site)
+        if fetch.error is FetchError.BLOCKED_IP:
+            return policy
         policy.failed(fetch.ended)
         self._requested.discard(site)
         return policy

@@ -63,6 +63,20 @@ if TYPE_CHECKING:
     from wirescrapy.seeder.robots import RobotsPolicy
 
 FOLLOW_UP_PRIORITY = 1  # > 0: the front of its site's queue (WireScheduler)
+BLOCKED_SHARE = 0.9  # of a harvest's page fetches refused as blocked addresses, from which it is warned of
+BLOCKED_WARNING = (
+    "%(blocked)d of %(pages)d page fetches were refused as blocked addresses: WIRE_BLOCKED_IPS refuses loopback, "
+    "private and other non-public addresses by default. To try the crawler on this machine, use the test "
+    "settings (SCRAPY_SETTINGS_MODULE=settings.test) or set WIRE_BLOCKED_IPS without your sites' range; the "
+    "refused pages are not barred and are fetched in the next cycle.")
+
+
+def mostly_blocked(pages: int, blocked: int) -> bool:
+    """Whether (nearly) all of a harvest's page fetches were refused as blocked addresses. A crawl of the Web
+    meets a few names that resolve to private addresses and is right to refuse them quietly; nine in ten or
+    more refused says the settings do not fit the sites — most often loopback, while trying the crawler on
+    one's own machine."""
+    return pages > 0 and blocked >= BLOCKED_SHARE * pages
 
 
 class HarvesterSpider(scrapy.Spider):
@@ -195,11 +209,13 @@ class HarvesterSpider(scrapy.Spider):
         elapsed = (datetime.now(tz=UTC) - started).total_seconds() if started else 0.0
         errors = {k.rsplit("/", 1)[1]: v for k, v in stats.items() if k.startswith("harvester/errors/")}
         pages = stats.get("harvester/fetched/page", 0)
+        blocked = stats.get("harvester/pages/blocked_ip", 0)
+        warn = mostly_blocked(pages, blocked)
         self.logger.info(
             "Harvest summary (%(reason)s): %(cycles)d cycle(s), %(pages)d page fetches in %(elapsed).1f s "
             "(%(rate).1f/s), %(ok)d OK, %(dups)d duplicates, %(new)d new URLs, %(bytes).1f MB; errors: "
             "%(errors)s. Collection %(dir)s: %(docs)d documents of %(sites)d sites, %(fetched)d fetched, "
-            "%(stored)d pages stored, %(links)d links.",
+            "%(stored)d pages stored, %(links)d links.%(blocked)s",
             {"reason": reason, "cycles": self.cycles_done, "pages": pages, "elapsed": elapsed,
              "rate": pages / elapsed if elapsed else 0.0, "ok": stats.get("harvester/status/200", 0),
              "dups": stats.get("gatherer/duplicates", 0), "new": stats.get("gatherer/links/new", 0),
@@ -207,8 +223,12 @@ class HarvesterSpider(scrapy.Spider):
              "errors": ", ".join(f"{k} {v}" for k, v in sorted(errors.items())) or "none",
              "dir": collection["directory"], "docs": collection["documents"], "sites": collection["sites"],
              "fetched": collection["fetched"], "stored": collection["pages_stored"],
-             "links": collection["links"]},
+             "links": collection["links"],
+             "blocked": f" {blocked} of {pages} page fetches refused as blocked addresses (WIRE_BLOCKED_IPS)."
+             if warn else ""},
         )
+        if warn:
+            self.logger.warning(BLOCKED_WARNING, {"blocked": blocked, "pages": pages})
 
     # -- responses -----------------------------------------------------------------------------------
 
@@ -311,7 +331,8 @@ class HarvesterSpider(scrapy.Spider):
 
     def _robots_failed(self, fetch: Fetch) -> None:
         self._robots_settled(fetch_origin(fetch), self.harvest.robots.failed(fetch))
-        self.crawler.stats.inc_value("harvester/robots/unreachable")
+        blocked = fetch.error is FetchError.BLOCKED_IP  # refused by our setting: the site's state is unchanged
+        self.crawler.stats.inc_value(f"harvester/robots/{'blocked_ip' if blocked else 'unreachable'}")
 
     def _robots_settled(self, origin: str, policy: RobotsPolicy) -> None:
         WireScheduler.of(self.crawler).set_crawl_delay(origin, policy.crawl_delay or 0.0)

@@ -60,6 +60,9 @@ import numpy as np
 
 from wirescrapy.collection.metadata import DocFlag
 
+# The record's ``error`` of a page refused by WIRE_BLOCKED_IPS before any access: FetchError.BLOCKED_IP of
+# ``items.py``, a layer above (tests/test_profit.py checks they agree).
+BLOCKED_IP_ERROR = 5
 NEVER_FETCHED = DocFlag.DUPLICATE | DocFlag.MULTIMEDIA | DocFlag.ROBOTS_DISALLOWED
 LOG_SCALED = ("pagerank", "wlrank", "hub", "authority", "siterank", "opic", "queuesize")
 
@@ -92,7 +95,8 @@ def too_recent(docs: np.ndarray, config, now: float) -> np.ndarray:
         config.minperiod_successful_ok,
         np.where(answered, config.minperiod_successful_not_ok, config.minperiod_unsuccessful),
     )
-    return (last_visit > 0) & (now - last_visit < period)
+    refused = docs["error"] == BLOCKED_IP_ERROR  # no visit made: due as soon as the setting allows it
+    return (last_visit > 0) & (now - last_visit < period) & ~refused
 
 
 def within_site_limit(site_ids: np.ndarray, limit: int) -> np.ndarray:

@@ -51,7 +51,11 @@ class MetadataPipeline(GathererStep):
             return
         flags = int(record["flags"]) & ~(DocFlag.TRUNCATED | DocFlag.CHANGED | DocFlag.REDIRECT
                                          | DocFlag.NOFOLLOW | DocFlag.NOINDEX)
-        failed = fetch.error is not None or fetch.status >= _ERROR_STATUS
+        # A blocked address is refused by our WIRE_BLOCKED_IPS before any access: no failure of the site, so
+        # it neither counts toward the page's errors nor bars it for WIRE_MINPERIOD_UNSUCCESSFUL (the manager
+        # selects it again at once), and a changed setting fetches it in the next cycle.
+        blocked = fetch.error is FetchError.BLOCKED_IP
+        failed = not blocked and (fetch.error is not None or fetch.status >= _ERROR_STATUS)
         record["status"] = fetch.status
         record["error"] = fetch.error or 0
         if fetch.responded:
@@ -60,7 +64,10 @@ class MetadataPipeline(GathererStep):
             if fetch.changed:
                 flags |= DocFlag.CHANGED
         record["flags"] = flags
-        record["errors"] = min(int(record["errors"]) + 1, 0xFFFF) if failed else 0
+        if failed:
+            record["errors"] = min(int(record["errors"]) + 1, 0xFFFF)
+        elif not blocked:
+            record["errors"] = 0
         record["last_visit"] = now
         if fetch.ip:
             site["ip"] = _ip_bytes(fetch.ip)
@@ -69,6 +76,8 @@ class MetadataPipeline(GathererStep):
         site["fetched"] += 1
         if failed:
             site["errors"] += 1
+        elif blocked and fetch.kind is Kind.PAGE:
+            stats.inc_value("harvester/pages/blocked_ip")
         elif fetch.status == 200:
             site["ok"] += 1
             site["dynamic" if flags & DocFlag.DYNAMIC else "static"] += 1

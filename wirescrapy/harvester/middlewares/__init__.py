@@ -10,8 +10,9 @@ they read and write are in :mod:`wirescrapy.harvester.meta`:
   :class:`BlockedIP` when the address is in ``WIRE_BLOCKED_IPS``. Every request passes here, robots.txt,
   sitemaps and redirect follow-ups included, and an IP literal in a URL is checked the same way. The
   address is put in ``request.meta[IP]``. It comes before the robots.txt check so that the pages of
-  a blocked site are recorded as blocked (and counted as errors by the manager), not left waiting for a
-  robots.txt that will never come.
+  a blocked site are recorded as blocked, not left waiting for a robots.txt that will never come. A refusal
+  is our setting's, not the site's failure: it counts toward no page's errors, leaves the site's robots.txt
+  state as it was, and the manager selects the page again in the next cycle.
 * ``robots``: :class:`RobotsMiddleware` (120): a page request whose site's robots.txt forbids it is refused with
   :class:`RobotsDisallowed` before any network access; a site whose robots.txt is unreachable (5xx,
   network error: RFC 9309 §2.3.1.4) or not known yet gets :class:`RobotsNotReady` for all its pages: they
