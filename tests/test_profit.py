@@ -69,9 +69,6 @@ def test_minimum_revisit_periods_by_outcome():
 def test_a_page_refused_as_a_blocked_address_is_selected_again_at_once():
     # The refusal is our WIRE_BLOCKED_IPS's, not the site's failure: no minimum period, so a changed setting
     # fetches the page in the next cycle; a failure of the site still waits WIRE_MINPERIOD_UNSUCCESSFUL.
-    from wirescrapy.manager.profit import BLOCKED_IP_ERROR
-
-    assert BLOCKED_IP_ERROR == FetchError.BLOCKED_IP
     cfg = config(WIRE_MINPERIOD_UNSUCCESSFUL=DAY)
     docs = docs_of(2, error=[FetchError.BLOCKED_IP, FetchError.REFUSED], last_visit=NOW - 1)
     assert too_recent(docs, cfg, NOW).tolist() == [False, True]

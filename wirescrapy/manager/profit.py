@@ -59,10 +59,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from wirescrapy.collection.metadata import DocFlag
+from wirescrapy.items import FetchError
 
-# The record's ``error`` of a page refused by WIRE_BLOCKED_IPS before any access: FetchError.BLOCKED_IP of
-# ``items.py``, a layer above (tests/test_profit.py checks they agree).
-BLOCKED_IP_ERROR = 5
 NEVER_FETCHED = DocFlag.DUPLICATE | DocFlag.MULTIMEDIA | DocFlag.ROBOTS_DISALLOWED
 LOG_SCALED = ("pagerank", "wlrank", "hub", "authority", "siterank", "opic", "queuesize")
 
@@ -95,7 +93,7 @@ def too_recent(docs: np.ndarray, config, now: float) -> np.ndarray:
         config.minperiod_successful_ok,
         np.where(answered, config.minperiod_successful_not_ok, config.minperiod_unsuccessful),
     )
-    refused = docs["error"] == BLOCKED_IP_ERROR  # no visit made: due as soon as the setting allows it
+    refused = docs["error"] == FetchError.BLOCKED_IP  # no visit made: due as soon as the setting allows it
     return (last_visit > 0) & (now - last_visit < period) & ~refused
 
 
