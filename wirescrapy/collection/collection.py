@@ -220,7 +220,6 @@ class Collection:
             "pages_stored": self.pages.count(),
             "links": self.links.count_links(),
             "dynamic": int(((docs["flags"] & DocFlag.DYNAMIC) != 0).sum()),
-            "bytes_on_disk": sum(p.stat().st_blocks * 512 for p in self.dir.rglob("*") if p.is_file()),
         }
 
     # -- lifecycle -----------------------------------------------------------------------------------

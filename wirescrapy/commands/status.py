@@ -18,12 +18,18 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from wirescrapy.collection import Collection
-from wirescrapy.collection.metadata import DocFlag, RobotsState
+from wirescrapy.collection.metadata import RobotsState
 from wirescrapy.collection.records import RecordFileError
 from wirescrapy.commands.base import WireCommand
 from wirescrapy.harvester.session import HARVEST_FILE
 from wirescrapy.items import FetchError
-from wirescrapy.manager.batch import INFO_FILE, BatchError, batch_numbers, read_batch
+from wirescrapy.manager.batch import (
+    INFO_FILE,
+    BatchError,
+    batch_numbers,
+    discard_hint,
+    read_batch,
+)
 
 RECENT_BATCHES = 5  # shown one a line and checked against their checksums; older ones are summarised
 # Disk use by store: a file belongs to the first store whose prefix its name has (sites.log is the URL store's).
@@ -36,21 +42,21 @@ def collection_status(collection: Collection, now: float | None = None, recent: 
     docs = collection.documents.records[1:collection.documents.count + 1]
     sites = collection.sites.records[1:collection.sites.count + 1]
     fetched = docs["visits"] > 0
-    status = docs["status"]
+    summary = collection.summary()
     return {
-        "directory": str(collection.dir.resolve()),
+        "directory": summary["directory"],
         "as_of": time.time() if now is None else now,
         "documents": {
-            "known": len(docs),
-            "fetched": int(fetched.sum()),
-            "ok": int(((status == 200) & (docs["error"] == 0)).sum()),
-            "duplicates": int(((docs["flags"] & DocFlag.DUPLICATE) != 0).sum()),
-            "not_fetched": int((~fetched).sum()),
+            "known": summary["documents"],
+            "fetched": summary["fetched"],
+            "ok": summary["ok"],
+            "duplicates": summary["duplicates"],
+            "not_fetched": summary["documents"] - summary["fetched"],
         },
-        "sites": len(sites),
-        "pages_stored": collection.pages.count(),
-        "links": collection.links.count_links(),
-        "status_classes": status_classes(status[fetched]),
+        "sites": summary["sites"],
+        "pages_stored": summary["pages_stored"],
+        "links": summary["links"],
+        "status_classes": status_classes(docs["status"][fetched]),
         "errors": errors_by_kind(docs["error"]),
         "robots": {RobotsState(state).name.lower(): count for state, count in _counts(sites["robots_state"])},
         "disk": disk_use(collection.dir),
@@ -116,7 +122,7 @@ def batch_state(path: Path, number: int, check: bool = True) -> dict:
         else:
             reason = f"{path / INFO_FILE}: unexpected content ({exc!r})"
         return {**state, "state": "damaged", "reason": reason,
-                "hint": f"to set the batch aside and go on: scrapy manager --discard-batch {number}"}
+                "hint": discard_hint(number)}
     harvests = [_harvest(part) for part in parts]
     done = [harvest for harvest in harvests if harvest is not None]
     state["parts_harvested"] = len(done)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from wirescrapy.collection import Collection
 from wirescrapy.harvester.robots import RobotsTxt
 from wirescrapy.manager import manage
-from wirescrapy.manager.batch import BatchError, batch_numbers, read_batch
+from wirescrapy.manager.batch import BatchError, batch_numbers, discard_hint, read_batch
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 
@@ -102,8 +102,7 @@ class Harvest:
             if number is None:
                 raise
             # A damaged last batch would be resumed, and refused, by every later cycle: say how to get past it.
-            raise BatchError(f"{exc}; to set the batch aside and go on: scrapy manager --discard-batch "
-                             f"{number}") from None
+            raise BatchError(f"{exc}; {discard_hint(number)}") from None
         expected = batch.info.get("collection")
         if expected and Path(expected).resolve() != self.collection.dir.resolve():
             logger.warning("batch %(path)s was written for the collection %(expected)s, harvesting into "

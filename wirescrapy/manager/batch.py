@@ -75,6 +75,11 @@ class BatchError(Exception):
     """Not a batch, a batch of an unknown version, or a damaged one."""
 
 
+def discard_hint(number: int) -> str:
+    """How to get past damaged batch ``number``, which every later cycle would resume and be refused."""
+    return f"to set the batch aside and go on: scrapy manager --discard-batch {number}"
+
+
 @dataclass(frozen=True)
 class BatchURL:
     doc_id: int
