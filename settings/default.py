@@ -1,6 +1,6 @@
 """wirescrapy's Scrapy settings: WIRE's defaults (Table 7.1) and the Scrapy settings they imply.
 
-Every ``WIRE_*`` setting is declared, documented and validated in ``wirescrapy/config.py``; override any of
+Every ``WIRE_*`` setting is declared, documented and validated in ``wirescrapy/config/table.py``; override any of
 them here, in another settings module, with ``-s NAME=VALUE`` or per Scrapyd job.
 """
 

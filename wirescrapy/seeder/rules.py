@@ -126,7 +126,7 @@ class SeederRules:
 
     @classmethod
     def default(cls) -> SeederRules:
-        """The rules of WIRE's defaults (``wirescrapy/config.py``)."""
+        """The rules of WIRE's defaults (``wirescrapy/config/table.py``)."""
         from scrapy.settings import BaseSettings
 
         from wirescrapy.config import WireConfig

@@ -1,0 +1,3 @@
+from wirescrapy.config.table import settings_table
+
+print(settings_table())
