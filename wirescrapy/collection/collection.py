@@ -75,10 +75,9 @@ class Collection:
         elif not (self.dir / "urls.log").exists():
             raise FileNotFoundError(f"no collection in {self.dir}")
         try:
-            upgraded = check_current(self.dir, readonly)
-            if upgraded:
-                logger.info("collection %(dir)s: %(n)d document records upgraded to %(kind)s",
-                            {"dir": self.dir, "n": upgraded, "kind": DOCUMENT_KIND})
+            for name, count in check_current(self.dir, readonly).items():
+                logger.info("collection %(dir)s: %(n)d records of %(name)s upgraded to today's format",
+                            {"dir": self.dir, "n": count, "name": name})
             self.urls = URLStore(self.dir, readonly=readonly)
             self.documents = RecordFile(self.dir / "documents.rec", DOCUMENT_DTYPE, DOCUMENT_KIND, readonly)
             self.sites = RecordFile(self.dir / "sites.rec", SITE_DTYPE, SITE_KIND, readonly)

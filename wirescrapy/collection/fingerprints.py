@@ -158,7 +158,7 @@ class FingerprintIndex:
         os.replace(tmp, path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, merge_at: int = 1 << 17) -> tuple["FingerprintIndex", int]:
+    def load(cls, path: str | os.PathLike, merge_at: int = 1 << 17) -> tuple[FingerprintIndex, int]:
         """The index and the number of log records it covers; an empty index and 0 if unusable."""
         index = cls(merge_at=merge_at)
         try:

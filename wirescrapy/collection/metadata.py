@@ -8,7 +8,9 @@ Adding a field is a format change: bump ``RecordFile`` kinds' version (the kind 
 sent (100–999; 0 when no response came, or its status was no HTTP status) and ``error`` our
 :class:`~wirescrapy.items.FetchError` (0: none) — a redirect loop keeps its 3xx there, a timeout has
 status 0. ``document/1`` stored an error kind as a negative ``status``, so a server sending ``-5`` chose
-one; its collections are refused (``RecordFileError``), not misread.
+one. ``document/3`` and ``site/2`` added the fields after their comments (language, rendering, the validators
+of conditional requests, new sites). A writer upgrades the files of an earlier kind in place
+(``upgrade.py``); a reader is told to.
 """
 
 from __future__ import annotations
@@ -39,13 +41,26 @@ class RobotsState(enum.IntEnum):
     UNREACHABLE = 3  # 5xx or network error: nothing allowed for now (RFC 9309 §2.3.1.4)
 
 
+class RenderState(enum.IntEnum):  # a page's last fetch and Splash
+    NOT_RENDERED = 0
+    RENDERED = 1  # the rendered DOM was parsed and stored
+    FAILED = 2  # Splash down or refusing: the raw HTML was kept, to be rendered later
+    TIMED_OUT = 3  # Splash gave up or froze on it: the raw HTML was kept, never rendered again
+
+
+class SiteRender(enum.IntEnum):  # whether a site's pages are rendered (WIRE_RENDER_JS auto)
+    UNTRIED = 0
+    HELPS = 1  # rendering found more links than the raw HTML: its pages go straight to Splash
+    NEVER_HELPS = 2  # it never did: not tried again
+
+
 DOCUMENT_DTYPE = np.dtype([
     ("docid", "<u4"),
     ("siteid", "<u4"),
     ("status", "<u2"),  # HTTP status the server sent at the last fetch; 0: none (not fetched, no response…)
     ("flags", "<u2"),  # DocFlag
     ("error", "u1"),  # FetchError of the last fetch; 0: none
-    ("pad", "u1"),
+    ("redirects", "u1"),  # redirect hops that led to this URL from the page that linked it (0: a plain link)
     ("depth", "<u2"),  # links from the nearest seed
     ("errors", "<u2"),  # consecutive failed fetches
     ("mime", "S32"),  # MIME type of the last fetch
@@ -70,13 +85,19 @@ DOCUMENT_DTYPE = np.dtype([
     ("quality", "<f4"),  # combined intrinsic quality
     ("freshness", "<f4"),  # Pr(stored copy is fresh)
     ("profit", "<f4"),
+    # document/3
+    ("language", "S4"),  # language of the last OK fetch (ISO 639 code), b"" unknown
+    ("render", "u1"),  # RenderState: whether and how the page was rendered through Splash
+    ("render_links", "<u2"),  # links found only in the rendered DOM
+    ("etag", "S40"),  # ETag of the last OK fetch, exactly as sent (b"" none, or too long to keep)
+    ("last_modified_header", "S32"),  # Last-Modified of the last OK fetch, exactly as sent (b"" none, or too long)
 ])
 
 SITE_DTYPE = np.dtype([
     ("siteid", "<u4"),
     ("flags", "<u2"),
     ("robots_state", "<u1"),  # RobotsState
-    ("pad", "u1"),
+    ("render", "u1"),  # SiteRender: whether the site's pages go to Splash
     ("ip", "S16"),  # 16-byte network order; IPv4 as ::ffff:a.b.c.d
     ("ip_resolved", "<f8"),
     ("docs", "<u4"),  # documents known (in the URL store)
@@ -94,7 +115,12 @@ SITE_DTYPE = np.dtype([
     ("last_visit", "<f8"),
     ("siterank", "<f4"),
     ("pagerank_sum", "<f4"),
+    # site/2
+    ("render_tries", "<u2"),  # pages rendered to test whether rendering helps
+    ("render_gains", "<u2"),  # of those, pages where rendering found more links than the raw HTML
+    ("new_sites", "<u4"),  # sites first added from this site's pages
+    ("new_sites_refused", "<u4"),  # new sites its pages linked to that the bounds refused
 ])
 
-DOCUMENT_KIND = "document/2"
-SITE_KIND = "site/1"
+DOCUMENT_KIND = "document/3"
+SITE_KIND = "site/2"

@@ -1,10 +1,11 @@
 """Collections written by an earlier wirescrapy: their record files converted to today's format, once.
 
-``documents.rec`` of kind ``document/1`` kept a fetch's error kind as a negative ``status``; ``document/2``
-keeps the server's status and our conclusion apart (``status`` and ``error``, see ``metadata.py``). The
-upgrade reads every record in the old layout and writes them in the new one, a negative status becoming
-``error`` with ``status`` 0 (the 3xx of a redirect error was not kept by ``document/1``), every other field
-as it was.
+Each earlier kind of ``documents.rec`` and ``sites.rec`` is listed in ``EARLIER`` with its layout. The upgrade
+reads every record in the old layout and writes it in the current one: fields of the same name are copied,
+fields added since are zero. ``document/1`` kept a fetch's error kind as a negative ``status``; ``document/2``
+and later keep the server's status and our conclusion apart (``status`` and ``error``, see ``metadata.py``): a
+negative status becomes ``error`` with ``status`` 0 (the 3xx of a redirect error was not kept by
+``document/1``).
 
 Crash behaviour: the new file is written beside the old one (``documents.rec.upgrade``), flushed to disk,
 then renamed over it: a kill leaves the old file or the new one, never a mix, and a leftover ``.upgrade``
@@ -15,20 +16,57 @@ lock); a reader of an old collection is told how to upgrade it.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from .metadata import DOCUMENT_DTYPE, DOCUMENT_KIND
+from .metadata import DOCUMENT_DTYPE, DOCUMENT_KIND, SITE_DTYPE, SITE_KIND
 from .records import HEADER_DTYPE, MAGIC, RecordFile, RecordFileError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
+
+class Current(NamedTuple):
+    dtype: np.dtype
+    kind: str
+
+
+def _fields(dtype: np.dtype, *names: str) -> list[tuple[str, np.dtype]]:
+    return [(name, dtype.fields[name][0]) for name in names]
+
+
+_DOCUMENT_V2_NAMES = DOCUMENT_DTYPE.names[:DOCUMENT_DTYPE.names.index("profit") + 1]
+# document/2: document/3 without the fields after ``profit``; its ``redirects`` byte was padding.
+DOCUMENT_V2_KIND = "document/2"
+DOCUMENT_V2_DTYPE = np.dtype([("pad" if name == "redirects" else name, DOCUMENT_DTYPE.fields[name][0])
+                              for name in _DOCUMENT_V2_NAMES])
 # document/1: document/2 without ``error`` and its padding byte, ``status`` signed.
 DOCUMENT_V1_KIND = "document/1"
 DOCUMENT_V1_DTYPE = np.dtype([(name, "<i2" if name == "status" else DOCUMENT_DTYPE.fields[name][0])
-                              for name in DOCUMENT_DTYPE.names if name not in ("error", "pad")])
+                              for name in _DOCUMENT_V2_NAMES if name not in ("error", "redirects")])
+# site/1: site/2 without the fields after ``pagerank_sum``; its ``render`` byte was padding.
+SITE_V1_KIND = "site/1"
+SITE_V1_DTYPE = np.dtype([("pad" if name == "render" else name, SITE_DTYPE.fields[name][0])
+                          for name in SITE_DTYPE.names[:SITE_DTYPE.names.index("pagerank_sum") + 1]])
+
+
+def _negative_status(old: np.ndarray, new: np.ndarray) -> None:
+    status = old["status"].astype(np.int32)
+    failed = status < 0
+    new["status"] = np.where(failed, 0, status)
+    new["error"] = np.where(failed, -status, 0)
+
+
+# file: (its current layout, {earlier kind: (its layout, what copying same-named fields does not do)})
+EARLIER: dict[str, tuple[Current, dict[str, tuple[np.dtype, Callable | None]]]] = {
+    "documents.rec": (Current(DOCUMENT_DTYPE, DOCUMENT_KIND), {
+        DOCUMENT_V1_KIND: (DOCUMENT_V1_DTYPE, _negative_status),
+        DOCUMENT_V2_KIND: (DOCUMENT_V2_DTYPE, None),
+    }),
+    "sites.rec": (Current(SITE_DTYPE, SITE_KIND), {SITE_V1_KIND: (SITE_V1_DTYPE, None)}),
+}
 
 
 def record_kind(path: Path) -> str:
@@ -42,29 +80,36 @@ def record_kind(path: Path) -> str:
     return head[0]["kind"].decode("ascii", "replace")
 
 
-def needs_upgrade(directory: Path) -> bool:
-    return record_kind(directory / "documents.rec") == DOCUMENT_V1_KIND
+def outdated(directory: Path) -> dict[str, str]:
+    """The record files of ``directory`` in an earlier format: {file name: its kind}."""
+    found = {}
+    for name, (_, earlier) in EARLIER.items():
+        kind = record_kind(directory / name)
+        if kind in earlier:
+            found[name] = kind
+    return found
 
 
-def upgrade_documents(path: Path) -> int:
-    """Convert a ``document/1`` file to ``document/2`` in place; the number of records converted."""
-    old = RecordFile(path, DOCUMENT_V1_DTYPE, DOCUMENT_V1_KIND, readonly=True)
+def upgrade(path: Path, kind: str) -> int:
+    """Convert the record file ``path`` of the earlier ``kind`` to the current format in place; the number of
+    records converted."""
+    current, earlier = EARLIER[path.name]
+    old_dtype, special = earlier[kind]
+    old = RecordFile(path, old_dtype, kind, readonly=True)
     try:
         count = old.count
         records = old.records[1:count + 1]
-        converted = np.zeros(count, DOCUMENT_DTYPE)
-        for name in DOCUMENT_V1_DTYPE.names:
-            if name != "status":
+        converted = np.zeros(count, current.dtype)
+        for name in old_dtype.names:
+            if name in current.dtype.names and name != "pad":
                 converted[name] = records[name]
-        status = records["status"].astype(np.int32)
-        failed = status < 0
-        converted["status"] = np.where(failed, 0, status)
-        converted["error"] = np.where(failed, -status, 0)
+        if special is not None:
+            special(records, converted)
     finally:
         old.close()
     fresh = path.with_name(path.name + ".upgrade")
     fresh.unlink(missing_ok=True)
-    new = RecordFile(fresh, DOCUMENT_DTYPE, DOCUMENT_KIND)
+    new = RecordFile(fresh, current.dtype, current.kind)
     try:
         new.ensure(count)
         new.records[1:count + 1] = converted
@@ -83,12 +128,12 @@ def upgrade_documents(path: Path) -> int:
     return count
 
 
-def check_current(directory: Path, readonly: bool) -> int:
-    """Before a collection's stores are opened: upgrade them if a writer opens them (the records converted),
-    or refuse a reader with what to do. 0 when there was nothing to do."""
-    if not needs_upgrade(directory):
-        return 0
-    if readonly:
-        raise RecordFileError(f"{directory}: a collection of an earlier wirescrapy ({DOCUMENT_V1_KIND} records); "
+def check_current(directory: Path, readonly: bool) -> dict[str, int]:
+    """Before a collection's stores are opened: upgrade them if a writer opens them ({file: records
+    converted}), or refuse a reader with what to do. Empty when there was nothing to do."""
+    found = outdated(directory)
+    if found and readonly:
+        kinds = ", ".join(f"{name}: {kind}" for name, kind in found.items())
+        raise RecordFileError(f"{directory}: a collection of an earlier wirescrapy ({kinds}); "
                               f"open it for writing once to upgrade it (scrapy seed, scrapy manager or a harvest)")
-    return upgrade_documents(directory / "documents.rec")
+    return {name: upgrade(directory / name, kind) for name, kind in found.items()}
