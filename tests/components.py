@@ -145,12 +145,13 @@ class Bench:
         return item
 
     def page(self, url: str, status: int = 200, body: bytes = b"", content_type: str = "text/html; charset=utf-8",
-             *, at: float = T0, **fields) -> Fetch:
+             *, at: float = T0, headers: dict | None = None, **fields) -> Fetch:
         """The fetch the spider makes (``response_fetch``) of a response to a batch's page, sent at ``at`` and
-        taking LATENCY + TRANSFER seconds. ``fields`` are set on it after: what the spider decides later (a
-        redirect's target, a redirect error) or what the downloader would have measured otherwise."""
+        taking LATENCY + TRANSFER seconds; ``headers``: more response headers. ``fields`` are set on it after:
+        what the spider decides later (a redirect's target, a redirect error) or what the downloader would have
+        measured otherwise."""
         request = self.request(url, **{meta.STARTED: at, "download_latency": LATENCY})
-        headers = {"Content-Type": content_type} if content_type else {}
+        headers = {**({"Content-Type": content_type} if content_type else {}), **(headers or {})}
         response = Response(url, status=status, headers=headers, body=body, request=request,
                             ip_address=ipaddress.ip_address("127.0.0.1"))
         fetch = response_fetch(response, self.config.max_file_size, at + LATENCY + TRANSFER)

@@ -48,10 +48,10 @@ def test_round_trip(tmp_path):
     assert batch.sites[2].robots_txt is None and batch.sites[2].robots_due
     assert batch.sites[3].ip == "2001:db8::1" and batch.sites[3].robots_state is RobotsState.MISSING
     info = json.loads((paths[0] / "batch.json").read_text())
-    assert info["format"] == "wirescrapy-batch" and info["version"] == 1
+    assert info["format"] == "wirescrapy-batch" and info["version"] == 2
     assert (info["urls"], info["sites"], info["new_pages"], info["revisits"], info["size"]) == (4, 3, 3, 1, 100)
     lines = (paths[0] / "urls.tsv").read_text().splitlines()
-    assert lines[0] == "#docid\tsiteid\tdepth\tdynamic\tprofit\tlast_visit\turl"
+    assert lines[0] == "#docid\tsiteid\tdepth\tdynamic\tprofit\tlast_visit\tredirects\tetag\tlast_modified\turl"
     assert lines[2].split("\t")[:6] == ["11", "1", "2", "1", "0.5", "1234"]
 
 

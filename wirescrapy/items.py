@@ -99,6 +99,8 @@ class Fetch:
     mime_refused: bool = False  # stopped after the headers: not an accepted MIME type
     latency: float = 0.0  # seconds from the request to the response headers
     last_modified: float = 0.0  # Last-Modified header, Unix seconds, 0 none
+    etag: bytes = b""  # the ETag header exactly as sent (a revisit sends it back in If-None-Match)
+    last_modified_header: bytes = b""  # the Last-Modified header exactly as sent (for If-Modified-Since)
     ip: str = ""  # the address the response came from
     redirect: str = ""  # canonical target of a 3xx with a Location the seeder accepts
     hops: int = 0  # redirects followed to get here
@@ -113,6 +115,11 @@ class Fetch:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def not_modified(self) -> bool:
+        """A 304 to a conditional revisit: the stored page is still the page (no body came)."""
+        return self.status == 304 and self.error is None
 
     @property
     def responded(self) -> bool:

@@ -214,7 +214,7 @@ class Collection:
             "sites": self.sites.count,
             "documents": self.documents.count,
             "fetched": int(fetched.sum()),
-            "ok": int(((docs["status"] == 200) & (docs["error"] == 0)).sum()),
+            "ok": int((((docs["status"] == 200) | (docs["status"] == 304)) & (docs["error"] == 0)).sum()),
             "duplicates": int(((docs["flags"] & DocFlag.DUPLICATE) != 0).sum()),
             "pages_stored": self.pages.count(),
             "links": self.links.count_links(),

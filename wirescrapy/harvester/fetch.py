@@ -76,6 +76,8 @@ def response_fetch(response: Response, max_file_size: int, now: float) -> Fetch:
     if response.ip_address is not None:
         fetch.ip = str(response.ip_address)
     fetch.last_modified = http_date(headers.get(b"Last-Modified"))
+    fetch.etag = headers.get(b"ETag") or b""
+    fetch.last_modified_header = headers.get(b"Last-Modified") or b""
     if meta.get(MIME_REFUSED):
         fetch.mime_refused = True
         return fetch

@@ -32,7 +32,9 @@ ORIGIN = "wire_origin"
 HOLD_SITE = "wire_hold_site"
 # A redirect hop: the URLs of the chain so far. Read by the spider (a target already in it is a loop).
 CHAIN = "wire_chain"
-# A redirect hop: how many redirects led to it. Read by the spider (the limit; Fetch.hops).
+# A redirect hop: how many redirects led to it; also written by WireScheduler on a batch page that redirects
+# in an earlier batch led to (the batch's ``redirects``), so that the limit holds across batches. Read by the
+# spider (the limit; Fetch.hops).
 HOPS = "wire_hops"
 # A sitemap request for a robots.rdf, not a sitemap. Read by the spider (which parser).
 RDF = "wire_rdf"

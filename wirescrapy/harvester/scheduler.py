@@ -12,7 +12,9 @@ Enable it with ``SCHEDULER = "wirescrapy.harvester.scheduler.WireScheduler"``. T
   ``engine.download``, past any scheduler).
 * :meth:`WireScheduler.enqueue_batch` takes a whole batch in compact form (no Request per URL); the
   Request is built when its site's turn comes, with ``meta`` keys ``DOC_ID``, ``SITE_ID`` and ``DEPTH``
-  (:mod:`wirescrapy.harvester.meta`), and ``dont_filter=True`` (the manager wrote each doc-id once).
+  (:mod:`wirescrapy.harvester.meta`), ``HOPS`` for a URL that redirects led to, and ``dont_filter=True``
+  (the manager wrote each doc-id once). A revisit of a page whose server gave validators is conditional:
+  ``If-None-Match`` and ``If-Modified-Since``, exactly as the server sent ``ETag`` and ``Last-Modified``.
 * ``next_request`` pops the first ready site and marks it fetching.
 
 When a fetch ends, the site's wait starts. The signals used, and why:
@@ -64,7 +66,7 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.meta import DEPTH, DOC_ID, HOLD_SITE, SITE_ID
+from wirescrapy.harvester.meta import DEPTH, DOC_ID, HOLD_SITE, HOPS, SITE_ID
 from wirescrapy.harvester.politeness import DocTable, PolitenessQueue, Waits
 from wirescrapy.url import origin, split
 
@@ -121,6 +123,7 @@ class WireScheduler(BaseScheduler):
         self.connections: int = config.connections
         self.queue = PolitenessQueue(Waits(config.wait_normal, config.wait_large_site, config.large_site_pages))
         self.docs = DocTable()
+        self._extras: dict[int, tuple[int, bytes, bytes]] = {}  # row -> redirect hops, ETag, Last-Modified (when any)
         self.spider: Spider | None = None
         self._clock = clock
         self._factories: list[tuple[Callable | None, Callable | None]] = []
@@ -212,8 +215,8 @@ class WireScheduler(BaseScheduler):
     ) -> int:
         """Queue a batch's pages without building Requests; return how many were queued.
 
-        ``urls``: objects with ``doc_id``, ``site_id``, ``depth`` and a canonical ``url``
-        (:class:`~wirescrapy.manager.batch.BatchURL`); ``sites``: site-id -> record with ``origin``,
+        ``urls``: objects with ``doc_id``, ``site_id``, ``depth`` and a canonical ``url``, and maybe
+        ``redirects``, ``etag`` and ``last_modified_header`` (:class:`~wirescrapy.manager.batch.BatchURL`); ``sites``: site-id -> record with ``origin``,
         ``docs`` (for the large-site wait) and ``crawl_delay``; ``skip``: doc-ids not to queue (already
         fetched in this batch, on a restart); ``callback``/``errback``: of the Requests built;
         ``resumed``: every site of the batch waits its wait from now before its first fetch.
@@ -234,6 +237,9 @@ class WireScheduler(BaseScheduler):
                 row = docs.append(url.doc_id, url.site_id, url.depth, path, tag)
             except (OverflowError, TypeError) as exc:
                 raise ValueError(f"doc {url.doc_id!r} ({url.url}): bad doc-id, site-id or depth: {exc}") from None
+            extras = (getattr(url, "redirects", 0), getattr(url, "etag", b""), getattr(url, "last_modified_header", b""))
+            if any(extras):
+                self._extras[row] = extras
             queue.add(site, row)
             seen.add(site)
             queued += 1
@@ -374,10 +380,16 @@ class WireScheduler(BaseScheduler):
     def _batch_request(self, site: str, row: int) -> Request:
         doc_id, site_id, depth, path, tag = self.docs.get(row)
         callback, errback = self._factories[tag]
-        return Request(
-            site + path,
-            callback=callback,
-            errback=errback,
-            dont_filter=True,
-            meta={DOC_ID: doc_id, SITE_ID: site_id, DEPTH: depth},
-        )
+        meta = {DOC_ID: doc_id, SITE_ID: site_id, DEPTH: depth}
+        headers = {}
+        extras = self._extras.pop(row, None)
+        if extras is not None:
+            hops, etag, last_modified = extras
+            if hops:
+                meta[HOPS] = hops
+            if etag:
+                headers["If-None-Match"] = etag
+            if last_modified:
+                headers["If-Modified-Since"] = last_modified
+        return Request(site + path, callback=callback, errback=errback, dont_filter=True, meta=meta,
+                       headers=headers or None)

@@ -184,5 +184,6 @@ def batch_figures(batch: Batch, before: dict, after: dict) -> dict:
 
     errors = {key.rsplit("/", 1)[1]: delta(key) for key in after if key.startswith("harvester/errors/")}
     return {"urls": len(batch.urls), "fetched": delta("harvester/fetched/page"), "ok": delta("harvester/status/200"),
+            "not_modified": delta("harvester/status/304"),
             "duplicates": delta("gatherer/duplicates"), "new_urls": delta("gatherer/links/new"),
             "bytes": delta("harvester/bytes"), "errors": {k: v for k, v in errors.items() if v}}

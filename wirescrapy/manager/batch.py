@@ -24,10 +24,14 @@ Layout (all text is UTF-8)::
     ``read_batch`` refuses a file whose size or xxh3-64 differs (a truncated copy).
 
 ``urls.tsv``
-    A header line ``#docid\\tsiteid\\tdepth\\tdynamic\\tprofit\\tlast_visit\\turl``, then one page a line in
-    decreasing profit: doc-id, site-id, depth (links from a seed), 1 if dynamic else 0, profit (``%.6g``),
-    last visit (Unix seconds, 0 never: a revisit may ask If-Modified-Since), and the canonical URL (tab,
-    CR and LF percent-encoded, so a line is one URL).
+    A header line naming the columns,
+    ``#docid\\tsiteid\\tdepth\\tdynamic\\tprofit\\tlast_visit\\tredirects\\tetag\\tlast_modified\\turl``, then one
+    page a line in decreasing profit: doc-id, site-id, depth (links from a seed), 1 if dynamic else 0, profit
+    (``%.6g``), last visit (Unix seconds, 0 never), the redirect hops that led to the URL (they count against
+    ``WIRE_MAX_REDIRECTS`` when it redirects again), the ``ETag`` and ``Last-Modified`` of the stored page
+    exactly as its server sent them, sent back on the revisit as ``If-None-Match`` and ``If-Modified-Since``
+    (empty: none; latin-1 text with ``%``, tab, CR and LF percent-encoded), and the canonical URL (tab, CR and
+    LF percent-encoded, so a line is one URL). Version 1 had the first six columns and the URL.
 
 ``sites.jsonl``
     One object a line, by site-id: ``{"siteid", "origin": "scheme://host[:port]", "ip": "" or the
@@ -62,11 +66,12 @@ from xxhash import xxh3_64_hexdigest, xxh3_64_intdigest
 from wirescrapy.collection.metadata import RobotsState
 
 FORMAT = "wirescrapy-batch"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)  # versions read_batch reads: a version 1 batch has no redirects and no validators
 URLS_FILE = "urls.tsv"
 SITES_FILE = "sites.jsonl"
 INFO_FILE = "batch.json"
-URLS_HEADER = "#docid\tsiteid\tdepth\tdynamic\tprofit\tlast_visit\turl"
+URLS_HEADER = "#docid\tsiteid\tdepth\tdynamic\tprofit\tlast_visit\tredirects\tetag\tlast_modified\turl"
 _NAME = re.compile(r"^\d{6,}$")
 _UNSAFE = {"\t": "%09", "\n": "%0A", "\r": "%0D"}
 
@@ -87,8 +92,11 @@ class BatchURL:
     depth: int
     dynamic: bool
     profit: float
-    last_visit: float  # Unix seconds of the last visit, 0 never visited (for If-Modified-Since)
+    last_visit: float  # Unix seconds of the last visit, 0 never visited
     url: str
+    redirects: int = 0  # redirect hops that led to this URL (document record's ``redirects``)
+    etag: bytes = b""  # of the stored page, exactly as sent: the revisit's If-None-Match
+    last_modified_header: bytes = b""  # of the stored page, exactly as sent: the revisit's If-Modified-Since
 
 
 @dataclass(frozen=True)
@@ -211,7 +219,8 @@ def _write_part(directory: Path, urls: list[BatchURL], sites: dict[int, BatchSit
     for url in urls:
         counts[url.site_id] += 1
         lines.append(f"{url.doc_id}\t{url.site_id}\t{url.depth}\t{int(url.dynamic)}\t{url.profit:.6g}\t"
-                     f"{url.last_visit:.0f}\t{_safe(url.url)}")
+                     f"{url.last_visit:.0f}\t{url.redirects}\t{_header_text(url.etag)}\t"
+                     f"{_header_text(url.last_modified_header)}\t{_safe(url.url)}")
     files = {URLS_FILE: _write_file(directory / URLS_FILE, ("\n".join(lines) + "\n").encode("utf-8"))}
     site_lines = []
     for site_id in sorted(counts):
@@ -236,6 +245,20 @@ def _safe(url: str) -> str:
         for c, code in _UNSAFE.items():
             url = url.replace(c, code)
     return url
+
+
+def _header_text(value: bytes) -> str:
+    """A header value as one TSV field; ``_header_value`` gives the bytes back."""
+    return _safe(value.decode("latin-1").replace("%", "%25"))
+
+
+_ESCAPED = re.compile("%(25|09|0A|0D)")
+
+
+def _header_value(text: str) -> bytes:
+    if "%" in text:
+        text = _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text)
+    return text.encode("latin-1")
 
 
 def _write_file(path: Path, data: bytes) -> dict:
@@ -271,8 +294,10 @@ def read_batch(path: str | os.PathLike) -> Batch:
         raise BatchError(f"{path / INFO_FILE}: not JSON ({exc})") from None
     if info.get("format") != FORMAT:
         raise BatchError(f"{path}: not a {FORMAT} directory")
-    if info.get("version") != VERSION:
-        raise BatchError(f"{path}: batch format version {info.get('version')}, this reader knows {VERSION}")
+    version = info.get("version")
+    if version not in READS:
+        raise BatchError(f"{path}: batch format version {version}, this reader knows "
+                         f"{', '.join(map(str, READS))}")
     if info.get("part") is None:
         dirs = ", ".join(part["dir"] for part in info.get("part_dirs", []))
         raise BatchError(f"{path}: batch split into {info.get('parts')} parts; read one of them ({dirs})")
@@ -289,9 +314,13 @@ def read_batch(path: str | os.PathLike) -> Batch:
     for line in data[URLS_FILE].decode("utf-8").splitlines():
         if not line or line.startswith("#"):
             continue
-        doc_id, site_id, depth, dynamic, profit, last_visit, url = line.split("\t", 6)
+        if version == 1:
+            doc_id, site_id, depth, dynamic, profit, last_visit, url = line.split("\t", 6)
+            redirects, etag, last_modified = "0", "", ""
+        else:
+            doc_id, site_id, depth, dynamic, profit, last_visit, redirects, etag, last_modified, url = line.split("\t", 9)
         urls.append(BatchURL(int(doc_id), int(site_id), int(depth), dynamic == "1", float(profit),
-                             float(last_visit), url))
+                             float(last_visit), url, int(redirects), _header_value(etag), _header_value(last_modified)))
     sites = {}
     for line in data[SITES_FILE].decode("utf-8").splitlines():
         record = json.loads(line)

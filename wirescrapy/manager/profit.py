@@ -11,7 +11,7 @@ Filters (``eligible``)
     of its site (in doc-id order, i.e. order of discovery), or was visited more recently than its minimum
     revisit period: ``WIRE_MINPERIOD_UNSUCCESSFUL`` after a failed fetch (an ``error`` in the record, or no
     status after a visit), ``_SUCCESSFUL_NOT_OK`` after a status other than 200, ``_SUCCESSFUL_OK`` after a
-    200.
+    200 or a 304 (a conditional revisit that found the stored 200 unchanged).
 
 Intrinsic quality (``intrinsic_quality``)
     Σ wₖ sₖ / Σ wₖ over the score functions of ``WIRE_SCORE_WEIGHTS`` with a weight > 0, each score first
@@ -89,7 +89,7 @@ def too_recent(docs: np.ndarray, config, now: float) -> np.ndarray:
     answered = (docs["status"] > 0) & (docs["error"] == 0)  # a status with an error (a redirect loop): failed
     last_visit = docs["last_visit"]
     period = np.where(
-        answered & (docs["status"] == 200),
+        answered & ((docs["status"] == 200) | (docs["status"] == 304)),  # a 304: the stored 200 still holds
         config.minperiod_successful_ok,
         np.where(answered, config.minperiod_successful_not_ok, config.minperiod_unsuccessful),
     )

@@ -113,11 +113,13 @@ def store_scores(docs: np.ndarray, sites: np.ndarray, result: Plan) -> None:
 
 
 def _batch_rows(collection, config, docs, sites, doc_ids, profits, now) -> tuple[list[BatchURL], list[BatchSite]]:
-    """The batch's rows: URLs from the URL store, sites' origins, IPs and robots.txt."""
+    """The batch's rows: URLs from the URL store (with the redirect hops that led to them and their stored
+    page's validators), sites' origins, IPs and robots.txt."""
     rows = docs[doc_ids - 1]
     urls = [
         BatchURL(int(d), int(r["siteid"]), int(r["depth"]), bool(r["flags"] & DocFlag.DYNAMIC),
-                 float(profits[d - 1]), float(r["last_visit"]), collection.url(int(d)))
+                 float(profits[d - 1]), float(r["last_visit"]), collection.url(int(d)), int(r["redirects"]),
+                 bytes(r["etag"]), bytes(r["last_modified_header"]))
         for d, r in zip(doc_ids.tolist(), rows)
     ]
     site_list = []

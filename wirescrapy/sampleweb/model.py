@@ -52,12 +52,18 @@ either a 500 or a 200 HTML page that is no robots.txt at all
 (``broken_robots``); 4 and up disallow ``/private/``. Every file also has a
 ``BadBot`` group disallowing everything, to check user-agent matching. Broken
 and missing robots.txt allow everything, as Scrapy's robots middleware does.
+
+Every whole 200 answer carries validators, an ``ETag`` (a hash of its bytes) and a ``Last-Modified``
+(``PUBLISHED``: the web never changes), and a conditional request that they match gets a 304 with no body
+(:func:`not_modified`, RFC 9110 §13), as a static file server answers a revisit.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import OrderedDict
+from email.utils import parsedate_to_datetime
 from html import escape
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
@@ -80,6 +86,7 @@ from wirescrapy.sampleweb.truth import GroundTruth, request_target
 
 DOMAIN = "wire.test"
 HTML = "text/html; charset=utf-8"
+PUBLISHED = "Thu, 01 Jan 2026 00:00:00 GMT"  # every page's Last-Modified
 
 # Route kinds as classify() names them.
 _CLASSES = {
@@ -202,7 +209,7 @@ class SampleWeb:
         if reply is not None:
             self._replies.move_to_end(key)
             return reply
-        reply = self._reply(site, self.route(site, path))
+        reply = _validated(self._reply(site, self.route(site, path)))
         self._replies[key] = reply
         # Bounded because trap and missing URLs are endless.
         if len(self._replies) > 4096:
@@ -363,6 +370,32 @@ class SampleWeb:
         if follow_nofollow not in self._truths:
             self._truths[follow_nofollow] = truth.crawl(self, follow_nofollow)
         return self._truths[follow_nofollow]
+
+
+def _validated(reply: Reply) -> Reply:
+    """A whole 200 answer with its ETag and Last-Modified."""
+    if reply.status != 200 or reply.delay or reply.cut is not None:
+        return reply
+    etag = f'"{hashlib.blake2b(reply.body, digest_size=8).hexdigest()}"'
+    return reply._replace(headers=(*reply.headers, ("ETag", etag), ("Last-Modified", PUBLISHED)))
+
+
+def not_modified(reply: Reply, if_none_match: str | None, if_modified_since: str | None) -> bool:
+    """Whether a GET with these conditional headers gets a 304 in place of ``reply`` (RFC 9110 §13.1.2,
+    §13.1.3, §13.2.2): If-None-Match, when sent, decides alone (weak comparison); else If-Modified-Since not
+    earlier than the Last-Modified. An unreadable date is no condition."""
+    headers = dict(reply.headers)
+    if reply.status != 200 or "ETag" not in headers:
+        return False
+    if if_none_match is not None:
+        tags = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+        return "*" in tags or headers["ETag"].removeprefix("W/") in tags
+    if if_modified_since is None:
+        return False
+    try:
+        return parsedate_to_datetime(if_modified_since) >= parsedate_to_datetime(headers["Last-Modified"])
+    except (TypeError, ValueError, IndexError):
+        return False
 
 
 def _not_found() -> Reply:

@@ -10,12 +10,16 @@ Access log format (``access_log``), one JSON object a line, written when the
 response is finished or the connection is lost::
 
     {"host": "site0.wire.test", "path": "/page/1.html", "method": "GET",
-     "status": 200, "start": 1767225600.125, "end": 1767225600.127}
+     "status": 200, "start": 1767225600.125, "end": 1767225600.127, "bytes": 2311}
 
 ``start`` is when the request had arrived, ``end`` when its response was
 finished (``time.time()`` floats), so a test can check politeness from the
 server's side: no two overlapping requests to one host, and the gaps between
-them. A connection closed mid-response adds ``"dropped": true``.
+them. ``bytes``: body bytes sent (0 for a 304). A connection closed
+mid-response adds ``"dropped": true``.
+
+A conditional GET whose validators match the page's gets a 304
+(:func:`~wirescrapy.sampleweb.model.not_modified`).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Site
 
 from wirescrapy.sampleweb.config import SampleWebConfig
-from wirescrapy.sampleweb.model import SampleWeb
+from wirescrapy.sampleweb.model import SampleWeb, not_modified
 
 if TYPE_CHECKING:
     from twisted.internet.defer import Deferred
@@ -56,11 +60,17 @@ class SampleWebResource(Resource):
         host = request.getRequestHostname().decode("ascii", "replace")
         path = request.uri.decode("latin-1")
         reply = self.web.respond(host, path)
+        if self.access_log is not None:
+            request.notifyFinish().addBoth(self._log, request, host, path, start)
+        if not_modified(reply, _header(request, b"if-none-match"), _header(request, b"if-modified-since")):
+            request.setResponseCode(304)
+            for name, value in reply.headers:
+                if name in ("ETag", "Last-Modified"):
+                    request.setHeader(name, value)
+            return b""
         request.setResponseCode(reply.status)
         for name, value in reply.headers:
             request.setHeader(name, value)
-        if self.access_log is not None:
-            request.notifyFinish().addBoth(self._log, request, host, path, start)
         if reply.delay:
             call = self.reactor.callLater(reply.delay, self._answer_late, request, reply)
             request.notifyFinish().addErrback(lambda _: call.active() and call.cancel())
@@ -88,12 +98,18 @@ class SampleWebResource(Resource):
             "status": request.code,
             "start": start,
             "end": time.time(),
+            "bytes": request.sentLength,
         }
         if isinstance(result, Failure):
             record["dropped"] = True
         self.access_log.write(json.dumps(record) + "\n")
         # Flushed per line so a test can read the log while the server runs.
         self.access_log.flush()
+
+
+def _header(request: Request, name: bytes) -> str | None:
+    value = request.getHeader(name)
+    return None if value is None else value.decode("latin-1")
 
 
 class SampleWebServer:

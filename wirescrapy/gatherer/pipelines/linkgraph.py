@@ -9,8 +9,8 @@ from wirescrapy.items import Kind
 from wirescrapy.seeder.add import add_decision, add_links, add_listed
 
 if TYPE_CHECKING:
-    from wirescrapy.items import Fetch
     from wirescrapy.harvester.session import Harvest
+    from wirescrapy.items import Fetch
 
 
 class LinkGraphPipeline(GathererStep):
@@ -22,8 +22,8 @@ class LinkGraphPipeline(GathererStep):
                 self.stats.inc_value("gatherer/sitemap_urls", len(fetch.listed))
                 self.stats.inc_value("gatherer/links/new", report.added)
             return
-        if fetch.kind is not Kind.PAGE:
-            return
+        if fetch.kind is not Kind.PAGE or fetch.not_modified:
+            return  # a 304: the page, and so its links, did not change
         if fetch.redirect:
             decision = rules.classify_at(fetch.redirect, fetch.depth)
             target, _ = add_decision(collection, rules, decision)

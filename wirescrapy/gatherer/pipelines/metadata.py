@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scrapy.exceptions import DropItem
 
-from wirescrapy.collection.metadata import DocFlag
+from wirescrapy.collection.metadata import DOCUMENT_DTYPE, DocFlag
 from wirescrapy.gatherer.pipelines.base import GathererStep
 from wirescrapy.items import Fetch, FetchError, Kind
 
@@ -58,11 +58,19 @@ class MetadataPipeline(GathererStep):
         failed = not blocked and (fetch.error is not None or fetch.status >= _ERROR_STATUS)
         record["status"] = fetch.status
         record["error"] = fetch.error or 0
-        if fetch.responded:
+        if fetch.not_modified:
+            # A 304 to a conditional revisit: a visit that found no change. The stored page, its links, its
+            # content hash and what was learnt from its body (flags, MIME type, lengths) stay as they were.
+            flags = int(record["flags"]) & ~DocFlag.CHANGED
+            record["latency"] = fetch.latency
+            _visit(record, fetch.ended, changed=False)
+        elif fetch.responded:
             self._response(fetch, record)
             flags |= self._flags(fetch)
             if fetch.changed:
                 flags |= DocFlag.CHANGED
+        if fetch.responded:
+            _validators(fetch, record)
         record["flags"] = flags
         if failed:
             record["errors"] = min(int(record["errors"]) + 1, 0xFFFF)
@@ -78,7 +86,7 @@ class MetadataPipeline(GathererStep):
             site["errors"] += 1
         elif blocked and fetch.kind is Kind.PAGE:
             stats.inc_value("harvester/pages/blocked_ip")
-        elif fetch.status == 200:
+        elif fetch.status == 200 or fetch.not_modified:
             site["ok"] += 1
             site["dynamic" if flags & DocFlag.DYNAMIC else "static"] += 1
         if fetch.kind is Kind.ROBOTS:
@@ -118,16 +126,7 @@ class MetadataPipeline(GathererStep):
         record["raw_length"] = min(fetch.raw_length, 0xFFFFFFFF)
         if fetch.page is None and fetch.kind is Kind.PAGE:
             record["stored_length"] = 0
-        visits = int(record["visits"])
-        if visits == 0:
-            record["first_visit"] = now
-            record["last_change"] = now
-        elif fetch.changed:
-            record["visits_changed"] += 1
-            record["last_change"] = now
-        elif record["last_visit"] > 0:
-            record["time_unchanged"] += max(now - float(record["last_visit"]), 0.0)
-        record["visits"] = visits + 1
+        _visit(record, now, fetch.changed)
         record["last_modified"] = max(record["last_modified"], fetch.last_modified)
 
     @staticmethod
@@ -154,6 +153,41 @@ class MetadataPipeline(GathererStep):
             _forget_disallowed(harvest.collection, fetch.site_id)
         for field, value in robots.site_fields(fetch.doc_id).items():
             site[field] = value
+
+
+def _visit(record, now: float, changed: bool) -> None:
+    """One more visit of a page, for the freshness estimator (``manager/freshness.py``): the first visit
+    cannot see a change; a later one found new content, or adds the time since the last visit to the time
+    observed without a change."""
+    visits = int(record["visits"])
+    if visits == 0:
+        record["first_visit"] = now
+        record["last_change"] = now
+    elif changed:
+        record["visits_changed"] += 1
+        record["last_change"] = now
+    elif record["last_visit"] > 0:
+        record["time_unchanged"] += max(now - float(record["last_visit"]), 0.0)
+    record["visits"] = visits + 1
+
+
+_VALIDATOR_SIZES = {"etag": DOCUMENT_DTYPE["etag"].itemsize,
+                    "last_modified_header": DOCUMENT_DTYPE["last_modified_header"].itemsize}
+
+
+def _validators(fetch: Fetch, record) -> None:
+    """The validators a revisit sends back (If-None-Match, If-Modified-Since), exactly as the server gave them:
+    nginx, for one, answers 304 only to the exact Last-Modified string. Those of a page stored whole (a 200);
+    a 304 may bring new ones; any other response leaves no stored page they describe: none. One too long for
+    its field is not kept (a cut one would never match)."""
+    ok = fetch.status == 200 and fetch.error is None and not fetch.mime_refused
+    if not ok and not fetch.not_modified:
+        record["etag"] = record["last_modified_header"] = b""
+        return
+    for field, size in _VALIDATOR_SIZES.items():
+        value = getattr(fetch, field)
+        if value or ok:
+            record[field] = value if len(value) <= size and not value.endswith(b"\0") else b""
 
 
 def _forget_disallowed(collection, site_id: int) -> None:
