@@ -198,7 +198,8 @@ def test_a_redirect_is_recorded_with_its_target_as_its_only_link(bench, status):
     assert record["status"] == status and flags(record) & DocFlag.REDIRECT and record["visits"] == 1
     assert record["errors"] == 0 and record["stored_length"] == 0
     assert bench.links(SITE + "/dir/a.html") == [OTHER + "/moved.html"]
-    assert bench.record(OTHER + "/moved.html")["depth"] == depth  # a redirect is no step away from a seed
+    moved = bench.record(OTHER + "/moved.html")  # a redirect hop is a link, one deeper, and one hop
+    assert (moved["depth"], moved["redirects"]) == (depth + 1, 1)
     assert not bench.collection.lookup(SITE + "/ignored.html")  # the body of a redirect is not read
 
 
@@ -248,6 +249,23 @@ def test_a_page_that_stops_redirecting_loses_the_redirect_flag_and_link(bench):
     bench.gather(bench.page(SITE + "/a.html", 200, html("/c.html"), at=T0 + 100))
     assert not flags(bench.record(SITE + "/a.html")) & DocFlag.REDIRECT
     assert bench.links(SITE + "/a.html") == [SITE + "/c.html"]
+
+
+def test_the_redirect_hop_limit_holds_across_batches(bench):
+    limit = bench.config.max_redirects
+    bench.seed(SITE + "/a.html", SITE + "/z.html")
+    # /a.html was reached by limit - 1 hops in earlier batches (the batch says so: Fetch.hops): its target is
+    # the last hop allowed, and is added with its hops.
+    bench.gather(bench.page(SITE + "/a.html", 301, b"", redirect=OTHER + "/b.html", hops=limit - 1))
+    assert bench.record(OTHER + "/b.html")["redirects"] == limit
+    # Fetched in a later batch, /b.html redirects again: the chain is too long, and its new target is not added.
+    bench.gather(bench.page(OTHER + "/b.html", 301, b"", redirect=OTHER + "/c.html", hops=limit,
+                            error=FetchError.TOO_MANY_REDIRECTS))
+    assert not bench.collection.lookup(OTHER + "/c.html") and bench.links(OTHER + "/b.html") == []
+    assert bench.stats["gatherer/redirects/over_limit"] == 1
+    # A plain link to a redirect target makes it an ordinary page: no hops led to it.
+    bench.gather(bench.page(SITE + "/z.html", 200, html(OTHER + "/b.html")))
+    assert bench.record(OTHER + "/b.html")["redirects"] == 0
 
 
 # -- content: duplicates, changes, limits -----------------------------------------------------------------

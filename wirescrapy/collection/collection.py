@@ -130,9 +130,10 @@ class Collection:
             path = path.encode("utf-8", "surrogateescape")
         return site_id, self.urls.lookup(site_id, path)
 
-    def add_document(self, site: str, path: str | bytes, depth: int = 0, flags: int = 0, site_id: int = 0) -> int:
+    def add_document(self, site: str, path: str | bytes, depth: int = 0, flags: int = 0, site_id: int = 0,
+                     redirects: int = 0) -> int:
         """Add a URL the collection does not hold (``find`` said so); its new doc-id. ``site_id``: the site's,
-        when ``find`` knew it."""
+        when ``find`` knew it; ``redirects``: the redirect hops that led to it (0: a plain link)."""
         if isinstance(path, str):
             path = path.encode("utf-8", "surrogateescape")
         if not site_id:
@@ -142,6 +143,7 @@ class Collection:
         self.documents.ensure(doc_id)
         record = np.zeros(1, DOCUMENT_DTYPE)
         record["docid"], record["siteid"], record["depth"], record["flags"] = doc_id, site_id, depth, flags
+        record["redirects"] = redirects
         self.documents.records[doc_id] = record[0]
         added, new = self.urls.add(site_id, path)
         assert new and added == doc_id
@@ -149,11 +151,12 @@ class Collection:
         self.sites.records[site_id]["docs"] += 1
         return doc_id
 
-    def reach(self, doc_id: int, depth: int, flags: int = 0) -> None:
-        """A known document found again at ``depth``: it keeps its smallest depth (the shortest path from a
-        seed counts, WIRE §7.2.4) and gains ``flags``."""
+    def reach(self, doc_id: int, depth: int, flags: int = 0, redirects: int = 0) -> None:
+        """A known document found again at ``depth``, after ``redirects`` redirect hops: it keeps its smallest
+        depth (the shortest path from a seed counts, WIRE §7.2.4) and fewest hops, and gains ``flags``."""
         record = self.documents.records[doc_id]
         record["depth"] = min(record["depth"], depth)
+        record["redirects"] = min(record["redirects"], redirects)
         if flags:
             record["flags"] |= flags
 

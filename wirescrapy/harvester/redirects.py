@@ -4,12 +4,15 @@ Redirects are the harvester's, not Scrapy's ``RedirectMiddleware`` (``REDIRECT_E
 recorded on its page, with its target as the page's only link, and the spider requests the target through
 the target site's politeness queue when :func:`decide_redirect` says to follow it:
 
-* a page's target goes through the seeder rules at the page's depth: one they reject is not recorded, one
-  they keep but would not fetch is recorded and not followed;
+* a page's target goes through the seeder rules as a link of the page, one deeper (a chain of redirects to
+  ever-new pages is bounded by the depth limit too): one they reject is not recorded, one they keep but would
+  not fetch is recorded and not followed;
 * a robots.txt's or sitemap's target need only be a URL the crawler can fetch;
 * a target already in the chain ends it in a redirect-loop error on the response, and a hop past the limit
   in a too-many-redirects error (``WIRE_MAX_REDIRECTS`` from a page, :data:`ROBOTS_MAX_REDIRECTS` from a
-  robots.txt or sitemap).
+  robots.txt or sitemap). A page's hops count from the page that was linked, across batches: a target
+  queued for a later batch keeps the hops that led to it (the document record's ``redirects``), the batch
+  carries them, and the seeder adds no new URL past the limit (``seeder/add.py``).
 
 A ``Location`` that is missing or is no URL leaves the 3xx as it is: recorded, leading nowhere.
 """
@@ -57,8 +60,8 @@ def decide_redirect(location: bytes | None, url: str, chain: tuple[str, ...], ho
     """Where the 3xx response of ``url`` leads.
 
     ``location``: its ``Location`` header; ``chain``: the URLs of the chain up to ``url``; ``hops``:
-    redirects followed to reach ``url``; ``limit``: the most hops allowed. ``rules`` and ``depth`` judge a
-    page's target (``None`` for robots.txt and sitemaps).
+    redirects followed to reach ``url``; ``limit``: the most hops allowed. ``rules`` judge a page's target at
+    ``depth``, the page's depth + 1 (``None`` for robots.txt and sitemaps).
     """
     if not location:
         return Redirect()

@@ -274,9 +274,10 @@ class HarvesterSpider(scrapy.Spider):
     def _redirect(self, fetch: Fetch, response) -> list:
         meta = response.meta
         page = fetch.kind is Kind.PAGE
+        depth = fetch.depth + 1 if page else fetch.depth  # a page's redirect hop is a link: one deeper
         redirect = decide_redirect(response.headers.get(b"Location"), response.url, meta.get(CHAIN, (fetch.url,)),
                                    fetch.hops, self.config.max_redirects if page else ROBOTS_MAX_REDIRECTS,
-                                   rules=self.harvest.rules if page else None, depth=fetch.depth)
+                                   rules=self.harvest.rules if page else None, depth=depth)
         stats = self.crawler.stats
         if page:
             fetch.redirect = redirect.target
@@ -289,7 +290,7 @@ class HarvesterSpider(scrapy.Spider):
         target = redirect.target
         if not redirect.follow or (page and self.harvest.fetched_in_batch(target)):
             return []
-        follow_up = {DEPTH: fetch.depth, SITE_ID: 0, HOPS: fetch.hops + 1, CHAIN: redirect.chain}
+        follow_up = {DEPTH: depth, SITE_ID: 0, HOPS: fetch.hops + 1, CHAIN: redirect.chain}
         for key in (KIND, ORIGIN, RDF):
             if key in meta:
                 follow_up[key] = meta[key]

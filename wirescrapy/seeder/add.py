@@ -6,6 +6,11 @@ documents with their depth and flags (a known one keeps its smallest depth and g
 ``Collection.reach``), ``WIRE_MAX_URLS_PER_SITE`` (beyond it a new URL only counts in the site's
 ``docs_over_limit``), the site's ``multimedia`` counter, and with ``WIRE_ADD_ROOT`` the home page of every
 new site.
+
+A redirect's target is a link one deeper than its page that carries the redirect hops that led to it (the
+document record's ``redirects``, kept at its smallest like the depth): a new URL past ``WIRE_MAX_REDIRECTS`` hops
+is not added, so that a chain of redirects to ever-new host names ends there however many batches it spans
+(in one batch the harvester stops following it at the same hop, ``harvester/redirects.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ class Outcome(enum.Enum):
     NEW = "new"  # added to the collection
     KNOWN = "known"  # already there (its depth may have decreased)
     OVER_LIMIT = "over limit"  # new, but its site has WIRE_MAX_URLS_PER_SITE documents: only counted
+    TOO_MANY_REDIRECTS = "too many redirects"  # new, but more than WIRE_MAX_REDIRECTS redirect hops led to it
     SKIPPED = "skipped"  # ignored or rejected by the rules
 
 
@@ -57,33 +63,37 @@ class AddReport:
 
 def add_decision(collection: Collection, rules: SeederRules, decision: Decision, flags: int = 0,
                  last_modified: float | None = None, report: AddReport | None = None,
-                 add_root: bool | None = None) -> tuple[int, Outcome]:
+                 add_root: bool | None = None, redirects: int = 0) -> tuple[int, Outcome]:
     """Apply one decision: the doc-id (0 if not added) and what happened.
 
-    A known URL keeps its smallest depth and gains ``flags``; a new one is added unless its site is full;
-    the first URL of a new site brings the site's home page at the same depth (``add_root``, by default
-    ``WIRE_ADD_ROOT``). ``last_modified`` (from a sitemap) is kept when later than what the document has.
+    A known URL keeps its smallest depth and redirect hops and gains ``flags``; a new one is added unless its
+    site is full or ``redirects`` (the redirect hops that led to it) is past the limit; the first URL of a new
+    site brings the site's home page at the same depth and hops (``add_root``, by default ``WIRE_ADD_ROOT``).
+    ``last_modified`` (from a sitemap) is kept when later than what the document has.
     """
     if not decision.kept:
         return 0, Outcome.SKIPPED
     flags = int(decision.flags | flags)
     depth = min(decision.depth, MAX_STORED_DEPTH)
     site_id, doc_id = collection.find(decision.site, decision.target)
+    redirects = min(redirects, 0xFF)
     if doc_id:
-        collection.reach(doc_id, depth, flags)
+        collection.reach(doc_id, depth, flags, redirects)
         outcome = Outcome.KNOWN
     else:
+        if not rules.within_redirect_limit(redirects):
+            return 0, Outcome.TOO_MANY_REDIRECTS
         if site_id and not rules.within_site_limit(int(collection.sites.records[site_id]["docs"])):
             collection.sites.records[site_id]["docs_over_limit"] += 1
             return 0, Outcome.OVER_LIMIT
-        doc_id = collection.add_document(decision.site, decision.target, depth, flags, site_id)
+        doc_id = collection.add_document(decision.site, decision.target, depth, flags, site_id, redirects)
         outcome = Outcome.NEW
         if decision.verdict is Verdict.LOG:
             site = collection.documents.records[doc_id]["siteid"]
             collection.sites.records[site]["multimedia"] += 1
         if not site_id and (rules.add_root if add_root is None else add_root) and decision.target != "/":
             root = rules.classify_at(decision.site + "/", decision.depth)
-            _, root_outcome = add_decision(collection, rules, root)
+            _, root_outcome = add_decision(collection, rules, root, redirects=redirects)
             if report is not None:
                 report.roots_added += root_outcome is Outcome.NEW
     if last_modified and last_modified > collection.documents.records[doc_id]["last_modified"]:

@@ -122,6 +122,7 @@ class SeederRules:
         self.max_depth_static = config.max_depth_static
         self.max_depth_dynamic = config.max_depth_dynamic
         self.max_urls_per_site = config.max_urls_per_site
+        self.max_redirects = config.max_redirects
         self.add_root = config.add_root
 
     @classmethod
@@ -201,6 +202,11 @@ class SeederRules:
     def within_site_limit(self, docs: int) -> bool:
         """Whether a site that has ``docs`` documents may get a new one (``WIRE_MAX_URLS_PER_SITE``)."""
         return within_site_limit(docs, self.max_urls_per_site)
+
+
+    def within_redirect_limit(self, redirects: int) -> bool:
+        """Whether a new URL that ``redirects`` redirect hops led to may be added (``WIRE_MAX_REDIRECTS``)."""
+        return redirects <= self.max_redirects
 
 
 def within_site_limit(docs: int, max_urls_per_site: int) -> bool:

@@ -27,7 +27,7 @@ class DocumentPipeline(GathererStep):
             fetch.doc_id = collection.lookup(fetch.url)
             if not fetch.doc_id:
                 decision = harvest.rules.classify_at(fetch.url, fetch.depth)
-                fetch.doc_id, _ = add_decision(collection, harvest.rules, decision)
+                fetch.doc_id, _ = add_decision(collection, harvest.rules, decision, redirects=fetch.hops)
             if not fetch.doc_id:
                 raise DropItem(f"{fetch.url}: not accepted by the seeder rules")
         record = collection.documents.records[fetch.doc_id]

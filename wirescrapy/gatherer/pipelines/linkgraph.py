@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from wirescrapy.gatherer.pipelines.base import GathererStep
 from wirescrapy.items import Kind
-from wirescrapy.seeder.add import add_decision, add_links, add_listed
+from wirescrapy.seeder.add import Outcome, add_decision, add_links, add_listed
 
 if TYPE_CHECKING:
     from wirescrapy.harvester.session import Harvest
@@ -25,9 +25,12 @@ class LinkGraphPipeline(GathererStep):
         if fetch.kind is not Kind.PAGE or fetch.not_modified:
             return  # a 304: the page, and so its links, did not change
         if fetch.redirect:
-            decision = rules.classify_at(fetch.redirect, fetch.depth)
-            target, _ = add_decision(collection, rules, decision)
+            # A redirect hop is a link one deeper, and one more hop (seeder/add.py).
+            decision = rules.classify_at(fetch.redirect, fetch.depth + 1)
+            target, outcome = add_decision(collection, rules, decision, redirects=fetch.hops + 1)
             fetch.links = [target] if target and decision.fetch else []
+            if outcome is Outcome.TOO_MANY_REDIRECTS:
+                self.stats.inc_value("gatherer/redirects/over_limit")
         elif fetch.page is not None and fetch.original == fetch.doc_id:
             page = fetch.page  # the parser left out what WIRE_OBEY_NOFOLLOW says not to follow
             report = add_links(collection, rules, [link.url for link in page.links], parent_depth=fetch.depth)

@@ -1,0 +1,39 @@
+"""End to end: traps that would add sites forever, bounded. A redirect chain to ever-new host names, followed
+over many cycles, ends at ``WIRE_MAX_REDIRECTS`` hops from the page that was linked; a page linking to
+thousands of new hosts adds at most ``WIRE_NEW_SITES_PER_PAGE`` of them, and the rest are counted on its site.
+
+The trap web is ``tests/trapweb.py`` (``benchmarks/traps.py`` measures the same traps over more cycles and
+hosts).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.test_harvester import harvest, served
+from tests.trapweb import TrapWeb
+from wirescrapy.collection import Collection
+
+CYCLES = 8
+FAST = {"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0}
+
+
+@pytest.fixture
+def trap_web():
+    yield from served(TrapWeb())
+
+
+@pytest.mark.timeout(180)
+def test_a_redirect_chain_to_ever_new_hosts_ends_at_the_hop_limit(trap_web, tmp_path):
+    web = trap_web
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(web.url("h0") + "\n")
+    collection = tmp_path / "collection"
+    harvest(collection, "-a", f"seeds={seeds}", "-a", f"cycles={CYCLES}", settings={**FAST, "WIRE_MAX_REDIRECTS": 3})
+    chain = sorted(h for h in web.hosts if h.startswith("h"))
+    assert chain == ["h0", "h1", "h2", "h3"]  # three hops from the seed, whatever the number of cycles
+    with Collection(collection, readonly=True) as stored:
+        assert stored.sites.count == 4
+        hops = {host: int(stored.documents.records[stored.lookup(web.url(host))]["redirects"]) for host in chain}
+        assert hops == {"h0": 0, "h1": 1, "h2": 2, "h3": 3}
+        assert not stored.lookup(web.url("h4"))
