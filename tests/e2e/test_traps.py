@@ -37,3 +37,20 @@ def test_a_redirect_chain_to_ever_new_hosts_ends_at_the_hop_limit(trap_web, tmp_
         hops = {host: int(stored.documents.records[stored.lookup(web.url(host))]["redirects"]) for host in chain}
         assert hops == {"h0": 0, "h1": 1, "h2": 2, "h3": 3}
         assert not stored.lookup(web.url("h4"))
+
+
+@pytest.mark.timeout(180)
+def test_a_site_linking_to_thousands_of_new_hosts_adds_its_bound(trap_web, tmp_path):
+    web = trap_web  # fan.wire.test/ and its /more.html each link to 3,000 new hosts
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(web.url("fan") + "\n")
+    collection = tmp_path / "collection"
+    bounds = {"WIRE_NEW_SITES_PER_PAGE": 50, "WIRE_NEW_SITES_PER_SITE": 80}
+    run = harvest(collection, "-a", f"seeds={seeds}", "-a", "cycles=3", settings={**FAST, **bounds})
+    with Collection(collection, readonly=True) as stored:
+        assert stored.sites.count == 1 + 80  # 50 from the first page, 30 from the second
+        site = stored.sites.records[int(stored.documents.records[stored.lookup(web.url("fan"))]["siteid"])]
+        assert (site["new_sites"], site["new_sites_refused"]) == (80, (3000 - 50) + (3000 - 30))
+    assert len(web.hosts) == 1 + 80  # only the sites added were ever asked for anything
+    assert "links 2950 new sites past the bounds on new sites (50 added" in run.stderr
+    assert "New sites: 80 added, 5920 linked but refused by the bounds on new sites" in run.stderr

@@ -69,6 +69,7 @@ class WireConfig:
 
     collection_dir: str
     page_compression: int
+    max_sites: int
     max_urls_per_site: int
     accept_protocols: tuple[str, ...]
     accept_domain_suffixes: tuple[str, ...]
@@ -78,6 +79,8 @@ class WireConfig:
     extensions_ignore: tuple[str, ...]
     reject_patterns: tuple[str, ...]
     session_ids: tuple[str, ...]
+    new_sites_per_page: int
+    new_sites_per_site: int
     add_root: bool
     add_robots_rdf: bool
     max_depth_static: int

@@ -109,6 +109,9 @@ SETTINGS: tuple[Setting, ...] = (
                 "batches)."),
         Setting("WIRE_PAGE_COMPRESSION", "", 3, "int",
                 "zstd level for stored pages; 0 stores them uncompressed.", 0, 22),
+        Setting("WIRE_MAX_SITES", "collection/maxsite", 100_000, "int",
+                "Most sites in the collection; beyond it a link to a new site is counted on the linking "
+                "site (`new_sites_refused`), not added.", 1),
     ),
     *_component("seeder",
         Setting("WIRE_MAX_URLS_PER_SITE", "seeder/max-urls-per-site", 25_000, "int",
@@ -143,6 +146,16 @@ SETTINGS: tuple[Setting, ...] = (
                 ["phpsessid", "jsessionid", "sid", "sessionid", "session_id", "aspsessionid", "cfid",
                  "cftoken", "zenid", "oscsid"], "list",
                 "Session-id parameters removed from URLs (query and `;name=` path parameters, any case)."),
+        # A page of a national domain links to a few other sites, a directory page to tens or hundreds; a page
+        # linking to thousands of hosts never seen is a link farm or a wildcard-DNS trap, each new host costing
+        # a robots.txt fetch and a queue. Sites linked by more than one page are added from the others.
+        Setting("WIRE_NEW_SITES_PER_PAGE", "", 100, "int",
+                "Most sites one fetch of a page (or one sitemap) may add to the collection; links to further new "
+                "sites are counted on its site (`new_sites_refused`), and added when the page is revisited or "
+                "another page links them.", 0),
+        Setting("WIRE_NEW_SITES_PER_SITE", "", 1_000, "int",
+                "Most sites one site's pages may add to the collection over the crawl (its `new_sites`): a trap "
+                "site reaches at most 1% of WIRE_MAX_SITES. Seeds are not bounded by it.", 0),
         Setting("WIRE_ADD_ROOT", "seeder/add-root", True, "bool",
                 "Adding a site also adds its home page."),
         Setting("WIRE_ADD_ROBOTS_RDF", "seeder/add-robots-rdf", False, "bool",
@@ -266,7 +279,6 @@ SETTINGS: tuple[Setting, ...] = (
 # WIRE keys without a setting here, and why (documented in the README).
 NOT_IMPLEMENTED = {
     "collection/maxdoc": "not needed: the record files and the URL store grow as ids grow",
-    "collection/maxsite": "not needed: the site store grows as sites are added",
     "harvester/nthreads/softmin, softmintime, hardmin": "Scrapy's engine keeps the connection pool "
     "full; WIRE_CONNECTIONS is the only bound",
     "harvester/timeout/readwrite, poll": "one timeout, WIRE_CONNECTION_TIMEOUT (Scrapy's "

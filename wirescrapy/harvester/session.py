@@ -184,6 +184,7 @@ def batch_figures(batch: Batch, before: dict, after: dict) -> dict:
 
     errors = {key.rsplit("/", 1)[1]: delta(key) for key in after if key.startswith("harvester/errors/")}
     return {"urls": len(batch.urls), "fetched": delta("harvester/fetched/page"), "ok": delta("harvester/status/200"),
-            "not_modified": delta("harvester/status/304"),
+            "not_modified": delta("harvester/status/304"), "new_sites": delta("gatherer/new_sites/added"),
+            "new_sites_refused": delta("gatherer/new_sites/refused"),
             "duplicates": delta("gatherer/duplicates"), "new_urls": delta("gatherer/links/new"),
             "bytes": delta("harvester/bytes"), "errors": {k: v for k, v in errors.items() if v}}

@@ -56,8 +56,9 @@ from wirescrapy.harvester.scheduler import WireScheduler
 from wirescrapy.harvester.session import Harvest, batch_figures
 from wirescrapy.items import Fetch, FetchError, Kind
 from wirescrapy.manager.batch import Batch
+from wirescrapy.seeder.add import new_site_allowed
 from wirescrapy.seeder.sitemaps import parse_robots_rdf, parse_sitemap, robots_rdf_url
-from wirescrapy.url import BadURL, canonicalize, robots_txt_url
+from wirescrapy.url import BadURL, canonicalize, robots_txt_url, site_of
 
 if TYPE_CHECKING:
     from wirescrapy.seeder.robots import RobotsPolicy
@@ -229,6 +230,15 @@ class HarvesterSpider(scrapy.Spider):
         )
         if warn:
             self.logger.warning(BLOCKED_WARNING, {"blocked": blocked, "pages": pages})
+        refused = stats.get("gatherer/new_sites/refused", 0)
+        if refused:
+            self.logger.info(
+                "New sites: %(added)d added, %(refused)d linked but refused by the bounds on new sites "
+                "(WIRE_NEW_SITES_PER_PAGE %(page)d, WIRE_NEW_SITES_PER_SITE %(site)d, WIRE_MAX_SITES %(max)d); "
+                "each linking site's record counts them (new_sites_refused)",
+                {"added": stats.get("gatherer/new_sites/added", 0), "refused": refused,
+                 "page": self.config.new_sites_per_page, "site": self.config.new_sites_per_site,
+                 "max": self.config.max_sites})
 
     # -- responses -----------------------------------------------------------------------------------
 
@@ -288,7 +298,8 @@ class HarvesterSpider(scrapy.Spider):
             fetch.message = redirect.message
             stats.inc_value(f"harvester/redirects/{redirect.error.label}")
         target = redirect.target
-        if not redirect.follow or (page and self.harvest.fetched_in_batch(target)):
+        if not redirect.follow or (page and (self.harvest.fetched_in_batch(target) or not self._new_site_allowed(
+                fetch.url, target))):
             return []
         follow_up = {DEPTH: depth, SITE_ID: 0, HOPS: fetch.hops + 1, CHAIN: redirect.chain}
         for key in (KIND, ORIGIN, RDF):
@@ -303,6 +314,15 @@ class HarvesterSpider(scrapy.Spider):
             requests.append(self._robots_request(origin))  # queued last, at the front: fetched first
         stats.inc_value("harvester/redirects/followed")
         return requests
+
+    def _new_site_allowed(self, url: str, target: str) -> bool:
+        # A target on a site the bounds on new sites refuse is recorded (its page's link, counted on its site)
+        # but not fetched: fetching it, and its robots.txt, would add the site after all.
+        harvest = self.harvest
+        if new_site_allowed(harvest.collection, harvest.rules, site_of(url), site_of(target)):
+            return True
+        self.crawler.stats.inc_value("harvester/redirects/new_site_refused")
+        return False
 
     # -- robots.txt and sitemaps ---------------------------------------------------------------------
 

@@ -11,6 +11,13 @@ A redirect's target is a link one deeper than its page that carries the redirect
 document record's ``redirects``, kept at its smallest like the depth): a new URL past ``WIRE_MAX_REDIRECTS`` hops
 is not added, so that a chain of redirects to ever-new host names ends there however many batches it spans
 (in one batch the harvester stops following it at the same hop, ``harvester/redirects.py``).
+
+New sites are bounded (a page linking to 50,000 hosts never seen is a trap, each host a robots.txt fetch and
+a queue): the collection holds at most ``WIRE_MAX_SITES`` sites, whoever adds them, and the links of one page
+(its fetch, its redirect, or one sitemap of its site) add at most ``WIRE_NEW_SITES_PER_PAGE`` new sites, within
+what its site may still add (``WIRE_NEW_SITES_PER_SITE``, over the crawl): a :class:`NewSites` budget per page.
+A link to a new site past the bounds is not added; the linking site's record counts what its pages added
+(``new_sites``) and refused (``new_sites_refused``, sites a page linked that the bounds refused).
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ class Outcome(enum.Enum):
     KNOWN = "known"  # already there (its depth may have decreased)
     OVER_LIMIT = "over limit"  # new, but its site has WIRE_MAX_URLS_PER_SITE documents: only counted
     TOO_MANY_REDIRECTS = "too many redirects"  # new, but more than WIRE_MAX_REDIRECTS redirect hops led to it
+    SITE_REFUSED = "new site refused"  # new, on a site new to the collection past the bounds on new sites
     SKIPPED = "skipped"  # ignored or rejected by the rules
 
 
@@ -46,6 +54,7 @@ class AddReport:
     over_limit: int = 0
     multimedia: int = 0  # new multimedia documents (also in ``added``)
     roots_added: int = 0
+    sites_refused: int = 0  # URLs of new sites refused by the bounds on new sites
     skipped: Counter = field(default_factory=Counter)  # Reason -> URLs
     targets: list[int] = field(default_factory=list)
 
@@ -57,18 +66,65 @@ class AddReport:
             self.known += 1
         elif outcome is Outcome.OVER_LIMIT:
             self.over_limit += 1
+        elif outcome is Outcome.SITE_REFUSED:
+            self.sites_refused += 1
         else:
             self.skipped[decision.reason] += 1
 
 
+@dataclass
+class NewSites:
+    """The new sites the links of one page may still add (``left``), and what they did: ``added`` sites,
+    ``refused`` the names of new sites past the bounds. :meth:`record` counts both on the linking site."""
+
+    site_id: int  # the linking site
+    left: int
+    added: int = 0
+    refused: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of_page(cls, collection: Collection, rules: SeederRules, site_id: int) -> NewSites:
+        """The budget of a page of site ``site_id`` (0: no site, e.g. a seeds file: only WIRE_MAX_SITES)."""
+        if not site_id:
+            return cls(0, max(rules.max_sites - collection.sites.count, 0))
+        added = int(collection.sites.records[site_id]["new_sites"])
+        return cls(site_id, rules.new_sites_allowed(added, collection.sites.count))
+
+    def take(self, site: str) -> bool:
+        """Whether the new site ``site`` may be added (and it is counted); else it is counted as refused."""
+        if self.left > 0:
+            self.left -= 1
+            self.added += 1
+            return True
+        self.refused.add(site)
+        return False
+
+    def record(self, collection: Collection) -> None:
+        if self.site_id and (self.added or self.refused):
+            site = collection.sites.records[self.site_id]
+            site["new_sites"] = min(int(site["new_sites"]) + self.added, 0xFFFFFFFF)
+            site["new_sites_refused"] = min(int(site["new_sites_refused"]) + len(self.refused), 0xFFFFFFFF)
+
+
+def new_site_allowed(collection: Collection, rules: SeederRules, source: str, target: str) -> bool:
+    """Whether a page of the site ``source`` may add the site ``target`` now (a known site always; sites as the
+    collection names them, ``wirescrapy.url.site_of``): what the harvester asks before following a redirect,
+    so that it fetches nothing of a site the gatherer will refuse."""
+    urls = collection.urls
+    return bool(urls.site_id(target)) or NewSites.of_page(collection, rules, urls.site_id(source)).left > 0
+
+
 def add_decision(collection: Collection, rules: SeederRules, decision: Decision, flags: int = 0,
                  last_modified: float | None = None, report: AddReport | None = None,
-                 add_root: bool | None = None, redirects: int = 0) -> tuple[int, Outcome]:
+                 add_root: bool | None = None, redirects: int = 0,
+                 new_sites: NewSites | None = None) -> tuple[int, Outcome]:
     """Apply one decision: the doc-id (0 if not added) and what happened.
 
     A known URL keeps its smallest depth and redirect hops and gains ``flags``; a new one is added unless its
-    site is full or ``redirects`` (the redirect hops that led to it) is past the limit; the first URL of a new
-    site brings the site's home page at the same depth and hops (``add_root``, by default ``WIRE_ADD_ROOT``).
+    site is full or ``redirects`` (the redirect hops that led to it) is past the limit, or it is on a new site
+    past the bounds on new sites (``new_sites``: the linking page's budget; without one, ``WIRE_MAX_SITES``
+    only); the first URL of a new site brings the site's home page at the same depth and hops (``add_root``,
+    by default ``WIRE_ADD_ROOT``).
     ``last_modified`` (from a sitemap) is kept when later than what the document has.
     """
     if not decision.kept:
@@ -83,6 +139,9 @@ def add_decision(collection: Collection, rules: SeederRules, decision: Decision,
     else:
         if not rules.within_redirect_limit(redirects):
             return 0, Outcome.TOO_MANY_REDIRECTS
+        if not site_id and not (new_sites.take(decision.site) if new_sites is not None
+                                else collection.sites.count < rules.max_sites):
+            return 0, Outcome.SITE_REFUSED
         if site_id and not rules.within_site_limit(int(collection.sites.records[site_id]["docs"])):
             collection.sites.records[site_id]["docs_over_limit"] += 1
             return 0, Outcome.OVER_LIMIT
@@ -102,15 +161,17 @@ def add_decision(collection: Collection, rules: SeederRules, decision: Decision,
 
 
 def add_links(collection: Collection, rules: SeederRules, links: Iterable[str], parent_depth: int | None,
-              base_url: str | None = None) -> AddReport:
-    """Add the links of a page at ``parent_depth`` (relative ones resolved against ``base_url``)."""
-    return add_listed(collection, rules, ((link, None) for link in links), parent_depth, base_url)
+              base_url: str | None = None, new_sites: NewSites | None = None) -> AddReport:
+    """Add the links of a page at ``parent_depth`` (relative ones resolved against ``base_url``); ``new_sites``:
+    the page's budget of new sites."""
+    return add_listed(collection, rules, ((link, None) for link in links), parent_depth, base_url, new_sites)
 
 
 def add_listed(collection: Collection, rules: SeederRules, entries: Iterable[tuple[str, float | None]],
-               parent_depth: int | None, base_url: str | None = None) -> AddReport:
+               parent_depth: int | None, base_url: str | None = None,
+               new_sites: NewSites | None = None) -> AddReport:
     """Add (URL, last-modified or None) entries, from a sitemap or a robots.rdf, as links of a page at
-    ``parent_depth``."""
+    ``parent_depth``; ``new_sites``: the budget of new sites they may add."""
     report = AddReport()
     seen: set[int] = set()
     for link, last_modified in entries:
@@ -121,7 +182,7 @@ def add_listed(collection: Collection, rules: SeederRules, entries: Iterable[tup
                 pass
         decision = rules.classify(link, parent_depth)
         doc_id, outcome = add_decision(collection, rules, decision, last_modified=last_modified,
-                                       report=report)
+                                       report=report, new_sites=new_sites)
         report.count(decision, outcome)
         if doc_id and decision.fetch and doc_id not in seen:
             seen.add(doc_id)

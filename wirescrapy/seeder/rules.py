@@ -123,6 +123,9 @@ class SeederRules:
         self.max_depth_dynamic = config.max_depth_dynamic
         self.max_urls_per_site = config.max_urls_per_site
         self.max_redirects = config.max_redirects
+        self.max_sites = config.max_sites
+        self.new_sites_per_page = config.new_sites_per_page
+        self.new_sites_per_site = config.new_sites_per_site
         self.add_root = config.add_root
 
     @classmethod
@@ -207,6 +210,19 @@ class SeederRules:
     def within_redirect_limit(self, redirects: int) -> bool:
         """Whether a new URL that ``redirects`` redirect hops led to may be added (``WIRE_MAX_REDIRECTS``)."""
         return redirects <= self.max_redirects
+
+
+    def new_sites_allowed(self, added_by_site: int, sites: int) -> int:
+        """How many new sites one page's links may add, its site having added ``added_by_site`` and the
+        collection holding ``sites`` (``WIRE_NEW_SITES_PER_PAGE``, ``…_PER_SITE``, ``WIRE_MAX_SITES``)."""
+        return new_sites_allowed(added_by_site, sites, self.new_sites_per_page, self.new_sites_per_site,
+                                 self.max_sites)
+
+
+def new_sites_allowed(added_by_site: int, sites: int, per_page: int, per_site: int, max_sites: int) -> int:
+    """The new sites a page may add: its own bound, within what its site may still add and the room left in
+    the collection (never below 0)."""
+    return max(0, min(per_page, per_site - added_by_site, max_sites - sites))
 
 
 def within_site_limit(docs: int, max_urls_per_site: int) -> bool:

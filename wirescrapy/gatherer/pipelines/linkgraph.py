@@ -1,16 +1,20 @@
-"""The link graph: a page's links through the seeder rules into the URL store and the graph."""
+"""The link graph: a page's links through the seeder rules into the URL store and the graph, within the page's
+budget of new sites (``seeder/add.py``; what it refused is counted on its site and logged)."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from wirescrapy.gatherer.pipelines.base import GathererStep
 from wirescrapy.items import Kind
-from wirescrapy.seeder.add import Outcome, add_decision, add_links, add_listed
+from wirescrapy.seeder.add import NewSites, Outcome, add_decision, add_links, add_listed
 
 if TYPE_CHECKING:
     from wirescrapy.harvester.session import Harvest
     from wirescrapy.items import Fetch
+
+logger = logging.getLogger(__name__)
 
 
 class LinkGraphPipeline(GathererStep):
@@ -18,7 +22,9 @@ class LinkGraphPipeline(GathererStep):
         collection, rules = harvest.collection, harvest.rules
         if fetch.kind is Kind.SITEMAP:
             if fetch.listed:
-                report = add_listed(collection, rules, fetch.listed, parent_depth=0)
+                new_sites = NewSites.of_page(collection, rules, collection.urls.site_id(fetch.origin or ""))
+                report = add_listed(collection, rules, fetch.listed, parent_depth=0, new_sites=new_sites)
+                self._new_sites(fetch, collection, new_sites)
                 self.stats.inc_value("gatherer/sitemap_urls", len(fetch.listed))
                 self.stats.inc_value("gatherer/links/new", report.added)
             return
@@ -27,13 +33,18 @@ class LinkGraphPipeline(GathererStep):
         if fetch.redirect:
             # A redirect hop is a link one deeper, and one more hop (seeder/add.py).
             decision = rules.classify_at(fetch.redirect, fetch.depth + 1)
-            target, outcome = add_decision(collection, rules, decision, redirects=fetch.hops + 1)
+            new_sites = NewSites.of_page(collection, rules, fetch.site_id)
+            target, outcome = add_decision(collection, rules, decision, redirects=fetch.hops + 1, new_sites=new_sites)
+            self._new_sites(fetch, collection, new_sites)
             fetch.links = [target] if target and decision.fetch else []
             if outcome is Outcome.TOO_MANY_REDIRECTS:
                 self.stats.inc_value("gatherer/redirects/over_limit")
         elif fetch.page is not None and fetch.original == fetch.doc_id:
             page = fetch.page  # the parser left out what WIRE_OBEY_NOFOLLOW says not to follow
-            report = add_links(collection, rules, [link.url for link in page.links], parent_depth=fetch.depth)
+            new_sites = NewSites.of_page(collection, rules, fetch.site_id)
+            report = add_links(collection, rules, [link.url for link in page.links], parent_depth=fetch.depth,
+                               new_sites=new_sites)
+            self._new_sites(fetch, collection, new_sites)
             fetch.links = report.targets
             self.stats.inc_value("gatherer/links/found", len(page.links))
             self.stats.inc_value("gatherer/links/new", report.added)
@@ -45,3 +56,13 @@ class LinkGraphPipeline(GathererStep):
             collection.links.set_links(fetch.doc_id, fetch.links)
         elif fetch.doc_id in collection.links:
             collection.links.delete(fetch.doc_id)
+
+    def _new_sites(self, fetch: Fetch, collection, new_sites: NewSites) -> None:
+        """Count on the linking site what the page's links added and refused; say what was refused."""
+        new_sites.record(collection)
+        self.stats.inc_value("gatherer/new_sites/added", new_sites.added)
+        if new_sites.refused:
+            self.stats.inc_value("gatherer/new_sites/refused", len(new_sites.refused))
+            logger.info("%(url)s links %(refused)d new sites past the bounds on new sites (%(added)d added; "
+                        "WIRE_NEW_SITES_PER_PAGE, WIRE_NEW_SITES_PER_SITE, WIRE_MAX_SITES): counted on its site, "
+                        "not added", {"url": fetch.url, "refused": len(new_sites.refused), "added": new_sites.added})
