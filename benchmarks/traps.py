@@ -16,6 +16,7 @@ Both run ``python -m scrapy crawl harvester`` with ``settings.test`` against the
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -78,9 +79,13 @@ def fan_page(workdir: Path, fan: int, cycles: int) -> None:
         source = stored.sites.records[int(stored.documents.records[stored.lookup(web.url("fan"))]["siteid"])]
         sites, documents = stored.sites.count, stored.documents.count
         added, refused = int(source["new_sites"]), int(source["new_sites_refused"])
+    errors = {}
+    for done in sorted((collection / "batches").glob("*/harvest.json")):
+        for kind, count in json.loads(done.read_text())["errors"].items():
+            errors[kind] = errors.get(kind, 0) + count
     print(f"fan page: pages linking to {fan:,} new hosts each, {cycles} cycles in {elapsed:.1f} s: {sites:,} sites and "
           f"{documents:,} documents in the collection; the fan site: new_sites {added:,}, "
-          f"new_sites_refused {refused:,}; {len(web.hosts):,} hosts requested")
+          f"new_sites_refused {refused:,}; {len(web.hosts):,} hosts requested; errors {errors or 'none'}")
 
 
 def main() -> None:

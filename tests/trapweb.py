@@ -19,6 +19,7 @@ class TrapWeb(ThreadingHTTPServer):
     request."""
 
     daemon_threads = True
+    request_queue_size = 512  # the harvester opens up to WIRE_CONNECTIONS at once: no SYN dropped
 
     def __init__(self, fan: int = 3000):
         super().__init__(("127.0.0.1", 0), TrapHandler)
