@@ -13,6 +13,7 @@ import pytest
 from tests.e2e.test_harvester import harvest, served
 from tests.trapweb import TrapWeb
 from wirescrapy.collection import Collection
+from wirescrapy.items import FetchError
 
 CYCLES = 8
 FAST = {"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0}
@@ -34,8 +35,11 @@ def test_a_redirect_chain_to_ever_new_hosts_ends_at_the_hop_limit(trap_web, tmp_
     assert chain == ["h0", "h1", "h2", "h3"]  # three hops from the seed, whatever the number of cycles
     with Collection(collection, readonly=True) as stored:
         assert stored.sites.count == 4
-        hops = {host: int(stored.documents.records[stored.lookup(web.url(host))]["redirects"]) for host in chain}
-        assert hops == {"h0": 0, "h1": 1, "h2": 2, "h3": 3}
+        records = {host: stored.documents.records[stored.lookup(web.url(host))] for host in chain}
+        # Each hop one more redirect and one deeper: the chain is bounded by the depth limit too.
+        assert {host: (int(r["redirects"]), int(r["depth"])) for host, r in records.items()} == {
+            "h0": (0, 0), "h1": (1, 1), "h2": (2, 2), "h3": (3, 3)}
+        assert int(records["h3"]["error"]) == FetchError.TOO_MANY_REDIRECTS
         assert not stored.lookup(web.url("h4"))
 
 
