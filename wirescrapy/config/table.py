@@ -240,8 +240,9 @@ SETTINGS: tuple[Setting, ...] = (
                 "Addresses and networks never visited, checked after DNS resolution (default: loopback, "
                 "private, link-local and other non-public ranges).", check=_networks),
         Setting("WIRE_MAX_REDIRECTS", "", 3, "int",
-                "Redirect hops followed from one page (5 for robots.txt, RFC 9309); each hop is recorded "
-                "as a link and waits its site's turn.", 0, 20),
+                "Redirect hops followed from the page that was linked, counted across batches (5 for robots.txt, "
+                "RFC 9309); each hop is recorded as a link one deeper and waits its site's turn; a new URL past "
+                "the limit is not added.", 0, 20),
         Setting("WIRE_SITEMAPS_PER_SITE", "", 5, "int",
                 "Sitemaps fetched for a site when its robots.txt names them (an index counts its children); "
                 "0 fetches none.", 0),
