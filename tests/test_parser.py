@@ -576,3 +576,44 @@ def test_document_white_space_is_collapsed_outside_pre(parser):
 def test_tag_names_longer_than_the_scanner_knows_are_refused():
     with pytest.raises(ValueError, match="tag name"):
         Parser(keep_tags=["x" * 40])
+
+
+# Defects found against html5lib's tests (tests/test_conformance_html.py runs the suites themselves)
+
+
+def test_noscript_ends_at_its_end_tag_whatever_it_holds(parser):
+    # A tag manager's snippet: the <iframe> is never closed; a browser running scripts reads the <noscript>
+    # as raw text up to </noscript>, so the rest of the page is there.
+    page = parse(parser, '<body><noscript><iframe src="https://www.googletagmanager.com/ns.html?id=GTM-X" '
+                         'height="0" width="0"></noscript><p>after</p><a href="/next">next</a>')
+    assert page.text == "after next"
+    assert urls(page) == ["https://www.googletagmanager.com/ns.html?id=GTM-X", "http://example.com/next"]
+    page = parse(parser, '<noscript><svg><a href="/in">in</a><!-- open comment </noscript>out <a href="/out">o</a>')
+    assert page.text == "out o" and urls(page) == ["http://example.com/in", "http://example.com/out"]
+
+
+def test_named_references_whose_name_extends_another(parser):
+    # &sup1; sorts after &sup; only without the ';': the table is searched that way
+    page = parse(parser, '<p>&sup1;&sup2;&sup3; x&emsp13;y&emsp14;z &supE; &sup;</p><a href="/s?x=&sup2;">a</a>')
+    assert page.text == "¹²³ x y z \u2ac6 \u2283 a"  # U+2004 and U+2005 are white space
+    assert "x\u2004y\u2005z".encode() in page.document
+    assert urls(page) == ["http://example.com/s?x=%C2%B2"]
+
+
+def test_an_html_end_tag_closes_the_svg_around_it(parser):
+    page = parse(parser, '<div><svg><path d="M0"></div><p>after</p><span><svg><g></span>more'
+                         '<svg><a href="/in"><text>label</text></a></svg>last')
+    assert page.text == "after more last"
+    assert urls(page) == ["http://example.com/in"]
+    page = parse(parser, "<svg><foo></bar>inside</svg>out")  # no HTML element of that name: nothing closes
+    assert page.text == "out"
+
+
+def test_script_data_escapes_hide_a_nested_script_end_tag(parser):
+    page = parse(parser, '<script><!-- document.write("<script>x()</script>"); --></script><p>after</p>')
+    assert page.text == "after"
+
+
+def test_nul_is_a_replacement_character_in_raw_text_and_names(parser):
+    page = parse(parser, "<textarea>a\x00b</textarea>")
+    assert page.text == "a\ufffdb"
