@@ -71,7 +71,7 @@ def run(resolver_class=Resolver) -> tuple[int, int, list[tuple[int, str, str, st
 
 
 def test_every_case_in_scope_resolves_as_the_standard_says():
-    passed, checked, failed = run()
+    _passed, checked, failed = run()
     assert checked > 400
     assert failed == [], "(index in urltestdata.json, href, base, expected, got)"
 

@@ -42,6 +42,7 @@ import math
 import urllib.parse
 
 from protego import Protego
+
 # Protego's own reading of a line (field and value, with its tolerance of misspelled fields), so that the
 # lines handed to it are judged as it would judge them (protego is pinned in requirements.txt).
 from protego._protego import _ALL_DIRECTIVES, _USER_AGENT_DIRECTIVE, _extract_directive
