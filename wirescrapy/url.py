@@ -48,9 +48,6 @@ SPECIAL_SCHEMES = frozenset(DEFAULT_PORTS)
 
 _SCHEME_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _ASCII_HOST_RE = re.compile(r"[a-z0-9_\-.]+")
-# The URL Standard's "ends in a number": the last label (before a final dot) is digits or a 0x number, so the
-# host is an IPv4 address (or invalid).
-_ENDS_IN_NUMBER = re.compile(r"(?:^|\.)(?:[0-9]+|0[xX][0-9a-fA-F]*)\.?$")
 # Characters that end or split a host in a URL: never part of one after percent-decoding.
 _HOST_DELIMITERS = frozenset("/?#@:\\[]")
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
@@ -61,6 +58,7 @@ _QUERY_SAFE = _PATH_SAFE | frozenset(b"?")
 # Browsers escape "'" in the query of special schemes (URL Standard's special-query set); do as they do.
 _SPECIAL_QUERY_SAFE = _QUERY_SAFE - frozenset(b"'")
 _HEX = frozenset(b"0123456789abcdefABCDEF")
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 _HEX_BYTES = frozenset(bytes([b]) for b in _HEX)
 _C0_AND_SPACE = "".join(map(chr, range(0x21)))
 _TAB_OR_NEWLINE = str.maketrans("", "", "\t\n\r")
@@ -153,7 +151,7 @@ def _netloc(authority: str, scheme: str, url: str) -> str:
 def _host(text: str, url: str) -> str:
     if "%" in text:
         text = _unquote_host(text, url)
-    if not text.isascii() or _ENDS_IN_NUMBER.search(text):
+    if not text.isascii() or ends_in_number(text):
         text = _whatwg_host(text, url)
     host = text.lower()
     host = host.removesuffix(".")
@@ -166,6 +164,15 @@ def _host(text: str, url: str) -> str:
     return host
 
 
+def ends_in_number(host: str) -> bool:
+    """The URL Standard's "ends in a number": the last label (before a final dot) is decimal digits or a
+    0x number, so the host is an IPv4 address in one of its forms (or no valid host at all)."""
+    label = host.removesuffix(".").rpartition(".")[2]
+    if label.isascii() and label.isdigit():
+        return True
+    return label[:2] in ("0x", "0X") and all(char in _HEX_DIGITS for char in label[2:])
+
+
 def _whatwg_host(text: str, url: str) -> str:
     """The URL Standard's host parser (ada's): UTS #46 for a domain, the IPv4 parser for a number."""
     if not _HOST_DELIMITERS.isdisjoint(text):
@@ -173,7 +180,7 @@ def _whatwg_host(text: str, url: str) -> str:
     try:
         return ada_url.URL(f"http://{text}/").hostname
     except ValueError:
-        kind = "IPv4 address" if _ENDS_IN_NUMBER.search(text) else "international host name"
+        kind = "IPv4 address" if ends_in_number(text) else "international host name"
         raise BadURL(f"{_short(url)}: bad {kind} {text[:60]!r}") from None
 
 

@@ -23,6 +23,8 @@ import re
 
 import ada_url
 
+from wirescrapy.url import ends_in_number
+
 __all__ = ["Resolver"]
 
 _C0_AND_SPACE = "".join(map(chr, range(0x21)))
@@ -39,7 +41,6 @@ _PLAIN_REFERENCE = re.compile(f"[{re.escape(_PLAIN_CHARACTERS)}]+")
 _PLAIN_ABSOLUTE = re.compile(
     rf"(https?)://([a-z0-9.\-]++)(?::([1-9][0-9]{{0,4}}))?+/[{re.escape(_PLAIN_CHARACTERS)}]*+"
 )
-_NUMERIC_LABEL = re.compile(r"(?:^|\.)(?:[0-9]+|0[xX][0-9a-fA-F]*)\.?$")
 _DEFAULT_PORTS = {"http": "80", "https": "443"}
 
 
@@ -153,7 +154,7 @@ def _is_plain_absolute(href: str) -> bool:
     if plain is None or "/." in href or "%2" in href:
         return False
     scheme, host, port = plain.groups()
-    if not host or "xn--" in host or _NUMERIC_LABEL.search(host):
+    if not host or "xn--" in host or ends_in_number(host):
         return False
     return port is None or (port != _DEFAULT_PORTS[scheme] and (len(port) < 5 or port <= "65535"))
 
