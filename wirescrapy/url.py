@@ -59,6 +59,7 @@ _QUERY_SAFE = _PATH_SAFE | frozenset(b"?")
 _SPECIAL_QUERY_SAFE = _QUERY_SAFE - frozenset(b"'")
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+_NUMBER_ENDS = _HEX_DIGITS | {"x", "X"}
 _HEX_BYTES = frozenset(bytes([b]) for b in _HEX)
 _C0_AND_SPACE = "".join(map(chr, range(0x21)))
 _TAB_OR_NEWLINE = str.maketrans("", "", "\t\n\r")
@@ -151,7 +152,7 @@ def _netloc(authority: str, scheme: str, url: str) -> str:
 def _host(text: str, url: str) -> str:
     if "%" in text:
         text = _unquote_host(text, url)
-    if not text.isascii() or ends_in_number(text):
+    if not text.isascii() or (ends_in_number(text) and not _dotted_decimal(text)):
         text = _whatwg_host(text, url)
     host = text.lower()
     host = host.removesuffix(".")
@@ -167,10 +168,20 @@ def _host(text: str, url: str) -> str:
 def ends_in_number(host: str) -> bool:
     """The URL Standard's "ends in a number": the last label (before a final dot) is decimal digits or a
     0x number, so the host is an IPv4 address in one of its forms (or no valid host at all)."""
+    if host[-1:] not in _NUMBER_ENDS and host[-2:-1] not in _NUMBER_ENDS:  # most hosts end in a letter
+        return False
     label = host.removesuffix(".").rpartition(".")[2]
     if label.isascii() and label.isdigit():
         return True
     return label[:2] in ("0x", "0X") and all(char in _HEX_DIGITS for char in label[2:])
+
+
+def _dotted_decimal(host: str) -> bool:
+    """An IPv4 address already in its canonical form (four decimal bytes, no leading zeros)."""
+    parts = host.split(".")
+    return len(parts) == 4 and all(
+        part.isascii() and part.isdigit() and len(part) <= 3 and (part == "0" or part[0] != "0") and int(part) < 256
+        for part in parts)
 
 
 def _whatwg_host(text: str, url: str) -> str:
