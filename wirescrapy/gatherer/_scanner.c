@@ -344,6 +344,18 @@ static int tag_slot(Scanner *self, const char *name, size_t len, int create) {
     return TAG_NONE;
 }
 
+/* The slot of a known tag, with the name's hash already computed. */
+static int tag_find(Scanner *self, const char *name, size_t len, uint32_t hash) {
+    if (len == 0) return TAG_NONE;
+    uint32_t i = hash & (TAG_SLOTS - 1);
+    for (int probes = 0; probes < TAG_SLOTS; probes++, i = (i + 1) & (TAG_SLOTS - 1)) {
+        TagInfo *t = &self->tags[i];
+        if (t->len == 0) return TAG_NONE;
+        if (t->len == len && memcmp(t->name, name, len) == 0) return (int)i;
+    }
+    return TAG_NONE;
+}
+
 static int attr_slot(Scanner *self, const char *name, size_t len, int create) {
     if (len == 0 || len > NAME_MAX_LEN) return -1;
     uint32_t i = name_hash(name, len) & (ATTR_SLOTS - 1);
@@ -820,32 +832,43 @@ static void end_tag(State *S, int tag, uint32_t hash) {
 /* Reads a tag from p (just after "<" or "</", at its name's first letter) to after its ">": the name's
  * slot in *tag, the known attributes in S->attrs. Returns NULL if the page ends inside the tag (the tag is
  * dropped, as the HTML Standard says). */
-/* A tag or attribute name as the scanner looks it up: ASCII lower-cased, NUL as U+FFFD. Returns its length,
- * or NAME_MAX_LEN + 1 if it is longer than the scanner knows. */
-static size_t lower_name(const u8 *p, const u8 *end, char *name) {
-    size_t len = 0;
+/* Reads a tag or attribute name from p (at its first character) to the white space, '/' or '>' after it
+ * (or '=' after the first character, for an attribute) into name as the scanner looks it up: ASCII
+ * lower-cased, NUL as U+FFFD; *len bytes of it, and *too_long set if it is longer than the scanner knows
+ * (name then holds its first *len bytes). Returns the end of the name. */
+static inline const u8 *read_name(const u8 *p, const u8 *end, int attribute, char *name, size_t *len,
+                                  int *too_long) {
+    size_t n = 0;
+    *too_long = 0;
+    const u8 *first = p;
     for (; p < end; p++) {
         u8 c = *p;
+        if (TAG_SPACE[c] || c == '/' || c == '>' || (attribute && c == '=' && p != first)) break;
         if (c == 0) {
-            if (len + 3 > NAME_MAX_LEN) return NAME_MAX_LEN + 1;
-            memcpy(name + len, "\xEF\xBF\xBD", 3);
-            len += 3;
-            continue;
+            if (n + 3 <= NAME_MAX_LEN) {
+                memcpy(name + n, "\xEF\xBF\xBD", 3);
+                n += 3;
+            } else {
+                *too_long = 1;
+            }
+        } else if (n < NAME_MAX_LEN && !*too_long) {
+            name[n++] = (char)((u8)(c - 'A') < 26 ? c | 0x20 : c);
+        } else {
+            *too_long = 1;
         }
-        if (len == NAME_MAX_LEN) return NAME_MAX_LEN + 1;
-        name[len++] = (char)((u8)(c - 'A') < 26 ? c | 0x20 : c);
     }
-    return len;
+    *len = n;
+    return p;
 }
 
 static const u8 *read_tag(State *S, const u8 *p, int *tag, int *self_closing, uint32_t *hash) {
     const u8 *end = S->end;
     char name[NAME_MAX_LEN];
-    const u8 *tag_start = p;
-    while (p < end && !TAG_SPACE[*p] && *p != '/' && *p != '>') p++;
-    size_t len = lower_name(tag_start, p, name);
-    *tag = len > NAME_MAX_LEN ? TAG_NONE : tag_slot(S->cfg, name, len, 0);
-    *hash = name_hash(name, len > NAME_MAX_LEN ? NAME_MAX_LEN : len);
+    size_t len;
+    int too_long;
+    p = read_name(p, end, 0, name, &len, &too_long);
+    *hash = name_hash(name, len); /* of its first bytes if it is too long: the scanner does not know it */
+    *tag = too_long ? TAG_NONE : tag_find(S->cfg, name, len, *hash);
     *self_closing = 0;
     S->n_attrs = 0;
     while (1) {
@@ -860,11 +883,11 @@ static const u8 *read_tag(State *S, const u8 *p, int *tag, int *self_closing, ui
         if (p >= end) return NULL;
         if (*p == '>') return p + 1;
         /* attribute name: an '=' here is its first character */
-        const u8 *name_start = p++;
-        while (p < end && !TAG_SPACE[*p] && *p != '/' && *p != '>' && *p != '=') p++;
         char attr[NAME_MAX_LEN];
-        size_t name_len = lower_name(name_start, p, attr);
-        int id = name_len <= NAME_MAX_LEN ? attr_slot(S->cfg, attr, name_len, 0) : -1;
+        size_t name_len;
+        int too_long;
+        p = read_name(p, end, 1, attr, &name_len, &too_long);
+        int id = too_long ? -1 : attr_slot(S->cfg, attr, name_len, 0);
         /* after attribute name */
         while (p < end && TAG_SPACE[*p]) p++;
         const u8 *value = NULL, *value_end = NULL;
