@@ -11,8 +11,9 @@ the suites' expected output:
 
 Text is compared without its white space (where blocks separate words is the scanner's own choice). Cases
 whose facts depend on a tree (foster-parenting out of tables, the adoption agency reordering text, elements
-a tree builder drops) are listed in ``KNOWN_DIFFERENCES`` with the reason; every other case must pass, and a
-listed case that starts passing fails the test too, so the list stays true.
+a tree builder drops) are listed in ``data/conformance/html5lib-known-differences.txt`` with the reason; every
+other case must pass, and a listed case that starts passing fails the test too, so the list stays true.
+``python tests/test_conformance_html.py`` prints the pass counts and the failing cases.
 """
 
 from __future__ import annotations
