@@ -3,8 +3,9 @@
 The scanner builds no tree and emits no tokens, so what is checked is what it claims to get right, read off
 the suites' expected output:
 
-- tokenizer tests (data state): the text (the Character tokens) and every attribute value of every start tag
-  (each tag's attributes configured as link attributes, so the scanner hands their decoded values back);
+- tokenizer tests: the text (the Character tokens) and every attribute value of every start tag (each tag's
+  attributes configured as link attributes, so the scanner hands their decoded values back), from the data
+  state or after a start tag that puts the tokenizer in the case's RCDATA, RAWTEXT or PLAINTEXT state;
 - tree-construction tests (scripting on, whole documents): the visible text (text nodes outside title,
   script, style, noscript, template, iframe and the other discarded elements) and the links (``href`` of
   ``a``, ``area`` and ``link``, ``src`` of ``iframe`` and ``frame``, as a set: the adoption agency clones).
@@ -31,11 +32,12 @@ from wirescrapy.gatherer import Parser
 
 SUITE = Path(__file__).parent / "data" / "conformance" / "html5lib-tests"
 TOKENIZER_FILES = ["test1", "test2", "test3", "test4", "entities", "numericEntities", "namedEntities", "unicodeChars",
-                   "unicodeCharsProblematic", "domjs", "pendingSpecChanges"]
+                   "unicodeCharsProblematic", "domjs", "pendingSpecChanges", "contentModelFlags", "escapeFlag"]
 # Start tags after which a tree builder changes the tokenizer's state, or whose content the scanner leaves
 # out: the tokenizer tests go on in the data state, so their facts are not the page's.
 STATEFUL_TAGS = {"script", "style", "title", "textarea", "xmp", "iframe", "noembed", "noframes", "noscript",
                  "plaintext", "svg", "math", "template", "object", "embed", "applet"}
+STATE_ELEMENTS = {"RCDATA state": "textarea", "RAWTEXT state": "xmp", "PLAINTEXT state": "plaintext"}
 HIDDEN = {"title", "script", "style", "noscript", "template", "object", "embed", "applet", "iframe", "svg"}
 LINKS = {"a": "href", "area": "href", "link": "href", "iframe": "src", "frame": "src"}
 KNOWN_DIFFERENCES_FILE = Path(__file__).parent / "data" / "conformance" / "html5lib-known-differences.txt"
@@ -67,18 +69,32 @@ def tokenizer_cases() -> list[tuple[str, dict]]:
         path = SUITE / "tokenizer" / f"{name}.test"
         raw = gzip.decompress((path.with_suffix(".test.gz")).read_bytes()) if not path.exists() else path.read_bytes()
         for i, test in enumerate(json.loads(raw).get("tests", [])):
-            cases.append((f"{name}#{i}", test))
+            for state in test.get("initialStates", ["Data state"]):
+                case_id = f"{name}#{i}" if state == "Data state" else f"{name}#{i}/{state.split()[0]}"
+                cases.append((case_id, {**test, "state": state}))
     return cases
 
 
 def tokenizer_facts(test: dict):
-    """(input, link configuration, expected text, expected values) of a data-state case, or None."""
-    if test.get("initialStates", ["Data state"]) != ["Data state"] or "lastStartTag" in test:
-        return None
+    """(input, link configuration, expected text, expected values) of a case, or None if out of scope.
+
+    A case starting in the RCDATA, RAWTEXT or PLAINTEXT state is given to the scanner after a start tag that
+    puts it there (``<textarea>``, ``<xmp>``, ``<plaintext>``: their text is visible), if the case's "last
+    start tag" is that element, or if it has none and holds no end tag that the element would take as its own.
+    """
     source, output = test["input"], test["output"]
     if test.get("doubleEscaped"):
         source = _unescape(source)
         output = _unescape_all(output)
+    state, last = test.get("state", "Data state"), test.get("lastStartTag")
+    prefix = ""
+    if state != "Data state" or last is not None:
+        element = STATE_ELEMENTS.get(state)
+        if element is None or (last is not None and last != element):
+            return None
+        if last is None and state != "PLAINTEXT state" and "</" in source:
+            return None
+        prefix = f"<{element}>"
     config: dict[str, list[str]] = {}
     for token in output:
         if token[0] == "StartTag":
@@ -92,7 +108,7 @@ def tokenizer_facts(test: dict):
     text = "".join(token[1] for token in output if token[0] == "Character").replace("\0", "")
     values = [(token[1], token[2][a]) for token in output if token[0] == "StartTag"
               for a in config[token[1]] if a in token[2] and not token[2][a].startswith("#")]
-    return source, {tag: tuple(names) for tag, names in config.items()}, text, values
+    return prefix + source, {tag: tuple(names) for tag, names in config.items()}, text, values
 
 
 def check_tokenizer_case(test: dict) -> bool | None:
