@@ -179,6 +179,13 @@ def test_hrefs_that_browsers_resolve(parser):
     ]
 
 
+def test_the_query_is_encoded_in_the_page_encoding_as_browsers_do(parser):
+    body = '<a href="/q?a=é&b=€&c=\u65e5">1</a><a href="/q?d=é #x">2</a>'.encode("cp1252", "xmlcharrefreplace")
+    page = parser.parse(body, URL, "text/html; charset=windows-1252")
+    # a character windows-1252 lacks is sent as its HTML reference, "&#26085;" with its "#" escaped
+    assert urls(page) == ["http://example.com/q?a=%E9&b=%80&c=&%2326085;", "http://example.com/q?d=%E9%20"]
+
+
 def test_international_host_names_become_punycode(parser):
     page = parse(parser, '<a href="http://bücher.de/x">x</a>')
     assert urls(page) == ["http://xn--bcher-kva.de/x"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
+from urllib.parse import quote_from_bytes
 
 import ada_url
 
@@ -29,6 +30,7 @@ __all__ = ["Resolver"]
 
 _C0_AND_SPACE = "".join(map(chr, range(0x21)))
 _TAB_NEWLINE = str.maketrans("", "", "\t\n\r")
+_ASCII = bytes(range(0x80))
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 # Characters the Standard leaves as they are in a path and a query of an http(s) URL (no percent-encoding,
 # no "\", no "#"). "%" is among them: an escape stays as it is, but "%2e" is a dot, so hrefs holding "%2"
@@ -161,20 +163,11 @@ def _is_plain_absolute(href: str) -> bool:
 
 def _encode_query(href: str, encoding: str) -> str:
     """``href`` with the non-ASCII characters of its query percent-encoded in ``encoding`` (the Standard's
-    query encoding; a character the encoding lacks is written as an HTML reference, ``&#233;``)."""
+    query encoding; a character the encoding lacks is written as an HTML reference, ``&#8364;``, whose "#"
+    is escaped: the href has no other but a last one, its fragment being cut)."""
     query_at = href.find("?")
     if query_at < 0:
         return href
-    out = [href[: query_at + 1]]
-    for char in href[query_at + 1 :]:
-        if char.isascii():
-            out.append(char)
-            continue
-        try:
-            data = char.encode(encoding)
-        except UnicodeEncodeError:
-            data = f"&%23{ord(char)};".encode("ascii")
-            out.append(data.decode("ascii"))
-            continue
-        out.append("".join(f"%{byte:02X}" for byte in data))
-    return "".join(out)
+    end = len(href) - 1 if href.endswith("#") else len(href)  # the "#" kept after white space stays
+    data = href[query_at + 1 : end].encode(encoding, "xmlcharrefreplace").replace(b"#", b"%23")
+    return href[: query_at + 1] + quote_from_bytes(data, safe=_ASCII) + href[end:]
