@@ -129,7 +129,7 @@ def run_steps(pages) -> dict[str, float]:
         start = lap("encoding: detect, check UTF-8", start)
         document, _text, _title, _base, found, _metas = parser._scanner.scan(source)
         start = lap("scanner: document, text, links (one pass)", start)
-        parser._resolve_links(found, steps._Resolver(url, encoding))
+        parser._resolve_links(found, steps.Resolver(url, encoding))
         start = lap("links: resolution", start)
         steps._truncate(document, parser.max_stored_size, html=True)
         lap("cut at WIRE_MAX_STORED_SIZE", start)

@@ -126,10 +126,12 @@ def test_fragments_are_removed_and_fragment_only_links_dropped(parser):
 def test_hrefs_that_differ_after_the_hash_share_their_url(parser):
     page = parse(parser, '<a href="os.html#os.stat">1</a><a href="os.html#os.open">2</a><a href=" os.html# ">3</a>'
                          '<a href="os.html #x">4</a><a href="os.html ">5</a><area href="#map"><link href="#l">')
-    assert urls(page) == ["http://example.com/dir/os.html"] * 5
+    # a space before the "#" is inside the href: the URL Standard percent-encodes it
+    assert urls(page) == ["http://example.com/dir/os.html"] * 3 + ["http://example.com/dir/os.html%20",
+                                                                    "http://example.com/dir/os.html"]
 
 
-def test_relative_links_resolve_like_urljoin(parser):
+def test_relative_links_resolve_as_a_browser_resolves_them(parser):
     page = parse(parser, """<a href="../up.html">1</a><a href="./here/./x/../y.html">2</a>
         <a href="/root">3</a><a href="//cdn.example.org/lib.js">4</a><a href="?page=2">5</a>
         <a href="../../../../too-far">6</a><a href="sub/">7</a><a href="a//b">8</a>""",
@@ -142,7 +144,7 @@ def test_relative_links_resolve_like_urljoin(parser):
         "http://example.com/dir/sub/page.html?page=2",
         "http://example.com/too-far",
         "http://example.com/dir/sub/sub/",
-        "http://example.com/dir/sub/a/b",
+        "http://example.com/dir/sub/a//b",  # the URL Standard keeps an empty segment (urljoin dropped it)
     ]
 
 
@@ -162,6 +164,26 @@ def test_latin1_page_link_path_is_percent_encoded_as_utf8_and_query_in_page_enco
     page = parser.parse(body, URL, "text/html; charset=ISO-8859-1")
     assert page.encoding == "cp1252"
     assert urls(page) == ["http://example.com/caf%C3%A9/r%C3%A9sum%C3%A9.html?q=%E9"]
+
+
+def test_hrefs_that_browsers_resolve(parser):
+    page = parse(parser, r"""<a href="\x">1</a><a href="\\other.org\y">2</a><a href="///host.org/path">3</a>
+        <a href="http:/abs">4</a><a href="http:rel">5</a><a href="https:other.org/z">6</a>
+        <a href="http://faß.example/">7</a><a href="http://0xc0.0250.01/">8</a><a href="http://3232235521/">9</a>
+        <a href="%2e%2E/up">10</a><a href="http://EXAMPLE.com:80/a/./b/../c">11</a>""")
+    assert urls(page) == [
+        "http://example.com/x", "http://other.org/y", "http://host.org/path",
+        "http://example.com/abs", "http://example.com/dir/rel", "https://other.org/z",
+        "http://xn--fa-hia.example/", "http://192.168.0.1/", "http://192.168.0.1/",
+        "http://example.com/up", "http://example.com/a/c",
+    ]
+
+
+def test_the_query_is_encoded_in_the_page_encoding_as_browsers_do(parser):
+    body = '<a href="/q?a=é&b=€&c=\u65e5">1</a><a href="/q?d=é #x">2</a>'.encode("cp1252", "xmlcharrefreplace")
+    page = parser.parse(body, URL, "text/html; charset=windows-1252")
+    # a character windows-1252 lacks is sent as its HTML reference, "&#26085;" with its "#" escaped
+    assert urls(page) == ["http://example.com/q?a=%E9&b=%80&c=&%2326085;", "http://example.com/q?d=%E9%20"]
 
 
 def test_international_host_names_become_punycode(parser):
@@ -576,3 +598,44 @@ def test_document_white_space_is_collapsed_outside_pre(parser):
 def test_tag_names_longer_than_the_scanner_knows_are_refused():
     with pytest.raises(ValueError, match="tag name"):
         Parser(keep_tags=["x" * 40])
+
+
+# Defects found against html5lib's tests (tests/test_conformance_html.py runs the suites themselves)
+
+
+def test_noscript_ends_at_its_end_tag_whatever_it_holds(parser):
+    # A tag manager's snippet: the <iframe> is never closed; a browser running scripts reads the <noscript>
+    # as raw text up to </noscript>, so the rest of the page is there.
+    page = parse(parser, '<body><noscript><iframe src="https://www.googletagmanager.com/ns.html?id=GTM-X" '
+                         'height="0" width="0"></noscript><p>after</p><a href="/next">next</a>')
+    assert page.text == "after next"
+    assert urls(page) == ["https://www.googletagmanager.com/ns.html?id=GTM-X", "http://example.com/next"]
+    page = parse(parser, '<noscript><svg><a href="/in">in</a><!-- open comment </noscript>out <a href="/out">o</a>')
+    assert page.text == "out o" and urls(page) == ["http://example.com/in", "http://example.com/out"]
+
+
+def test_named_references_whose_name_extends_another(parser):
+    # &sup1; sorts after &sup; only without the ';': the table is searched that way
+    page = parse(parser, '<p>&sup1;&sup2;&sup3; x&emsp13;y&emsp14;z &supE; &sup;</p><a href="/s?x=&sup2;">a</a>')
+    assert page.text == "¹²³ x y z \u2ac6 \u2283 a"  # U+2004 and U+2005 are white space
+    assert "x\u2004y\u2005z".encode() in page.document
+    assert urls(page) == ["http://example.com/s?x=%C2%B2"]
+
+
+def test_an_html_end_tag_closes_the_svg_around_it(parser):
+    page = parse(parser, '<div><svg><path d="M0"></div><p>after</p><span><svg><g></span>more'
+                         '<svg><a href="/in"><text>label</text></a></svg>last')
+    assert page.text == "after more last"
+    assert urls(page) == ["http://example.com/in"]
+    page = parse(parser, "<svg><foo></bar>inside</svg>out")  # no HTML element of that name: nothing closes
+    assert page.text == "out"
+
+
+def test_script_data_escapes_hide_a_nested_script_end_tag(parser):
+    page = parse(parser, '<script><!-- document.write("<script>x()</script>"); --></script><p>after</p>')
+    assert page.text == "after"
+
+
+def test_nul_is_a_replacement_character_in_raw_text_and_names(parser):
+    page = parse(parser, "<textarea>a\x00b</textarea>")
+    assert page.text == "a\ufffdb"

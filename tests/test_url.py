@@ -41,8 +41,14 @@ CASES = [
     ("http://例え.テスト/", "http://xn--r8jz45g.xn--zckzah/"),
     ("http://ＥＸＡＭＰＬＥ。com/", "http://example.com/"),
     ("http://%77ww.a.cl/", "http://www.a.cl/"),
+    ("http://faß.example/", "http://xn--fa-hia.example/"),  # UTS #46 (IDNA 2008), not IDNA 2003's fass
+    ("http://ⓐ.Straße.de/", "http://a.xn--strae-oqa.de/"),
     # IPv4 and IPv6
     ("http://192.168.0.1:80/", "http://192.168.0.1/"),
+    ("http://0xc0.0250.01/", "http://192.168.0.1/"),  # every numeric form browsers read: one address, one site
+    ("http://3232235521/", "http://192.168.0.1/"),
+    ("http://192.168.1/", "http://192.168.0.1/"),
+    ("http://0XC0.0xA8.0.0x1./", "http://192.168.0.1/"),
     ("http://[::0:1]/", "http://[::1]/"),
     ("http://[2001:DB8:0:0::1]:8080/a", "http://[2001:db8::1]:8080/a"),
     # user information is dropped
@@ -124,6 +130,9 @@ BAD = [
     "http://" + "a" * 64 + ".cl/",
     "http://%ff.cl/",
     "data:text/html,hi",
+    "http://1.2.3.256/",  # ends in a number but is no IPv4 address
+    "http://a.09/",
+    "http://a%2Fb.cl/",
 ]
 
 

@@ -12,8 +12,11 @@ is split once. ``split``, ``site_of``, ``host_of`` take a canonical URL apart wi
 **Canonical form.** ``canonicalize`` applies the normalisations of RFC 3986 §6.2.2–6.2.3 that never change which resource a URL
 names, plus the usual crawler ones:
 
-* scheme and host lower-cased; an IDN host converted to punycode (IDNA 2003, Python's ``idna`` codec, as
-  w3lib does); a trailing dot on the host removed; an IPv6 address written in its RFC 5952 form;
+* scheme and host lower-cased; an international host mapped and converted to punycode as the URL Standard
+  and browsers do (UTS #46, IDNA 2008: ``faß.example`` is ``xn--fa-hia.example``, where Python's IDNA 2003
+  codec wrote ``fass.example``, another site); an IPv4 address in any of the forms browsers read written
+  dotted-decimal (``0xc0.0250.01``, ``3232235521`` and ``192.168.1`` are all ``192.168.0.1``: one address,
+  one site); a trailing dot on the host removed; an IPv6 address written in its RFC 5952 form;
 * the user name and password dropped (a crawler sends no credentials it found in a link);
 * the default port (80 for http, 443 for https, 21 for ftp) removed;
 * percent-encoding normalised, byte by byte: an escaped unreserved character (``%41`` → ``A``, ``%7E`` →
@@ -38,11 +41,15 @@ import functools
 import ipaddress
 import re
 
+import ada_url
+
 DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
 SPECIAL_SCHEMES = frozenset(DEFAULT_PORTS)
 
 _SCHEME_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _ASCII_HOST_RE = re.compile(r"[a-z0-9_\-.]+")
+# Characters that end or split a host in a URL: never part of one after percent-decoding.
+_HOST_DELIMITERS = frozenset("/?#@:\\[]")
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _SUB_DELIMS = b"!$&'()*+,;="
 # RFC 3986 §3.3: pchar = unreserved / pct-encoded / sub-delims / ":" / "@"; a path also has its "/".
@@ -51,6 +58,8 @@ _QUERY_SAFE = _PATH_SAFE | frozenset(b"?")
 # Browsers escape "'" in the query of special schemes (URL Standard's special-query set); do as they do.
 _SPECIAL_QUERY_SAFE = _QUERY_SAFE - frozenset(b"'")
 _HEX = frozenset(b"0123456789abcdefABCDEF")
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+_NUMBER_ENDS = _HEX_DIGITS | {"x", "X"}
 _HEX_BYTES = frozenset(bytes([b]) for b in _HEX)
 _C0_AND_SPACE = "".join(map(chr, range(0x21)))
 _TAB_OR_NEWLINE = str.maketrans("", "", "\t\n\r")
@@ -143,11 +152,8 @@ def _netloc(authority: str, scheme: str, url: str) -> str:
 def _host(text: str, url: str) -> str:
     if "%" in text:
         text = _unquote_host(text, url)
-    if not text.isascii():
-        try:
-            text = text.encode("idna").decode("ascii")
-        except UnicodeError as exc:
-            raise BadURL(f"{_short(url)}: bad international host name ({exc})") from None
+    if not text.isascii() or (ends_in_number(text) and not _dotted_decimal(text)):
+        text = _whatwg_host(text, url)
     host = text.lower()
     host = host.removesuffix(".")
     if not host:
@@ -157,6 +163,36 @@ def _host(text: str, url: str) -> str:
     if len(host) > 253 or any(not 0 < len(label) < 64 for label in host.split(".")):
         raise BadURL(f"{_short(url)}: empty or too long label in host {host[:60]!r}")
     return host
+
+
+def ends_in_number(host: str) -> bool:
+    """The URL Standard's "ends in a number": the last label (before a final dot) is decimal digits or a
+    0x number, so the host is an IPv4 address in one of its forms (or no valid host at all)."""
+    if host[-1:] not in _NUMBER_ENDS and host[-2:-1] not in _NUMBER_ENDS:  # most hosts end in a letter
+        return False
+    label = host.removesuffix(".").rpartition(".")[2]
+    if label.isascii() and label.isdigit():
+        return True
+    return label[:2] in ("0x", "0X") and all(char in _HEX_DIGITS for char in label[2:])
+
+
+def _dotted_decimal(host: str) -> bool:
+    """An IPv4 address already in its canonical form (four decimal bytes, no leading zeros)."""
+    parts = host.split(".")
+    return len(parts) == 4 and all(
+        part.isascii() and part.isdigit() and len(part) <= 3 and (part == "0" or part[0] != "0") and int(part) < 256
+        for part in parts)
+
+
+def _whatwg_host(text: str, url: str) -> str:
+    """The URL Standard's host parser (ada's): UTS #46 for a domain, the IPv4 parser for a number."""
+    if not _HOST_DELIMITERS.isdisjoint(text):
+        raise BadURL(f"{_short(url)}: bad character in host {text[:60]!r}")
+    try:
+        return ada_url.URL(f"http://{text}/").hostname
+    except ValueError:
+        kind = "IPv4 address" if ends_in_number(text) else "international host name"
+        raise BadURL(f"{_short(url)}: bad {kind} {text[:60]!r}") from None
 
 
 def _unquote_host(text: str, url: str) -> str:

@@ -3,17 +3,20 @@
  *
  * WIRE's gatherer parsed pages with an event-oriented parser: tags and text are events handled as they are
  * met, and nothing is built that is not kept. This is such a parser. It tokenizes as the HTML Standard's
- * tokenizer does (§13.2.5: tag, attribute, comment, doctype and bogus-comment states, raw text of <script>,
- * <style>, <xmp>, <iframe>, <noembed>, <noframes>, RCDATA of <title> and <textarea>, <plaintext>, CDATA in
- * <svg>/<math>, character references with the attribute-value rule for legacy names), so it reads every
- * input to its end: there is no error state. What it does not do is tree construction; where that matters
- * to a crawler it keeps a little state instead:
+ * tokenizer does (§13.2.5: tag, attribute, comment, doctype and bogus-comment states, raw text of <script>
+ * (with its escaped and double-escaped states), <style>, <xmp>, <iframe>, <noembed>, <noframes>, RCDATA of
+ * <title> and <textarea>, <plaintext>, CDATA in <svg>/<math>, character references with the attribute-value
+ * rule for legacy names), so it reads every input to its end: there is no error state. What it does not do
+ * is tree construction; where that matters to a crawler it keeps a little state instead:
  *   - an <a> start tag closes the anchor that is open (as the adoption agency does), and so does EOF;
  *   - the content of a discarded element (script, style, svg, object... WIRE_DISCARD_CONTENT) is left out of
  *     the document and the text until its end tag (nested ones counted), </body>, </html> or EOF;
  *     the links inside it are still links (an <a> in an <svg> is followed by browsers);
  *   - <svg> and <math> are foreign content: no raw text inside, CDATA allowed, and an HTML element that
- *     breaks out of foreign content (<p>, <div>, <table>...) ends it;
+ *     breaks out of foreign content (<p>, <div>, <table>...) ends it; so does the end tag of an HTML element
+ *     (</div>, </span>...) that closes no foreign element open inside (their names are kept on a stack);
+ *   - <noscript> ends at </noscript>, as for a browser running scripts, whatever it holds (an unclosed
+ *     <iframe>, <svg> or comment); its content is read as markup up to there, for its links;
  *   - text inside <head> is not visible text, unless it is not white space (browsers move it to <body>).
  * The text has white space collapsed (Python's str.split() white space, so U+00A0 too); block elements and
  * <br> separate words, inline ones (<b>, <a>, <span>...) do not. The document keeps the tags of
@@ -280,16 +283,18 @@ enum {
     T_HEAD = 1 << 10,     /* may stay in <head> */
     T_PRE = 1 << 11,      /* white space kept in the document */
     T_LINK = 1 << 12,     /* has link attributes */
+    T_NOSCRIPT = 1 << 13, /* raw text up to its end tag for a browser running scripts (noscript) */
 };
 
 enum { TAG_NONE = -1 };
-enum { K_A = 1, K_IMG, K_BASE, K_META, K_TITLE, K_HEAD, K_BODY, K_HTML, K_AREA };
+enum { K_A = 1, K_IMG, K_BASE, K_META, K_TITLE, K_HEAD, K_BODY, K_HTML, K_AREA, K_SCRIPT };
 
 #define TAG_SLOTS 512
 #define ATTR_SLOTS 256
 #define NAME_MAX_LEN 32
 #define MAX_LINK_ATTRS 8
 #define MAX_ATTRS 64
+#define FOREIGN_MAX 64
 
 typedef struct {
     u8 len; /* 0: empty slot */
@@ -334,6 +339,18 @@ static int tag_slot(Scanner *self, const char *name, size_t len, int create) {
             memcpy(t->name, name, len);
             return (int)i;
         }
+        if (t->len == len && memcmp(t->name, name, len) == 0) return (int)i;
+    }
+    return TAG_NONE;
+}
+
+/* The slot of a known tag, with the name's hash already computed. */
+static int tag_find(Scanner *self, const char *name, size_t len, uint32_t hash) {
+    if (len == 0) return TAG_NONE;
+    uint32_t i = hash & (TAG_SLOTS - 1);
+    for (int probes = 0; probes < TAG_SLOTS; probes++, i = (i + 1) & (TAG_SLOTS - 1)) {
+        TagInfo *t = &self->tags[i];
+        if (t->len == 0) return TAG_NONE;
         if (t->len == len && memcmp(t->name, name, len) == 0) return (int)i;
     }
     return TAG_NONE;
@@ -387,7 +404,13 @@ typedef struct {
     int in_head;
     int title_seen, in_title;
     int discard_tag, discard_depth;
-    int foreign_depth;
+    int foreign_depth; /* the elements open in foreign content: foreign[0..foreign_depth), name hashes */
+    uint32_t foreign[FOREIGN_MAX];
+    const u8 *page_end; /* inside a <noscript>: the page's end, S->end being the </noscript> */
+    struct {
+        int discard_tag, discard_depth, pre, in_head;
+        size_t links_len;
+    } noscript; /* the state at the <noscript>, restored at its end */
     int anchor_open;  /* the open anchor's links: [anchor_first, anchor_last) */
     size_t anchor_first, anchor_last;
     LinkEntry *links;
@@ -682,17 +705,22 @@ static void end_discard(State *S) {
     text_block(S);
 }
 
-static void start_tag(State *S, int tag, int self_closing) {
+/* Foreign content ends (all of it: there is no tree to say where the HTML element around it was). */
+static void leave_foreign(State *S) {
+    S->foreign_depth = 0;
+    if (S->discard_depth && (tag_flags(S, S->discard_tag) & T_FOREIGN)) end_discard(S);
+}
+
+static void start_tag(State *S, int tag, int self_closing, uint32_t hash) {
     uint32_t flags = tag_flags(S, tag);
     int kind = tag_kind(S, tag);
     if (S->foreign_depth) {
-        if (flags & T_BREAKOUT) {
-            S->foreign_depth = 0;
-            if (S->discard_depth && (tag_flags(S, S->discard_tag) & T_FOREIGN)) end_discard(S);
-        } else if ((flags & T_FOREIGN) && !self_closing) {
-            S->foreign_depth++;
-        }
+        if (flags & T_BREAKOUT)
+            leave_foreign(S);
+        else if (!self_closing && S->foreign_depth < FOREIGN_MAX)
+            S->foreign[S->foreign_depth++] = hash;
     } else if ((flags & T_FOREIGN) && !self_closing) {
+        S->foreign[0] = hash;
         S->foreign_depth = 1;
     }
     if (tag == TAG_NONE) {
@@ -760,10 +788,28 @@ static void start_tag(State *S, int tag, int self_closing) {
     if ((flags & T_PRE) && !(flags & T_VOID)) S->pre++;
 }
 
-static void end_tag(State *S, int tag) {
+static void end_tag(State *S, int tag, uint32_t hash) {
     uint32_t flags = tag_flags(S, tag);
     int kind = tag_kind(S, tag);
-    if (S->foreign_depth && (flags & T_FOREIGN)) S->foreign_depth--;
+    if (S->foreign_depth) {
+        /* HTML Standard §13.2.6.5, any other end tag: it closes the open foreign element of its name, and an
+         * HTML element's end tag (a name the scanner knows, not svg or math) the foreign content around it;
+         * other names close nothing. */
+        int i = S->foreign_depth - 1;
+        while (i >= 0 && S->foreign[i] != hash) i--;
+        if (i < 0) {
+            if (tag == TAG_NONE || (flags & T_FOREIGN)) return;
+            leave_foreign(S);
+        } else {
+            S->foreign_depth = i;
+            if (kind == K_A) anchor_close(S);
+            if (i == 0 && S->discard_depth && (tag_flags(S, S->discard_tag) & T_FOREIGN)) {
+                end_discard(S); /* its own end tag is not written */
+                return;
+            }
+            if (S->discard_depth) return;
+        }
+    }
     if (kind == K_A) anchor_close(S);
     if (S->discard_depth) {
         if (tag == S->discard_tag) {
@@ -786,19 +832,43 @@ static void end_tag(State *S, int tag) {
 /* Reads a tag from p (just after "<" or "</", at its name's first letter) to after its ">": the name's
  * slot in *tag, the known attributes in S->attrs. Returns NULL if the page ends inside the tag (the tag is
  * dropped, as the HTML Standard says). */
-static const u8 *read_tag(State *S, const u8 *p, int *tag, int *self_closing) {
+/* Reads a tag or attribute name from p (at its first character) to the white space, '/' or '>' after it
+ * (or '=' after the first character, for an attribute) into name as the scanner looks it up: ASCII
+ * lower-cased, NUL as U+FFFD; *len bytes of it, and *too_long set if it is longer than the scanner knows
+ * (name then holds its first *len bytes). Returns the end of the name. */
+static inline const u8 *read_name(const u8 *p, const u8 *end, int attribute, char *name, size_t *len,
+                                  int *too_long) {
+    size_t n = 0;
+    *too_long = 0;
+    const u8 *first = p;
+    for (; p < end; p++) {
+        u8 c = *p;
+        if (TAG_SPACE[c] || c == '/' || c == '>' || (attribute && c == '=' && p != first)) break;
+        if (c == 0) {
+            if (n + 3 <= NAME_MAX_LEN) {
+                memcpy(name + n, "\xEF\xBF\xBD", 3);
+                n += 3;
+            } else {
+                *too_long = 1;
+            }
+        } else if (n < NAME_MAX_LEN && !*too_long) {
+            name[n++] = (char)((u8)(c - 'A') < 26 ? c | 0x20 : c);
+        } else {
+            *too_long = 1;
+        }
+    }
+    *len = n;
+    return p;
+}
+
+static const u8 *read_tag(State *S, const u8 *p, int *tag, int *self_closing, uint32_t *hash) {
     const u8 *end = S->end;
     char name[NAME_MAX_LEN];
-    size_t len = 0;
-    int too_long = 0;
-    while (p < end && !TAG_SPACE[*p] && *p != '/' && *p != '>') {
-        u8 c = *p++;
-        if (len < NAME_MAX_LEN)
-            name[len++] = (char)((u8)(c - 'A') < 26 ? c | 0x20 : c);
-        else
-            too_long = 1;
-    }
-    *tag = too_long ? TAG_NONE : tag_slot(S->cfg, name, len, 0);
+    size_t len;
+    int too_long;
+    p = read_name(p, end, 0, name, &len, &too_long);
+    *hash = name_hash(name, len); /* of its first bytes if it is too long: the scanner does not know it */
+    *tag = too_long ? TAG_NONE : tag_find(S->cfg, name, len, *hash);
     *self_closing = 0;
     S->n_attrs = 0;
     while (1) {
@@ -813,18 +883,11 @@ static const u8 *read_tag(State *S, const u8 *p, int *tag, int *self_closing) {
         if (p >= end) return NULL;
         if (*p == '>') return p + 1;
         /* attribute name: an '=' here is its first character */
-        const u8 *name_start = p++;
-        while (p < end && !TAG_SPACE[*p] && *p != '/' && *p != '>' && *p != '=') p++;
-        size_t name_len = p - name_start;
         char attr[NAME_MAX_LEN];
-        int id = -1;
-        if (name_len <= NAME_MAX_LEN) {
-            for (size_t i = 0; i < name_len; i++) {
-                u8 c = name_start[i];
-                attr[i] = (char)((u8)(c - 'A') < 26 ? c | 0x20 : c);
-            }
-            id = attr_slot(S->cfg, attr, name_len, 0);
-        }
+        size_t name_len;
+        int too_long;
+        p = read_name(p, end, 1, attr, &name_len, &too_long);
+        int id = too_long ? -1 : attr_slot(S->cfg, attr, name_len, 0);
         /* after attribute name */
         while (p < end && TAG_SPACE[*p]) p++;
         const u8 *value = NULL, *value_end = NULL;
@@ -855,18 +918,75 @@ static const u8 *read_tag(State *S, const u8 *p, int *tag, int *self_closing) {
     }
 }
 
-/* Finds the end tag "</name" (name as the tag's, any case) followed by white space, '/' or '>'. */
+/* Whether lt ("<") starts the end tag "</name" of the tag info (any case), followed by white space, '/' or '>'. */
+static inline int end_tag_at(const u8 *lt, const u8 *end, const TagInfo *info) {
+    const u8 *q = lt + 2 + info->len;
+    return q < end && lt[1] == '/' && strncasecmp((const char *)lt + 2, info->name, info->len) == 0 &&
+           (TAG_SPACE[*q] || *q == '/' || *q == '>');
+}
+
+/* Finds the end tag "</name" of a raw-text or RCDATA element. */
 static const u8 *find_end_tag(State *S, const u8 *p, int tag) {
-    TagInfo *info = &S->cfg->tags[tag];
+    const TagInfo *info = &S->cfg->tags[tag];
     const u8 *end = S->end;
     while (p < end) {
         const u8 *lt = memchr(p, '<', end - p);
         if (lt == NULL) return end;
-        const u8 *q = lt + 2 + info->len;
-        if (q < end && lt[1] == '/' && strncasecmp((const char *)lt + 2, info->name, info->len) == 0 &&
-            (TAG_SPACE[*q] || *q == '/' || *q == '>'))
-            return lt;
+        if (end_tag_at(lt, end, info)) return lt;
         p = lt + 1;
+    }
+    return end;
+}
+
+/* Finds the end of a <script>'s content: its end tag, except where the script data states (HTML Standard
+ * §13.2.5.15-31) hide it: after "<!--" an end tag still ends the script, but a "<script" starts a nested,
+ * "double-escaped" part in which "</script" ends only that part; "-->" ends the escape. Pages wrote
+ * <script><!-- document.write("<script>...</script>") --></script> for old browsers. */
+static const u8 *find_script_end(State *S, const u8 *p, int tag) {
+    const TagInfo *info = &S->cfg->tags[tag];
+    const u8 *end = S->end;
+    enum { DATA, ESCAPED, DOUBLE_ESCAPED } state = DATA;
+    int dashes = 0;
+    while (p < end) {
+        if (state == DATA) {
+            const u8 *lt = memchr(p, '<', end - p);
+            if (lt == NULL) return end;
+            if (end_tag_at(lt, end, info)) return lt;
+            if (end - lt >= 4 && memcmp(lt, "<!--", 4) == 0) {
+                state = ESCAPED;
+                dashes = 2;
+                p = lt + 4;
+            } else {
+                p = lt + 1;
+            }
+            continue;
+        }
+        u8 c = *p;
+        if (c == '-') {
+            dashes++;
+            p++;
+            continue;
+        }
+        if (c == '>' && dashes >= 2) {
+            state = DATA;
+            dashes = 0;
+            p++;
+            continue;
+        }
+        dashes = 0;
+        if (c == '<') {
+            if (state == ESCAPED && end_tag_at(p, end, info)) return p;
+            const u8 *q = p + 1;
+            int closing = q < end && *q == '/';
+            q += closing;
+            if (closing == (state == DOUBLE_ESCAPED) && end - q > 6 && strncasecmp((const char *)q, "script", 6) == 0 &&
+                (TAG_SPACE[q[6]] || q[6] == '/' || q[6] == '>')) {
+                state = state == ESCAPED ? DOUBLE_ESCAPED : ESCAPED;
+                p = q + 7;
+                continue;
+            }
+        }
+        p++;
     }
     return end;
 }
@@ -874,11 +994,20 @@ static const u8 *find_end_tag(State *S, const u8 *p, int tag) {
 /* After a start tag of a raw-text, RCDATA or plaintext element: its content up to its end tag. */
 static const u8 *raw_content(State *S, const u8 *p, int tag) {
     uint32_t flags = tag_flags(S, tag);
-    const u8 *stop = (flags & T_PLAINTEXT) ? S->end : find_end_tag(S, p, tag);
+    const u8 *stop = (flags & T_PLAINTEXT)           ? S->end
+                     : tag_kind(S, tag) == K_SCRIPT ? find_script_end(S, p, tag)
+                                                    : find_end_tag(S, p, tag);
     if (!(flags & T_RAW_HIDDEN)) {
         int title = tag_kind(S, tag) == K_TITLE;
         if (title && !S->discard_depth) S->in_title = S->title_seen ? 2 : 1;
-        emit_text(S, p, stop - p, (flags & T_RCDATA) != 0);
+        /* NUL is U+FFFD in raw text, RCDATA and plaintext (it is dropped only from the data state's text) */
+        const u8 *q = p, *nul;
+        while ((nul = memchr(q, 0, stop - q)) != NULL) {
+            emit_text(S, q, nul - q, (flags & T_RCDATA) != 0);
+            emit_text(S, (const u8 *)"\xEF\xBF\xBD", 3, 0);
+            q = nul + 1;
+        }
+        emit_text(S, q, stop - q, (flags & T_RCDATA) != 0);
         if (title) S->in_title = 0;
         if (title && !S->discard_depth) S->title_seen = 1;
     }
@@ -921,37 +1050,85 @@ static const u8 *markup_declaration(State *S, const u8 *p) {
     return gt ? gt + 1 : end;
 }
 
+/* A browser running scripts reads a <noscript>'s content as raw text up to </noscript>; one without
+ * scripts, as markup. The scanner reads it as markup, for the links in it, but only up to the </noscript>:
+ * nothing opened inside (an <iframe> whose raw text would run to the end of the page, an <svg>, a comment, a
+ * tag) goes past it, and the state at the <noscript> comes back there. A <noscript> inside is a plain tag. */
+static void enter_noscript(State *S, const u8 *p, int tag) {
+    S->noscript.discard_tag = S->discard_tag;
+    S->noscript.discard_depth = S->discard_depth;
+    S->noscript.pre = S->pre;
+    S->noscript.in_head = S->in_head;
+    S->noscript.links_len = S->links_len;
+    S->page_end = S->end;
+    S->end = find_end_tag(S, p, tag);
+}
+
+static const u8 *leave_noscript(State *S) {
+    const u8 *stop = S->end;
+    S->end = S->page_end;
+    S->page_end = NULL;
+    if (S->anchor_open && S->anchor_first >= S->noscript.links_len) anchor_close(S);
+    S->foreign_depth = 0;
+    S->discard_tag = S->noscript.discard_tag;
+    S->discard_depth = S->noscript.discard_depth;
+    S->pre = S->noscript.pre;
+    S->in_head = S->noscript.in_head;
+    return stop;
+}
+
 static void scan(State *S) {
-    const u8 *p = S->start, *end = S->end;
-    while (p < end) {
+    const u8 *p = S->start;
+    for (;;) {
+        if (p >= S->end) {
+            if (S->page_end == NULL) break;
+            p = leave_noscript(S);
+            continue;
+        }
+        const u8 *end = S->end;
         const u8 *lt = memchr(p, '<', end - p);
         const u8 *stop = lt ? lt : end;
         if (stop > p) emit_text(S, p, stop - p, 1);
-        if (lt == NULL) break;
+        if (lt == NULL) {
+            p = end;
+            continue;
+        }
         const u8 *q = lt + 1;
         if (q >= end) {
             emit_text(S, lt, 1, 0);
-            break;
+            p = end;
+            continue;
         }
         if (is_alpha(*q)) {
             int tag, self_closing;
-            const u8 *after = read_tag(S, q, &tag, &self_closing);
-            if (after == NULL) break;
-            start_tag(S, tag, self_closing);
+            uint32_t hash;
+            const u8 *after = read_tag(S, q, &tag, &self_closing, &hash);
+            if (after == NULL) {
+                p = end;
+                continue;
+            }
+            int foreign = S->foreign_depth;
+            start_tag(S, tag, self_closing, hash);
             p = after;
             uint32_t flags = tag_flags(S, tag);
             if (!S->foreign_depth && (flags & (T_RAWTEXT | T_RCDATA | T_PLAINTEXT))) p = raw_content(S, p, tag);
+            if (!foreign && (flags & T_NOSCRIPT) && S->page_end == NULL) enter_noscript(S, p, tag);
         } else if (*q == '/') {
             q++;
             if (q >= end) {
                 emit_text(S, lt, 2, 0);
-                break;
+                p = end;
+                continue;
             }
             if (is_alpha(*q)) {
                 int tag, self_closing;
-                const u8 *after = read_tag(S, q, &tag, &self_closing);
-                if (after == NULL) break;
-                end_tag(S, tag);
+                uint32_t hash;
+                const u8 *after = read_tag(S, q, &tag, &self_closing, &hash);
+                if (after == NULL) {
+                    p = end;
+                    continue;
+                }
+                end_tag(S, tag, hash);
                 p = after;
             } else if (*q == '>') {
                 p = q + 1;
@@ -1111,13 +1288,14 @@ static int Scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
         {"title", T_RCDATA | T_HEAD | T_BLOCK, K_TITLE}, {"head", T_HEAD | T_BLOCK, K_HEAD}, {"body", T_BLOCK, K_BODY},
         {"frameset", T_BLOCK, 0}, {"html", T_HEAD | T_BLOCK, K_HTML}, {"area", T_VOID, K_AREA},
         {"svg", T_FOREIGN, 0}, {"math", T_FOREIGN, 0},
-        {"script style", T_RAWTEXT | T_RAW_HIDDEN | T_HEAD | T_DISCARD, 0},
+        {"script style", T_RAWTEXT | T_RAW_HIDDEN | T_HEAD | T_DISCARD, 0}, {"script", 0, K_SCRIPT},
         {"iframe", T_RAWTEXT | T_RAW_HIDDEN | T_BLOCK, 0},
         {"xmp noembed noframes", T_RAWTEXT | T_BLOCK | T_PRE, 0},
         {"textarea", T_RCDATA | T_BLOCK | T_PRE, 0},
         {"plaintext", T_PLAINTEXT | T_BLOCK | T_PRE, 0},
         {"pre listing", T_PRE | T_BLOCK, 0},
         {"link noscript template basefont bgsound", T_HEAD, 0},
+        {"noscript", T_NOSCRIPT, 0},
         {"br col embed hr input keygen link param source track wbr frame", T_VOID, 0},
         {"address article aside blockquote br caption center dd details dialog dir div dl dt fieldset figcaption "
          "figure footer form frame h1 h2 h3 h4 h5 h6 header hgroup hr legend li main menu nav ol option p "

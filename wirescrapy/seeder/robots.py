@@ -43,6 +43,10 @@ import urllib.parse
 
 from protego import Protego
 
+# Protego's own reading of a line (field and value, with its tolerance of misspelled fields), so that the
+# lines handed to it are judged as it would judge them (protego is pinned in requirements.txt).
+from protego._protego import _ALL_DIRECTIVES, _USER_AGENT_DIRECTIVE, _extract_directive
+
 from wirescrapy.collection.metadata import RobotsState
 
 logger = logging.getLogger(__name__)
@@ -185,10 +189,34 @@ class _AllowAll:
         return None
 
 
+def rfc9309_text(text: str) -> str:
+    """``text`` as Protego must see it to read it as RFC 9309 says (Google's robots.txt tests check it):
+
+    - a line that is no rule (``Invalid-Unknown-Line: x``, junk) is dropped: RFC 9309 §2.2 ignores it, and
+      Protego would take it as the end of the ``User-agent`` lines that start a group, splitting the group;
+    - a ``User-agent`` value is its first word, the product token (§2.2.1 allows no space in it):
+      ``User-agent: FOO BAR`` is the group of ``foo``.
+    """
+    lines = []
+    for line in text.splitlines():
+        content = line.split("#", 1)[0].strip()
+        if not content:
+            continue
+        directive = _extract_directive(content)
+        if directive is None or directive[0] not in _ALL_DIRECTIVES:
+            continue
+        field, value = directive
+        if field in _USER_AGENT_DIRECTIVE:
+            words = value.split()
+            content = f"user-agent: {words[0] if words else ''}"
+        lines.append(content)
+    return "\n".join(lines)
+
+
 def _parse(body: bytes):
     text = body.decode("utf-8", errors="replace").lstrip("\ufeff").replace("\x00", "")
     try:
-        return Protego.parse(text)
+        return Protego.parse(rfc9309_text(text))
     except Exception:
         logger.exception("robots.txt could not be parsed; allowing everything")
         return _AllowAll()
