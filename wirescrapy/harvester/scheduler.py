@@ -66,6 +66,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from wirescrapy.config import WireConfig
 from wirescrapy.harvester.meta import DEPTH, DOC_ID, HOLD_SITE, SITE_ID
 from wirescrapy.harvester.politeness import DocTable, PolitenessQueue, Waits
+from wirescrapy.harvester.render import page_url
 from wirescrapy.url import origin, split
 
 if TYPE_CHECKING:
@@ -174,7 +175,9 @@ class WireScheduler(BaseScheduler):
         if not request.dont_filter and self.dupefilter.request_seen(request):
             self.dupefilter.log(request, self.spider)
             return False
-        self.queue.add(origin(request.url), request, front=request.priority > 0)
+        # A render's request goes to Splash, but it is an access of the page's site: queued, and counted, there
+        # (scrapy-splash's middleware sends the request to Splash back here, with a higher priority).
+        self.queue.add(origin(page_url(request)), request, front=request.priority > 0)
         self.stats.inc_value("scheduler/enqueued")
         self.stats.inc_value("scheduler/enqueued/request")
         return True

@@ -22,8 +22,8 @@ class LinkGraphPipeline(GathererStep):
                 self.stats.inc_value("gatherer/sitemap_urls", len(fetch.listed))
                 self.stats.inc_value("gatherer/links/new", report.added)
             return
-        if fetch.kind is not Kind.PAGE:
-            return
+        if fetch.kind is not Kind.PAGE or (fetch.render_follow_up and fetch.page is None):
+            return  # a render after the raw fetch that failed: the raw fetch's links stay
         if fetch.redirect:
             decision = rules.classify_at(fetch.redirect, fetch.depth)
             target, _ = add_decision(collection, rules, decision)
@@ -33,6 +33,7 @@ class LinkGraphPipeline(GathererStep):
             report = add_links(collection, rules, [link.url for link in page.links], parent_depth=fetch.depth)
             fetch.links = report.targets
             self.stats.inc_value("gatherer/links/found", len(page.links))
+            self.stats.inc_value("gatherer/links/rendered", fetch.render_links)
             self.stats.inc_value("gatherer/links/new", report.added)
             if report.over_limit:
                 self.stats.inc_value("gatherer/links/over_site_limit", report.over_limit)
