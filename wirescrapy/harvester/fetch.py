@@ -17,6 +17,7 @@ What the downloader middlewares measured comes in ``Request.meta`` (:mod:`wiresc
 
 from __future__ import annotations
 
+import base64
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING
 
@@ -114,7 +115,10 @@ def render_fetch(response: Response, data: dict, max_file_size: int, now: float)
     fetch.mime = media_type(raw.get("type") or "")
     fetch.content_type = "text/html; charset=utf-8"
     fetch.latency = float(response.meta.get("download_latency", 0.0))
-    fetch.raw_body = str(raw.get("body") or "").encode("utf-8", "surrogatepass")[:max_file_size]
+    try:
+        fetch.raw_body = base64.b64decode(raw.get("body64") or "")[:max_file_size]
+    except ValueError:
+        fetch.raw_body = b""
     fetch.raw_length = len(fetch.raw_body)
     body = str(data.get("html") or "").encode("utf-8", "surrogatepass")
     fetch.truncated = len(body) > max_file_size

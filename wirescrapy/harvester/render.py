@@ -187,9 +187,10 @@ def render_request(url: str, config: WireConfig, user_agent: str, *, how: str, m
 
 
 # The render, polite: see the module's docstring. Splash's Lua sandbox has string.find and string.sub, no
-# patterns; the first request is the page itself (its raw body is returned for content-seen).
+# patterns; the first request is the page itself (its raw body is returned, in base64: any encoding, for
+# content-seen and the links it gained).
 LUA = """
-treat = require("treat")
+base64 = require("base64")
 function main(splash, args)
   splash.images_enabled = false
   splash.resource_timeout = args.resource_timeout
@@ -219,7 +220,7 @@ function main(splash, args)
     if raw.status == nil then
       raw.status = response.status
       raw.type = response.headers["Content-Type"] or ""
-      if response.body then raw.body = treat.as_string(response.body) end
+      if response.body then raw.body64 = base64.encode(response.body) end
     end
   end)
   local ok, reason = splash:go{args.url, headers=args.headers}

@@ -314,6 +314,8 @@ class HarvesterSpider(scrapy.Spider):
             yield from self._render_failed(request, None, response.status, f"Splash {response.status}: {reason}")
             return
         fetch = render_fetch(response, data, self.config.max_file_size, time.time())
+        if fetch.mime and fetch.mime not in self.config.accept_mime:  # Splash showed an image, a PDF...
+            fetch.mime_refused, fetch.body, fetch.raw_body, fetch.render = True, b"", b"", 0
         self.crawler.stats.inc_value("harvester/render/rendered")
         yield fetch
 
