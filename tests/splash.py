@@ -16,6 +16,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import psutil
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,6 +74,12 @@ class OwnSplash:
 
     def restarts(self) -> int:
         return self.errors.read_text(errors="replace").count("splash-supervise: restart")
+
+    def kill_splash(self) -> None:
+        """SIGKILL Splash itself, as a crash would: the supervisor starts a new one."""
+        for child in psutil.Process(self.process.pid).children(recursive=True):
+            if "splash" in " ".join(child.cmdline()):
+                child.kill()
 
     def kill(self) -> None:
         """SIGKILL the whole process group: the supervisor, if any, and Splash."""

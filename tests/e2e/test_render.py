@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -60,7 +61,7 @@ def records(collection: Path) -> dict[str, dict]:
             found[store.url(doc_id)] = {
                 "status": int(record["status"]), "error": int(record["error"]), "render": int(record["render"]),
                 "render_links": int(record["render_links"]), "visits": int(record["visits"]),
-                "site": int(record["siteid"]),
+                "site": int(record["siteid"]), "stored": int(record["stored_length"]), "depth": int(record["depth"]),
                 "links": {store.url(int(t)) for t in store.links.links(doc_id)} if doc_id in store.links else set(),
             }
         sites = {store.urls.site_name(s): (int(r["render"]), int(r["render_tries"]), int(r["render_gains"]))
@@ -132,7 +133,7 @@ def test_rendering_keeps_politeness_as_the_sites_saw_it(auto_crawl):
                 accesses[-1].append(request)
             else:
                 accesses.append([request])
-        for before, after in zip(accesses, accesses[1:]):
+        for before, after in pairwise(accesses):
             end = max(r["end"] for r in before)
             gap = after[0]["start"] - end
             assert gap >= wait - 0.003, (host, [r["path"] for r in before], after[0]["path"], round(gap, 4))
@@ -144,33 +145,35 @@ def test_rendering_keeps_politeness_as_the_sites_saw_it(auto_crawl):
 
 @pytest.mark.timeout(120)
 def test_killing_splash_mid_crawl_keeps_every_page_and_renders_it_later(tmp_path):
-    splash = OwnSplash(tmp_path, supervised=False)
-    web_args = {**WEB, "sites": 2, "pages_per_site": 6, "js": "off"}
-    every = {"WIRE_RENDER_JS": ".wire.test"}
+    splash = OwnSplash(tmp_path, supervised=True)
+    web_args = {**WEB, "sites": 2, "pages_per_site": 4, "js": "off"}
+    every = {"WIRE_RENDER_JS": ".wire.test", "WIRE_MAX_DEPTH_STATIC": 1}  # the home pages and the pages they link
     try:
         with SampleWebProcess(workdir=tmp_path, **web_args) as web:
-            crawl = harvest(tmp_path / "c", splash.url, "-a", f"seeds={web.seeds_file}", "-a", "cycles=3",
+            crawl = harvest(tmp_path / "c", splash.url, "-a", f"seeds={web.seeds_file}", "-a", "cycles=2",
                             settings=every, background=True)
             deadline = time.monotonic() + 60
-            while len([r for r in web.access_log() if r["path"].startswith("/page/")]) < 3:
+            while len([r for r in web.access_log() if r["path"].startswith("/page/")]) < 4:
                 assert time.monotonic() < deadline and crawl.poll() is None, "the crawl did not get going"
                 time.sleep(0.05)
-            splash.kill()
+            splash.kill_splash()
             _, stderr = crawl.communicate(timeout=90)
             assert crawl.returncode == 0 and "Traceback" not in stderr, stderr[-3000:]
             docs = records(tmp_path / "c")["docs"]
             failed = {url for url, doc in docs.items() if doc["render"] == RenderState.FAILED and doc["status"] == 200
                       and url not in web.truth.duplicates}  # the manager selects no duplicate again
             assert failed, "renders after the kill failed"
-            for url in failed:  # the page kept its raw HTML and links
+            for url in failed:  # the page kept its raw HTML (and its links, those within the depth limit)
                 doc = docs[url]
                 assert (doc["status"], doc["error"]) == (200, FetchError.RENDER_FAILED), url
+                assert doc["stored"] > 0, url
                 followed = set(web.truth.links.get(url, ())) - web.truth.nofollow.get(url, frozenset())
-                assert doc["links"] or not followed or url in web.truth.duplicates, url
+                assert doc["links"] or not followed or doc["depth"] >= 1, url
             assert "render_failed" in stderr
             # Splash is back: the next visit (a failed render is an error: due after WIRE_MINPERIOD_UNSUCCESSFUL)
             # renders them.
-            splash = OwnSplash(tmp_path, supervised=False)
+            wait_alive(splash.url)
+            assert splash.restarts() == 1
             harvest(tmp_path / "c", splash.url, settings={**every, "WIRE_MINPERIOD_UNSUCCESSFUL": 0})
             again = records(tmp_path / "c")["docs"]
             left = {url: (again[url]["visits"], again[url]["error"]) for url in failed if again[url]["render"] != RenderState.RENDERED}
@@ -200,7 +203,7 @@ def test_a_script_that_never_ends_freezes_splash_once_and_is_never_rendered_agai
             wait_alive(splash.url)
             restarts = splash.restarts()
             before = len(web.access_log())
-            harvest(tmp_path / "c", splash.url, "-a", "cycles=2", settings=settings)
+            harvest(tmp_path / "c", splash.url, settings=settings)
             found = records(tmp_path / "c")["docs"]
             assert found[endless]["render"] == RenderState.TIMED_OUT and found[endless]["error"] == 0
             assert found[endless]["visits"] == 2

@@ -32,6 +32,7 @@ from twisted.internet.error import (
 )
 from twisted.web._newclient import ParseError, ResponseFailed, ResponseNeverReceived
 
+from wirescrapy.collection.metadata import RenderState
 from wirescrapy.harvester.meta import (
     DEPTH,
     DOC_ID,
@@ -46,7 +47,6 @@ from wirescrapy.harvester.meta import (
     STARTED,
     TRUNCATED,
 )
-from wirescrapy.collection.metadata import RenderState
 from wirescrapy.harvester.middlewares import BlockedIP, RobotsDisallowed, media_type
 from wirescrapy.harvester.render import page_url
 from wirescrapy.items import Fetch, FetchError, Kind

@@ -34,30 +34,25 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.fetch import classify, failure_fetch, kind_of, render_fetch, response_fetch
+from wirescrapy.harvester.fetch import classify, failure_fetch, kind_of, response_fetch
 from wirescrapy.harvester.meta import (
     CHAIN,
     DEPTH,
-    DOC_ID,
     HOLD_SITE,
     HOPS,
     KIND,
-    NO_RENDER,
     ORIGIN,
     RDF,
     RENDER,
-    RENDER_FAILURE,
     SITE_ID,
-    STARTED,
 )
 from wirescrapy.harvester.middlewares import AlreadyFetched, RobotsNotReady
-from wirescrapy.harvester.render import failure as render_failure
-from wirescrapy.harvester.render import page_url, render_request
 from wirescrapy.harvester.redirects import (
     ROBOTS_MAX_REDIRECTS,
     decide_redirect,
     is_redirect,
 )
+from wirescrapy.harvester.renders import FOLLOW_UP_PRIORITY, Renders, after_render
 from wirescrapy.harvester.robots import fetch_origin, origin_of
 from wirescrapy.harvester.scheduler import WireScheduler
 from wirescrapy.harvester.session import Harvest, batch_figures
@@ -69,23 +64,13 @@ from wirescrapy.url import BadURL, canonicalize, robots_txt_url
 if TYPE_CHECKING:
     from wirescrapy.seeder.robots import RobotsPolicy
 
-FOLLOW_UP_PRIORITY = 1  # > 0: the front of its site's queue (WireScheduler)
+
 BLOCKED_SHARE = 0.9  # of a harvest's page fetches refused as blocked addresses, from which it is warned of
 BLOCKED_WARNING = (
     "%(blocked)d of %(pages)d page fetches were refused as blocked addresses: WIRE_BLOCKED_IPS refuses loopback, "
     "private and other non-public addresses by default. To try the crawler on this machine, use the test "
     "settings (SCRAPY_SETTINGS_MODULE=settings.test) or set WIRE_BLOCKED_IPS without your sites' range; the "
     "refused pages are not barred and are fetched in the next cycle.")
-
-
-def _after_render(fetch: Fetch, request) -> None:
-    """The raw fetch that follows a failed direct render records the render's failure."""
-    failed = request.meta.get(RENDER_FAILURE)
-    if failed:
-        state, kind, message = failed
-        fetch.render = state
-        if fetch.error is None:
-            fetch.error, fetch.message = FetchError(kind), message
 
 
 def mostly_blocked(pages: int, blocked: int) -> bool:
@@ -96,7 +81,7 @@ def mostly_blocked(pages: int, blocked: int) -> bool:
     return pages > 0 and blocked >= BLOCKED_SHARE * pages
 
 
-class HarvesterSpider(scrapy.Spider):
+class HarvesterSpider(Renders, scrapy.Spider):
     name = "harvester"
 
     def __init__(self, batch: str | None = None, seeds: str | None = None, cycles: str | int = 1, **kwargs):
@@ -269,7 +254,7 @@ class HarvesterSpider(scrapy.Spider):
         finally:
             if kind is Kind.ROBOTS:
                 self._robots_read(request, hop)
-        _after_render(fetch, request)
+        after_render(fetch, request)
         yield fetch
         yield from follow_ups
 
@@ -292,50 +277,8 @@ class HarvesterSpider(scrapy.Spider):
                 self._robots_failed(fetch)
             finally:
                 self._robots_read(request, None)
-        _after_render(fetch, request)
+        after_render(fetch, request)
         yield fetch
-
-    # -- rendering through Splash (harvester/render.py) ---------------------------------------------
-
-    def render_later(self, fetch: Fetch) -> None:
-        """Render a page fetched raw in this batch (``auto``: it looks script-built): at the front of its site's
-        queue, after the site's wait."""
-        request = render_request(fetch.url, self.config, self.crawler.settings.get("USER_AGENT") or "",
-                                 how="follow", meta={DOC_ID: fetch.doc_id, SITE_ID: fetch.site_id, DEPTH: fetch.depth},
-                                 callback=self.parse, errback=self.failed, priority=FOLLOW_UP_PRIORITY)
-        self.crawler.stats.inc_value("harvester/render/follow")
-        self.crawler.engine.crawl(request)
-
-    def _rendered(self, response):
-        request = response.request
-        data = getattr(response, "data", None)
-        if response.status != 200 or not isinstance(data, dict) or not data.get("ok"):
-            reason = data.get("reason") or data.get("description") if isinstance(data, dict) else ""
-            yield from self._render_failed(request, None, response.status, f"Splash {response.status}: {reason}")
-            return
-        fetch = render_fetch(response, data, self.config.max_file_size, time.time())
-        if fetch.mime and fetch.mime not in self.config.accept_mime:  # Splash showed an image, a PDF...
-            fetch.mime_refused, fetch.body, fetch.raw_body, fetch.render = True, b"", b"", 0
-        self.crawler.stats.inc_value("harvester/render/rendered")
-        yield fetch
-
-    def _render_failed(self, request, error: FetchError | None, splash_status: int, message: str):
-        elapsed = time.time() - request.meta.get(STARTED, time.time())
-        state, kind = render_failure(error, splash_status, elapsed, self.config.render_frozen_after)
-        self.crawler.stats.inc_value(f"harvester/render/{kind.label}")
-        self.logger.info("Render of %(url)s failed (%(kind)s after %(s).1f s): %(message)s",
-                         {"url": page_url(request), "kind": kind.label, "s": elapsed, "message": message})
-        meta = request.meta
-        if meta[RENDER] == "follow":  # the raw fetch is recorded: the page keeps its raw HTML and links
-            fetch = failure_fetch(request, RuntimeError(message), time.time())
-            fetch.error, fetch.render, fetch.render_follow_up = kind, int(state), True
-            yield fetch
-            return
-        # A direct render: the page is fetched raw now, and records the render's failure.
-        keep = {key: meta[key] for key in (DOC_ID, SITE_ID, DEPTH, HOPS, CHAIN) if key in meta}
-        yield scrapy.Request(page_url(request), callback=self.parse, errback=self.failed, dont_filter=True,
-                             priority=FOLLOW_UP_PRIORITY,
-                             meta={**keep, NO_RENDER: True, RENDER_FAILURE: (int(state), int(kind), message[:300])})
 
     # -- redirects -----------------------------------------------------------------------------------
 

@@ -9,7 +9,14 @@ from scrapy import signals
 from scrapy.exceptions import StopDownload
 
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.meta import KIND, MIME_REFUSED, RECEIVED, RENDER, STARTED, TRUNCATED
+from wirescrapy.harvester.meta import (
+    KIND,
+    MIME_REFUSED,
+    RECEIVED,
+    RENDER,
+    STARTED,
+    TRUNCATED,
+)
 from wirescrapy.seeder.robots import MAX_ROBOTS_BYTES
 from wirescrapy.seeder.sitemaps import MAX_BYTES as MAX_SITEMAP_BYTES
 

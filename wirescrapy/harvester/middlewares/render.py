@@ -5,7 +5,8 @@ rendered (a listed suffix, or ``auto`` found that rendering helps it: its site r
 ``SplashRequest`` (:func:`~wirescrapy.harvester.render.render_request`), which scrapy-splash's middleware
 turns into the request to Splash. Both go back through the scheduler to the front of the page's site queue,
 so the render is that site's access. A page that froze Splash once (``RenderState.TIMED_OUT``) and the raw
-fallback of a failed render (``meta[NO_RENDER]``) are fetched raw.
+fallback of a failed render (``meta[NO_RENDER]``) are fetched raw; so is a page while Splash is down (a render
+refused in the last ``SPLASH_DOWN_PAUSE`` seconds, see the spider), its render recorded as failed.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 
+from wirescrapy.collection.metadata import RenderState
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.meta import KIND, NO_RENDER, RENDER
+from wirescrapy.harvester.meta import KIND, NO_RENDER, RENDER, RENDER_FAILURE
 from wirescrapy.harvester.render import RenderMode, direct, render_request
+from wirescrapy.items import FetchError
 
 if TYPE_CHECKING:
     from typing import Self
@@ -46,6 +49,12 @@ class RenderMiddleware:
             return None
         site, page = harvest.render_states(request.url)
         if not direct(self.mode, request.url, site, page):
+            return None
+        if getattr(spider, "splash_down", lambda: False)():
+            # Splash refused a render a moment ago: the page is fetched raw, its render failed (it is rendered at
+            # a later visit), and the site is spared a render that would fail before its raw fetch.
+            meta[RENDER_FAILURE] = (int(RenderState.FAILED), int(FetchError.RENDER_FAILED), "Splash is down")
+            spider.crawler.stats.inc_value("harvester/render/skipped_splash_down")
             return None
         spider.crawler.stats.inc_value("harvester/render/direct")
         return render_request(request.url, self.config, self.user_agent, how="direct", meta=dict(meta),
