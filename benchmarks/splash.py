@@ -41,13 +41,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scrapy.settings import Settings  # noqa: E402
+from scrapy.settings import Settings
 
-from wirescrapy.collection import Collection  # noqa: E402
-from wirescrapy.collection.metadata import RenderState  # noqa: E402
-from wirescrapy.config import WireConfig  # noqa: E402
-from wirescrapy.harvester.render import render_request  # noqa: E402
-from wirescrapy.sampleweb import SampleWebProcess  # noqa: E402
+from wirescrapy.collection import Collection
+from wirescrapy.collection.metadata import RenderState
+from wirescrapy.config import WireConfig
+from wirescrapy.harvester.render import render_request
+from wirescrapy.sampleweb import SampleWebProcess
 
 FAST = {"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0, "WIRE_BATCH_SIZE": 100_000, "WIRE_MAX_DEPTH_STATIC": 6,
         "LOG_LEVEL": "WARNING"}
