@@ -10,6 +10,10 @@ Enable it with ``SCHEDULER = "wirescrapy.harvester.scheduler.WireScheduler"``. T
   scheduler does. Every request goes through here, robots.txt and redirects included, so none escapes
   the one-connection rule (``ROBOTSTXT_OBEY`` must stay off: its middleware fetches robots.txt with
   ``engine.download``, past any scheduler).
+* A render (``WIRE_RENDER_JS``) is queued on its page's site, not on Splash's address: the ``SplashRequest``
+  and the request to Splash that scrapy-splash's middleware makes of it (sent back here, at the front) are
+  that site's access; the first is released without a wait when the middleware replaces it, the second
+  starts the site's wait when the render ends (:func:`~wirescrapy.harvester.render.page_url`).
 * :meth:`WireScheduler.enqueue_batch` takes a whole batch in compact form (no Request per URL); the
   Request is built when its site's turn comes, with ``meta`` keys ``DOC_ID``, ``SITE_ID`` and ``DEPTH``
   (:mod:`wirescrapy.harvester.meta`), and ``dont_filter=True`` (the manager wrote each doc-id once).
