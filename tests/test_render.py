@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from scrapy.exceptions import NotConfigured
 from xxhash import xxh3_64_intdigest
 
-from tests.components import T0, Bench
+from tests.components import T0, Bench, run_now
 from wirescrapy.collection.metadata import RenderState, SiteRender
 from wirescrapy.gatherer.parser import Parser
+from wirescrapy.harvester import meta
 from wirescrapy.harvester.meta import RENDER
+from wirescrapy.harvester.middlewares import BlockedIP, RobotsDisallowed
 from wirescrapy.harvester.render import (
     LUA,
     RenderMode,
@@ -24,7 +27,7 @@ from wirescrapy.harvester.render import (
     render_request,
     site_after,
 )
-from wirescrapy.items import FetchError
+from wirescrapy.items import FetchError, Kind
 
 SITE = "http://a.wire.test:8123"
 TEXT = "<p>" + "words of text " * 30 + "</p>"
@@ -166,3 +169,56 @@ def test_a_failed_render_keeps_the_raw_html_and_links(tmp_path):
         bench.gather(bench.page(SITE + "/p.html", 200, RAW, at=T0 + 100))
         assert bench.record(SITE + "/p.html")["render"] == RenderState.TIMED_OUT
         assert bench.stats.get("gatherer/render/wanted") == 1
+
+
+# -- the downloader middlewares: the page's URL is checked, Splash's address is not --------------------------
+
+def splash_side(bench: Bench, url: str):
+    """The request scrapy-splash's middleware makes of a render: to Splash's /execute, on loopback."""
+    render = render_request(url, bench.config, "ua", how="direct", meta={}, callback=None, errback=None)
+    render.meta["splash"]["slot_policy"] = "scrapy_default"  # per_domain asks the engine, which the bench has not
+    return bench.middleware("SplashMiddleware").process_request(render, bench.spider), render
+
+
+def test_splash_s_address_is_exempt_from_the_blocked_address_and_robots_checks(tmp_path):
+    with Bench(tmp_path, WIRE_RENDER_JS=".wire.test", WIRE_BLOCKED_IPS=["127.0.0.0/8"],
+               SPLASH_URL="http://127.0.0.1:8050") as bench:
+        bench.install_resolver()
+        bench.seed(SITE + "/a.html", SITE + "/private/a.html")
+        bench.robots(SITE, 200, b"User-agent: *\nDisallow: /private/\n")
+        to_splash, _ = splash_side(bench, SITE + "/a.html")
+        render = render_request(SITE + "/a.html", bench.config, "ua", how="direct", meta={}, callback=None,
+                                errback=None)
+        assert to_splash.url == "http://127.0.0.1:8050/execute" and page_url(to_splash) == SITE + "/a.html"
+        blocked, robots = bench.middleware("BlockedIPMiddleware"), bench.middleware("RobotsMiddleware")
+        assert run_now(blocked.process_request(to_splash, bench.spider)) is None  # loopback, but Splash's
+        assert robots.process_request(to_splash, bench.spider) is None
+        # the page's own URL is checked before it is rendered: *.wire.test maps to blocked 127.0.0.1 here
+        with pytest.raises(BlockedIP):
+            run_now(blocked.process_request(render, bench.spider))
+        with pytest.raises(RobotsDisallowed):
+            robots.process_request(bench.request(SITE + "/private/a.html"), bench.spider)
+        # the render of a page fetched in this batch is part of that visit, not refused as done
+        assert bench.middleware("BatchFilterMiddleware").process_request(to_splash, bench.spider) is None
+
+
+def test_a_page_of_a_rendered_site_becomes_a_splash_request(tmp_path):
+    with Bench(tmp_path, WIRE_RENDER_JS="a.wire.test") as bench:
+        bench.seed(SITE + "/a.html", "http://site2.wire.test/b.html")
+        middleware = bench.middleware("RenderMiddleware")
+        page_request = bench.request(SITE + "/a.html")
+        render = middleware.process_request(page_request, bench.spider)
+        assert render.meta[RENDER] == "direct" and render.meta["splash"]["args"]["url"] == SITE + "/a.html"
+        assert render.meta[meta.DOC_ID] == page_request.meta[meta.DOC_ID]
+        assert middleware.process_request(bench.request("http://site2.wire.test/b.html"), bench.spider) is None
+        assert middleware.process_request(render, bench.spider) is None  # once
+        robots = bench.request(SITE + "/robots.txt", Kind.ROBOTS)
+        assert middleware.process_request(robots, bench.spider) is None  # robots.txt and sitemaps: never
+        record = bench.collection.documents.records[page_request.meta[meta.DOC_ID]]
+        record["render"] = RenderState.TIMED_OUT  # it froze Splash once
+        assert middleware.process_request(bench.request(SITE + "/a.html"), bench.spider) is None
+
+
+def test_rendering_off_leaves_the_middleware_out(tmp_path):
+    with Bench(tmp_path) as bench, pytest.raises(NotConfigured):
+        bench.middleware("RenderMiddleware")

@@ -120,6 +120,8 @@ def test_rendering_keeps_politeness_as_the_sites_saw_it(auto_crawl):
     """
     web, _, log, _ = auto_crawl
     assert not [r for r in log if r["path"].endswith(".png")], "images are never loaded"
+    # robots.txt holds for rendered pages too (checked on the page's URL before it goes to Splash)
+    assert not [r for r in log if web.url(r["host"], r["path"]) in web.truth.disallowed]
     script_site = web.url(5).split("//")[1].split(":")[0]
     assert not [r for r in log if r["path"] == PREFIX + "lib.js" and r["host"] != script_site]
     renders = 0
