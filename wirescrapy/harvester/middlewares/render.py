@@ -58,4 +58,5 @@ class RenderMiddleware:
             return None
         spider.crawler.stats.inc_value("harvester/render/direct")
         return render_request(request.url, self.config, self.user_agent, how="direct", meta=dict(meta),
-                              callback=request.callback, errback=request.errback, priority=request.priority)
+                              callback=request.callback, errback=request.errback,
+                              priority=max(request.priority, 1))  # > 0: back at the front of its site's queue
