@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import scrapy
 from scrapy import signals
-from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 
 from wirescrapy.config import WireConfig
 from wirescrapy.harvester.fetch import classify, failure_fetch, kind_of, response_fetch
@@ -261,7 +261,7 @@ class HarvesterSpider(Renders, scrapy.Spider):
     def failed(self, failure):
         request = failure.request
         exc = failure.value
-        if RENDER in request.meta and not isinstance(exc, (RobotsNotReady, AlreadyFetched)):
+        if RENDER in request.meta and not isinstance(exc, IgnoreRequest):  # refused before Splash: as a page
             error = classify(exc)
             yield from self._render_failed(request, error, 0, f"{error.label}: {exc}")
             return

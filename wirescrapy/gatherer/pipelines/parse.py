@@ -38,7 +38,9 @@ class ParsePipeline(GathererStep):
         if fetch.render == RenderState.RENDERED:
             self._rendered(fetch, fetch.page)
         elif self.render_mode.auto and fetch.page.is_html and not fetch.render:
-            site, page = harvest.render_states(fetch.url)
+            collection = harvest.collection
+            site = collection.sites.records[fetch.site_id]["render"]
+            page = collection.documents.records[fetch.doc_id]["render"]
             if may_probe(self.render_mode, site, page) and looks_script_built(
                     fetch.body, len(fetch.page.links), len(fetch.page.text)):
                 fetch.render_wanted = True
