@@ -54,7 +54,9 @@ DOWNLOADER_MIDDLEWARES = {
 # Not scrapy-splash's SplashDeduplicateArgsMiddleware: it only serves `cache_args`, which renders do not use (the
 # Lua script is small), and 0.11.1 knows no `process_start`, which a Scrapy 2.13 spider without
 # `start_requests` needs.
-DUPEFILTER_CLASS = "scrapy_splash.SplashAwareDupeFilter"
+# scrapy-splash's request fingerprints (its SplashAwareDupeFilter is deprecated for this): the scheduler's
+# dupefilter tells renders of different pages, and a render from a raw fetch of the same URL, apart.
+REQUEST_FINGERPRINTER_CLASS = "scrapy_splash.SplashRequestFingerprinter"
 SPLASH_URL = "http://127.0.0.1:8050"
 ITEM_PIPELINES = {
     "wirescrapy.gatherer.pipelines.document.DocumentPipeline": 100,

@@ -222,3 +222,20 @@ def test_a_page_of_a_rendered_site_becomes_a_splash_request(tmp_path):
 def test_rendering_off_leaves_the_middleware_out(tmp_path):
     with Bench(tmp_path) as bench, pytest.raises(NotConfigured):
         bench.middleware("RenderMiddleware")
+
+
+def test_a_render_is_queued_and_counted_on_its_page_s_site(tmp_path):
+    """The request to Splash (127.0.0.1:8050) is the page's site's access in the politeness queue."""
+    from wirescrapy.harvester.scheduler import WireScheduler
+
+    with Bench(tmp_path, WIRE_RENDER_JS=".wire.test", SPLASH_URL="http://127.0.0.1:8050") as bench:
+        scheduler = WireScheduler.from_crawler(bench.crawler)
+        to_splash, render = splash_side(bench, SITE + "/a.html")
+        assert scheduler.enqueue_request(render) and scheduler.enqueue_request(to_splash)
+        assert scheduler.queue.queued(SITE) == 2 and scheduler.queue.queued("http://127.0.0.1:8050") == 0
+        popped = scheduler.queue.pop_ready(0.0)
+        assert popped[0] == SITE and popped[1] is to_splash  # scrapy-splash's +100: the front of the site's queue
+        assert scheduler.queue.pop_ready(0.0) is None  # one access at a time per site
+        scheduler.queue.finished(SITE, 10.0)
+        assert scheduler.queue.pop_ready(10.1) is None  # the site's wait counts from the end of the render
+        assert scheduler.queue.pop_ready(10.0 + bench.config.wait_normal + 0.01)[1] is render
