@@ -20,6 +20,9 @@ Redirects are the spider's, not Scrapy's RedirectMiddleware (``REDIRECT_ENABLED`
 leads is decided by :func:`~wirescrapy.harvester.redirects.decide_redirect`, and a target to follow is
 requested through its site's politeness queue, at the front. A page's target on a site whose robots.txt is
 due gets its robots.txt queued before it.
+
+Renders through Splash (``WIRE_RENDER_JS``) come back to the same callbacks; their side is the ``Renders`` mixin
+(:mod:`~wirescrapy.harvester.renders`).
 """
 
 from __future__ import annotations
@@ -63,7 +66,6 @@ from wirescrapy.url import BadURL, canonicalize, robots_txt_url
 
 if TYPE_CHECKING:
     from wirescrapy.seeder.robots import RobotsPolicy
-
 
 BLOCKED_SHARE = 0.9  # of a harvest's page fetches refused as blocked addresses, from which it is warned of
 BLOCKED_WARNING = (
