@@ -42,10 +42,22 @@ DOWNLOADER_MIDDLEWARES = {
     "wirescrapy.harvester.middlewares.batchfilter.BatchFilterMiddleware": 100,
     "wirescrapy.harvester.middlewares.blockedip.BlockedIPMiddleware": 110,
     "wirescrapy.harvester.middlewares.robots.RobotsMiddleware": 120,
+    "wirescrapy.harvester.middlewares.render.RenderMiddleware": 130,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "wirescrapy.harvester.middlewares.retry.WireRetryMiddleware": 550,
     "wirescrapy.harvester.middlewares.fetchlimits.FetchLimitsMiddleware": 950,
+    # scrapy-splash (WIRE_RENDER_JS): a render's request becomes the request to Splash's /execute (SPLASH_URL)
+    "scrapy_splash.SplashCookiesMiddleware": 723,
+    "scrapy_splash.SplashMiddleware": 725,
+    "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": 810,
 }
+# Not scrapy-splash's SplashDeduplicateArgsMiddleware: it only serves `cache_args`, which renders do not use (the
+# Lua script is small), and 0.11.1 knows no `process_start`, which a Scrapy 2.13 spider without
+# `start_requests` needs.
+# scrapy-splash's request fingerprints (its SplashAwareDupeFilter is deprecated for this): the scheduler's
+# dupefilter tells renders of different pages, and a render from a raw fetch of the same URL, apart.
+REQUEST_FINGERPRINTER_CLASS = "scrapy_splash.SplashRequestFingerprinter"
+SPLASH_URL = "http://127.0.0.1:8050"
 ITEM_PIPELINES = {
     "wirescrapy.gatherer.pipelines.document.DocumentPipeline": 100,
     "wirescrapy.gatherer.pipelines.parse.ParsePipeline": 200,

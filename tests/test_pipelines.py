@@ -23,7 +23,8 @@ OTHER = "http://site2.wire.test"
 END = 0.5  # a bench fetch ends this long after it starts
 NO_RESPONSE = [error for error in FetchError if error not in
                (FetchError.ROBOTS_DISALLOWED, FetchError.REDIRECT_LOOP, FetchError.TOO_MANY_REDIRECTS,
-                FetchError.BAD_STATUS, FetchError.GATHERER)]
+                FetchError.BAD_STATUS, FetchError.GATHERER, FetchError.RENDER_FAILED,
+                FetchError.RENDER_TIMEOUT)]
 
 
 def html(*links: str, head: str = "", text: str = "Some text.") -> bytes:

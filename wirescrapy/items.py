@@ -65,6 +65,8 @@ class FetchError(enum.IntEnum):
     OTHER = 9  # any other failure (logged with its message)
     BAD_STATUS = 10  # a response whose status is no HTTP status (not 100-999, or not a number)
     GATHERER = 11  # a gatherer pipeline failed on the fetch (the step and its exception are logged)
+    RENDER_FAILED = 12  # Splash was down or refused the render: the raw HTML was kept, rendered at a later visit
+    RENDER_TIMEOUT = 13  # Splash gave up on the page or froze on it: the raw HTML was kept, never rendered again
 
     @property
     def label(self) -> str:
@@ -106,11 +108,19 @@ class Fetch:
     hops: int = 0  # redirects followed to get here
     origin: str = ""  # robots.txt and sitemaps: the site they are for (a redirect may lead elsewhere)
     listed: list[tuple[str, float | None]] = field(default_factory=list)  # a sitemap's (URL, last-modified)
+    # -- rendering through Splash (WIRE_RENDER_JS) --
+    render: int = 0  # the page's RenderState after this fetch (collection.metadata): 0 not rendered
+    render_follow_up: bool = False  # a render after this batch's raw fetch of the page, already recorded
+    raw_body: bytes = b""  # a render: the raw HTML the site sent (``body`` is the rendered DOM)
+    script_links: list[str] = field(default_factory=list)  # a render: links of a hash-routed page's other views
     # -- filled by the pipelines --
     page: ParsedPage | None = None
     original: int = 0  # the doc-id whose content this is (itself, or the original of a duplicate)
     changed: bool = False  # the content differs from the previous visit's
     links: list[int] = field(default_factory=list)  # doc-ids linked (pages only), in page order
+    raw_page: ParsedPage | None = None  # a render: the raw HTML parsed (content-seen, links it gained)
+    render_links: int = 0  # a render: links found only in the rendered DOM
+    render_wanted: bool = False  # a raw page that looks script-built, on a site still being tried (auto)
 
     @property
     def ok(self) -> bool:
@@ -132,4 +142,4 @@ class Fetch:
 
 
 _RESPONSE_ERRORS = frozenset({FetchError.REDIRECT_LOOP, FetchError.TOO_MANY_REDIRECTS, FetchError.BAD_STATUS,
-                              FetchError.GATHERER})
+                              FetchError.GATHERER, FetchError.RENDER_FAILED, FetchError.RENDER_TIMEOUT})

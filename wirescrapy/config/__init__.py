@@ -114,6 +114,12 @@ class WireConfig:
     blocked_ips: tuple[str, ...]
     max_redirects: int
     sitemaps_per_site: int
+    render_js: str
+    render_subresources: int
+    render_wait: float
+    render_timeout: float
+    render_frozen_after: float
+    render_tries: int
     dns_hosts: Mapping[str, str]
     max_stored_size: int
     link_attributes: tuple[str, ...]

@@ -57,6 +57,15 @@ def _suffixes(values: Sequence[str]) -> str | None:
 SITE_SPLITS = ("pagerank", "pages", "even")
 
 
+def _render_js(value: str) -> str | None:
+    if value.strip().lower() in ("off", "auto"):
+        return None
+    suffixes = [part.strip() for part in value.split(",")]
+    if not any(suffixes):
+        return "expected off, auto, or comma-separated host suffixes such as .example.org"
+    return _suffixes([part for part in suffixes if part])
+
+
 def _score_weights(values: Mapping) -> str | None:
     for key, value in values.items():
         if key not in SCORE_FUNCTIONS:
@@ -246,6 +255,26 @@ SETTINGS: tuple[Setting, ...] = (
         Setting("WIRE_SITEMAPS_PER_SITE", "", 5, "int",
                 "Sitemaps fetched for a site when its robots.txt names them (an index counts its children); "
                 "0 fetches none.", 0),
+        Setting("WIRE_RENDER_JS", "", "off", "str",
+                "Pages rendered through Splash (scrapy-splash, `SPLASH_URL`) so that the links scripts write are "
+                "found: `off`; comma-separated host suffixes (`.example.org,shop.example.com`) whose sites are "
+                "always rendered; or `auto`: an HTML page that looks script-built (README, \"JavaScript "
+                "pages\") is rendered once more through Splash, and a site where that found links goes straight "
+                "to Splash, one where it never did stops being tried.", check=_render_js),
+        Setting("WIRE_RENDER_SUBRESOURCES", "", 4, "int",
+                "Requests to the page's own site a render may make besides the page (scripts, style sheets, "
+                "XHR); the rest are aborted, as are images and every other site's resources.", 0, 50),
+        Setting("WIRE_RENDER_WAIT", "", 0.5, "float",
+                "Seconds a render lets the page's scripts run after it loaded.", 0, 10),
+        Setting("WIRE_RENDER_TIMEOUT", "", 15.0, "float",
+                "Seconds Splash is given for a render (its `timeout`); the crawler waits 5 s more.", 1, 90),
+        Setting("WIRE_RENDER_FROZEN_AFTER", "", 5.0, "float",
+                "A render that ends without an answer after this many seconds froze Splash (`render_timeout`: "
+                "the page is never rendered again); sooner, Splash was down (`render_failed`: rendered at a "
+                "later visit).", 0.1),
+        Setting("WIRE_RENDER_TRIES", "", 3, "int",
+                "`auto`: pages of a site rendered without finding a link before it is marked as never helped by "
+                "rendering.", 1, 1000),
         Setting("WIRE_DNS_HOSTS", "harvester/resolvconf", {}, "dict",
                 "Static host map `{domain: ip}` used before DNS (a name matches its domain and "
                 "sub-domains); for tests and the offline demo.", check=_ip_map),

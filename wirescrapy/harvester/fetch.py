@@ -8,6 +8,8 @@ or written, and the time is given, so a test builds a response by hand and looks
   (outside 100–999: Twisted takes any integer) is a response with the error ``BAD_STATUS``, its status 0;
 * :func:`failure_fetch` — no response: the failure's :class:`~wirescrapy.items.FetchError` (:func:`classify`),
   status 0; a status line that is not even a number fails in Twisted's parser and is ``BAD_STATUS`` too;
+* :func:`render_fetch` — Splash's answer to a render (``harvester/render.py``): the rendered DOM is the body,
+  the raw HTML the site sent is kept apart (``raw_body``), with the raw status and media type;
 * :func:`http_date` — an HTTP date header as Unix seconds (``Last-Modified``).
 
 What the downloader middlewares measured comes in ``Request.meta`` (:mod:`wirescrapy.harvester.meta`).
@@ -15,6 +17,7 @@ What the downloader middlewares measured comes in ``Request.meta`` (:mod:`wiresc
 
 from __future__ import annotations
 
+import base64
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING
 
@@ -29,6 +32,7 @@ from twisted.internet.error import (
 )
 from twisted.web._newclient import ParseError, ResponseFailed, ResponseNeverReceived
 
+from wirescrapy.collection.metadata import RenderState
 from wirescrapy.harvester.meta import (
     DEPTH,
     DOC_ID,
@@ -38,11 +42,13 @@ from wirescrapy.harvester.meta import (
     MIME_REFUSED,
     ORIGIN,
     RECEIVED,
+    RENDER,
     SITE_ID,
     STARTED,
     TRUNCATED,
 )
 from wirescrapy.harvester.middlewares import BlockedIP, RobotsDisallowed, media_type
+from wirescrapy.harvester.render import page_url
 from wirescrapy.items import Fetch, FetchError, Kind
 
 if TYPE_CHECKING:
@@ -97,9 +103,38 @@ def failure_fetch(request: Request, exc: BaseException, now: float) -> Fetch:
     return fetch
 
 
+def render_fetch(response: Response, data: dict, max_file_size: int, now: float) -> Fetch:
+    """The fetch of a render that Splash answered at ``now`` with ``data`` (what :data:`render.LUA`
+    returns): the rendered DOM, UTF-8, as the body; the raw HTML apart, both cut at ``max_file_size``."""
+    fetch = _fetch(response.request, now)
+    raw = data.get("raw") or {}
+    status = int(raw.get("status") or 0)
+    if HTTP_STATUSES.start <= status < HTTP_STATUSES.stop:
+        fetch.status = status
+    else:
+        fetch.error = FetchError.BAD_STATUS
+        fetch.message = f"status {status}"
+    fetch.mime = media_type(raw.get("type") or "")
+    fetch.content_type = "text/html; charset=utf-8"
+    fetch.latency = float(response.meta.get("download_latency", 0.0))
+    try:
+        fetch.raw_body = base64.b64decode(raw.get("body64") or "")[:max_file_size]
+    except ValueError:
+        fetch.raw_body = b""
+    fetch.raw_length = len(fetch.raw_body)
+    body = str(data.get("html") or "").encode("utf-8", "surrogatepass")
+    fetch.truncated = len(body) > max_file_size
+    fetch.body = body[:max_file_size]
+    views = data.get("views") or []
+    fetch.script_links = [str(v) for v in (views.values() if isinstance(views, dict) else views)]
+    fetch.render = RenderState.RENDERED
+    fetch.render_follow_up = response.request.meta.get(RENDER) == "follow"
+    return fetch
+
+
 def _fetch(request: Request, now: float) -> Fetch:
     meta = request.meta
-    return Fetch(kind=kind_of(request), url=request.url, doc_id=meta.get(DOC_ID, 0), site_id=meta.get(SITE_ID, 0),
+    return Fetch(kind=kind_of(request), url=page_url(request), doc_id=meta.get(DOC_ID, 0), site_id=meta.get(SITE_ID, 0),
                  depth=meta.get(DEPTH, 0), started=meta.get(STARTED, now), ended=now, hops=meta.get(HOPS, 0),
                  ip=meta.get(IP, ""), origin=meta.get(ORIGIN, ""))
 

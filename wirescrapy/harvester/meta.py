@@ -54,3 +54,21 @@ TRUNCATED = "wire_truncated"
 # The media type that stopped the download after its headers (FetchLimitsMiddleware). Read by the spider
 # (Fetch.mime_refused: no body kept).
 MIME_REFUSED = "wire_mime_refused"
+
+# -- rendering through Splash (harvester/render.py) ----------------------------------------------------------
+
+# A render of the page through Splash: "direct" (the page's only access: its site is always rendered) or
+# "follow" (after this batch's raw fetch of it, already recorded). Written by RenderMiddleware and the spider on
+# the SplashRequest; read by WireScheduler (the politeness key is the page's site, not Splash's), the
+# middlewares (the Splash endpoint is exempt from the blocked-address, robots.txt and batch checks and from the
+# media-type limit) and the spider (a render's response or failure).
+RENDER = "wire_render"
+# A page to fetch raw, never through Splash: the fallback of a direct render that failed. Written by the spider;
+# read by RenderMiddleware.
+NO_RENDER = "wire_no_render"
+# The fallback's reason: (RenderState, FetchError value, message) of the failed render. Written by the spider;
+# read by the spider (the raw fetch records the render's failure).
+RENDER_FAILURE = "wire_render_failure"
+# scrapy-splash's own key: the request has been rewritten into the request to Splash's endpoint. Read by
+# BlockedIPMiddleware and RobotsMiddleware, which checked the page's URL before (Splash's address is exempt).
+SPLASH_PROCESSED = "_splash_processed"

@@ -10,6 +10,10 @@ Enable it with ``SCHEDULER = "wirescrapy.harvester.scheduler.WireScheduler"``. T
   scheduler does. Every request goes through here, robots.txt and redirects included, so none escapes
   the one-connection rule (``ROBOTSTXT_OBEY`` must stay off: its middleware fetches robots.txt with
   ``engine.download``, past any scheduler).
+* A render (``WIRE_RENDER_JS``) is queued on its page's site, not on Splash's address: the ``SplashRequest``
+  and the request to Splash that scrapy-splash's middleware makes of it (sent back here, at the front) are
+  that site's access; the first is released without a wait when the middleware replaces it, the second
+  starts the site's wait when the render ends (:func:`~wirescrapy.harvester.render.page_url`).
 * :meth:`WireScheduler.enqueue_batch` takes a whole batch in compact form (no Request per URL); the
   Request is built when its site's turn comes, with ``meta`` keys ``DOC_ID``, ``SITE_ID`` and ``DEPTH``
   (:mod:`wirescrapy.harvester.meta`), ``HOPS`` for a URL that redirects led to, and ``dont_filter=True``
@@ -68,6 +72,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from wirescrapy.config import WireConfig
 from wirescrapy.harvester.meta import DEPTH, DOC_ID, HOLD_SITE, HOPS, SITE_ID
 from wirescrapy.harvester.politeness import DocTable, PolitenessQueue, Waits
+from wirescrapy.harvester.render import page_url
 from wirescrapy.url import origin, split
 
 if TYPE_CHECKING:
@@ -177,7 +182,9 @@ class WireScheduler(BaseScheduler):
         if not request.dont_filter and self.dupefilter.request_seen(request):
             self.dupefilter.log(request, self.spider)
             return False
-        self.queue.add(origin(request.url), request, front=request.priority > 0)
+        # A render's request goes to Splash, but it is an access of the page's site: queued, and counted, there
+        # (scrapy-splash's middleware sends the request to Splash back here, with a higher priority).
+        self.queue.add(origin(page_url(request)), request, front=request.priority > 0)
         self.stats.inc_value("scheduler/enqueued")
         self.stats.inc_value("scheduler/enqueued/request")
         return True

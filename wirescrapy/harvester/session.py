@@ -33,6 +33,7 @@ from wirescrapy.manager import manage
 from wirescrapy.manager.batch import BatchError, batch_numbers, discard_hint, read_batch
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
+from wirescrapy.url import split
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -144,6 +145,19 @@ class Harvest:
             return False
         record = collection.documents.records[doc_id]
         return bool(record["batch"] == batch.number and record["last_visit"] >= self.created)
+
+    def render_states(self, url: str) -> tuple[int, int]:
+        """``(SiteRender, RenderState)`` of a page by URL, from its site and document records (0, 0: unknown);
+        what the rendering policy (``harvester/render.py``) decides on."""
+        collection = self.collection
+        try:
+            site, path = split(url)
+        except ValueError:
+            return 0, 0
+        site_id, doc_id = collection.find(site, path)
+        site_render = int(collection.sites.records[site_id]["render"]) if site_id else 0
+        page_render = int(collection.documents.records[doc_id]["render"]) if doc_id else 0
+        return site_render, page_render
 
     def finish_batch(self, figures: dict) -> None:
         """Write ``harvest.json`` into the batch directory: it is done. ``figures``: what the harvest of

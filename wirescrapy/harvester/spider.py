@@ -20,6 +20,9 @@ Redirects are the spider's, not Scrapy's RedirectMiddleware (``REDIRECT_ENABLED`
 leads is decided by :func:`~wirescrapy.harvester.redirects.decide_redirect`, and a target to follow is
 requested through its site's politeness queue, at the front. A page's target on a site whose robots.txt is
 due gets its robots.txt queued before it.
+
+Renders through Splash (``WIRE_RENDER_JS``) come back to the same callbacks; their side is the ``Renders`` mixin
+(:mod:`~wirescrapy.harvester.renders`).
 """
 
 from __future__ import annotations
@@ -31,10 +34,10 @@ from typing import TYPE_CHECKING
 
 import scrapy
 from scrapy import signals
-from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.fetch import failure_fetch, kind_of, response_fetch
+from wirescrapy.harvester.fetch import classify, failure_fetch, kind_of, response_fetch
 from wirescrapy.harvester.meta import (
     CHAIN,
     DEPTH,
@@ -43,6 +46,7 @@ from wirescrapy.harvester.meta import (
     KIND,
     ORIGIN,
     RDF,
+    RENDER,
     SITE_ID,
 )
 from wirescrapy.harvester.middlewares import AlreadyFetched, RobotsNotReady
@@ -51,6 +55,7 @@ from wirescrapy.harvester.redirects import (
     decide_redirect,
     is_redirect,
 )
+from wirescrapy.harvester.renders import FOLLOW_UP_PRIORITY, Renders, after_render
 from wirescrapy.harvester.robots import fetch_origin, origin_of
 from wirescrapy.harvester.scheduler import WireScheduler
 from wirescrapy.harvester.session import Harvest, batch_figures
@@ -63,7 +68,6 @@ from wirescrapy.url import BadURL, canonicalize, robots_txt_url, site_of
 if TYPE_CHECKING:
     from wirescrapy.seeder.robots import RobotsPolicy
 
-FOLLOW_UP_PRIORITY = 1  # > 0: the front of its site's queue (WireScheduler)
 BLOCKED_SHARE = 0.9  # of a harvest's page fetches refused as blocked addresses, from which it is warned of
 BLOCKED_WARNING = (
     "%(blocked)d of %(pages)d page fetches were refused as blocked addresses: WIRE_BLOCKED_IPS refuses loopback, "
@@ -80,7 +84,7 @@ def mostly_blocked(pages: int, blocked: int) -> bool:
     return pages > 0 and blocked >= BLOCKED_SHARE * pages
 
 
-class HarvesterSpider(scrapy.Spider):
+class HarvesterSpider(Renders, scrapy.Spider):
     name = "harvester"
 
     def __init__(self, batch: str | None = None, seeds: str | None = None, cycles: str | int = 1, **kwargs):
@@ -244,6 +248,9 @@ class HarvesterSpider(scrapy.Spider):
 
     def parse(self, response):
         request = response.request
+        if RENDER in request.meta:
+            yield from self._rendered(response)
+            return
         kind = kind_of(request)
         hop = None  # the next request of a robots.txt's redirect chain
         try:
@@ -259,12 +266,17 @@ class HarvesterSpider(scrapy.Spider):
         finally:
             if kind is Kind.ROBOTS:
                 self._robots_read(request, hop)
+        after_render(fetch, request)
         yield fetch
         yield from follow_ups
 
     def failed(self, failure):
         request = failure.request
         exc = failure.value
+        if RENDER in request.meta and not isinstance(exc, IgnoreRequest):  # refused before Splash: as a page
+            error = classify(exc)
+            yield from self._render_failed(request, error, 0, f"{error.label}: {exc}")
+            return
         stats = self.crawler.stats
         if isinstance(exc, (RobotsNotReady, AlreadyFetched)):
             stats.inc_value(f"harvester/skipped/{'robots_not_ready' if isinstance(exc, RobotsNotReady) else 'done'}")
@@ -277,6 +289,7 @@ class HarvesterSpider(scrapy.Spider):
                 self._robots_failed(fetch)
             finally:
                 self._robots_read(request, None)
+        after_render(fetch, request)
         yield fetch
 
     # -- redirects -----------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import argparse
 import dataclasses
 import sys
 
-from wirescrapy.sampleweb.config import BROKEN_ROBOTS, SampleWebConfig
+from wirescrapy.sampleweb.config import BROKEN_ROBOTS, JS_MODES, SampleWebConfig
 from wirescrapy.sampleweb.fixture import READY, option
 from wirescrapy.sampleweb.model import DOMAIN
 from wirescrapy.sampleweb.shape import SHAPES
@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
             dest=field.name,
             type=type(field.default),
             default=field.default,
-            choices={"broken_robots": BROKEN_ROBOTS, "shape": SHAPES}.get(field.name),
+            choices={"broken_robots": BROKEN_ROBOTS, "shape": SHAPES, "js": JS_MODES}.get(field.name),
             help=f"{field.metadata['help']} (default {field.default})",
         )
     return parser

@@ -12,6 +12,7 @@ from wirescrapy.sampleweb.shape import SHAPES
 
 BROKEN_ROBOTS = ("500", "malformed")
 BIG_PAGE_LIMIT = 400 * 1024
+JS_MODES = ("off", "on", "endless")  # the script-built pages (wirescrapy.sampleweb.scripts)
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,12 @@ class SampleWebConfig:
                   "to large sites, popular pages at any depth (see wirescrapy.sampleweb.shape)"},
     )
 
+    js: str = field(
+        default="off",
+        metadata={"help": "script-built pages under /js/ of site 5 (modulo sites): off, on, or endless (one "
+                  "page's script never ends; see wirescrapy.sampleweb.scripts)"},
+    )
+
     def __post_init__(self) -> None:
         if self.sites < 1:
             raise ValueError(f"sites must be >= 1, got {self.sites}")
@@ -50,5 +57,7 @@ class SampleWebConfig:
             raise ValueError(f"big_page_size must exceed {BIG_PAGE_LIMIT}, got {self.big_page_size}")
         if self.binary_size < 1:
             raise ValueError(f"binary_size must be >= 1, got {self.binary_size}")
+        if self.js not in JS_MODES:
+            raise ValueError(f"js must be one of {JS_MODES}, got {self.js!r}")
         if self.shape not in SHAPES:
             raise ValueError(f"shape must be one of {SHAPES}, got {self.shape!r}")

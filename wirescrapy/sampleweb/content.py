@@ -18,6 +18,7 @@ from functools import lru_cache
 from html import escape
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
+from wirescrapy.sampleweb import scripts
 from wirescrapy.sampleweb.files import FILES
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ ROLE_ODD = 1
 ROLE_TRAPS = 2
 ROLE_ERRORS = 3
 ROLE_MIRROR = 4
+ROLE_SCRIPTS = scripts.ROLE_SCRIPTS  # with --js on: the /js/ pages (wirescrapy.sampleweb.scripts)
 
 TRAP_ENTRIES = ("/calendar/2026/11/", "/trap/a/")
 ODD_PAGES = (
@@ -135,6 +137,10 @@ def doc_of(web: Web, site: int, route: Route) -> Doc:
         return Doc("Files", (*files, Link("/notes.txt", "notes"), Link("/", "home")))
     if kind == "odd":
         return _odd_doc(web, site, arg)
+    if kind == "js":
+        links = tuple(Link(href if href.startswith("/") else scripts.PREFIX + href) for href in
+                      scripts.raw_links(web.config.js, arg))
+        return Doc(f"Script page {arg}", links)
     if kind == "calendar":
         year, month = arg
         nxt = (year + month // 12, month % 12 + 1)
@@ -150,6 +156,16 @@ def doc_of(web: Web, site: int, route: Route) -> Doc:
     if kind == "drop":
         return Doc("Dropped page", (Link("/", "home"),))
     raise AssertionError(f"not an HTML route: {route}")
+
+
+def scripted_links(web: Web, site: int, route: Route) -> tuple[str, ...]:
+    """The hrefs of the links only running the route's scripts shows (document.write, DOM insertion, XHR,
+    the views of a hash-routed application), as written; ``()`` for a page without such scripts."""
+    if route.kind == "js":
+        return scripts.scripted_links(route.arg)
+    if route.kind == "odd" and route.arg == "not-links.html":
+        return (GHOSTS[1],)  # written by document.write: a link once the script has run
+    return ()
 
 
 def original(route: Route) -> tuple[int, Route]:
@@ -205,6 +221,7 @@ def _home_doc(web: Web, site: int) -> Doc:
         ROLE_TRAPS: TRAP_ENTRIES,
         ROLE_ERRORS: ("/error.html", "/slow.html", "/drop.html", "/missing/home.html"),
         ROLE_MIRROR: ("/mirror/2.html",),
+        ROLE_SCRIPTS: (scripts.PREFIX,) if web.config.js != "off" else (),
     }
     for role, hrefs in features.items():
         if site == web.site_with(role):

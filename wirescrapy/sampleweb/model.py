@@ -68,7 +68,7 @@ from html import escape
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
-from wirescrapy.sampleweb import content, truth
+from wirescrapy.sampleweb import content, scripts, truth
 from wirescrapy.sampleweb.config import SampleWebConfig
 from wirescrapy.sampleweb.content import (
     ODD_LEAVES,
@@ -77,6 +77,7 @@ from wirescrapy.sampleweb.content import (
     ROLE_ERRORS,
     ROLE_MIRROR,
     ROLE_ODD,
+    ROLE_SCRIPTS,
     ROLE_TRAPS,
     Route,
 )
@@ -98,6 +99,8 @@ _CLASSES = {
     "calendar": "trap",
     "deep": "trap",
     "text": "file",
+    "js": "page",
+    "js-asset": "file",
 }
 
 _PAGE_RE = re.compile(r"/page/([1-9][0-9]*)\.html")
@@ -129,7 +132,7 @@ class SampleWeb:
         self.shape = Shape(self.config.shape, self._sites, self.config.pages_per_site, self.config.seed)
         self._suffix = "" if port == 80 else f":{port}"
         self._replies: OrderedDict[tuple[int, str], Reply] = OrderedDict()
-        self._truths: dict[bool, GroundTruth] = {}
+        self._truths: dict[tuple[bool, bool], GroundTruth] = {}
 
     def __repr__(self) -> str:
         return f"SampleWeb({self.config!r}, port={self.port})"
@@ -256,6 +259,10 @@ class SampleWeb:
             name = path[len("/odd/") :]
             if name == "" or name in ODD_PAGES or name in ODD_LEAVES:
                 return Route("odd", name)
+        if site == self.site_with(ROLE_SCRIPTS) and path.startswith(scripts.PREFIX):
+            name = path[len(scripts.PREFIX) :]
+            if scripts.exists(self.config.js, name):
+                return Route("js-asset" if name in scripts.ASSETS else "js", name)
         if site == self.site_with(ROLE_TRAPS):
             if m := _CALENDAR_RE.fullmatch(path):
                 year, month = int(m.group(1)), int(m.group(2))
@@ -313,6 +320,11 @@ class SampleWeb:
             return Reply(200, (("Content-Type", FILES[arg]),), file_bytes(arg, self.config))
         if kind == "text":
             return Reply(200, (("Content-Type", TEXT),), notes())
+        if kind == "js-asset":
+            return Reply(200, (("Content-Type", scripts.ASSETS[arg]),), scripts.asset(arg))
+        if kind == "js":
+            third_party = self.origin((site + 1) % self._sites)
+            return Reply(200, (("Content-Type", HTML),), scripts.page(self.config.js, arg, third_party))
         body = content.render(self, site, route)
         if kind == "odd" and arg == "latin1.html":
             return Reply(200, (("Content-Type", "text/html; charset=iso-8859-1"),), body)
@@ -364,12 +376,15 @@ class SampleWeb:
 
     # -- ground truth ------------------------------------------------------
 
-    def ground_truth(self, follow_nofollow: bool = False) -> GroundTruth:
+    def ground_truth(self, follow_nofollow: bool = False, rendered: bool = False) -> GroundTruth:
         """Crawl the model from the seeds (breadth-first, robots.txt obeyed,
-        redirects followed, traps entered but not explored)."""
-        if follow_nofollow not in self._truths:
-            self._truths[follow_nofollow] = truth.crawl(self, follow_nofollow)
-        return self._truths[follow_nofollow]
+        redirects followed, traps entered but not explored); ``rendered``: as
+        a crawler that runs every page's scripts (the links they write
+        followed too)."""
+        key = (follow_nofollow, rendered)
+        if key not in self._truths:
+            self._truths[key] = truth.crawl(self, follow_nofollow, rendered)
+        return self._truths[key]
 
 
 def _validated(reply: Reply) -> Reply:

@@ -58,7 +58,7 @@ class SampleWebResource(Resource):
     def render_GET(self, request: Request) -> bytes | int:
         start = time.time()
         host = request.getRequestHostname().decode("ascii", "replace")
-        path = request.uri.decode("latin-1")
+        path = origin_form(request.uri.decode("latin-1"))
         reply = self.web.respond(host, path)
         if self.access_log is not None:
             request.notifyFinish().addBoth(self._log, request, host, path, start)
@@ -128,6 +128,16 @@ class SampleWebServer:
 
     def stop(self) -> Deferred[None]:
         return self.listening.stopListening()
+
+
+def origin_form(target: str) -> str:
+    """The path and query of a request target: an HTTP proxy's client (Splash, sent here as to a proxy for
+    the sample web's names) asks for the absolute form, ``GET http://host:port/path``, which every server must
+    accept (RFC 9112 §3.2.2); the ``Host`` header names the site either way."""
+    if target.startswith(("http://", "https://")):
+        slash = target.find("/", target.find("://") + 3)
+        return target[slash:] if slash != -1 else "/"
+    return target
 
 
 def check_loopback(interface: str) -> None:

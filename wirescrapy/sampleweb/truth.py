@@ -10,13 +10,13 @@ The web is passed in (:class:`Web`): the routing imports this module, not the ot
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import quote, urldefrag, urljoin, urlsplit
 
-from wirescrapy.sampleweb import content
+from wirescrapy.sampleweb import content, scripts
 from wirescrapy.sampleweb.content import GHOSTS, ROLE_ODD, doc_of, original
 from wirescrapy.sampleweb.files import FILES, TEXT
 
@@ -72,6 +72,11 @@ class GroundTruth:
     robots: Mapping[str, str]
     crawl_delays: Mapping[str, float]
     sitemaps: Mapping[str, str]
+    #: page with scripts that add links -> those links (absolute, as ``links``) that only running its scripts
+    #: shows: written by document.write, inserted after load, fetched by XHR, in a hash route's view.
+    scripted: Mapping[str, frozenset[str]] = field(default_factory=lambda: MappingProxyType({}))
+    #: pages whose script never ends (a renderer freezes on them).
+    endless: frozenset[str] = frozenset()
 
     @property
     def unique_pages(self) -> frozenset[str]:
@@ -95,17 +100,21 @@ class Web(content.Web, Protocol):
     def route(self, site: int, target: str) -> Route: ...
 
 
-def crawl(web: Web, follow_nofollow: bool = False) -> GroundTruth:
-    """The ground truth of ``web``, walked from its seeds (``SampleWeb.ground_truth`` keeps it)."""
-    return _Crawl(web, follow_nofollow).run()
+def crawl(web: Web, follow_nofollow: bool = False, rendered: bool = False) -> GroundTruth:
+    """The ground truth of ``web``, walked from its seeds (``SampleWeb.ground_truth`` keeps it); ``rendered``:
+    the links that only scripts show are followed too."""
+    return _Crawl(web, follow_nofollow, rendered).run()
 
 
 class _Crawl:
     """Breadth-first walk of the model, the reference a real crawl is checked against."""
 
-    def __init__(self, web: Web, follow_nofollow: bool):
+    def __init__(self, web: Web, follow_nofollow: bool, rendered: bool = False):
         self.web = web
         self.follow_nofollow = follow_nofollow
+        self.rendered = rendered
+        self.scripted: dict[str, frozenset[str]] = {}
+        self.endless: set[str] = set()
         self.pages: set[str] = set()
         self.links: dict[str, tuple[str, ...]] = {}
         self.nofollow: dict[str, frozenset[str]] = {}
@@ -155,6 +164,8 @@ class _Crawl:
             robots=MappingProxyType(robots),
             crawl_delays=MappingProxyType({h: delay for h in hosts if robots[h] == "crawl-delay"}),
             sitemaps=MappingProxyType(sitemaps),
+            scripted=MappingProxyType(self.scripted),
+            endless=frozenset(self.endless),
         )
 
     def visit(self, url: str) -> Iterable[str]:
@@ -184,6 +195,9 @@ class _Crawl:
         if kind in ("file", "text"):
             self.non_html[url] = FILES.get(route.arg, TEXT)
             return ()
+        if kind == "js-asset":
+            self.non_html[url] = scripts.ASSETS[route.arg]
+            return ()
         if kind == "alias":
             orig_site, orig = original(route)
             path = "/" if orig.arg == 0 else f"/page/{orig.arg}.html"
@@ -205,9 +219,17 @@ class _Crawl:
         if unfollowed:
             self.nofollow[url] = unfollowed
             self.nofollow_targets |= unfollowed
-        if self.follow_nofollow:
-            return links
-        return [u for u, nofollow in links.items() if not nofollow]
+        follow = list(links) if self.follow_nofollow else [u for u, nofollow in links.items() if not nofollow]
+        if kind == "js" and route.arg == scripts.ENDLESS:
+            self.endless.add(url)
+            self.scripted[url] = frozenset()
+        hrefs = content.scripted_links(web, site, route)
+        if hrefs:
+            scripted = {_resolve(base, href) for href in hrefs} - set(links)
+            self.scripted[url] = frozenset(scripted)
+            if self.rendered:
+                follow += sorted(scripted)
+        return follow
 
 
 def request_target(split: SplitResult) -> str:

@@ -30,6 +30,8 @@ class LinkGraphPipeline(GathererStep):
             return
         if fetch.kind is not Kind.PAGE or fetch.not_modified:
             return  # a 304: the page, and so its links, did not change
+        if fetch.render_follow_up and fetch.page is None:
+            return  # a render after the raw fetch that failed: the raw fetch's links stay
         if fetch.redirect:
             # A redirect hop is a link one deeper, and one more hop (seeder/add.py).
             decision = rules.classify_at(fetch.redirect, fetch.depth + 1)
@@ -47,6 +49,7 @@ class LinkGraphPipeline(GathererStep):
             self._new_sites(fetch, collection, new_sites)
             fetch.links = report.targets
             self.stats.inc_value("gatherer/links/found", len(page.links))
+            self.stats.inc_value("gatherer/links/rendered", fetch.render_links)
             self.stats.inc_value("gatherer/links/new", report.added)
             if report.over_limit:
                 self.stats.inc_value("gatherer/links/over_site_limit", report.over_limit)

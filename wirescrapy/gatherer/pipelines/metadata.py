@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scrapy.exceptions import DropItem
 
-from wirescrapy.collection.metadata import DOCUMENT_DTYPE, DocFlag
+from wirescrapy.collection.metadata import DOCUMENT_DTYPE, DocFlag, RenderState
 from wirescrapy.gatherer.pipelines.base import GathererStep
+from wirescrapy.harvester.render import RenderMode, site_after
 from wirescrapy.items import Fetch, FetchError, Kind
 
 if TYPE_CHECKING:
@@ -32,9 +33,17 @@ class MetadataPipeline(GathererStep):
 
     records_failures = True
 
+    def __init__(self, crawler):
+        super().__init__(crawler)
+        self.render_on = RenderMode.parse(self.config.render_js).on
+
     def process_item(self, item, spider: Spider):
         item = super().process_item(item, spider)
-        return fetch_record(item) if isinstance(item, Fetch) else item
+        if not isinstance(item, Fetch):
+            return item
+        if item.render_wanted and item.error is None and hasattr(spider, "render_later"):
+            spider.render_later(item)  # now that the raw fetch is recorded
+        return fetch_record(item)
 
     def process(self, fetch: Fetch, harvest: Harvest) -> None:
         if fetch.kind is Kind.SITEMAP:
@@ -44,6 +53,11 @@ class MetadataPipeline(GathererStep):
         site = collection.sites.records[fetch.site_id]
         now = fetch.ended
         stats = self.stats
+        if self.render_on and fetch.kind is Kind.PAGE:
+            self._render(fetch, record, site)
+            if fetch.render_follow_up:
+                self._follow_up(fetch, record, site)
+                return
         if fetch.error is FetchError.ROBOTS_DISALLOWED:
             record["flags"] |= DocFlag.ROBOTS_DISALLOWED
             record["last_visit"] = now  # tried: done in this batch, no access made
@@ -115,6 +129,34 @@ class MetadataPipeline(GathererStep):
         except (IndexError, OverflowError, TypeError, ValueError) as again:  # the record itself is out of reach
             raise DropItem(f"{fetch.url} could not be recorded: {again!r}") from exc
         self.stats.inc_value(f"harvester/errors/{fetch.error.label}")
+
+    def _render(self, fetch: Fetch, record, site) -> None:
+        """The page's and its site's rendering records (``harvester/render.py``): a render that came back or
+        froze Splash is one try of the site; one that found links is a gain."""
+        state = fetch.render
+        if not state:  # a raw fetch: a page that froze Splash stays marked, never rendered again
+            if record["render"] != RenderState.TIMED_OUT:
+                record["render"] = RenderState.NOT_RENDERED
+            record["render_links"] = 0
+            return
+        record["render"] = state
+        record["render_links"] = min(fetch.render_links, 0xFFFF)
+        self.stats.inc_value(f"harvester/render/state/{RenderState(state).name.lower()}")
+        if state in (RenderState.RENDERED, RenderState.TIMED_OUT):
+            site["render"], site["render_tries"], site["render_gains"] = site_after(
+                int(site["render"]), int(site["render_tries"]), int(site["render_gains"]), fetch.render_links > 0,
+                self.config.render_tries)
+
+    def _follow_up(self, fetch: Fetch, record, site) -> None:
+        """A render after this batch's raw fetch of the page, which recorded the visit: the outcome only."""
+        record["error"] = fetch.error or 0
+        if fetch.error is not None:  # the page is visited again (and rendered, unless it froze Splash) later
+            record["errors"] = min(int(record["errors"]) + 1, 0xFFFF)
+            self.stats.inc_value(f"harvester/errors/{fetch.error.label}")
+        elif fetch.page is None:
+            record["stored_length"] = 0
+        record["last_visit"] = fetch.ended
+        site["last_visit"] = fetch.ended
 
     @staticmethod
     def _response(fetch: Fetch, record) -> None:
@@ -204,7 +246,7 @@ def _forget_disallowed(collection, site_id: int) -> None:
 def fetch_record(fetch: Fetch) -> dict:
     """What a fetch was, as JSON-ready values (no body)."""
     page = fetch.page
-    return {
+    record = {
         "url": fetch.url, "kind": fetch.kind.value, "doc_id": fetch.doc_id, "site_id": fetch.site_id,
         "depth": fetch.depth, "status": fetch.status, "error": fetch.error.label if fetch.error else None,
         "mime": fetch.mime, "raw_length": fetch.raw_length, "truncated": fetch.truncated,
@@ -213,6 +255,10 @@ def fetch_record(fetch: Fetch) -> dict:
         "changed": fetch.changed, "links": len(fetch.links), "redirect": fetch.redirect or None,
         "latency": round(fetch.latency, 4), "started": fetch.started, "ended": fetch.ended, "ip": fetch.ip or None,
     }
+    if fetch.render:  # rendered through Splash, or tried
+        record["render"] = RenderState(fetch.render).name.lower()
+        record["render_links"] = fetch.render_links
+    return record
 
 
 def _ip_bytes(text: str) -> bytes:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest
 
-from wirescrapy.harvester.meta import DOC_ID
+from wirescrapy.harvester.meta import DOC_ID, RENDER
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -20,5 +20,6 @@ class BatchFilterMiddleware:
     def process_request(self, request: Request, spider: Spider) -> None:
         harvest = getattr(spider, "harvest", None)
         doc_id = request.meta.get(DOC_ID)
-        if harvest is not None and doc_id and harvest.fetched_in_batch(doc_id=doc_id):
+        # A render after the page's raw fetch in this batch is part of that visit.
+        if harvest is not None and doc_id and RENDER not in request.meta and harvest.fetched_in_batch(doc_id=doc_id):
             raise AlreadyFetched(f"{request.url} was fetched in this batch already")

@@ -10,7 +10,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.error import DNSLookupError
 
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.meta import IP
+from wirescrapy.harvester.meta import IP, SPLASH_PROCESSED
 from wirescrapy.url import request_host
 
 if TYPE_CHECKING:
@@ -43,6 +43,8 @@ class BlockedIPMiddleware:
     async def process_request(self, request: Request, spider: Spider) -> None:
         from twisted.internet import reactor
 
+        if request.meta.get(SPLASH_PROCESSED):
+            return  # the request to Splash (SPLASH_URL): its page's host was checked before it was sent there
         host = request_host(request.url)
         if not host:
             return  # the download handler reports the bad URL

@@ -9,7 +9,14 @@ from scrapy import signals
 from scrapy.exceptions import StopDownload
 
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.meta import KIND, MIME_REFUSED, RECEIVED, STARTED, TRUNCATED
+from wirescrapy.harvester.meta import (
+    KIND,
+    MIME_REFUSED,
+    RECEIVED,
+    RENDER,
+    STARTED,
+    TRUNCATED,
+)
 from wirescrapy.seeder.robots import MAX_ROBOTS_BYTES
 from wirescrapy.seeder.sitemaps import MAX_BYTES as MAX_SITEMAP_BYTES
 
@@ -18,6 +25,9 @@ if TYPE_CHECKING:
 
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+
+
+RENDER_SIZE_FACTOR = 4
 
 
 class FetchLimitsMiddleware:
@@ -40,7 +50,7 @@ class FetchLimitsMiddleware:
 
     def headers_received(self, headers, body_length, request: Request, spider: Spider) -> None:
         mime = media_type(headers.get(b"Content-Type"))
-        if mime and mime not in self.accept_mime and request.meta.get(KIND) is None:
+        if mime and mime not in self.accept_mime and request.meta.get(KIND) is None and RENDER not in request.meta:
             request.meta[MIME_REFUSED] = mime
             raise StopDownload(fail=False)
 
@@ -49,7 +59,11 @@ class FetchLimitsMiddleware:
         received = meta.get(RECEIVED, 0) + len(data)
         meta[RECEIVED] = received
         kind = meta.get(KIND)
-        if received > (self.max_file_size if kind is None else self.limits[kind]):
+        if RENDER in meta:  # Splash's JSON: the rendered DOM and the raw HTML, each cut later
+            limit = RENDER_SIZE_FACTOR * self.max_file_size
+        else:
+            limit = self.max_file_size if kind is None else self.limits[kind]
+        if received > limit:
             request.meta[TRUNCATED] = True
             raise StopDownload(fail=False)
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest
 
-from wirescrapy.harvester.meta import KIND
+from wirescrapy.harvester.meta import KIND, SPLASH_PROCESSED
 from wirescrapy.harvester.robots import Verdict, origin_of
 
 if TYPE_CHECKING:
@@ -27,6 +27,8 @@ class RobotsMiddleware:
         harvest = getattr(spider, "harvest", None)
         if harvest is None or request.meta.get(KIND) is not None:
             return  # robots.txt and sitemaps are not subject to robots.txt
+        if request.meta.get(SPLASH_PROCESSED):
+            return  # the request to Splash: its page's URL was checked before it was sent there
         verdict = harvest.robots.verdict(request.url)
         if verdict is Verdict.ALLOWED:
             return

@@ -1,0 +1,224 @@
+"""End to end: script-built pages through scrapy-splash and a real Splash 3.5 (``WIRE_RENDER_JS``).
+
+Crawls of the sample web's script pages (``js="on"``: ``wirescrapy/sampleweb/scripts.py``) checked against its
+ground truth (the links only rendering shows) and against its access log (what the sites saw, Splash's requests
+included); Splash killed in the middle of a crawl; a page whose script never ends, under the supervisor.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+from tests.splash import OwnSplash, shared_splash, wait_alive  # noqa: F401  (a fixture)
+from wirescrapy.collection import Collection
+from wirescrapy.collection.metadata import RenderState, SiteRender
+from wirescrapy.items import FetchError
+from wirescrapy.sampleweb import SampleWebProcess
+from wirescrapy.sampleweb.accesslog import by_host
+from wirescrapy.sampleweb.scripts import ASSETS, PREFIX
+
+ROOT = Path(__file__).resolve().parents[2]
+WAIT = 0.2  # settings/test.py WIRE_WAIT_NORMAL
+SUBRESOURCES = 2
+WEB = {"sites": 6, "pages_per_site": 4, "crawl_delay": WAIT, "broken_robots": "malformed", "slow_delay": 0.2,
+       "js": "on"}
+# Depth 4 reaches every page a script links (home, /js/, a script page, its targets) and keeps the traps short.
+SETTINGS = {"WIRE_MAX_DEPTH_STATIC": 4, "WIRE_BATCH_SIZE": 1000, "WIRE_LARGE_SITE_PAGES": 10_000,
+            "WIRE_RENDER_SUBRESOURCES": SUBRESOURCES, "WIRE_RENDER_WAIT": 0.2}
+
+
+def harvest(collection: Path, splash: str, *args: str, settings: dict, timeout: float = 120,
+            check: bool = True, background: bool = False):
+    command = [sys.executable, "-m", "scrapy", "crawl", "harvester", *args, "-s", f"WIRE_COLLECTION_DIR={collection}",
+               "-s", f"SPLASH_URL={splash}"]
+    for name, value in {**SETTINGS, **settings}.items():
+        command += ["-s", f"{name}={value}"]
+    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "settings.test", "PYTHONPATH": str(ROOT)}
+    if background:
+        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True)
+    run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    if check:
+        assert run.returncode == 0, run.stderr[-4000:]
+        assert "Traceback" not in run.stderr, run.stderr[-4000:]
+    return run
+
+
+def records(collection: Path) -> dict[str, dict]:
+    """URL -> its document record's fields (and its links' URLs), read after the crawl."""
+    with Collection(collection, readonly=True) as store:
+        found = {}
+        for doc_id in range(1, store.documents.count + 1):
+            record = store.documents.records[doc_id]
+            found[store.url(doc_id)] = {
+                "status": int(record["status"]), "error": int(record["error"]), "render": int(record["render"]),
+                "render_links": int(record["render_links"]), "visits": int(record["visits"]),
+                "site": int(record["siteid"]), "stored": int(record["stored_length"]), "depth": int(record["depth"]),
+                "links": {store.url(int(t)) for t in store.links.links(doc_id)} if doc_id in store.links else set(),
+            }
+        sites = {store.urls.site_name(s): (int(r["render"]), int(r["render_tries"]), int(r["render_gains"]))
+                 for s in range(1, store.sites.count + 1) for r in [store.sites.records[s]]}
+    return {"docs": found, "sites": sites}
+
+
+@pytest.fixture(scope="module")
+def auto_crawl(tmp_path_factory, shared_splash):  # noqa: F811
+    workdir = tmp_path_factory.mktemp("render")
+    with SampleWebProcess(workdir=workdir, **WEB) as web:
+        run = harvest(workdir / "collection", shared_splash, "-a", f"seeds={web.seeds_file}", "-a", "cycles=8",
+                      settings={"WIRE_RENDER_JS": "auto"})
+        yield web, records(workdir / "collection"), web.access_log(), run.stderr
+
+
+def test_auto_mode_finds_exactly_the_links_only_rendering_shows(auto_crawl):
+    web, found, _, log = auto_crawl
+    truth, rendered_truth = web.truth, web.web.ground_truth(rendered=True)
+    docs = found["docs"]
+    scripted = {page: links for page, links in truth.scripted.items() if page not in truth.endless}
+    assert scripted, "the sample web has script-built pages"
+    for page, links in scripted.items():
+        doc = docs[page]
+        assert doc["render"] == RenderState.RENDERED, (page, doc)
+        assert doc["render_links"] == len(links), (page, doc["render_links"], sorted(links))
+        raw = set(truth.links[page]) - {page}
+        assert doc["links"] - raw == set(links), page  # exactly the scripts' links, no other
+        assert raw <= doc["links"] | truth.disallowed | set(truth.errors), page
+    # Every page that only scripts link to was fetched: the crawl is the rendered ground truth's.
+    only_rendered = rendered_truth.pages - truth.pages
+    assert only_rendered and all(docs[url]["status"] == 200 for url in only_rendered)
+    # auto: the sites where rendering found links are marked and go straight to Splash; the others never do.
+    helps = {web.url(page.split("/")[2].split(":")[0]).rstrip("/") for page, links in scripted.items() if links}
+    marked = {site for site, (state, _, _) in found["sites"].items() if state == SiteRender.HELPS}
+    assert marked == helps
+    for url, doc in docs.items():
+        if doc["render"]:
+            # rendered: a script-built page, or a page of a site where rendering helped (after it was marked)
+            assert url in scripted or any(url.startswith(site + "/") for site in marked), url
+    assert "render_failed" not in log and "render_timeout" not in log
+
+
+def test_rendering_keeps_politeness_as_the_sites_saw_it(auto_crawl):
+    """From the sample web's access log, Splash's own requests included. What is allowed, and why:
+
+    * An *access* of a site is a crawler fetch or a render. A render is the page's request followed by
+      the subresources Splash fetches for it (``/js/*.js``, ``.css``, ``.json``: the sample web's assets)
+      while the render runs; an asset request belongs to the page request before it.
+    * Two accesses never overlap, and the next starts at least the site's wait after the previous one's
+      last response ended (WIRE's rule, the render counted as the site's access, its wait from its end).
+      Within a render Splash may fetch assets two at a time (Qt's connections; Splash cannot space them).
+    * A render makes at most ``WIRE_RENDER_SUBRESOURCES`` asset requests; no image is ever requested; no
+      site sees a request for another site's resource (the script pages load ``/js/lib.js`` of another site,
+      which exists nowhere: any request for it on a host whose pages did not ask for it is a leak).
+    """
+    web, _, log, _ = auto_crawl
+    assert not [r for r in log if r["path"].endswith(".png")], "images are never loaded"
+    # robots.txt holds for rendered pages too (checked on the page's URL before it goes to Splash)
+    assert not [r for r in log if web.url(r["host"], r["path"]) in web.truth.disallowed]
+    script_site = web.url(5).split("//")[1].split(":")[0]
+    assert not [r for r in log if r["path"] == PREFIX + "lib.js" and r["host"] != script_site]
+    renders = 0
+    for host, requests in by_host(log).items():
+        wait = WAIT
+        accesses: list[list[dict]] = []
+        for request in requests:
+            asset = request["path"].startswith(PREFIX) and request["path"][len(PREFIX):] in ASSETS
+            if asset:
+                assert accesses, f"{host}: an asset before any page"
+                accesses[-1].append(request)
+            else:
+                accesses.append([request])
+        for before, after in pairwise(accesses):
+            end = max(r["end"] for r in before)
+            gap = after[0]["start"] - end
+            assert gap >= wait - 0.003, (host, [r["path"] for r in before], after[0]["path"], round(gap, 4))
+        for access in accesses:
+            assert len(access) - 1 <= SUBRESOURCES, (host, [r["path"] for r in access])
+            renders += len(access) > 1
+    assert renders >= 4  # the script pages' renders fetched their assets
+
+
+@pytest.mark.timeout(120)
+def test_killing_splash_mid_crawl_keeps_every_page_and_renders_it_later(tmp_path):
+    splash = OwnSplash(tmp_path, supervised=True)
+    web_args = {**WEB, "sites": 2, "pages_per_site": 4, "js": "off"}
+    every = {"WIRE_RENDER_JS": ".wire.test", "WIRE_MAX_DEPTH_STATIC": 1}  # the home pages and the pages they link
+    try:
+        with SampleWebProcess(workdir=tmp_path, **web_args) as web:
+            crawl = harvest(tmp_path / "c", splash.url, "-a", f"seeds={web.seeds_file}", "-a", "cycles=2",
+                            settings=every, background=True)
+            deadline = time.monotonic() + 60
+            while len([r for r in web.access_log() if r["path"].startswith("/page/")]) < 4:
+                assert time.monotonic() < deadline and crawl.poll() is None, "the crawl did not get going"
+                time.sleep(0.05)
+            splash.kill_splash()
+            _, stderr = crawl.communicate(timeout=90)
+            assert crawl.returncode == 0 and "Traceback" not in stderr, stderr[-3000:]
+            docs = records(tmp_path / "c")["docs"]
+            failed = {url for url, doc in docs.items() if doc["render"] == RenderState.FAILED and doc["status"] == 200
+                      and url not in web.truth.duplicates}  # the manager selects no duplicate again
+            assert failed, "renders after the kill failed"
+            for url in failed:  # the page kept its raw HTML (and its links, those within the depth limit)
+                doc = docs[url]
+                assert (doc["status"], doc["error"]) == (200, FetchError.RENDER_FAILED), url
+                assert doc["stored"] > 0, url
+                followed = set(web.truth.links.get(url, ())) - web.truth.nofollow.get(url, frozenset())
+                assert doc["links"] or not followed or doc["depth"] >= 1, url
+            assert "render_failed" in stderr
+            # Splash is back: the next visit (a failed render is an error: due after WIRE_MINPERIOD_UNSUCCESSFUL)
+            # renders them.
+            wait_alive(splash.url)
+            assert splash.restarts() == 1
+            harvest(tmp_path / "c", splash.url, settings={**every, "WIRE_MINPERIOD_UNSUCCESSFUL": 0})
+            again = records(tmp_path / "c")["docs"]
+            left = {url: (again[url]["visits"], again[url]["error"]) for url in failed if again[url]["render"] != RenderState.RENDERED}
+            assert not left, (len(failed), left)
+    finally:
+        splash.stop()
+
+
+@pytest.mark.timeout(120)
+def test_a_script_that_never_ends_freezes_splash_once_and_is_never_rendered_again(tmp_path):
+    splash = OwnSplash(tmp_path, supervised=True, check=1)
+    settings = {"WIRE_RENDER_JS": "site5.wire.test", "WIRE_MINPERIOD_UNSUCCESSFUL": 0, "WIRE_RENDER_TIMEOUT": 10,
+                "WIRE_RENDER_FROZEN_AFTER": 1.5}
+    try:
+        with SampleWebProcess(workdir=tmp_path, **{**WEB, "js": "endless"}) as web:
+            endless = next(iter(web.truth.endless))
+            seeds = tmp_path / "seeds.txt"
+            seeds.write_text(endless + "\n")
+            run = harvest(tmp_path / "c", splash.url, "-a", f"seeds={seeds}", settings=settings)
+            assert splash.restarts() >= 1, "the supervisor restarted the frozen Splash"
+            doc = records(tmp_path / "c")["docs"][endless]
+            assert (doc["status"], doc["error"], doc["render"]) == (200, FetchError.RENDER_TIMEOUT,
+                                                                    RenderState.TIMED_OUT), doc
+            assert web.url(5, PREFIX) in doc["links"]  # the raw HTML's link kept
+            assert "render_timeout" in run.stderr
+            # The next visit fetches it raw: never rendered again (no second freeze), and the page it links is.
+            wait_alive(splash.url)
+            restarts = splash.restarts()
+            before = len(web.access_log())
+            harvest(tmp_path / "c", splash.url, settings=settings)
+            found = records(tmp_path / "c")["docs"]
+            assert found[endless]["render"] == RenderState.TIMED_OUT and found[endless]["error"] == 0
+            assert found[endless]["visits"] == 2
+            assert found[web.url(5, PREFIX)]["render"] == RenderState.RENDERED
+            assert splash.restarts() == restarts
+            later = [r["path"] for r in web.access_log()[before:] if r["path"] == PREFIX + "endless.html"]
+            assert later == [PREFIX + "endless.html"]  # one raw fetch
+    finally:
+        splash.stop()
+
+
+def test_the_sample_web_log_records_splash_requests_by_host(auto_crawl):
+    """Splash's requests reach the sample web as to a proxy (absolute request targets): logged by host and path."""
+    _, _, log, _ = auto_crawl
+    assert not [r for r in log if r["path"].startswith("http")]
+    assert json.dumps(log)  # plain records

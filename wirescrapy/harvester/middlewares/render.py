@@ -1,0 +1,62 @@
+"""Pages whose site is rendered (``WIRE_RENDER_JS``) go to Splash instead of being fetched raw.
+
+After the blocked-address and robots.txt checks of the page's own URL, a page of a site that is always
+rendered (a listed suffix, or ``auto`` found that rendering helps it: its site record) becomes a
+``SplashRequest`` (:func:`~wirescrapy.harvester.render.render_request`), which scrapy-splash's middleware
+turns into the request to Splash. Both go back through the scheduler to the front of the page's site queue,
+so the render is that site's access. A page that froze Splash once (``RenderState.TIMED_OUT``) and the raw
+fallback of a failed render (``meta[NO_RENDER]``) are fetched raw; so is a page while Splash is down (a render
+refused in the last ``SPLASH_DOWN_PAUSE`` seconds, see the spider), its render recorded as failed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import NotConfigured
+
+from wirescrapy.collection.metadata import RenderState
+from wirescrapy.config import WireConfig
+from wirescrapy.harvester.meta import KIND, NO_RENDER, RENDER, RENDER_FAILURE
+from wirescrapy.harvester.render import RenderMode, direct, render_request
+from wirescrapy.items import FetchError
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+
+
+class RenderMiddleware:
+    def __init__(self, config: WireConfig, user_agent: str):
+        self.config = config
+        self.mode = RenderMode.parse(config.render_js)
+        if not self.mode.on:
+            raise NotConfigured("WIRE_RENDER_JS is off")
+        self.user_agent = user_agent
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(WireConfig.from_crawler(crawler), crawler.settings.get("USER_AGENT") or "")
+
+    def process_request(self, request: Request, spider: Spider) -> Request | None:
+        meta = request.meta
+        if "splash" in meta or RENDER in meta or NO_RENDER in meta or meta.get(KIND) is not None:
+            return None
+        harvest = getattr(spider, "harvest", None)
+        if harvest is None:
+            return None
+        site, page = harvest.render_states(request.url)
+        if not direct(self.mode, request.url, site, page):
+            return None
+        if getattr(spider, "splash_down", lambda: False)():
+            # Splash refused a render a moment ago: the page is fetched raw, its render failed (it is rendered at
+            # a later visit), and the site is spared a render that would fail before its raw fetch.
+            meta[RENDER_FAILURE] = (int(RenderState.FAILED), int(FetchError.RENDER_FAILED), "Splash is down")
+            spider.crawler.stats.inc_value("harvester/render/skipped_splash_down")
+            return None
+        spider.crawler.stats.inc_value("harvester/render/direct")
+        return render_request(request.url, self.config, self.user_agent, how="direct", meta=dict(meta),
+                              callback=request.callback, errback=request.errback,
+                              priority=max(request.priority, 1))  # > 0: back at the front of its site's queue
