@@ -40,6 +40,7 @@ from __future__ import annotations
 import logging
 import os
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -97,6 +98,8 @@ class ExtentStore:
             self._data.close()
             raise
         self._view: memoryview | None = None
+        # The highest doc-id that may be written (the collection's document count), None: no bound.
+        self.id_limit: Callable[[], int] | None = None
         self._take_view()
         self._buf = bytearray(RECORD_SIZE)
         self._crc_span = memoryview(self._buf)[:CRC_SPAN]
@@ -238,6 +241,7 @@ class ExtentStore:
         """
         if not 0 < doc_id <= self._capacity or self.readonly:
             self._grow(doc_id)
+        self.check_id(doc_id)
         doc_id = int(doc_id)  # numpy integers would overflow in the arithmetic below
         pos = doc_id * RECORD_SIZE
         old_offset, old_size, old_flags = PLACE.unpack_from(self._view, pos)
@@ -309,6 +313,7 @@ class ExtentStore:
         ordered = np.sort(ids)
         if (ordered[1:] == ordered[:-1]).any():
             raise ValueError("doc_ids must be distinct")
+        self.check_id(int(ordered[-1]))
         starts = np.zeros(len(ids) + 1, dtype=np.int64)
         np.cumsum(sizes, out=starts[1:])
         hashes = np.fromiter(
@@ -345,6 +350,13 @@ class ExtentStore:
             self._alloc.free(offset, size)
         self._live_count += int((~replaced).sum())
         self._live_bytes += int(sizes.sum()) - int(old["size"][replaced].sum(dtype=np.int64))
+
+    def check_id(self, highest: int) -> None:
+        """Refuse a doc-id past ``id_limit`` (0 and negative ones are refused where the index grows)."""
+        if highest < 1:
+            raise ValueError(f"{self.index_path.name}: doc-id {highest}: doc-ids start at 1")
+        if self.id_limit is not None and highest > (limit := self.id_limit()):
+            raise ValueError(f"{self.index_path.name}: doc-id {highest} is past the last document ({limit})")
 
     def _grow_to(self, doc_id: int) -> None:
         if doc_id > self._capacity:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from wirescrapy.collection import Collection
 from wirescrapy.harvester.robots import RobotsTxt
 from wirescrapy.manager import manage
-from wirescrapy.manager.batch import BatchError, batch_numbers, discard_hint, read_batch
+from wirescrapy.manager.batch import BatchError, batch_numbers, check_owner, discard_hint, read_batch
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 
@@ -103,10 +103,7 @@ class Harvest:
                 raise
             # A damaged last batch would be resumed, and refused, by every later cycle: say how to get past it.
             raise BatchError(f"{exc}; {discard_hint(number)}") from None
-        expected = batch.info.get("collection")
-        if expected and Path(expected).resolve() != self.collection.dir.resolve():
-            logger.warning("batch %(path)s was written for the collection %(expected)s, harvesting into "
-                           "%(actual)s", {"path": path, "expected": expected, "actual": self.collection.dir})
+        check_owner(batch, self.collection.dir, self.collection.id)
         self.batch = batch
         self.started = time.time()
         self.robots.new_batch()

@@ -73,21 +73,21 @@ def add_decision(collection: Collection, rules: SeederRules, decision: Decision,
         collection.reach(doc_id, depth, flags)
         outcome = Outcome.KNOWN
     else:
-        if site_id and not rules.within_site_limit(int(collection.sites.records[site_id]["docs"])):
-            collection.sites.records[site_id]["docs_over_limit"] += 1
+        if site_id and not rules.within_site_limit(int(collection.sites.record(site_id)["docs"])):
+            collection.sites.record(site_id)["docs_over_limit"] += 1
             return 0, Outcome.OVER_LIMIT
         doc_id = collection.add_document(decision.site, decision.target, depth, flags, site_id)
         outcome = Outcome.NEW
         if decision.verdict is Verdict.LOG:
-            site = collection.documents.records[doc_id]["siteid"]
-            collection.sites.records[site]["multimedia"] += 1
+            site = collection.documents.record(doc_id)["siteid"]
+            collection.sites.record(int(site))["multimedia"] += 1
         if not site_id and (rules.add_root if add_root is None else add_root) and decision.target != "/":
             root = rules.classify_at(decision.site + "/", decision.depth)
             _, root_outcome = add_decision(collection, rules, root)
             if report is not None:
                 report.roots_added += root_outcome is Outcome.NEW
-    if last_modified and last_modified > collection.documents.records[doc_id]["last_modified"]:
-        collection.documents.records[doc_id]["last_modified"] = last_modified
+    if last_modified and last_modified > collection.documents.record(doc_id)["last_modified"]:
+        collection.documents.record(doc_id)["last_modified"] = last_modified
     return doc_id, outcome
 
 
