@@ -32,9 +32,8 @@ def test_set_replace_delete(tmp_path):
 
 @pytest.mark.parametrize("bad", [[0], [-1], [1.5], [2**31]])
 def test_rejects_bad_targets(tmp_path, bad):
-    with LinkGraph(tmp_path) as g:
-        with pytest.raises(ValueError):
-            g.set_links(1, bad)
+    with LinkGraph(tmp_path) as g, pytest.raises(ValueError):
+        g.set_links(1, bad)
 
 
 def test_csr_equals_reference(tmp_path):

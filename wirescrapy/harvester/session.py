@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING
 from wirescrapy.collection import Collection
 from wirescrapy.harvester.robots import RobotsTxt
 from wirescrapy.manager import manage
-from wirescrapy.manager.batch import BatchError, batch_numbers, check_owner, discard_hint, read_batch
+from wirescrapy.manager.batch import (
+    BatchError,
+    batch_numbers,
+    check_owner,
+    discard_hint,
+    read_batch,
+)
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 
