@@ -77,9 +77,10 @@ class Kind(enum.Enum):
     SITEMAP = "sitemap"  # a sitemap named in robots.txt
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class Fetch:
-    """One network access and what the gatherer made of it."""
+    """One network access and what the gatherer made of it. Its ``repr``, which Scrapy logs with an item it
+    drops or fails on, names the access and sizes the body: a page's bytes never go into a log."""
 
     kind: Kind
     url: str  # the URL requested (canonical)
@@ -109,6 +110,11 @@ class Fetch:
     original: int = 0  # the doc-id whose content this is (itself, or the original of a duplicate)
     changed: bool = False  # the content differs from the previous visit's
     links: list[int] = field(default_factory=list)  # doc-ids linked (pages only), in page order
+
+    def __repr__(self) -> str:
+        error = f" error={self.error.label}" if self.error is not None else ""
+        return (f"<Fetch {self.kind.value} {self.url} doc_id={self.doc_id} status={self.status}{error} "
+                f"body={len(self.body)} bytes links={len(self.links)}>")
 
     @property
     def ok(self) -> bool:

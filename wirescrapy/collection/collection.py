@@ -239,15 +239,23 @@ class Collection:
             (getattr(store, "checkpoint", None) or store.flush)()
 
     def close(self) -> None:
+        """Close every store, even when one fails to (a full disk: its checkpoint is not written, and the
+        next open replays its log); the first failure is raised once all are closed."""
         if self.urls is None:
             return
+        failure = None
         try:
             for store in (self.links, self.pages, self.sites, self.documents, self.urls):
-                store.close()
+                try:
+                    store.close()
+                except Exception as exc:  # noqa: BLE001 - raised below, once every store is closed
+                    failure = failure or exc
         finally:
             self.urls = None
             if self._lock:
                 self._lock.release()
+        if failure is not None:
+            raise failure
 
     def __enter__(self):
         return self

@@ -434,15 +434,19 @@ class ExtentStore:
     def close(self) -> None:
         if self._fd is None:
             return
-        if not self.readonly:
-            self._data.truncate(self._alloc.end)  # give back a freed tail
-        self._release()
+        try:
+            if not self.readonly:
+                self._data.truncate(self._alloc.end)  # give back a freed tail
+        finally:
+            self._release()
 
     def _release(self) -> None:
         self._drop_view()
-        self._index.close()
-        self._data.close()
-        self._fd = None
+        try:
+            self._index.close()
+        finally:
+            self._data.close()
+            self._fd = None
 
     def __enter__(self):
         return self

@@ -221,10 +221,12 @@ class RecordFile:
     def close(self) -> None:
         if self._fd is None:
             return
-        self.flush()
-        self._unmap()
-        os.close(self._fd)
-        self._fd = None
+        try:
+            self.flush()
+        finally:
+            self._unmap()
+            os.close(self._fd)
+            self._fd = None
 
     def __enter__(self):
         return self

@@ -13,6 +13,10 @@ keeps a second harvester, or a manager run, out), and knows:
 * **robots.txt**: through its owner, ``harvest.robots`` (:class:`~wirescrapy.harvester.robots.RobotsTxt`):
   every site's policy, what is due, and what a robots.txt fetch writes.
 
+A write to the collection that fails for want of room (or a failing disk) stops the harvest: ``stopped``
+says why, and from then on nothing more is written, so that the collection stays as the failed write left
+it, consistent (``collection/writes.py``), for a harvest started again once there is room to resume.
+
 Each finished batch gets ``harvest.json`` beside its files: when it was harvested and what it gave.
 A batch directory without it is unfinished, and is what a harvester started without arguments resumes.
 """
@@ -61,6 +65,7 @@ class Harvest:
         self.batch: Batch | None = None
         self.started = 0.0
         self.created = 0.0  # when the batch was written: a record visited since was fetched in it
+        self.stopped = ""  # why nothing more may be written (a full disk: ``collection/writes.py``), "" if not
 
     @classmethod
     def open(cls, config: WireConfig, user_agent: str) -> Harvest:
