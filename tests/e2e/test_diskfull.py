@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.crash.consistency import problems
 from tests.test_crash import check_stores
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag
@@ -98,6 +99,7 @@ def test_a_full_disk_stops_the_harvest_in_one_line_and_loses_nothing(small_disk,
         filler.unlink()  # room again
         with Collection(collection) as stored:
             check_stores(stored)
+            assert problems(stored) == []
             before = stored_pages_intact(stored)
             visited = int((stored.documents.records[1:stored.documents.count + 1]["visits"] > 0).sum())
         assert before >= 1, "the disk filled before any page was stored: nothing tested"
@@ -111,6 +113,7 @@ def test_a_full_disk_stops_the_harvest_in_one_line_and_loses_nothing(small_disk,
         batch = read_batch(collection / "batches" / "000001")
         with Collection(collection, readonly=True) as stored:
             check_stores(stored)
+            assert problems(stored) == []
             assert stored_pages_intact(stored) > before
             for url in batch.urls:  # the whole batch is recorded now
                 assert stored.documents.records[url.doc_id]["last_visit"] >= batch.info["created"], url.url
@@ -133,6 +136,7 @@ def test_a_full_disk_is_one_line_for_seed_and_manager(small_disk, tmp_path):
     filler.unlink()
     with Collection(collection) as stored:
         check_stores(stored)
+        assert problems(stored) == []
         assert stored.documents.count >= 20
     manager = scrapy("manager", collection=collection)
     assert manager.returncode == 0, manager.stderr[-3000:]

@@ -40,7 +40,6 @@ from __future__ import annotations
 import logging
 import os
 import zlib
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -98,8 +97,7 @@ class ExtentStore:
             self._data.close()
             raise
         self._view: memoryview | None = None
-        # The highest doc-id that may be written (the collection's document count), None: no bound.
-        self.id_limit: Callable[[], int] | None = None
+        self.id_limit = None  # a callable: the highest doc-id writable (check_id); None: any
         self._take_view()
         self._buf = bytearray(RECORD_SIZE)
         self._crc_span = memoryview(self._buf)[:CRC_SPAN]
@@ -352,9 +350,6 @@ class ExtentStore:
         self._live_bytes += int(sizes.sum()) - int(old["size"][replaced].sum(dtype=np.int64))
 
     def check_id(self, highest: int) -> None:
-        """Refuse a doc-id past ``id_limit`` (0 and negative ones are refused where the index grows)."""
-        if highest < 1:
-            raise ValueError(f"{self.index_path.name}: doc-id {highest}: doc-ids start at 1")
         if self.id_limit is not None and highest > (limit := self.id_limit()):
             raise ValueError(f"{self.index_path.name}: doc-id {highest} is past the last document ({limit})")
 
@@ -434,19 +429,15 @@ class ExtentStore:
     def close(self) -> None:
         if self._fd is None:
             return
-        try:
-            if not self.readonly:
-                self._data.truncate(self._alloc.end)  # give back a freed tail
-        finally:
-            self._release()
+        if not self.readonly:
+            self._data.truncate(self._alloc.end)  # give back a freed tail (shrinking takes no room)
+        self._release()
 
     def _release(self) -> None:
         self._drop_view()
-        try:
-            self._index.close()
-        finally:
-            self._data.close()
-            self._fd = None
+        self._index.close()
+        self._data.close()
+        self._fd = None
 
     def __enter__(self):
         return self

@@ -124,6 +124,8 @@ class PageStore:
         Returns the doc-id holding this content: ``doc_id`` itself, or the original of which the
         new document is a duplicate (nothing was written then).
         """
+        if doc_id < 1:
+            raise ValueError(f"{self.extents.index_path.name}: doc-id {doc_id}: doc-ids start at 1")
         self.extents.check_id(doc_id)
         length = len(content)
         hash = xxh3_64_intdigest(content)
