@@ -121,14 +121,14 @@ def test_a_full_disk_stops_the_harvest_in_one_line_and_loses_nothing(small_disk,
 
 @pytest.mark.slow
 @pytest.mark.timeout(120)
-def test_a_full_disk_is_one_line_for_seed_and_manager(small_disk, tmp_path):
+def test_a_full_disk_is_one_line_for_seed_manager_and_a_harvest_s_start(small_disk, tmp_path):
     collection = small_disk / "collection"
     with Collection(collection) as new:
         seed(new, [f"http://site{i}.example/" for i in range(20)])
     many = tmp_path / "many.txt"
     many.write_text("".join(f"http://site{i % 50}.example/{'p' * 200}/{i}.html\n" for i in range(20_000)))
     filler = fill(small_disk, 0)
-    for args in (["seed", str(many)], ["manager"]):
+    for args in (["seed", str(many)], ["manager"], ["crawl", "harvester"]):  # the harvest's manager at start
         run = scrapy(*args, collection=collection)
         assert run.returncode == 2, run.stderr[-3000:]
         assert run.stderr.rstrip().splitlines()[-1].endswith(f": error: collection {collection}: disk full")
