@@ -25,8 +25,9 @@ What it does, all on this machine (the sample web in a subprocess on 127.0.0.1, 
 in which URLs are found, hence their doc-ids): the same set of known URLs; the same set of fetched URLs
 (``last_visit > 0``); per fetched URL the same status, error kind and content hash; the same link graph as
 (URL → set of target URLs); the same duplicate sets (URLs grouped by content hash among the stored pages:
-which one of a group is the original depends on the order and is not compared); per site the same
-robots.txt state. Visit counts and times are not compared: a page in flight at a kill is fetched again.
+which one of a group is the original depends on the order and is not compared); the same redirect loops
+(which page of a loop records the loop error depends on the order too: ``redirect_loops``); per site the
+same robots.txt state. Visit counts and times are not compared: a page in flight at a kill is fetched again.
 
 Printed: kills, kills by phase, recoveries, inconsistencies (with what was found), rounds and how many
 ended equal to the reference, and the differences of any that did not.
@@ -52,6 +53,7 @@ sys.path.insert(0, str(ROOT))
 from tests.crash.consistency import problems
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag
+from wirescrapy.items import FetchError
 from wirescrapy.sampleweb import SampleWebProcess
 
 WEB = {"sites": 4, "pages_per_site": 14, "seed": 7, "slow_delay": 0.3, "crawl_delay": 0.25}
@@ -154,12 +156,34 @@ def snapshot(directory: Path) -> dict:
         duplicates = {frozenset(g) for g in groups.values() if len(g) > 1}
         sites = collection.sites.records[1:collection.sites.count + 1]
         robots = {collection.urls.site_name(i + 1): int(s["robots_state"]) for i, s in enumerate(sites)}
-    return {"urls": set(url[1:]), "fetched": fetched, "links": links, "duplicates": duplicates, "robots": robots}
+    return {"urls": set(url[1:]), "fetched": fetched, "links": links, "duplicates": duplicates, "robots": robots,
+            "loops": redirect_loops(fetched, links)}
+
+
+def redirect_loops(fetched: dict, links: dict) -> set[frozenset]:
+    """The redirect loops found, as sets of URLs; the loop error leaves the per-URL comparison.
+
+    Which page of a loop gets the error depends on which was fetched first (the follow-up that closes the
+    chain gets it), and a kill changes the order: a → b → a, a fetched first, records the error on b; b
+    fetched first after a restart records it on a. The loop itself is the fact to compare."""
+    loops = set()
+    for start, (status, error, content) in list(fetched.items()):
+        if error != FetchError.REDIRECT_LOOP:
+            continue
+        fetched[start] = (status, 0, content)
+        cycle, here = [start], start
+        while len(links.get(here, ())) == 1 and len(cycle) <= 20:
+            (here,) = links[here]
+            if here == start:
+                break
+            cycle.append(here)
+        loops.add(frozenset(cycle))
+    return loops
 
 
 def differences(got: dict, want: dict) -> list[str]:
     found = []
-    for key in ("urls", "duplicates"):
+    for key in ("urls", "duplicates", "loops"):
         if got[key] != want[key]:
             extra, missing = got[key] - want[key], want[key] - got[key]
             found.append(f"{key}: {len(extra)} more ({sorted(map(str, extra))[:3]}), {len(missing)} fewer "
