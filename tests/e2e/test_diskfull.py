@@ -162,3 +162,25 @@ def test_a_short_write_is_cut_back_and_is_an_enospc(small_disk):
         assert reopened.urls.count == count and reopened.documents.count == count
         assert log.stat().st_size == size  # nothing torn to cut off
         check_stores(reopened)
+
+
+def test_a_record_file_that_cannot_grow_says_enospc_instead_of_dying_of_sigbus(small_disk):
+    """Its space is allocated when it grows: a write through the mapping never meets a hole on a full disk."""
+    import numpy as np
+
+    from wirescrapy.collection.records import RecordFile
+
+    dtype = np.dtype([("value", "<u8"), ("pad", "S248")])
+    records = RecordFile(small_disk / "r.rec", dtype, "test")
+    filler = fill(small_disk, 0)
+    with pytest.raises(OSError) as failed:
+        for i in range(1, 1_000_000):
+            records.append(np.array((i, b""), dtype))
+    assert failed.value.errno == errno.ENOSPC
+    count = records.count
+    records.records[1:count + 1]["value"] += 0  # every mapped page is there: no SIGBUS
+    assert (records.records[1:count + 1]["value"] == np.arange(1, count + 1)).all()
+    records.close()
+    filler.unlink()
+    with RecordFile(small_disk / "r.rec", dtype, "test") as again:
+        assert again.count == count and again.append(np.array((7, b""), dtype)) == count + 1
