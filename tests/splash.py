@@ -1,8 +1,9 @@
-"""A real Splash for the rendering tests: the one CI starts (``.ci/run``: ``tools/splash/supervise.sh`` on port
-8050), or one a test starts for itself on a free port (a test that kills or freezes Splash must not do it to the
+"""A real Splash for the rendering tests: the one CI starts (``.ci/run``: the shared ``tools/splash/supervise.sh``
+on port 8050), or one a test starts for itself on a free port (a test that kills or freezes Splash must not do it to the
 one the other tests share).
 
-``tools/splash/install.sh`` installs Splash 3.5 into ``/opt/splash-venv`` (``WIRE_SPLASH_VENV``). Without it the
+``tools/splash/install.sh`` (beside the checkout, in ``../shared``, or where ``WIRE_SPLASH_TOOLS`` says) installs
+Splash 3.5 into ``/opt/splash-venv`` (``WIRE_SPLASH_VENV``). Without it the
 rendering tests are skipped, unless ``WIRE_REQUIRE_SPLASH=1`` (set by ``.ci/run``), where they fail.
 """
 
@@ -20,7 +21,7 @@ import psutil
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-TOOLS = ROOT / "tools" / "splash"
+TOOLS = Path(os.environ.get("WIRE_SPLASH_TOOLS", ROOT.parent / "shared" / "tools" / "splash"))
 VENV = Path(os.environ.get("WIRE_SPLASH_VENV", "/opt/splash-venv"))
 SHARED_URL = os.environ.get("WIRE_TEST_SPLASH_URL", "http://127.0.0.1:8050")
 

@@ -123,3 +123,21 @@ def test_a_collection_another_process_writes_is_one_line_for_crawl_and_seed(tmp_
 ])
 def test_demo_refuses_impossible_options_in_one_line(tmp_path, args, message):
     assert_one_line_error(scrapy("demo", "--dir", str(tmp_path / "demo"), *args), message)
+
+
+def test_a_part_of_another_collection_s_batch_is_refused_in_one_line(tmp_path):
+    """Issue 14 §1: ``manager --parts 2`` on one collection, then part-1 harvested into a fresh one wrote the
+    batch's doc-ids over the fresh collection's records (pages stored under other URLs, record 0 the header)."""
+    owner = collection_of(tmp_path / "owner", "http://a.example/", "http://b.example/", "http://c.example/",
+                          "http://d.example/")
+    manager = scrapy("manager", "--parts", "2", "-s", f"WIRE_COLLECTION_DIR={owner}")
+    assert manager.returncode == 0, manager.stderr[-3000:]
+    fresh = tmp_path / "fresh"
+    run = scrapy("crawl", "harvester", "-a", f"batch={owner / 'batches' / '000001' / 'part-1'}",
+                 "-s", f"WIRE_COLLECTION_DIR={fresh}")
+    with Collection(owner, readonly=True) as collection:
+        owner_id = collection.id
+    assert_one_line_error(run, f"{owner / 'batches' / '000001' / 'part-1'}: batch 000001 belongs to the collection "
+                               f"{owner} (id {owner_id}), not to {fresh} (id {(fresh / 'id').read_text().strip()})")
+    with Collection(fresh, readonly=True) as collection:
+        assert collection.documents.count == 0 and collection.pages.count() == 0

@@ -32,9 +32,8 @@ def test_set_replace_delete(tmp_path):
 
 @pytest.mark.parametrize("bad", [[0], [-1], [1.5], [2**31]])
 def test_rejects_bad_targets(tmp_path, bad):
-    with LinkGraph(tmp_path) as g:
-        with pytest.raises(ValueError):
-            g.set_links(1, bad)
+    with LinkGraph(tmp_path) as g, pytest.raises(ValueError):
+        g.set_links(1, bad)
 
 
 def test_csr_equals_reference(tmp_path):
@@ -116,3 +115,22 @@ def test_ordered_csr_rows_are_the_stored_lists(tmp_path):
     for doc_id in range(63):
         row = ordered.indices[ordered.indptr[doc_id]:ordered.indptr[doc_id + 1]]
         assert row.tolist() == lists.get(doc_id, np.zeros(0)).tolist()
+
+
+def test_a_collection_s_link_graph_refuses_ids_past_its_documents(tmp_path):
+    with Collection(tmp_path) as collection:
+        a = collection.add_url("http://a.example/")[0]
+        b = collection.add_url("http://a.example/b")[0]
+        collection.links.set_links(a, [b, a])
+        with pytest.raises(ValueError, match=r"links.idx: doc-id 3 is past the last document \(2\)"):
+            collection.links.set_links(b + 1, [a])
+        with pytest.raises(ValueError, match=r"link target 3 is past the last document \(2\)"):
+            collection.links.set_links(b, [a, b + 1])
+        with pytest.raises(ValueError, match="past the last document"):
+            collection.links.set_links_many([a, b + 1], [0, 1, 2], [b, a])
+        with pytest.raises(ValueError, match="doc-id must be a positive integer"):
+            collection.links.set_links(0, [a])
+        assert collection.links.links(a).tolist() == [b, a] and b not in collection.links
+    graph = LinkGraph(tmp_path / "alone")  # a graph alone has no document count to bound it
+    graph.set_links(10, [20])
+    graph.close()

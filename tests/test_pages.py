@@ -137,3 +137,18 @@ def test_readonly(tmp_path):
         assert p.load(1) == PAGE and p.seen(PAGE) == 1
         with pytest.raises(PermissionError):
             p.store(2, b"new")
+
+
+def test_a_collection_s_page_store_refuses_ids_past_its_documents(tmp_path):
+    from wirescrapy.collection import Collection
+
+    with Collection(tmp_path / "c") as collection:
+        doc_id = collection.add_url("http://a.example/")[0]
+        collection.pages.store(doc_id, b"one")
+        with pytest.raises(ValueError, match=r"pages.idx: doc-id 2 is past the last document \(1\)"):
+            collection.pages.store(doc_id + 1, b"two")
+        with pytest.raises(ValueError, match="pages.idx: doc-id 0: doc-ids start at 1"):
+            collection.pages.store(0, b"two")
+        with pytest.raises(ValueError, match="past the last document"):
+            collection.pages.store(doc_id + 1, b"one")  # a duplicate, which writes nothing, too
+        assert collection.pages.count() == 1

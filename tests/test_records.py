@@ -41,3 +41,37 @@ def test_refuses_a_file_of_another_kind_or_size(tmp_path):
     (tmp_path / "junk.rec").write_bytes(b"x" * 1000)
     with pytest.raises(RecordFileError, match="not a wirescrapy record file"):
         RecordFile(tmp_path / "junk.rec", DTYPE, "test")
+
+
+def test_a_write_to_record_zero_or_past_the_end_is_refused(tmp_path):
+    from wirescrapy.collection.records import RecordIdError
+
+    with RecordFile(tmp_path / "r.rec", DTYPE, "test") as f:
+        f.append(np.array((7, 1.5, b"a"), DTYPE))
+        f.record(1)["value"] = 2.5
+        assert f.records[1]["value"] == 2.5
+        with pytest.raises(RecordIdError, match=r"r.rec: no record 0 \(id 0 is the header\)"):
+            f.record(0)["value"] = 9
+        with pytest.raises(RecordIdError, match=r"r.rec: no record 2 \(1 records\)"):
+            f.record(2)["value"] = 9
+        assert f.count == 1 and f.records[2]["value"] == 0
+    with RecordFile(tmp_path / "r.rec", DTYPE, "test") as f:  # the header is intact
+        assert f.count == 1
+
+
+def test_the_collection_refuses_record_writes_outside_its_documents_and_sites(tmp_path):
+    from wirescrapy.collection import Collection
+    from wirescrapy.collection.records import RecordIdError
+
+    with Collection(tmp_path / "c") as collection:
+        doc_id = collection.add_url("http://a.example/")[0]
+        for bad in (0, doc_id + 1):
+            with pytest.raises(RecordIdError):
+                collection.store_page(bad, b"<html>page</html>")
+            with pytest.raises(RecordIdError):
+                collection.reach(bad, 0)
+        with pytest.raises(RecordIdError, match=r"sites.rec: no record 0 \(id 0 is the header\)"):
+            collection.sites.record(0)
+        with pytest.raises(RecordIdError, match=r"sites.rec: no record 2 \(1 records\)"):
+            collection.sites.record(2)
+        assert collection.pages.count() == 0

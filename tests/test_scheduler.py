@@ -429,3 +429,13 @@ def test_the_engine_is_woken_when_a_site_becomes_ready(sample_web, tmp_path):
 
 if __name__ == "__main__":
     _run(sys.argv[1])
+
+
+def test_a_stopped_scheduler_hands_out_nothing_and_has_nothing_pending():
+    sched = scheduler()
+    sched.enqueue_batch([page(7, 1, "http://a.cl/x"), page(8, 2, "http://b.cl/")], callback=object.__repr__)
+    first = take(sched)
+    sched.stop()  # a write to the collection failed: the harvest can store nothing more
+    assert take(sched) is None and not sched.has_pending_requests()
+    download(sched, first)
+    assert take(sched) is None and len(sched) == 1  # the queue is kept, for the counts logged at close

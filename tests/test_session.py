@@ -33,3 +33,67 @@ def test_a_damaged_batch_of_the_collection_names_the_command_that_sets_it_aside(
 def test_a_batch_elsewhere_is_not_the_managers_to_discard(harvest, tmp_path):
     with pytest.raises(BatchError, match=r"no batch.json, not a batch$"):
         harvest.open_batch(tmp_path)
+
+
+def _collection_with_batch(directory, parts=1):
+    """A collection of two sites, and the manager's batch of it (its parts' directories)."""
+    from wirescrapy.manager import manage
+
+    config = WireConfig.from_settings(BaseSettings())
+    with Collection(directory) as collection:
+        for url in ("http://a.example/", "http://b.example/", "http://c.example/x"):
+            collection.add_url(url)
+        return collection.id, manage(collection, config, now=1e9, batches=1, parts=parts).paths
+
+
+def test_a_batch_names_its_collection_and_is_refused_by_another(harvest, tmp_path):
+    owner_id, paths = _collection_with_batch(tmp_path / "owner", parts=2)
+    assert len(paths) == 2 and owner_id and harvest.collection.id and owner_id != harvest.collection.id
+    for path in paths:
+        with pytest.raises(BatchError, match=rf"belongs to the collection {tmp_path / 'owner'} \(id {owner_id}\), "
+                                             rf"not to {tmp_path / 'c'} \(id {harvest.collection.id}\)$"):
+            harvest.open_batch(path)
+    assert harvest.collection.documents.count == 0 and harvest.batch is None
+    with Collection(tmp_path / "owner") as owner:  # its own collection takes it
+        own = Harvest(harvest.config, owner, "wirescrapy/0.1")
+        batch, done = own.open_batch(paths[0])
+        assert batch.info["collection_id"] == owner_id and not done
+
+
+def test_a_copied_collection_keeps_its_id_and_its_batches(tmp_path):
+    import shutil
+
+    owner_id, (path,) = _collection_with_batch(tmp_path / "owner")
+    shutil.copytree(tmp_path / "owner", tmp_path / "moved")
+    with Collection(tmp_path / "moved") as moved:
+        assert moved.id == owner_id
+        Harvest(WireConfig.from_settings(BaseSettings()), moved, "ua").open_batch(
+            tmp_path / "moved" / path.relative_to(tmp_path / "owner"))
+
+
+def test_a_batch_from_before_collection_ids_is_taken_only_by_the_collection_it_names(harvest, tmp_path):
+    import json
+
+    _, (path,) = _collection_with_batch(tmp_path / "owner")
+    info = json.loads((path / "batch.json").read_text())
+    del info["collection_id"]
+    (path / "batch.json").write_text(json.dumps(info))
+    with pytest.raises(BatchError, match=rf"was written for the collection {tmp_path / 'owner'}, not "):
+        harvest.open_batch(path)
+    with Collection(tmp_path / "owner") as owner:
+        Harvest(harvest.config, owner, "ua").open_batch(path)
+
+
+def test_an_existing_collection_gets_an_id_when_a_writer_first_opens_it(tmp_path):
+    from wirescrapy.collection.identity import ID_FILE
+
+    with Collection(tmp_path / "c") as collection:
+        collection.add_url("http://a.example/")
+        first = collection.id
+    (tmp_path / "c" / ID_FILE).unlink()  # as a collection written before ids
+    with Collection(tmp_path / "c", readonly=True) as reader:
+        assert reader.id == ""  # a reader writes nothing
+    with Collection(tmp_path / "c") as writer:
+        assert len(writer.id) == 32 and writer.id != first
+    with Collection(tmp_path / "c") as again:
+        assert again.id == writer.id

@@ -79,9 +79,10 @@ class Kind(enum.Enum):
     SITEMAP = "sitemap"  # a sitemap named in robots.txt
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class Fetch:
-    """One network access and what the gatherer made of it."""
+    """One network access and what the gatherer made of it. Its ``repr``, which Scrapy logs with an item it
+    drops or fails on, names the access and sizes the body: a page's bytes never go into a log."""
 
     kind: Kind
     url: str  # the URL requested (canonical)
@@ -121,6 +122,11 @@ class Fetch:
     raw_page: ParsedPage | None = None  # a render: the raw HTML parsed (content-seen, links it gained)
     render_links: int = 0  # a render: links found only in the rendered DOM
     render_wanted: bool = False  # a raw page that looks script-built, on a site still being tried (auto)
+
+    def __repr__(self) -> str:
+        error = f" error={self.error.label}" if self.error is not None else ""
+        return (f"<Fetch {self.kind.value} {self.url} doc_id={self.doc_id} status={self.status}{error} "
+                f"body={len(self.body)} bytes links={len(self.links)}>")
 
     @property
     def ok(self) -> bool:

@@ -16,12 +16,17 @@ and keeps them consistent with one another:
 * **Crash safety.** After ``kill -9`` at any instant, opening again finds every store consistent and at most
   the record being written lost; nothing a call had returned is lost.
 
+* **Ids.** The collection has an id (``identity.py``), made by the first writer; a batch names it, so that
+  a batch is harvested into its own collection only. A write under a doc-id or site-id that names no
+  record (0, or past the last) is refused by every id-indexed store: the records (``RecordFile.record``),
+  the page store and the link graph (``id_limit``, targets too).
+
 * **Upgrades.** A collection written by an earlier wirescrapy is converted when a writer opens it
   (``upgrade.py``); a reader is told to let a writer open it first.
 
 Layout of the directory::
 
-    lock            the writer's lock (see lock.py)
+    lock            the writer's lock (see lock.py)          id    the collection's id (identity.py)
     sites.log       site names, one a line          urls.log / urls.blk / urls.fpi   the URL store
     sites.rec       site metadata records            documents.rec                    document metadata
     pages.idx/.dat  page store                       links.idx/.dat                   link graph
@@ -39,6 +44,7 @@ from xxhash import xxh3_64_intdigest
 
 from wirescrapy.url import split
 
+from .identity import ensure_id, read_id
 from .links import LinkGraph
 from .lock import CollectionLock
 from .metadata import DOCUMENT_DTYPE, DOCUMENT_KIND, SITE_DTYPE, SITE_KIND, DocFlag
@@ -83,6 +89,8 @@ class Collection:
             self.sites = RecordFile(self.dir / "sites.rec", SITE_DTYPE, SITE_KIND, readonly)
             self.pages = PageStore(self.dir, compression=compression, readonly=readonly)
             self.links = LinkGraph(self.dir, readonly=readonly)
+            self.pages.id_limit = self.links.id_limit = self._last_doc_id
+            self.id = read_id(self.dir) if readonly else ensure_id(self.dir)
         except BaseException:
             if self._lock:
                 self._lock.release()
@@ -104,6 +112,9 @@ class Collection:
         sites = self.sites.records
         per_site = np.bincount(docs["siteid"], minlength=self.urls.site_count + 1)
         sites["docs"][: len(per_site)] = per_site[: len(sites)]
+
+    def _last_doc_id(self) -> int:
+        return self.urls.count
 
     # -- sites and URLs ------------------------------------------------------------------------------
 
@@ -148,13 +159,13 @@ class Collection:
         added, new = self.urls.add(site_id, path)
         assert new and added == doc_id
         self.documents.count = doc_id
-        self.sites.records[site_id]["docs"] += 1
+        self.sites.record(site_id)["docs"] += 1
         return doc_id
 
     def reach(self, doc_id: int, depth: int, flags: int = 0, redirects: int = 0) -> None:
         """A known document found again at ``depth``, after ``redirects`` redirect hops: it keeps its smallest
         depth (the shortest path from a seed counts, WIRE §7.2.4) and fewest hops, and gains ``flags``."""
-        record = self.documents.records[doc_id]
+        record = self.documents.record(doc_id)
         record["depth"] = min(record["depth"], depth)
         record["redirects"] = min(record["redirects"], redirects)
         if flags:
@@ -186,8 +197,8 @@ class Collection:
         content hash, and no bytes. If the original changes later, the duplicate keeps its hash but its
         bytes are gone with the original's old content (a revisit stores them again).
         """
+        record = self.documents.record(doc_id)
         original = self.pages.store(doc_id, content)
-        record = self.documents.records[doc_id]
         flags = int(record["flags"])
         record["stored_length"] = len(content)
         record["content_hash"] = xxh3_64_intdigest(content)
@@ -231,15 +242,23 @@ class Collection:
             (getattr(store, "checkpoint", None) or store.flush)()
 
     def close(self) -> None:
+        """Close every store, even when one fails to (a full disk: its checkpoint is not written, and the
+        next open replays its log); the first failure is raised once all are closed."""
         if self.urls is None:
             return
+        failure = None
         try:
             for store in (self.links, self.pages, self.sites, self.documents, self.urls):
-                store.close()
+                try:
+                    store.close()
+                except Exception as exc:  # noqa: BLE001 - raised below, once every store is closed
+                    failure = failure or exc
         finally:
             self.urls = None
             if self._lock:
                 self._lock.release()
+        if failure is not None:
+            raise failure
 
     def __enter__(self):
         return self

@@ -97,6 +97,7 @@ class ExtentStore:
             self._data.close()
             raise
         self._view: memoryview | None = None
+        self.id_limit = None  # a callable: the highest doc-id writable (check_id); None: any
         self._take_view()
         self._buf = bytearray(RECORD_SIZE)
         self._crc_span = memoryview(self._buf)[:CRC_SPAN]
@@ -238,6 +239,7 @@ class ExtentStore:
         """
         if not 0 < doc_id <= self._capacity or self.readonly:
             self._grow(doc_id)
+        self.check_id(doc_id)
         doc_id = int(doc_id)  # numpy integers would overflow in the arithmetic below
         pos = doc_id * RECORD_SIZE
         old_offset, old_size, old_flags = PLACE.unpack_from(self._view, pos)
@@ -309,6 +311,7 @@ class ExtentStore:
         ordered = np.sort(ids)
         if (ordered[1:] == ordered[:-1]).any():
             raise ValueError("doc_ids must be distinct")
+        self.check_id(int(ordered[-1]))
         starts = np.zeros(len(ids) + 1, dtype=np.int64)
         np.cumsum(sizes, out=starts[1:])
         hashes = np.fromiter(
@@ -345,6 +348,10 @@ class ExtentStore:
             self._alloc.free(offset, size)
         self._live_count += int((~replaced).sum())
         self._live_bytes += int(sizes.sum()) - int(old["size"][replaced].sum(dtype=np.int64))
+
+    def check_id(self, highest: int) -> None:
+        if self.id_limit is not None and highest > (limit := self.id_limit()):
+            raise ValueError(f"{self.index_path.name}: doc-id {highest} is past the last document ({limit})")
 
     def _grow_to(self, doc_id: int) -> None:
         if doc_id > self._capacity:
@@ -423,7 +430,7 @@ class ExtentStore:
         if self._fd is None:
             return
         if not self.readonly:
-            self._data.truncate(self._alloc.end)  # give back a freed tail
+            self._data.truncate(self._alloc.end)  # give back a freed tail (shrinking takes no room)
         self._release()
 
     def _release(self) -> None:

@@ -151,10 +151,14 @@ class FingerprintIndex:
         path = Path(path)
         tmp = path.with_name(path.name + ".new")
         header = np.array([(MAGIC, covered, len(self.keys))], dtype=_HEADER)
-        with open(tmp, "wb") as f:
-            f.write(header.tobytes())
-            f.write(self.keys.astype("<u8", copy=False).tobytes())
-            f.write(self.values.astype("<u4", copy=False).tobytes())
+        try:
+            with open(tmp, "wb") as f:
+                f.write(header.tobytes())
+                f.write(self.keys.astype("<u8", copy=False).tobytes())
+                f.write(self.values.astype("<u4", copy=False).tobytes())
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # on a full disk: the earlier checkpoint stays, the log replays the rest
+            raise
         os.replace(tmp, path)
 
     @classmethod

@@ -39,9 +39,26 @@ class LinkGraph:
     def __init__(self, directory: str | os.PathLike, name: str = "links", *, readonly: bool = False):
         self.extents = ExtentStore(directory, name, readonly=readonly, granularity=16)
 
+    @property
+    def id_limit(self):
+        """The highest doc-id a list may be of or link to (a callable, the collection's document count), or
+        None: no bound but ``MAX_DOC_ID``."""
+        return self.extents.id_limit
+
+    @id_limit.setter
+    def id_limit(self, value) -> None:
+        self.extents.id_limit = value
+
+    def _check_targets(self, targets: np.ndarray) -> np.ndarray:
+        limit = self.extents.id_limit
+        if limit is not None and targets.size and int(targets.max()) > (last := limit()):
+            raise ValueError(f"{self.extents.index_path.name}: link target {int(targets.max())} is past the last "
+                             f"document ({last})")
+        return targets
+
     def set_links(self, doc_id: int, targets) -> None:
         """Store the doc-ids that ``doc_id`` links to, replacing its earlier list."""
-        self.extents.put(doc_id, _as_targets(targets).tobytes())
+        self.extents.put(doc_id, self._check_targets(_as_targets(targets)).tobytes())
 
     def set_links_many(self, doc_ids, indptr, targets) -> None:
         """``set_links`` for many documents at once, in CSR form: document ``doc_ids[k]`` links to
@@ -50,7 +67,7 @@ class LinkGraph:
         indptr = np.asarray(indptr, dtype=np.int64).ravel()
         if len(indptr) != len(doc_ids) + 1 or indptr[0] != 0 or (np.diff(indptr) < 0).any():
             raise ValueError("indptr must start at 0, be non-decreasing and have one more entry than doc_ids")
-        targets = _as_targets(targets)
+        targets = self._check_targets(_as_targets(targets))
         if len(targets) != indptr[-1]:
             raise ValueError("indptr does not end at the number of targets")
         self.extents.put_many(doc_ids, targets, np.diff(indptr) * 4)

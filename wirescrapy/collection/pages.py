@@ -62,6 +62,15 @@ class PageStore:
         index = self.extents.index()
         self._seen = FingerprintIndex(index.hash, index.ids.astype(np.uint32))
 
+    @property
+    def id_limit(self):
+        """The highest doc-id a page may be stored under (a callable), or None: no bound."""
+        return self.extents.id_limit
+
+    @id_limit.setter
+    def id_limit(self, value) -> None:
+        self.extents.id_limit = value
+
     # -- content-seen ------------------------------------------------------------------------------
 
     def seen(self, content) -> int:
@@ -115,6 +124,9 @@ class PageStore:
         Returns the doc-id holding this content: ``doc_id`` itself, or the original of which the
         new document is a duplicate (nothing was written then).
         """
+        if doc_id < 1:
+            raise ValueError(f"{self.extents.index_path.name}: doc-id {doc_id}: doc-ids start at 1")
+        self.extents.check_id(doc_id)
         length = len(content)
         hash = xxh3_64_intdigest(content)
         original = self._original(content, hash, length)

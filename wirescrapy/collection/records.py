@@ -14,6 +14,13 @@ Header (record 0, little-endian, the rest of the record is zero)::
     24      16    kind       ASCII name of the record kind, NUL padded ("document", "site", ...)
 
 The file is memory-mapped and grows in steps as ids grow (``ensure``); bytes past ``count`` are zero.
+The space a step adds is allocated on disk when the file grows (``posix_fallocate``), not when a record
+is first written through the mapping: a full disk is an ``OSError`` from ``ensure``, never a ``SIGBUS``
+from a write into a sparse page.
+
+Ids: record 0 is the header and ids past ``count`` hold no record, so ``record(i)``, the way to write an
+existing record, refuses both (``RecordIdError``): a caller with an id from somewhere else (another
+collection's batch) is stopped before it overwrites the header or writes a record nobody counts.
 
 Crash behaviour: records are written through a shared mapping, so a killed process loses nothing that
 was assigned before the kill (the kernel keeps the dirty pages). One record is a single memory copy; a
@@ -23,6 +30,7 @@ so a record counted is a record completely written once.
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 from pathlib import Path
@@ -39,6 +47,35 @@ _GROWTH_RECORDS = 1 << 12
 
 class RecordFileError(Exception):
     """The file is not a record file of the expected kind, or is damaged."""
+
+
+class RecordIdError(RecordFileError, IndexError):
+    """A record id that names no record: 0 (the header) or past the last one."""
+
+
+def allocate(fd: int, size: int) -> None:
+    """Make the file ``size`` bytes long with its space allocated on disk (``OSError`` ENOSPC if full)."""
+    current = os.fstat(fd).st_size
+    if size > current:
+        try:
+            os.posix_fallocate(fd, current, size - current)
+        except OSError as exc:
+            if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+                os.ftruncate(fd, current)  # the file keeps the size its header's count fits
+                raise
+            os.ftruncate(fd, size)  # a filesystem that cannot allocate ahead: sparse, as before
+    else:
+        os.ftruncate(fd, size)
+
+
+def _fill_holes(fd: int) -> None:
+    """Allocate the space of a file written sparse (by an earlier wirescrapy), for the reason above."""
+    size = os.fstat(fd).st_size
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+            raise
 
 
 class RecordFile:
@@ -61,6 +98,12 @@ class RecordFile:
             self._create()
         self._fd = os.open(self.path, os.O_RDONLY if readonly else os.O_RDWR)
         self._mmap = None
+        if not readonly:
+            try:
+                _fill_holes(self._fd)
+            except BaseException:
+                os.close(self._fd)
+                raise
         self._map()
         self._check_header()
 
@@ -73,9 +116,14 @@ class RecordFile:
         head["kind"] = self.kind.encode("ascii")
         header[: HEADER_DTYPE.itemsize] = head.view(np.uint8)
         tmp = self.path.with_name(self.path.name + ".new")
-        with open(tmp, "wb") as f:
-            f.write(header.tobytes())
-            f.truncate(self.dtype.itemsize * _GROWTH_RECORDS)
+        try:
+            with open(tmp, "wb") as f:
+                f.write(header.tobytes())
+                f.flush()
+                allocate(f.fileno(), self.dtype.itemsize * _GROWTH_RECORDS)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         os.replace(tmp, self.path)  # a half-created file is never seen under the real name
 
     def _map(self) -> None:
@@ -113,8 +161,10 @@ class RecordFile:
             raise RecordFileError(f"{self.path}: opened read-only")
         want = max(record_id + 1, (self.capacity + 1) * 5 // 4, self.capacity + 1 + _GROWTH_RECORDS)
         self._unmap()
-        os.ftruncate(self._fd, want * self.dtype.itemsize)
-        self._map()
+        try:
+            allocate(self._fd, want * self.dtype.itemsize)
+        finally:
+            self._map()
 
     def refresh(self) -> None:
         """Re-map after another process grew the file (readers)."""
@@ -147,6 +197,14 @@ class RecordFile:
 
     # -- records -------------------------------------------------------------------------------------
 
+    def record(self, record_id: int) -> np.void:
+        """Record ``record_id`` of those counted, as a view to read and write its fields."""
+        if not 0 < record_id <= self.count:
+            raise RecordIdError(
+                f"{self.path.name}: no record {record_id} "
+                f"({'id 0 is the header' if record_id == 0 else f'{self.count} records'})")
+        return self.records[record_id]
+
     def append(self, values: np.ndarray | None = None) -> int:
         """Write one record after the last one and return its id."""
         record_id = self.count + 1
@@ -163,10 +221,12 @@ class RecordFile:
     def close(self) -> None:
         if self._fd is None:
             return
-        self.flush()
-        self._unmap()
-        os.close(self._fd)
-        self._fd = None
+        try:
+            self.flush()
+        finally:
+            self._unmap()
+            os.close(self._fd)
+            self._fd = None
 
     def __enter__(self):
         return self

@@ -40,6 +40,7 @@ import numpy as np
 from xxhash import xxh3_64_intdigest
 
 from .fingerprints import FingerprintIndex
+from .writes import short_write
 
 BLOCK = 16
 MAX_PATH = 0xFFFF
@@ -172,7 +173,7 @@ class URLStore:
             raise URLStoreError("URL store opened read-only")
         if not name or "\n" in name or "\r" in name:
             raise ValueError(f"bad site name {name!r}")
-        os.write(self._sites_fd, name.encode("utf-8") + b"\n")
+        self._write_all(self._sites_fd, name.encode("utf-8") + b"\n", "sites.log")
         self._site_names.append(name)
         site_id = self._site_ids[name] = len(self._site_names) - 1
         return site_id, True
@@ -249,8 +250,16 @@ class URLStore:
             raise ValueError(f"path of {len(path)} bytes is longer than {MAX_PATH}")
 
     def _append(self, data: bytes, lengths: list[int]) -> None:
-        """Write records in one call (the commit), then extend the block offsets."""
-        os.pwrite(self._log_fd, data, self._log_end)
+        """Write records in one call (the commit), then extend the block offsets. A write the disk cannot
+        take whole is cut back, so that the log ends with its last whole record (``writes.py``)."""
+        written = 0
+        try:
+            written = os.pwrite(self._log_fd, data, self._log_end)
+        finally:
+            if written != len(data):
+                os.ftruncate(self._log_fd, self._log_end)
+        if written != len(data):
+            raise short_write(self.dir / "urls.log", written, len(data))
         new_blocks, pos = [], self._log_end
         for length in lengths:
             if self.count % BLOCK == 0 and self.count // BLOCK == len(self._blocks) + len(new_blocks):
@@ -260,7 +269,19 @@ class URLStore:
         self._log_end = pos
         if new_blocks:
             self._blocks.extend(new_blocks)
-            os.write(self._blk_fd, np.array(new_blocks, dtype="<u8").tobytes())
+            self._write_all(self._blk_fd, np.array(new_blocks, dtype="<u8").tobytes(), "urls.blk")
+
+    def _write_all(self, fd: int, data: bytes, name: str) -> None:
+        """Append ``data`` to a file opened with O_APPEND; cut back what a full disk took of it."""
+        end = os.fstat(fd).st_size
+        written = 0
+        try:
+            written = os.write(fd, data)
+        finally:
+            if written != len(data):
+                os.ftruncate(fd, end)
+        if written != len(data):
+            raise short_write(self.dir / name, written, len(data))
 
     def url(self, doc_id: int) -> tuple[int, bytes]:
         """(site-id, path) of a document."""
@@ -297,8 +318,10 @@ class URLStore:
     def close(self) -> None:
         if self._log_fd is None:
             return
-        self.checkpoint()
-        for fd in (self._log_fd, getattr(self, "_blk_fd", None), self._sites_fd):
-            if fd is not None:
-                os.close(fd)
-        self._log_fd = None
+        try:
+            self.checkpoint()
+        finally:
+            for fd in (self._log_fd, getattr(self, "_blk_fd", None), self._sites_fd):
+                if fd is not None:
+                    os.close(fd)
+            self._log_fd = None

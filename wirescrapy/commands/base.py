@@ -7,16 +7,23 @@
 A person who gives a bad setting, a bad ``-a`` argument, a collection another process writes or a damaged
 batch gets ``scrapy: error: <what>`` and exit status 2, as for any other usage error, not a traceback: the
 errors below are the ones a command's input causes. Any other exception is a bug and keeps its traceback.
+
+A full disk (or a failing one: ``collection/writes.py``) is said the same way, ``collection DIR: disk full``,
+by every command that writes the collection, at start or later: the offline commands exit with status 2, a
+crawl stops at the first failed write, logs that line and exits with status 1.
 """
 
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
+from pathlib import Path
 
 from scrapy.exceptions import NotConfigured, UsageError
 
 from wirescrapy.collection import Collection
 from wirescrapy.collection.lock import CollectionLockedError
+from wirescrapy.collection.writes import failure_message, is_write_failure
 from wirescrapy.config import WireConfig, WireSettingsError
 from wirescrapy.manager.batch import BatchError
 from wirescrapy.settingnames import warn_unknown_settings
@@ -28,8 +35,10 @@ INPUT_ERRORS = (UsageError, WireSettingsError, CollectionLockedError, BatchError
                 ValueError)
 
 
-def input_error_message(exc: BaseException, spider: str = "") -> str:
+def input_error_message(exc: BaseException, spider: str = "", collection_dir: str = "") -> str:
     """The line that says what was wrong, for an exception of ``INPUT_ERRORS``."""
+    if is_write_failure(exc):
+        return failure_message(collection_dir or Path(exc.filename or ".").parent, exc)
     if isinstance(exc, WireSettingsError):
         return f"invalid setting: {exc}"
     if isinstance(exc, (UsageError, CollectionLockedError, BatchError, OSError)) or not spider:
@@ -57,23 +66,37 @@ class WireCommand:
         try:
             return Collection.from_config(config, readonly=readonly)
         except (CollectionLockedError, OSError) as exc:
-            raise UsageError(input_error_message(exc)) from None
+            raise UsageError(input_error_message(exc, collection_dir=config.collection_dir)) from None
+
+    @contextmanager
+    def writing(self, config: WireConfig):
+        """Around a command's writes to the collection: a full disk is one line (the stores are left as the
+        failed write found them, consistent)."""
+        try:
+            yield
+        except OSError as exc:
+            if not is_write_failure(exc):
+                raise
+            raise UsageError(failure_message(config.collection_dir, exc)) from None
 
     def crawl(self, spider: str, **kwargs) -> None:
         """Run one spider to its end; a failure at start caused by the input is a ``UsageError``."""
         failures = []
+        crawler = self.crawler_process.create_crawler(spider)
         # The errback takes the failure, so Twisted does not also print it as "Unhandled error in Deferred".
-        self.crawler_process.crawl(spider, **kwargs).addErrback(failures.append)
+        self.crawler_process.crawl(crawler, **kwargs).addErrback(failures.append)
         if not failures:
             self.crawler_process.start()
         if failures:
             failure = failures[0]
             if not isinstance(failure.value, INPUT_ERRORS):
                 failure.raiseException()
-            message = input_error_message(failure.value, spider)
+            message = input_error_message(failure.value, spider, self.settings.get("WIRE_COLLECTION_DIR", ""))
             logger.debug("The crawl failed at start", exc_info=failure.value)
             if self.settings.get("LOG_FILE"):  # a Scrapyd job: its log, not stderr, is what a person reads
                 logger.error("The crawl failed at start: %(message)s", {"message": message})
             raise UsageError(message)
         if self.crawler_process.bootstrap_failed or getattr(self.crawler_process, "has_exception", False):
             self.exitcode = 1
+        if crawler.stats is not None and crawler.stats.get_value("harvester/stopped"):
+            self.exitcode = 1  # a failed write stopped it: said in the log, in one line

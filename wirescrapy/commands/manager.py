@@ -42,12 +42,13 @@ class Command(WireCommand, ScrapyCommand):
             raise UsageError("--parts must be >= 1")
         config = self.wire_config()
         if opts.discard_batch is not None:
-            discard(self.open_collection(config), opts.discard_batch)
+            with self.writing(config):
+                discard(self.open_collection(config), opts.discard_batch)
             return
         if not (Path(config.collection_dir) / "urls.log").exists():
             raise UsageError(f"no collection in {config.collection_dir}: seed one first (scrapy seed FILE)")
         started = time.perf_counter()
-        with self.open_collection(config, readonly=opts.dry_run) as collection:
+        with self.writing(config), self.open_collection(config, readonly=opts.dry_run) as collection:
             report = manage(collection, config, batches=opts.batches, parts=opts.parts, dry_run=opts.dry_run)
             print_report(report, collection, time.perf_counter() - started, opts.dry_run)
 

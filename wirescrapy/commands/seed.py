@@ -26,7 +26,7 @@ class Command(WireCommand, ScrapyCommand):
                 lines = f.readlines()
         except OSError as exc:
             raise UsageError(f"cannot read seeds file: {exc}") from None
-        with self.open_collection(config) as collection:
+        with self.writing(config), self.open_collection(config) as collection:
             report = seed(collection, lines, add_root=config.add_root, rules=SeederRules(config))
             for number, message in report.bad:
                 print(f"{args[0]}:{number}: skipped: {message}")

@@ -136,6 +136,7 @@ class WireScheduler(BaseScheduler):
         self._not_reached: dict[Request, None] = {}  # in flight, not yet at the downloader (ordered set)
         self._held: dict[Request, float] = {}  # downloaded HOLD_SITE requests -> when their download ended
         self._timer: DelayedCall | None = None
+        self._stopped = False
         crawler.signals.connect(self._reached_downloader, signal=signals.request_reached_downloader)
         crawler.signals.connect(self._left_downloader, signal=signals.request_left_downloader)
 
@@ -173,7 +174,7 @@ class WireScheduler(BaseScheduler):
     # -- the engine's side -----------------------------------------------------------------------------
 
     def has_pending_requests(self) -> bool:
-        return len(self.queue) > 0 or self.queue.fetching > 0
+        return not self._stopped and (len(self.queue) > 0 or self.queue.fetching > 0)
 
     def __len__(self) -> int:
         return len(self.queue)
@@ -190,6 +191,8 @@ class WireScheduler(BaseScheduler):
         return True
 
     def next_request(self) -> Request | None:
+        if self._stopped:
+            return None
         now = self._clock()
         if self._not_reached:
             self._release_unreached()
@@ -209,6 +212,13 @@ class WireScheduler(BaseScheduler):
         return request
 
     # -- the spider's side -----------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Hand out no more requests (the harvest can write nothing more): once those in flight end, the
+        engine finds the crawl idle. The queue stays as it is, for the counts logged at close."""
+        self._stopped = True
+        self._cancel_wakeup()
+        self._wake_engine()
 
     def enqueue_batch(
         self,

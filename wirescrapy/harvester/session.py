@@ -13,6 +13,10 @@ keeps a second harvester, or a manager run, out), and knows:
 * **robots.txt**: through its owner, ``harvest.robots`` (:class:`~wirescrapy.harvester.robots.RobotsTxt`):
   every site's policy, what is due, and what a robots.txt fetch writes.
 
+A write to the collection that fails for want of room (or a failing disk) stops the harvest: ``stopped``
+says why, and from then on nothing more is written, so that the collection stays as the failed write left
+it, consistent (``collection/writes.py``), for a harvest started again once there is room to resume.
+
 Each finished batch gets ``harvest.json`` beside its files: when it was harvested and what it gave.
 A batch directory without it is unfinished, and is what a harvester started without arguments resumes.
 """
@@ -30,7 +34,13 @@ from typing import TYPE_CHECKING
 from wirescrapy.collection import Collection
 from wirescrapy.harvester.robots import RobotsTxt
 from wirescrapy.manager import manage
-from wirescrapy.manager.batch import BatchError, batch_numbers, discard_hint, read_batch
+from wirescrapy.manager.batch import (
+    BatchError,
+    batch_numbers,
+    check_owner,
+    discard_hint,
+    read_batch,
+)
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 from wirescrapy.url import split
@@ -56,6 +66,7 @@ class Harvest:
         self.batch: Batch | None = None
         self.started = 0.0
         self.created = 0.0  # when the batch was written: a record visited since was fetched in it
+        self.stopped = ""  # why nothing more may be written (a full disk: ``collection/writes.py``), "" if not
 
     @classmethod
     def open(cls, config: WireConfig, user_agent: str) -> Harvest:
@@ -104,10 +115,7 @@ class Harvest:
                 raise
             # A damaged last batch would be resumed, and refused, by every later cycle: say how to get past it.
             raise BatchError(f"{exc}; {discard_hint(number)}") from None
-        expected = batch.info.get("collection")
-        if expected and Path(expected).resolve() != self.collection.dir.resolve():
-            logger.warning("batch %(path)s was written for the collection %(expected)s, harvesting into "
-                           "%(actual)s", {"path": path, "expected": expected, "actual": self.collection.dir})
+        check_owner(batch, self.collection.dir, self.collection.id)
         self.batch = batch
         self.started = time.time()
         self.robots.new_batch()

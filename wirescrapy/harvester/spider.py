@@ -34,8 +34,9 @@ from typing import TYPE_CHECKING
 
 import scrapy
 from scrapy import signals
-from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
+from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest, NotConfigured
 
+from wirescrapy.collection.writes import DISK_FULL, failure_message, is_write_failure
 from wirescrapy.config import WireConfig
 from wirescrapy.harvester.fetch import classify, failure_fetch, kind_of, response_fetch
 from wirescrapy.harvester.meta import (
@@ -107,6 +108,7 @@ class HarvesterSpider(Renders, scrapy.Spider):
         self.cycles_done = 0
         self._stats_before: dict = {}  # the crawl's stats when the current batch began
         self._sitemaps_left: dict[str, int] = {}
+        self._stop_reason = ""  # why a failed write stopped the harvest (a close reason)
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
@@ -185,19 +187,44 @@ class HarvesterSpider(Renders, scrapy.Spider):
 
     def _idle(self) -> None:
         harvest = self.harvest
+        if harvest is not None and harvest.stopped:
+            raise CloseSpider(self._stop_reason)
         if harvest is None or harvest.batch is None:
             return
-        harvest.finish_batch(batch_figures(self.batch, self._stats_before, self.crawler.stats.get_stats()))
-        self.cycles_done += 1
-        if self.cycles_done >= self.cycles:
-            return
-        path = harvest.plan_next()
-        if path is None:
-            self.logger.info("Cycle %(n)d: nothing more to fetch", {"n": self.cycles_done + 1})
-            return
-        self.batch, self.done = harvest.open_batch(path)
+        try:
+            harvest.finish_batch(batch_figures(self.batch, self._stats_before, self.crawler.stats.get_stats()))
+            self.cycles_done += 1
+            if self.cycles_done >= self.cycles:
+                return
+            path = harvest.plan_next()
+            if path is None:
+                self.logger.info("Cycle %(n)d: nothing more to fetch", {"n": self.cycles_done + 1})
+                return
+            self.batch, self.done = harvest.open_batch(path)
+        except OSError as exc:
+            if not is_write_failure(exc):
+                raise
+            self.write_failed(exc)
+            raise CloseSpider(self._stop_reason) from None
         self._begin()
         raise DontCloseSpider
+
+    def write_failed(self, exc: OSError) -> None:
+        """A write to the collection failed (``collection/writes.py``: a full disk): stop the harvest, once,
+        and say so in one line. What was stored stays, and the batch is left unfinished: a harvester started
+        again once there is room resumes it, fetching only the pages not recorded."""
+        harvest = self.harvest
+        if harvest.stopped:
+            return
+        harvest.stopped = failure_message(harvest.collection.dir, exc)
+        self.logger.error("%(message)s%(file)s: the harvest stops; what is stored is kept, and a harvest "
+                          "started again once there is room resumes the batch",
+                          {"message": harvest.stopped, "file": f" (writing {exc.filename})" if exc.filename else ""})
+        self.crawler.stats.set_value("harvester/stopped", harvest.stopped)
+        # No request more; the crawl closes when it is idle (``_idle``), not here, inside the engine's call
+        # that led to the write: the engine would go on with a slot the close took away.
+        self._stop_reason = "disk_full" if exc.errno in DISK_FULL else "write_error"
+        WireScheduler.of(self.crawler).stop()
 
     def _closed(self, reason: str) -> None:
         if self.harvest is None:
@@ -205,7 +232,14 @@ class HarvesterSpider(Renders, scrapy.Spider):
         try:
             self._summary(reason)
         finally:
-            self.harvest.close()
+            try:
+                self.harvest.close()
+            except OSError as exc:  # its checkpoints, on a full disk: the next open replays the logs
+                if not is_write_failure(exc):
+                    raise
+                self.logger.info("%(message)s: the collection closed without its checkpoints (the next "
+                                    "open rebuilds them)", {"message": failure_message(self.harvest.collection.dir,
+                                                                                       exc)})
 
     def _summary(self, reason: str) -> None:
         stats = self.crawler.stats.get_stats()
@@ -220,7 +254,7 @@ class HarvesterSpider(Renders, scrapy.Spider):
             "Harvest summary (%(reason)s): %(cycles)d cycle(s), %(pages)d page fetches in %(elapsed).1f s "
             "(%(rate).1f/s), %(ok)d OK, %(dups)d duplicates, %(new)d new URLs, %(bytes).1f MB; errors: "
             "%(errors)s. Collection %(dir)s: %(docs)d documents of %(sites)d sites, %(fetched)d fetched, "
-            "%(stored)d pages stored, %(links)d links.%(blocked)s",
+            "%(stored)d pages stored, %(links)d links.%(blocked)s%(stopped)s",
             {"reason": reason, "cycles": self.cycles_done, "pages": pages, "elapsed": elapsed,
              "rate": pages / elapsed if elapsed else 0.0, "ok": stats.get("harvester/status/200", 0),
              "dups": stats.get("gatherer/duplicates", 0), "new": stats.get("gatherer/links/new", 0),
@@ -230,7 +264,8 @@ class HarvesterSpider(Renders, scrapy.Spider):
              "fetched": collection["fetched"], "stored": collection["pages_stored"],
              "links": collection["links"],
              "blocked": f" {blocked} of {pages} page fetches refused as blocked addresses (WIRE_BLOCKED_IPS)."
-             if warn else ""},
+             if warn else "",
+             "stopped": f" Stopped: {self.harvest.stopped}." if self.harvest.stopped else ""},
         )
         if warn:
             self.logger.warning(BLOCKED_WARNING, {"blocked": blocked, "pages": pages})

@@ -19,9 +19,12 @@ Layout (all text is UTF-8)::
 ``batch.json``
     ``{"format": "wirescrapy-batch", "version": 1, "batch": 42, "part": 0, "parts": 1, "created": <Unix
     seconds>, "created_utc": "…Z", "size": <K asked for>, "urls": <count>, "sites": <count>,
-    "new_pages": <never downloaded>, "revisits": <count>, "collection": "<path>", "settings": {<the
+    "new_pages": <never downloaded>, "revisits": <count>, "collection": "<path>", "collection_id": "<the collection's id>",
+    "settings": {<the
     WIRE_* settings the manager used>}, "files": {"urls.tsv": {"bytes": …, "xxh3_64": "<hex>"}, …}}``.
-    ``read_batch`` refuses a file whose size or xxh3-64 differs (a truncated copy).
+    ``read_batch`` refuses a file whose size or xxh3-64 differs (a truncated copy). A batch belongs to
+    the collection whose id it names (``collection/identity.py``): its doc-ids and site-ids are that
+    collection's, and ``check_owner`` refuses to harvest it into another one.
 
 ``urls.tsv``
     A header line naming the columns,
@@ -282,6 +285,25 @@ def _fsync_dir(path: Path) -> None:
 
 
 # -- reading ---------------------------------------------------------------------------------------------
+
+def check_owner(batch: Batch, collection_dir: str | os.PathLike, collection_id: str) -> None:
+    """Refuse (``BatchError``) to harvest ``batch`` into a collection that did not write it: the batch's ids
+    would name other documents and sites there, and its pages would be written over theirs.
+
+    A batch written before collections had ids names only a path: it is taken when it lies inside the
+    collection's ``batches/`` or names the collection's directory."""
+    owner = batch.info.get("collection_id")
+    where = batch.info.get("collection") or "another collection"
+    directory = Path(collection_dir).resolve()
+    if owner:
+        if owner != collection_id:
+            raise BatchError(f"{batch.path}: batch {batch.number:06d} belongs to the collection {where} "
+                             f"(id {owner}), not to {directory}{f' (id {collection_id})' if collection_id else ''}")
+        return
+    inside = directory / "batches" in Path(batch.path).resolve().parents
+    if not inside and Path(where).resolve() != directory:
+        raise BatchError(f"{batch.path}: batch {batch.number:06d} was written for the collection {where}, "
+                         f"not {directory}")
 
 def read_batch(path: str | os.PathLike) -> Batch:
     """The batch (or batch part) in directory ``path``, checked against its ``batch.json``."""

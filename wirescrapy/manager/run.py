@@ -68,7 +68,7 @@ def manage(collection, config, now: float | None = None, *, batches: int | None 
     first = next_batch_number(batches_dir, at_least=int(docs["batch"].max(initial=0)) + 1)
     numbers, paths, batch_sites = [], [], set()
     info = {
-        "collection": str(collection.dir.resolve()), "size": config.batch_size,
+        "collection": str(collection.dir.resolve()), "collection_id": collection.id, "size": config.batch_size,
         "settings": {"WIRE_" + name.upper(): _json_value(getattr(config, name)) for name in MANAGER_SETTINGS},
     }
     for number, doc_ids in enumerate(result.batches, start=first):

@@ -87,7 +87,7 @@ class NewSites:
         """The budget of a page of site ``site_id`` (0: no site, e.g. a seeds file: only WIRE_MAX_SITES)."""
         if not site_id:
             return cls(0, max(rules.max_sites - collection.sites.count, 0))
-        added = int(collection.sites.records[site_id]["new_sites"])
+        added = int(collection.sites.record(site_id)["new_sites"])
         return cls(site_id, rules.new_sites_allowed(added, collection.sites.count))
 
     def take(self, site: str) -> bool:
@@ -101,7 +101,7 @@ class NewSites:
 
     def record(self, collection: Collection) -> None:
         if self.site_id and (self.added or self.refused):
-            site = collection.sites.records[self.site_id]
+            site = collection.sites.record(self.site_id)
             site["new_sites"] = min(int(site["new_sites"]) + self.added, 0xFFFFFFFF)
             site["new_sites_refused"] = min(int(site["new_sites_refused"]) + len(self.refused), 0xFFFFFFFF)
 
@@ -142,21 +142,21 @@ def add_decision(collection: Collection, rules: SeederRules, decision: Decision,
         if not site_id and not (new_sites.take(decision.site) if new_sites is not None
                                 else collection.sites.count < rules.max_sites):
             return 0, Outcome.SITE_REFUSED
-        if site_id and not rules.within_site_limit(int(collection.sites.records[site_id]["docs"])):
-            collection.sites.records[site_id]["docs_over_limit"] += 1
+        if site_id and not rules.within_site_limit(int(collection.sites.record(site_id)["docs"])):
+            collection.sites.record(site_id)["docs_over_limit"] += 1
             return 0, Outcome.OVER_LIMIT
         doc_id = collection.add_document(decision.site, decision.target, depth, flags, site_id, redirects)
         outcome = Outcome.NEW
         if decision.verdict is Verdict.LOG:
-            site = collection.documents.records[doc_id]["siteid"]
-            collection.sites.records[site]["multimedia"] += 1
+            site = collection.documents.record(doc_id)["siteid"]
+            collection.sites.record(int(site))["multimedia"] += 1
         if not site_id and (rules.add_root if add_root is None else add_root) and decision.target != "/":
             root = rules.classify_at(decision.site + "/", decision.depth)
             _, root_outcome = add_decision(collection, rules, root, redirects=redirects)
             if report is not None:
                 report.roots_added += root_outcome is Outcome.NEW
-    if last_modified and last_modified > collection.documents.records[doc_id]["last_modified"]:
-        collection.documents.records[doc_id]["last_modified"] = last_modified
+    if last_modified and last_modified > collection.documents.record(doc_id)["last_modified"]:
+        collection.documents.record(doc_id)["last_modified"] = last_modified
     return doc_id, outcome
 
 

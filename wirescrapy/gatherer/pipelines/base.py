@@ -1,6 +1,9 @@
 """What the gatherer's pipelines share: built from the crawler, acting on ``Fetch`` items of a harvest.
 
-A step's failure on a fetch (any exception but ``DropItem``) is logged and becomes the fetch's error,
+A failed write to the collection (a full disk, ``collection/writes.py``) is no failure of one fetch: it
+stops the harvest (``HarvesterSpider.write_failed``), and from then on no step writes anything.
+
+Any other failure of a step on a fetch (any exception but ``DropItem``) is logged and becomes the fetch's error,
 ``FetchError.GATHERER``: the steps after it leave the fetch alone, so that a half-gathered page changes
 nothing more (its links, its stored content stay as they were), except the metadata step, which records the
 error on the page (``records_failures``). A page is never lost to a bug or to what a server sent, and the
@@ -15,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import DropItem
 
+from wirescrapy.collection.writes import is_write_failure
 from wirescrapy.config import WireConfig
 from wirescrapy.items import Fetch, FetchError, Kind
 
@@ -47,13 +51,16 @@ class GathererStep:
         harvest = getattr(spider, "harvest", None)
         if harvest is None or not isinstance(item, Fetch):
             return item
-        if item.error is FetchError.GATHERER and not self.records_failures:
+        if harvest.stopped or (item.error is FetchError.GATHERER and not self.records_failures):
             return item
         try:
             self.process(item, harvest)
         except DropItem:
             raise
         except Exception as exc:
+            if is_write_failure(exc):
+                spider.write_failed(exc)
+                return item
             logger.exception("%(step)s failed on %(url)s", {"step": type(self).__name__, "url": item.url})
             self.stats.inc_value(f"gatherer/failed/{type(self).__name__}")
             self.failed(item, harvest, exc)

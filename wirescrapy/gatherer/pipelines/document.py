@@ -30,5 +30,5 @@ class DocumentPipeline(GathererStep):
                 fetch.doc_id, _ = add_decision(collection, harvest.rules, decision, redirects=fetch.hops)
             if not fetch.doc_id:
                 raise DropItem(f"{fetch.url}: not accepted by the seeder rules")
-        record = collection.documents.records[fetch.doc_id]
+        record = collection.documents.record(fetch.doc_id)
         fetch.site_id = int(record["siteid"])

@@ -49,8 +49,8 @@ class MetadataPipeline(GathererStep):
         if fetch.kind is Kind.SITEMAP:
             return
         collection = harvest.collection
-        record = collection.documents.records[fetch.doc_id]
-        site = collection.sites.records[fetch.site_id]
+        record = collection.documents.record(fetch.doc_id)
+        site = collection.sites.record(fetch.site_id)
         now = fetch.ended
         stats = self.stats
         if self.render_on and fetch.kind is Kind.PAGE:
@@ -122,7 +122,7 @@ class MetadataPipeline(GathererStep):
         if fetch.kind is Kind.SITEMAP:
             return
         try:
-            record = harvest.collection.documents.records[fetch.doc_id]
+            record = harvest.collection.documents.record(fetch.doc_id)
             record["status"], record["error"] = fetch.status, fetch.error
             record["errors"] = min(int(record["errors"]) + 1, 0xFFFF)
             record["last_visit"] = fetch.ended
