@@ -49,7 +49,7 @@ def test_the_ground_truth_knows_which_links_only_scripts_show():
 
 def test_assets_are_served_with_their_types():
     sample = web()
-    assert sample.respond("site5.wire.test", "/js/lib.js").headers == (("Content-Type", "application/javascript"),)
+    assert dict(sample.respond("site5.wire.test", "/js/lib.js").headers)["Content-Type"] == "application/javascript"
     assert sample.respond("site5.wire.test", "/js/logo.png").body.startswith(b"\x89PNG")
     assert sample.classify(sample.url(5, "/js/data.json")) == "file"
 
