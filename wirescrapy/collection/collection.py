@@ -42,6 +42,7 @@ from wirescrapy.url import split
 from .links import LinkGraph
 from .lock import CollectionLock
 from .metadata import DOCUMENT_DTYPE, DOCUMENT_KIND, SITE_DTYPE, SITE_KIND, DocFlag
+from .outlinks import OutLinks
 from .pages import PageStore
 from .records import RecordFile
 from .upgrade import check_current
@@ -83,6 +84,7 @@ class Collection:
             self.sites = RecordFile(self.dir / "sites.rec", SITE_DTYPE, SITE_KIND, readonly)
             self.pages = PageStore(self.dir, compression=compression, readonly=readonly)
             self.links = LinkGraph(self.dir, readonly=readonly)
+            self.outlinks = OutLinks(self.dir, readonly=readonly)  # links the seeder turned away, counted
         except BaseException:
             if self._lock:
                 self._lock.release()
@@ -224,14 +226,14 @@ class Collection:
     # -- lifecycle -----------------------------------------------------------------------------------
 
     def checkpoint(self) -> None:
-        for store in (self.urls, self.documents, self.sites, self.pages, self.links):
+        for store in (self.urls, self.documents, self.sites, self.pages, self.links, self.outlinks):
             (getattr(store, "checkpoint", None) or store.flush)()
 
     def close(self) -> None:
         if self.urls is None:
             return
         try:
-            for store in (self.links, self.pages, self.sites, self.documents, self.urls):
+            for store in (self.outlinks, self.links, self.pages, self.sites, self.documents, self.urls):
                 store.close()
         finally:
             self.urls = None

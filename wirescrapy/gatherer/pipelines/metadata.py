@@ -10,6 +10,7 @@ import numpy as np
 from scrapy.exceptions import DropItem
 
 from wirescrapy.collection.metadata import DocFlag
+from wirescrapy.gatherer.language import identify
 from wirescrapy.gatherer.pipelines.base import GathererStep
 from wirescrapy.items import Fetch, FetchError, Kind
 
@@ -129,6 +130,8 @@ class MetadataPipeline(GathererStep):
             record["time_unchanged"] += max(now - float(record["last_visit"]), 0.0)
         record["visits"] = visits + 1
         record["last_modified"] = max(record["last_modified"], fetch.last_modified)
+        if fetch.page is not None and fetch.status == 200 and fetch.kind is Kind.PAGE:
+            record["language"] = identify(fetch.page.text).encode("ascii", "replace")[:4]
 
     @staticmethod
     def _flags(fetch: Fetch) -> int:
