@@ -58,13 +58,14 @@ def ensure_corpus() -> None:
     packages = [f"debian-reference-{PACKAGE.get(lang, lang)}" for lang in missing]
     print(f"installing {' '.join(packages)} (apt-get)...", flush=True)
     for command in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", *packages]):
-        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        done = subprocess.run(command, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if done.returncode != 0:
             sys.exit(f"{' '.join(command)} failed ({done.stderr.strip()[-300:]})")
 
 
 def paragraphs(lang: str) -> list[str]:
-    text = gzip.open(DOCS / f"debian-reference.{PACKAGE.get(lang, lang)}.txt.gz", "rt", encoding="utf-8").read()
+    with gzip.open(DOCS / f"debian-reference.{PACKAGE.get(lang, lang)}.txt.gz", "rt", encoding="utf-8") as f:
+        text = f.read()
     return [re.sub(r"\s+", " ", p).strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
 
 
@@ -119,7 +120,7 @@ def pycld2():
     import pycld2 as cld2
 
     def identify(text: str) -> str:
-        reliable, _, details = cld2.detect(text)
+        _, _, details = cld2.detect(text)
         code = details[0][1]
         return "" if code == "un" else code.split("-")[0]
     return identify

@@ -46,7 +46,7 @@ class Browser:
                 "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--hide-scrollbars",
                 f"--user-data-dir={self.profile}", f"--window-size={width},{height}", "about:blank"]
         self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL, preexec_fn=child_fds, pass_fds=(3, 4))
+                                        stderr=subprocess.DEVNULL, preexec_fn=child_fds, pass_fds=(3, 4))  # noqa: PLW1509 - no threads yet
         os.close(to_browser_r)
         os.close(from_browser_w)
         self._buffer = b""

@@ -172,8 +172,11 @@ class Harvest:
         rows = docs[ids]
         fetched = rows[(rows["batch"] == batch.number) & (rows["last_visit"] >= self.created)]
         scores = {name: float(fetched[name].sum(dtype=np.float64)) for name in ("pagerank", "wlrank", "hub", "authority")}
+        config = self.config  # the waits politeness held the sites to, for the report's politeness check
+        waits = {"normal": config.wait_normal, "large_site": config.wait_large_site,
+                 "large_site_pages": config.large_site_pages}
         return {"sites": len(batch.sites), "new_sites": self.collection.urls.site_count - self.sites_at_start,
-                "scores": scores}
+                "scores": scores, "waits": waits}
 
     def site_for_queue(self, site: BatchSite) -> BatchSite:
         """The batch's site with what the collection knows now: page count and Crawl-delay."""

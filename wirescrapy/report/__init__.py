@@ -13,7 +13,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .crawl import harvests_section, languages_section, outlinks_section, politeness_section
+from .crawl import (
+    harvests_section,
+    languages_section,
+    outlinks_section,
+    politeness_section,
+)
 from .data import CrawlData
 from .documents import documents_section
 from .scores import scores_section

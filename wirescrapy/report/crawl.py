@@ -138,13 +138,12 @@ def harvests_section(data: CrawlData) -> Section:
 
 
 def politeness_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Section:
-    config = data.config
+    normal, large, large_pages = waits(data)
     section = Section("politeness", "Politeness",
                       f"For each site, its accesses and the shortest gap between the last visits of two of its "
-                      f"documents, against the wait it was due: {config.wait_normal:g} s "
-                      f"({config.wait_large_site:g} s past {config.large_site_pages:,} pages) or its Crawl-delay if "
-                      f"longer. The gap runs from one fetch's end to the next one's end, so it includes the second "
-                      f"fetch's own time.")
+                      f"documents, against the wait it was due: {normal:g} s ({large:g} s past {large_pages:,} pages) "
+                      f"or its Crawl-delay if longer — the shortest waits any harvest used (harvest.json), else the "
+                      f"settings'. The gap runs from one fetch's end to the next one's end.")
     visit = data.doc("last_visit")
     visited = data.real & (visit > 0) & data.fetched
     ids = np.flatnonzero(visited)
@@ -158,7 +157,7 @@ def politeness_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Secti
     accesses = np.bincount(data.site_of[data.real], weights=data.doc("visits")[data.real].astype(np.float64),
                            minlength=size)[:size].astype(np.int64)
     docs = columns["pages"]
-    wait = np.where(docs > config.large_site_pages, config.wait_large_site, config.wait_normal)
+    wait = np.where(docs > large_pages, large, normal)
     due = np.maximum(wait, data.site("crawl_delay").astype(np.float64)[:size])
     measured = np.isfinite(gap)
     measured[0] = False
@@ -181,6 +180,17 @@ def politeness_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Secti
                                   logy=True, note="Each dot is a site; dots on or above the diagonal were visited no "
                                                   "sooner than their wait allowed."))
     return section
+
+
+def waits(data: CrawlData) -> tuple[float, float, int]:
+    """(normal wait, large-site wait, large-site pages): the shortest any harvest recorded, else the settings'."""
+    recorded = [h["waits"] for _, _, h in data.batch_files() if h and isinstance(h.get("waits"), dict)]
+    config = data.config
+    if not recorded:
+        return config.wait_normal, config.wait_large_site, config.large_site_pages
+    return (min(float(w.get("normal", config.wait_normal)) for w in recorded),
+            min(float(w.get("large_site", config.wait_large_site)) for w in recorded),
+            min(int(w.get("large_site_pages", config.large_site_pages)) for w in recorded))
 
 
 def _utc(seconds: float) -> str:

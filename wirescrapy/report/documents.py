@@ -14,7 +14,16 @@ from wirescrapy.collection.metadata import DocFlag
 from wirescrapy.items import FetchError
 
 from .data import CrawlData
-from .tables import Plot, Section, Series, Table, ccdf, histogram_table, label_table, power_of_two_table
+from .tables import (
+    Plot,
+    Section,
+    Series,
+    Table,
+    ccdf,
+    histogram_table,
+    label_table,
+    power_of_two_table,
+)
 
 HOUR = 3600.0
 DAY = 24 * HOUR

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import io
+import itertools
 import json
 import os
 import time
@@ -25,7 +26,7 @@ h1{margin-bottom:.2em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin
 .asof{color:#555}table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.9em}
 th,td{border:1px solid #ddd;padding:.2em .6em;text-align:right}th{background:#f4f4f4}
 td.text,th.text{text-align:left;max-width:40em;overflow-wrap:anywhere}
-figure{margin:1em 0 1.6em}figure svg{max-width:100%;height:auto}figcaption{color:#444;font-size:.9em}
+figure{margin:1em 0 1.6em}figure svg{width:100%;height:auto}figcaption{color:#444;font-size:.9em}
 nav ol{columns:2}.figures td:first-child{text-align:left}.cost{color:#888;font-size:.8em}
 """
 
@@ -59,8 +60,8 @@ def render_html(report) -> str:
     parts = ["<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
              f"<title>Crawl report: {_e(report.directory)}</title><style>{STYLE}</style></head><body>",
              "<h1>What the crawl found</h1>",
-             f"<p class=\"asof\">Collection <code>{_e(report.directory)}</code>, as of {_e(_utc(report.as_of))} UTC "
-             "(read without a lock: a crawl may have been writing).</p>",
+             (f"<p class=\"asof\">Collection <code>{_e(report.directory)}</code>, as of {_e(_utc(report.as_of))} "
+              "UTC (read without a lock: a crawl may have been writing).</p>"),
              "<h2 id=\"summary\">Summary</h2>", _figures_table(_summary_rows(summary)),
              "<nav><h2>Contents</h2><ol>",
              *(f"<li><a href=\"#{s.key}\">{_e(s.title)}</a></li>" for s in report.sections),
@@ -184,6 +185,7 @@ def draw(plot: Plot) -> str:
                 axes.set_xscale("log")
             if plot.logy and plot.kind != "barh":
                 axes.set_yscale("log")
+            _plain_ticks(axes)
             axes.grid(True, which="major", alpha=0.3)
             if len(plot.series) > 1:
                 axes.legend(fontsize=9)
@@ -197,6 +199,9 @@ def draw(plot: Plot) -> str:
 
 
 def _draw(axes, plot: Plot) -> None:
+    # Series that coincide (gathered and static pages, often) stay visible: each has its own line and marker.
+    styles = itertools.cycle(["-", "--", ":", "-."])
+    markers = itertools.cycle(["o", "s", "^", "D", "v", "x", "+", "*"])
     for series in plot.series:
         x, y = series.x, series.y
         if plot.kind == "barh":
@@ -211,7 +216,7 @@ def _draw(axes, plot: Plot) -> None:
             for i, value in enumerate(y):
                 axes.annotate(f"{int(value):,}", (i, value), ha="center", va="bottom", fontsize=8)
         elif plot.kind == "ccdf":
-            axes.plot(x, y, marker=".", markersize=4, linewidth=1.2, label=series.label)
+            axes.plot(x, y, marker=".", markersize=4, linewidth=1.2, label=series.label, linestyle=next(styles))
         elif plot.kind == "step":
             axes.step(x, y, where="post", marker=".", label=series.label)
         elif plot.kind == "scatter":
@@ -221,9 +226,20 @@ def _draw(axes, plot: Plot) -> None:
                 axes.plot([low, high], [low, high], color="#c44", linewidth=1, label="gap = wait")
                 axes.legend(fontsize=9)
         else:
-            axes.plot(x, y, marker="o", markersize=3, linewidth=1.2, label=series.label)
+            axes.plot(x, y, marker=next(markers), markersize=4, linewidth=1.2, label=series.label,
+                      linestyle=next(styles))
     if plot.kind == "barh":
         axes.margins(x=0.15)
+
+
+def _plain_ticks(axes) -> None:
+    """Log axes labelled 1, 10, 0.01 rather than 10⁰, 10¹, 10⁻²; no labels on minor ticks."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    for axis, scale in ((axes.xaxis, axes.get_xscale()), (axes.yaxis, axes.get_yscale())):
+        if scale == "log":
+            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+            axis.set_minor_formatter(NullFormatter())
 
 
 def _e(text) -> str:

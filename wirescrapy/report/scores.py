@@ -55,7 +55,7 @@ def scores_section(data: CrawlData) -> Section:
                                 [present, counts[present], *columns]))
     section.plots.append(Plot("scores-depth", "Mean link score by depth", "line", "depth",
                               "mean score × N", series, table="scores-by-depth", logy=True,
-                              note="Pages near the seeds collect the links: their scores are higher."))
+                              note="The mean over the documents at each depth; 1 is the average document."))
 
     top = np.argsort(-scores["pagerank"], kind="stable")[:20]
     top = top[scores["pagerank"][top] > 0]

@@ -14,7 +14,15 @@ from .data import CrawlData
 from .documents import DAY
 from .scores import SCORES
 from .structure import COMPONENTS, bowtie
-from .tables import Plot, Section, Series, Table, ccdf, histogram_table, power_of_two_table
+from .tables import (
+    Plot,
+    Section,
+    Series,
+    Table,
+    ccdf,
+    histogram_table,
+    power_of_two_table,
+)
 
 TOP = 20
 
@@ -104,10 +112,8 @@ def sites_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Section:
                              columns["out_degree"][1:], "sites")
     section.tables += [pages, gathered, bytes_, indeg, outdeg,
                        histogram_table("sites-max-depth", "Maximum depth per site", columns["max_depth"][1:], "sites")]
-    bytes_exact = histogram_table("", "", columns["bytes"][1:], "sites")
-    section.plots.append(Plot("sites-size", "Size of sites", "ccdf", "pages, or kilobytes", "fraction of sites ≥ x",
-                              [ccdf(pages, "pages known"), ccdf(gathered, "pages gathered"),
-                               _scaled(ccdf(bytes_exact, "kilobytes gathered"), 1 / 1024)],
+    section.plots.append(Plot("sites-size", "Pages per site", "ccdf", "pages", "fraction of sites ≥ x",
+                              [ccdf(pages, "pages known"), ccdf(gathered, "pages gathered")],
                               table="sites-pages", logx=True, logy=True,
                               note="Complementary cumulative distribution over sites: a few large sites hold most pages."))
     section.plots.append(Plot("sites-degree", "Links between sites", "ccdf", "distinct sites", "fraction of sites ≥ x",
@@ -126,10 +132,6 @@ def sites_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Section:
     return section
 
 
-def _scaled(series: Series, factor: float) -> Series:
-    return Series(series.label, series.x * factor, series.y)
-
-
 def structure_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Section:
     section = Section("structure", "The site graph's structure",
                       "Broder's bow-tie over the graph of sites: MAIN is the largest set of sites that all reach one "
@@ -144,7 +146,7 @@ def structure_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Sectio
                                 ["value", "sites", "fraction", "pages"],
                                 [list(COMPONENTS), counts, counts / total, pages]))
     section.figures = {name: int(c) for name, c in zip(COMPONENTS, counts)}
-    section.figures.update({"strongly_connected_components": int(len(result.scc_sizes)),
+    section.figures.update({"strongly_connected_components": len(result.scc_sizes),
                             "singleton_components": int((result.scc_sizes == 1).sum()),
                             "largest_component": int(result.scc_sizes[0]) if len(result.scc_sizes) else 0,
                             "sites_without_in_links": result.no_in, "sites_without_out_links": result.no_out})
