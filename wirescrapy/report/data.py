@@ -67,9 +67,17 @@ class CrawlData:
         return self.doc("visits") > 0
 
     @cached_property
+    def robots(self) -> np.ndarray:
+        """The sites' robots.txt files: documents of the collection, not pages of the sites."""
+        mask = np.zeros(self.n_docs + 1, dtype=bool)
+        ids = self.site("robots_docid")[1:].astype(np.int64)
+        mask[ids[(ids > 0) & (ids <= self.n_docs)]] = True
+        return mask
+
+    @cached_property
     def ok(self) -> np.ndarray:
-        """WIRE's gathered pages: the last fetch was a 200 with no error."""
-        return (self.doc("status") == 200) & (self.doc("error") == 0)
+        """WIRE's gathered pages: the last fetch was a 200 with no error (robots.txt files left out)."""
+        return (self.doc("status") == 200) & (self.doc("error") == 0) & ~self.robots
 
     @cached_property
     def dynamic(self) -> np.ndarray:
