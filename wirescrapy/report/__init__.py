@@ -33,16 +33,19 @@ class Report:
     summary: dict
     sections: list[Section]
     costs: dict[str, float] = field(default_factory=dict)  # seconds per step, for the benchmark
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds of this process per step
 
 
 def build_report(collection, config, as_of: float | None = None) -> Report:
     data = CrawlData(collection, config, as_of)
     costs: dict[str, float] = {}
+    cpu: dict[str, float] = {}
 
     def timed(name: str, compute):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         result = compute()
         costs[name] = time.perf_counter() - start
+        cpu[name] = time.process_time() - start_cpu
         if isinstance(result, Section):
             result.seconds = costs[name]
         return result
@@ -60,7 +63,7 @@ def build_report(collection, config, as_of: float | None = None) -> Report:
         timed("harvests", lambda: harvests_section(data)),
         timed("politeness", lambda: politeness_section(data, columns)),
     ]
-    return Report(str(data.directory), data.as_of, summary(data, sections), sections, costs)
+    return Report(str(data.directory), data.as_of, summary(data, sections), sections, costs, cpu)
 
 
 def summary(data: CrawlData, sections: list[Section]) -> dict:

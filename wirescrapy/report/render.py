@@ -35,19 +35,21 @@ def write_report(report, out: str | os.PathLike) -> Path:
     """Write ``report`` (``build_report``) into ``out``; the path of ``index.html``."""
     out = Path(out)
     (out / "data").mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     for section in report.sections:
         for table in section.tables:
             if table.name:
                 (out / "data" / f"{table.name}.csv").write_text(table.csv(), encoding="utf-8")
     report.costs["write CSV"] = time.perf_counter() - start
+    report.cpu["write CSV"] = time.process_time() - start_cpu
     data = {"format": "wirescrapy-report", "version": 1, "collection": report.directory, "as_of": report.as_of,
             "as_of_utc": _utc(report.as_of), "summary": report.summary,
             "sections": {s.key: s.figures for s in report.sections}}
     (out / "report.json").write_text(json.dumps(data, indent=1, default=_json) + "\n", encoding="utf-8")
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     page = render_html(report)
     report.costs["plots and HTML"] = time.perf_counter() - start
+    report.cpu["plots and HTML"] = time.process_time() - start_cpu
     index = out / "index.html"
     temporary = out / "index.html.tmp"
     temporary.write_text(page, encoding="utf-8")
@@ -216,7 +218,9 @@ def _draw(axes, plot: Plot) -> None:
             for i, value in enumerate(y):
                 axes.annotate(f"{int(value):,}", (i, value), ha="center", va="bottom", fontsize=8)
         elif plot.kind == "ccdf":
-            axes.plot(x, y, marker=".", markersize=4, linewidth=1.2, label=series.label, linestyle=next(styles))
+            # Markers only where the points are few: each is an element of the SVG.
+            axes.plot(x, y, marker="." if len(x) <= 60 else None, markersize=4, linewidth=1.4, label=series.label,
+                      linestyle=next(styles))
         elif plot.kind == "step":
             axes.step(x, y, where="post", marker=".", label=series.label)
         elif plot.kind == "scatter":

@@ -138,7 +138,7 @@ def log_bin_table(name: str, title: str, values: np.ndarray, unit: str = "docume
     return Table(name, title, ["value", unit, "fraction"], [lower, counts[kept], counts[kept] / counts.sum()], show=0)
 
 
-def ccdf(table: Table, label: str = "", points: int = 400) -> Series:
+def ccdf(table: Table, label: str = "", points: int = 200) -> Series:
     """The complementary cumulative distribution of a ``value,count,…`` table: for each value x, the
     fraction of items with a value ≥ x; at most ``points`` points, spread evenly on a log scale, for a
     small figure."""
