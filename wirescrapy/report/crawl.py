@@ -45,9 +45,9 @@ def languages_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Sectio
     np.add.at(by_depth, (np.searchsorted(depths, depth), inverse), 1)
     section.tables.append(Table("languages-by-depth", "Gathered pages by depth and language",
                                 ["depth", *(labels[i] for i in top)], [depths, *(by_depth[:, i] for i in top)]))
-    shares = by_depth[:, top] / np.maximum(by_depth.sum(axis=1, keepdims=True), 1)
-    section.plots.append(Plot("languages-depth", "Share of each language by depth", "line", "depth",
-                              "share of the gathered pages at that depth",
+    shares = 100 * by_depth[:, top] / np.maximum(by_depth.sum(axis=1, keepdims=True), 1)
+    section.plots.append(Plot("languages-depth", "Languages by depth", "line", "depth",
+                              "% of the gathered pages at that depth",
                               [Series(labels[i], depths, shares[:, k]) for k, i in enumerate(top)],
                               table="languages-by-depth"))
     site_of = data.site_of[ok]
@@ -128,9 +128,12 @@ def harvests_section(data: CrawlData) -> Section:
         order = np.argsort(ends)
         fetched = np.cumsum(np.array([h.get("fetched", 0) for _, _, h in done])[order])
         ok = np.cumsum(np.array([h.get("ok", 0) for _, _, h in done])[order])
-        minutes = (ends[order] - first) / 60
+        span = float(ends.max()) - first
+        unit, seconds = next((u, s) for u, s in (("days", 86400), ("hours", 3600), ("minutes", 60), ("seconds", 1))
+                             if span >= 2 * s or s == 1)
+        minutes = (ends[order] - first) / seconds
         section.figures.update({"first_start_utc": _utc(first), "last_end_utc": _utc(float(ends.max()))})
-        section.plots.append(Plot("harvests", "The crawl over time", "step", "minutes since the first harvest began",
+        section.plots.append(Plot("harvests", "The crawl over time", "step", f"{unit} since the first harvest began",
                                   "pages (cumulative)", [Series("fetched", minutes, fetched), Series("gathered (OK)",
                                                                                                    minutes, ok)],
                                   table="harvests", note="Each step is the end of one batch's harvest."))

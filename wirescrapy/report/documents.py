@@ -32,7 +32,7 @@ YEAR = 365.25 * DAY
 
 # Status of a document's last fetch, one code each.
 _STATUS = ["OK", "not fetched", "multimedia (logged, never fetched)", "redirect (3xx)", "client error (4xx)",
-           "server error (5xx)", "other HTTP status"]
+           "server error (5xx)", "other HTTP status", "a site's robots.txt"]
 _ERROR_BASE = len(_STATUS)
 
 
@@ -48,6 +48,7 @@ def status_codes(data: CrawlData) -> tuple[np.ndarray, list[str]]:
     code[not_fetched] = 1
     code[not_fetched & data.flag(DocFlag.MULTIMEDIA)] = 2
     code[error > 0] = _ERROR_BASE + error[error > 0]
+    code[data.robots & (code != 1)] = 7
     labels = list(_STATUS)
     for value in range(1, int(error.max(initial=0)) + 1):
         try:

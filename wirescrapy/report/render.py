@@ -187,7 +187,7 @@ def draw(plot: Plot) -> str:
                 axes.set_xscale("log")
             if plot.logy and plot.kind != "barh":
                 axes.set_yscale("log")
-            _plain_ticks(axes)
+            _plain_ticks(axes, integer=plot.kind == "bar")
             axes.grid(True, which="major", alpha=0.3)
             if len(plot.series) > 1:
                 axes.legend(fontsize=9)
@@ -236,14 +236,24 @@ def _draw(axes, plot: Plot) -> None:
         axes.margins(x=0.15)
 
 
-def _plain_ticks(axes) -> None:
-    """Log axes labelled 1, 10, 0.01 rather than 10⁰, 10¹, 10⁻²; no labels on minor ticks."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+def _plain_ticks(axes, integer: bool = False) -> None:
+    """Log axes labelled 1, 10, 0.01 rather than 10⁰, 10¹, 10⁻² — with 2 and 5 between when the axis spans
+    less than three decades, so that a short axis has labels; counts on linear axes are whole numbers."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
-    for axis, scale in ((axes.xaxis, axes.get_xscale()), (axes.yaxis, axes.get_yscale())):
+    def label(value, _):
+        return f"{value:,.0f}" if value >= 1 else f"{value:g}"
+
+    for axis, scale, limits in ((axes.xaxis, axes.get_xscale(), axes.get_xlim()),
+                                (axes.yaxis, axes.get_yscale(), axes.get_ylim())):
         if scale == "log":
-            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+            low, high = (max(v, 1e-300) for v in limits)
+            if abs(np.log10(high / low)) < 3:
+                axis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
+            axis.set_major_formatter(FuncFormatter(label))
             axis.set_minor_formatter(NullFormatter())
+        elif integer and axis is axes.yaxis:
+            axis.set_major_locator(MaxNLocator(integer=True))
 
 
 def _e(text) -> str:
