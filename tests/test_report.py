@@ -196,3 +196,17 @@ def test_export_streams_documents_in_chunks(small_crawl, monkeypatch):
             writer.write(row)
     rows = list(csv.DictReader(io.StringIO(out.getvalue())))
     assert [r["site"] for r in rows] == ["http://a.example", "http://b.example", "http://c.example"]
+
+
+def test_the_report_reads_while_a_crawl_writes(small_crawl):
+    directory, ids = small_crawl
+    with Collection(directory) as writer:  # the crawl: holds the lock, goes on writing
+        reader = Collection(directory, readonly=True)
+        new = [writer.add_url(f"http://d.example/p{i}", depth=1)[0] for i in range(3)]
+        writer.links.set_links(new[0], [ids["a", 0], new[1], new[2]])  # past what the reader counted
+        writer.links.set_links(ids["a", 2], [new[0]])
+        writer.checkpoint()
+        with reader:
+            report = build_report(reader, config(), as_of=NOW)
+    assert report.summary["documents"] == 9 and report.summary["sites"] == 3  # as of when it opened
+    assert report.as_of == NOW

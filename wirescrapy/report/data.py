@@ -190,6 +190,10 @@ def _parts_harvest(path: Path, name: str) -> dict | None:
         for key, value in part.items():
             if isinstance(value, (int, float)) and key not in ("started", "finished", "batch", "part"):
                 total[key] = total.get(key, 0) + value
+            elif isinstance(value, dict) and key == "waits":  # every part's harvester had its own: the shortest
+                merged = total.setdefault(key, dict(value))
+                for k, v in value.items():
+                    merged[k] = min(merged.get(k, v), v)
             elif isinstance(value, dict):
                 merged = total.setdefault(key, {})
                 for k, v in value.items():
