@@ -141,6 +141,7 @@ class CrawlData:
         hits = ranking.hits(self.links, config.hits_max_error, transposed=back)
         del back
         wlrank = ranking.wlrank(self.ordered_links, self.site_of, q, error).scores
+        self.__dict__.pop("ordered_links", None)  # only the weighted link rank needs page order: free it
         siterank = ranking.pagerank(self.site_graph, q, error).scores
         return {"pagerank": pagerank, "hub": hits.hub, "authority": hits.authority, "wlrank": wlrank,
                 "siterank": siterank}

@@ -13,6 +13,7 @@ import numpy as np
 from .data import CrawlData
 from .tables import Plot, Section, Series, Table, ccdf, log_bin_table
 
+FLOOR = 1e-6  # a score × N below this counts as no score: a millionth of the average page's
 SCORES = {"pagerank": "PageRank", "hub": "HITS hub", "authority": "HITS authority", "wlrank": "weighted link rank"}
 
 
@@ -26,6 +27,7 @@ def scores_section(data: CrawlData) -> Section:
     series = []
     for key, title in SCORES.items():
         values = scores[key][1:].astype(np.float64) * n
+        values[values < FLOOR] = 0  # HITS leaves float residues (1e-40) on pages outside its community
         table = log_bin_table(f"scores-{key}", f"{title} × N, logarithmic bins", values)
         section.tables.append(table)
         if len(table):
@@ -37,7 +39,7 @@ def scores_section(data: CrawlData) -> Section:
     section.plots.append(Plot("scores", "Distribution of the link scores", "ccdf", "score × N",
                               "fraction of documents ≥ x", series, table="scores-pagerank", logx=True, logy=True,
                               note="Complementary cumulative distribution: the share of documents scoring at least x "
-                                   "times the average."))
+                                   "times the average; scores under a millionth of the average are left out."))
 
     # By depth: the mean score of the documents at each depth.
     depth = data.doc("depth")[1:].astype(np.int64)
