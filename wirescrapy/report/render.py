@@ -179,15 +179,15 @@ def draw(plot: Plot) -> str:
         height = 0.6 + 0.28 * len(plot.series[0].x) if plot.kind == "barh" and plot.series else 3.8
         figure, axes = pyplot.subplots(figsize=(7.5, max(2.4, min(height, 6.5))))
         try:
-            _draw(axes, plot)
             axes.set_title(plot.title)
             axes.set_xlabel(plot.xlabel)
             axes.set_ylabel(plot.ylabel)
-            if plot.logx and not (categories and plot.kind == "bar"):
+            _draw(axes, plot)
+            if plot.logx and not categories:  # bars: _draw decides, by their range
                 axes.set_xscale("log")
             if plot.logy and plot.kind != "barh":
                 axes.set_yscale("log")
-            _plain_ticks(axes, integer=plot.kind == "bar")
+            _plain_ticks(axes, counts={"bar": "y", "barh": "x"}.get(plot.kind, ""))
             axes.grid(True, which="major", alpha=0.3)
             if len(plot.series) > 1:
                 axes.legend(fontsize=9)
@@ -213,6 +213,7 @@ def _draw(axes, plot: Plot) -> None:
                 axes.annotate(f" {int(value):,}", (value, i), va="center", fontsize=8)
             if plot.logx and len(y) and max(y) > 50 * max(min(y), 1):
                 axes.set_xscale("log")
+                axes.set_xlabel(f"{plot.xlabel} (logarithmic scale)")
         elif plot.kind == "bar":
             axes.bar([str(v) for v in x], np.asarray(y, dtype=float), color="#4878a8")
             for i, value in enumerate(y):
@@ -236,23 +237,24 @@ def _draw(axes, plot: Plot) -> None:
         axes.margins(x=0.15)
 
 
-def _plain_ticks(axes, integer: bool = False) -> None:
+def _plain_ticks(axes, counts: str = "") -> None:
     """Log axes labelled 1, 10, 0.01 rather than 10⁰, 10¹, 10⁻² — with 2 and 5 between when the axis spans
-    less than three decades, so that a short axis has labels; counts on linear axes are whole numbers."""
+    less than three decades, so that a short axis has labels; the ``counts`` axis ("x", "y") of a bar chart,
+    when linear, has whole numbers."""
     from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
     def label(value, _):
         return f"{value:,.0f}" if value >= 1 else f"{value:g}"
 
-    for axis, scale, limits in ((axes.xaxis, axes.get_xscale(), axes.get_xlim()),
-                                (axes.yaxis, axes.get_yscale(), axes.get_ylim())):
+    for name, axis, scale, limits in (("x", axes.xaxis, axes.get_xscale(), axes.get_xlim()),
+                                      ("y", axes.yaxis, axes.get_yscale(), axes.get_ylim())):
         if scale == "log":
             low, high = (max(v, 1e-300) for v in limits)
             if abs(np.log10(high / low)) < 3:
                 axis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
             axis.set_major_formatter(FuncFormatter(label))
             axis.set_minor_formatter(NullFormatter())
-        elif integer and axis is axes.yaxis:
+        elif name == counts:
             axis.set_major_locator(MaxNLocator(integer=True))
 
 
