@@ -59,7 +59,8 @@ def test_the_report_holds_what_the_crawl_found(crawl):
     assert summary["sites"] == 3 and summary["gathered"] > 20 and summary["links"] > 50
     assert summary["languages"].get("en", 0) > 0.8 * summary["gathered"]  # the sample web's filler is English-like
     sections = report["sections"]
-    assert sections["outlinks"]["tld"] > 0 and sections["outlinks"]["extension"] > 0  # site3 and the files pages
+    outlinks = sections["outlinks"]  # to site3, and from the pages of files
+    assert outlinks["links_to_other_domains"] > 0 and outlinks["links_to_files_not_crawled"] > 0
     assert sections["structure"]["MAIN"] >= 2
     assert sections["harvests"]["harvested"] == sections["harvests"]["batches"] > 2
     data = base / "report" / "data"

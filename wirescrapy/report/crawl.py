@@ -22,6 +22,7 @@ from .data import CrawlData
 from .tables import Plot, Section, Series, Table, label_table
 
 TOP_LANGUAGES = 8
+FIGURE = {"extension": "links_to_files_not_crawled", "tld": "links_to_other_domains"}
 
 
 def languages_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Section:
@@ -79,7 +80,7 @@ def outlinks_section(data: CrawlData) -> Section:
         labels = [k or "(none)" for k in counts]
         table = label_table(f"outlinks-{group}", title, labels, list(counts.values()), unit)
         section.tables.append(table)
-        section.figures[group] = int(sum(counts.values()))
+        section.figures[FIGURE[group]] = int(sum(counts.values()))
         if counts:
             section.plots.append(Plot(f"outlinks-{group}", title, "barh", "links", "",
                                       [Series(unit, np.array(table.rows[0][:15], dtype=object),

@@ -9,8 +9,8 @@ from wirescrapy.items import Kind
 from wirescrapy.seeder.add import add_decision, add_links, add_listed
 
 if TYPE_CHECKING:
-    from wirescrapy.items import Fetch
     from wirescrapy.harvester.session import Harvest
+    from wirescrapy.items import Fetch
 
 
 class LinkGraphPipeline(GathererStep):
