@@ -74,6 +74,9 @@ def test_the_report_holds_what_the_crawl_found(crawl):
     with open(data / "harvests.csv") as f:
         harvests = list(csv.DictReader(f))
     assert all(int(h["fetched"]) <= int(h["pages_asked"]) for h in harvests)
+    assert all(int(h["links_to_known"]) <= int(h["links_found"]) and int(h["sites"]) >= 1 for h in harvests)
+    assert sum(int(h["links_found"]) for h in harvests) > summary["links"]  # links are found again on other pages
+    assert sum(int(h["new_sites"]) for h in harvests) == 0  # the three sites were seeded
     assert sum(int(h["ok"]) for h in harvests) >= summary["gathered"]
     with open(data / "politeness.csv") as f:
         politeness = list(csv.DictReader(f))
