@@ -13,6 +13,12 @@ power-law in-degrees), with languages, MIME types, lengths and Last-Modified add
 
 The report then runs in a fresh process, as ``scrapy report`` does (read-only open, every section, CSV,
 plots and HTML), and prints the seconds of each step and its peak RSS (``ru_maxrss`` of that process).
+
+Measured on this project's 2-core machine, shared (load average 8–9: compare CPU seconds, not seconds).
+``python benchmarks/report.py``: 1M documents, 12,792 sites, 9,981,813 links: 40.7 s (14.0 CPU s) at a peak
+RSS of 0.86 GiB, of which the link scores 13.5 s (4.8 CPU s: PageRank, HITS, weighted link rank, site rank)
+and the 18 plots with the HTML 16.5 s (5.1 CPU s, whatever the size). ``--pages 10000000``: 10M documents,
+100M links: 526 s (148 CPU s), peak RSS 6.9 GiB, of which the link scores 248 s (83 CPU s).
 """
 
 from __future__ import annotations
