@@ -250,8 +250,10 @@ def _plain_ticks(axes, counts: str = "") -> None:
                                       ("y", axes.yaxis, axes.get_yscale(), axes.get_ylim())):
         if scale == "log":
             low, high = (max(v, 1e-300) for v in limits)
-            if abs(np.log10(high / low)) < 3:
-                axis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
+            decades = abs(np.log10(high / low))
+            if decades < 3:
+                subs = (1, 2, 5) if decades >= 1.2 else tuple(range(1, 10))
+                axis.set_major_locator(LogLocator(base=10, subs=subs))
             axis.set_major_formatter(FuncFormatter(label))
             axis.set_minor_formatter(NullFormatter())
         elif name == counts:

@@ -115,7 +115,8 @@ def sites_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Section:
     section.plots.append(Plot("sites-size", "Pages per site", "ccdf", "pages", "fraction of sites ≥ x",
                               [ccdf(pages, "pages known"), ccdf(gathered, "pages gathered")],
                               table="sites-pages", logx=True, logy=True,
-                              note="Complementary cumulative distribution over sites: a few large sites hold most pages."))
+                              note="Complementary cumulative distribution: the share of sites with at least x pages; a straight "
+                                   "line on log-log axes is a power law."))
     section.plots.append(Plot("sites-degree", "Links between sites", "ccdf", "distinct sites", "fraction of sites ≥ x",
                               [ccdf(indeg, "in-degree"), ccdf(outdeg, "out-degree")], table="sites-in-degree",
                               logx=True, logy=True))
