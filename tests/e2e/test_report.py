@@ -49,6 +49,8 @@ def test_the_demo_ends_with_its_report(crawl):
         assert f'<section id="{key}">' in page
     assert "as of" in page and "<script" not in page and "http-equiv" not in page
     assert not re.search(r"""(src|href)=["']https?://(?!site\d\.wire\.test)""", page)  # self-contained
+    linked = set(re.findall(r'href="(data/[^"]+\.csv)"', page))
+    assert len(linked) > 40 and all((base / "report" / name).is_file() for name in linked)
 
 
 @pytest.mark.timeout(240)

@@ -80,14 +80,12 @@ def documents_section(data: CrawlData) -> Section:
     order = present[np.argsort(-columns[0][present], kind="stable")]
     section.tables.append(Table("documents-status", "Status of the last fetch, by document set",
                                 ["value", *subsets], [[labels[i] for i in order], *(c[order] for c in columns)]))
-    for name, mask in subsets.items():
-        counts = np.bincount(code[mask], minlength=len(labels))
-        keep = np.flatnonzero(counts)
-        if name == "all":
-            table = label_table("documents-status-all", "Status (all documents)", [labels[i] for i in keep], counts[keep])
-            section.plots.append(Plot("status", "Status of the last fetch (all documents)", "barh", "documents", "",
-                                      [Series("all", np.array(table.rows[0], dtype=object), np.asarray(table.rows[1]))],
-                                      table=table.name, logx=True))
+    table = label_table("documents-status-all", "Status (all documents)", [labels[i] for i in present],
+                        columns[0][present], show=0)
+    section.tables.append(table)
+    section.plots.append(Plot("status", "Status of the last fetch (all documents)", "barh", "documents", "",
+                              [Series("all", np.array(table.rows[0], dtype=object), np.asarray(table.rows[1]))],
+                              table=table.name, logx=True))
     status = data.doc("status")
     responded = data.real & (status > 0)
     http = label_table("documents-http", "HTTP status codes (documents whose last fetch had a response)",

@@ -82,7 +82,7 @@ class Section:
 # -- histograms ----------------------------------------------------------------------------------------
 
 
-def value_counts(values: np.ndarray, unit: str = "documents") -> tuple[np.ndarray, np.ndarray]:
+def value_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct values and how many times each occurs, sorted by value."""
     values = np.asarray(values)
     if values.size == 0:
@@ -155,7 +155,3 @@ def ccdf(table: Table, label: str = "", points: int = 200) -> Series:
         values, above = values[index], above[index]
     return Series(label, values, above)
 
-
-def bars(table: Table, label: str = "", top: int = 15) -> Series:
-    """The first ``top`` rows of a labelled table as a bar series (x: labels, y: counts)."""
-    return Series(label, np.asarray(list(table.rows[0][:top]), dtype=object), np.asarray(table.rows[1][:top]))
