@@ -18,7 +18,7 @@ from wirescrapy.config import WireConfig, default_settings
 from wirescrapy.gatherer.language import identify
 from wirescrapy.report import build_report, export
 from wirescrapy.report.render import render_plot, render_table
-from wirescrapy.report.structure import COMPONENTS, bowtie
+from wirescrapy.report.structure import COMPONENTS, MAIN_PARTS, bowtie
 from wirescrapy.report.tables import (
     ccdf,
     histogram_table,
@@ -53,6 +53,10 @@ def test_the_bow_tie_of_a_graph_whose_parts_are_known():
                      "ISLANDS"]
     assert list(result.scc_sizes[:2]) == [3, 2] and (result.scc_sizes == 1).sum() == 6
     assert result.no_in == 3 and result.no_out == 3  # 4, 7, 11 / 5, 6, 11
+    # 1 is linked from IN (4), 2 links to OUT (5), 3 neither.
+    assert [MAIN_PARTS[p] if p >= 0 else "" for p in result.main_part[1:4]] == ["MAIN-IN", "MAIN-OUT", "MAIN-NORM"]
+    both = bowtie(graph([*edges, (4, 2)], 11))
+    assert MAIN_PARTS[both.main_part[2]] == "MAIN-MAIN" and (both.main_part[4:] == -1).all()
 
 
 def test_histograms_are_wires_value_documents_fraction():

@@ -13,7 +13,7 @@ import numpy as np
 from .data import CrawlData
 from .documents import DAY
 from .scores import SCORES
-from .structure import COMPONENTS, bowtie
+from .structure import COMPONENTS, MAIN_PARTS, bowtie
 from .tables import (
     Plot,
     Section,
@@ -137,7 +137,9 @@ def structure_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Sectio
     section = Section("structure", "The site graph's structure",
                       "Broder's bow-tie over the graph of sites: MAIN is the largest set of sites that all reach one "
                       "another; IN reaches MAIN, OUT is reached from it; tendrils hang off IN or OUT, tunnels join IN "
-                      "to OUT around MAIN, islands are connected to none of them.")
+                      "to OUT around MAIN, islands are connected to none of them. MAIN is split as Baeza-Yates and "
+                      "Castillo did for national webs: MAIN-IN is linked from IN, MAIN-OUT links to OUT, MAIN-MAIN "
+                      "both, MAIN-NORM neither.")
     result = bowtie(data.site_graph)
     component = result.component[1:]
     counts = np.bincount(component[component >= 0], minlength=len(COMPONENTS))
@@ -151,6 +153,11 @@ def structure_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Sectio
                             "singleton_components": int((result.scc_sizes == 1).sum()),
                             "largest_component": int(result.scc_sizes[0]) if len(result.scc_sizes) else 0,
                             "sites_without_in_links": result.no_in, "sites_without_out_links": result.no_out})
+    parts = np.bincount(result.main_part[result.main_part >= 0], minlength=len(MAIN_PARTS))
+    section.tables.append(Table("structure-main", "MAIN split by its links with IN and OUT (Baeza-Yates & Castillo)",
+                                ["value", "sites", "fraction_of_main"],
+                                [list(MAIN_PARTS), parts, parts / max(int(parts.sum()), 1)]))
+    section.figures.update({name: int(c) for name, c in zip(MAIN_PARTS, parts)})
     scc = histogram_table("structure-scc-sizes", "Strongly connected components by size (sites)", result.scc_sizes,
                           "components")
     section.tables.append(scc)

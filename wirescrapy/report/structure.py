@@ -7,6 +7,9 @@ national webs (a site links to another when any of its pages links to a page of 
 * TUNNELS: reached from IN *and* reaching OUT, without MAIN;
 * ISLANDS: connected to none of these.
 
+Baeza-Yates and Castillo split MAIN further for national webs, by its links with the rest: MAIN-IN (sites of
+MAIN linked from IN), MAIN-OUT (linking to OUT), MAIN-MAIN (both) and MAIN-NORM (neither) — ``MAIN_PARTS``.
+
 ``bowtie`` is pure: a site graph (scipy CSR, index = site-id, row 0 no site) in, a component label per site
 and the strongly connected components' sizes out (``scipy.sparse.csgraph``).
 """
@@ -20,6 +23,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 COMPONENTS = ("MAIN", "IN", "OUT", "TENDRILS", "TUNNELS", "ISLANDS")
+MAIN_PARTS = ("MAIN-NORM", "MAIN-IN", "MAIN-OUT", "MAIN-MAIN")  # index: 1 linked from IN + 2 linking to OUT
 
 
 class BowTie(NamedTuple):
@@ -27,6 +31,7 @@ class BowTie(NamedTuple):
     scc_sizes: np.ndarray  # size of every strongly connected component, largest first
     no_in: int  # sites no other site links to
     no_out: int  # sites that link to no other site
+    main_part: np.ndarray  # index into MAIN_PARTS per site of MAIN (-1 elsewhere)
 
 
 def reach(graph: csr_matrix, sources: np.ndarray, allowed: np.ndarray) -> np.ndarray:
@@ -53,7 +58,7 @@ def bowtie(graph: csr_matrix) -> BowTie:
     size = graph.shape[0]
     component = np.full(size, -1, dtype=np.int64)
     if size < 2:
-        return BowTie(component, np.zeros(0, dtype=np.int64), 0, 0)
+        return BowTie(component, np.zeros(0, dtype=np.int64), 0, 0, component.copy())
     graph = csr_matrix(graph)
     graph.setdiag(0)
     graph.eliminate_zeros()
@@ -79,4 +84,11 @@ def bowtie(graph: csr_matrix) -> BowTie:
         component[sites] = 5
     in_degree = np.diff(back.indptr)
     out_degree = np.diff(graph.indptr)
-    return BowTie(component, np.sort(sizes)[::-1], int((in_degree[1:] == 0).sum()), int((out_degree[1:] == 0).sum()))
+    main = component == 0
+    linked_from_in = np.zeros(size, dtype=bool)
+    linked_from_in[graph.indices[np.repeat(into, out_degree)]] = True
+    linking_out = np.zeros(size, dtype=bool)
+    linking_out[back.indices[np.repeat(out, in_degree)]] = True
+    main_part = np.where(main, (linked_from_in & main) * 1 + (linking_out & main) * 2, -1)
+    return BowTie(component, np.sort(sizes)[::-1], int((in_degree[1:] == 0).sum()), int((out_degree[1:] == 0).sum()),
+                  main_part)
