@@ -39,7 +39,7 @@ def assert_one_line_error(run, message):
 
 def test_only_real_commands_are_listed():
     assert set(_get_commands_from_module("wirescrapy.commands", inproject=True)) == {
-        "crawl", "demo", "manager", "seed", "status"}
+        "crawl", "demo", "export", "manager", "report", "seed", "status"}
 
 
 def test_demo_help_reads_as_written():

@@ -74,6 +74,17 @@ def test_a_page_is_recorded_stored_and_its_links_added(bench):
     assert stats["gatherer/links/found"] == 4 and stats["gatherer/links/new"] == 3
 
 
+def test_the_language_of_the_last_ok_fetch_is_recorded(bench):
+    spanish = "El rastreador recorre los sitios de la web chilena y guarda en su colección las páginas que encuentra."
+    bench.seed(SITE + "/a.html")
+    bench.seed(SITE + "/b.html")
+    bench.gather(bench.page(SITE + "/a.html", 200, html(text=spanish), at=T0))
+    bench.gather(bench.page(SITE + "/b.html", 200, html(text="12 34"), at=T0))
+    assert bench.record(SITE + "/a.html")["language"] == b"es" and bench.record(SITE + "/b.html")["language"] == b""
+    bench.gather(bench.page(SITE + "/a.html", 500, b"Internal error, try again later please", at=T0 + 100))
+    assert bench.record(SITE + "/a.html")["language"] == b"es"  # of the last OK fetch
+
+
 def test_the_last_pipeline_hands_on_the_fetch_as_a_feed_record(bench):
     bench.seed(SITE + "/a.html")
     record = bench.gather(bench.page(SITE + "/a.html", 200, html("/b.html")))

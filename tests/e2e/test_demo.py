@@ -24,6 +24,7 @@ def test_the_readme_demo_crawls_the_sample_web_in_cycles(tmp_path):
     batches = sorted((tmp_path / "c" / "batches").iterdir())
     assert len(batches) > 2 and all((b / "harvest.json").exists() for b in batches)
     assert re.search(rf"pages stored\s+{summary['pages_stored']}\n", run.stdout)
+    assert run.stdout.rstrip().endswith(f"report: {tmp_path / 'c-report' / 'index.html'}")  # the crawl's report
 
 
 @pytest.mark.timeout(120)

@@ -48,6 +48,7 @@ from .identity import ensure_id, read_id
 from .links import LinkGraph
 from .lock import CollectionLock
 from .metadata import DOCUMENT_DTYPE, DOCUMENT_KIND, SITE_DTYPE, SITE_KIND, DocFlag
+from .outlinks import OutLinks
 from .pages import PageStore
 from .records import RecordFile
 from .upgrade import check_current
@@ -91,6 +92,7 @@ class Collection:
             self.links = LinkGraph(self.dir, readonly=readonly)
             self.pages.id_limit = self.links.id_limit = self._last_doc_id
             self.id = read_id(self.dir) if readonly else ensure_id(self.dir)
+            self.outlinks = OutLinks(self.dir, readonly=readonly)  # links the seeder turned away, counted
         except BaseException:
             if self._lock:
                 self._lock.release()
@@ -238,7 +240,7 @@ class Collection:
     # -- lifecycle -----------------------------------------------------------------------------------
 
     def checkpoint(self) -> None:
-        for store in (self.urls, self.documents, self.sites, self.pages, self.links):
+        for store in (self.urls, self.documents, self.sites, self.pages, self.links, self.outlinks):
             (getattr(store, "checkpoint", None) or store.flush)()
 
     def close(self) -> None:
@@ -248,7 +250,7 @@ class Collection:
             return
         failure = None
         try:
-            for store in (self.links, self.pages, self.sites, self.documents, self.urls):
+            for store in (self.outlinks, self.links, self.pages, self.sites, self.documents, self.urls):
                 try:
                     store.close()
                 except Exception as exc:  # noqa: BLE001 - raised below, once every store is closed

@@ -142,9 +142,10 @@ class URLStore:
         end = self._blocks[block + 1] if block + 1 < len(self._blocks) else self._log_end
         return self._blocks[block], end, skip
 
-    def _read_from(self, doc_id: int) -> bytes:
+    def _read_from(self, doc_id: int, last: int | None = None) -> bytes:
         start, _, skip = self._offset(doc_id)
-        data = os.pread(self._log_fd, self._log_end - start, start)
+        end = self._log_end if last is None or last >= self.count else self._offset(last)[1]
+        data = os.pread(self._log_fd, end - start, start)
         pos = 0
         for _ in range(skip):
             pos += _RECORD.size + _RECORD.unpack_from(data, pos)[1]
@@ -296,13 +297,15 @@ class URLStore:
         pos += _RECORD.size
         return site_id, data[pos:pos + length]
 
-    def iter_urls(self, first: int = 1):
-        """(doc-id, site-id, path) for every document from ``first`` on, in one sequential read."""
-        if first > self.count:
+    def iter_urls(self, first: int = 1, last: int | None = None):
+        """(doc-id, site-id, path) for every document from ``first`` on (to ``last``, if given), in one
+        sequential read."""
+        last = self.count if last is None else min(last, self.count)
+        if first > last:
             return
-        data = self._read_from(first)
+        data = self._read_from(first, last)
         pos = 0
-        for doc_id in range(first, self.count + 1):
+        for doc_id in range(first, last + 1):
             site_id, length = _RECORD.unpack_from(data, pos)
             pos += _RECORD.size
             yield doc_id, site_id, data[pos:pos + length]

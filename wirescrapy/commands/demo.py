@@ -4,7 +4,8 @@ It starts the sample web (``wirescrapy.sampleweb``: several generated sites on 1
 ``*.wire.test`` reach loopback through ``WIRE_DNS_HOSTS``), seeds a collection with its home pages and runs
 WIRE's cycle — manager, harvester, gatherer — until the manager has nothing left to fetch (or ``--cycles``),
 with the test settings' short waits (0.2 s between accesses to a site, 0.05 s for large sites). Then it
-prints each batch's harvest and what the collection holds.
+prints each batch's harvest and what the collection holds, writes the report of its crawl (``scrapy report``)
+and prints its path.
 
 Each run starts its own sample web, so a second demo into the same collection would mix two webs: the
 demo's directory is its own, and a previous demo's collection there is removed first (saying so), unless
@@ -24,6 +25,7 @@ from scrapy.exceptions import UsageError
 
 from wirescrapy.collection import Collection
 from wirescrapy.commands.base import WireCommand
+from wirescrapy.commands.report import make_report
 from wirescrapy.harvester.session import HARVEST_FILE
 from wirescrapy.manager.batch import batch_numbers, read_batch
 from wirescrapy.sampleweb import DOMAIN, SampleWebProcess
@@ -49,6 +51,9 @@ class Command(WireCommand, ScrapyCommand):
         # No colon in a help text: Scrapy's help formatter takes a line ending in one for a heading.
         parser.add_argument("--cycles", type=int, default=50,
                             help="at most this many manager + harvester cycles (default %(default)s)")
+        parser.add_argument("--report", default="", metavar="DIR",
+                            help="where to write the crawl's report (default: report/ beside --dir's collection/, "
+                                 "else <dir>-report)")
         parser.add_argument("--keep", action="store_true",
                             help="add to a previous demo's collection in --dir; without it the demo starts "
                                  "clean and removes it (a directory holding anything else is refused)")
@@ -81,6 +86,8 @@ class Command(WireCommand, ScrapyCommand):
         with Collection.from_config(config, readonly=True) as collection:
             print_batches(collection.dir / "batches")
             print_summary(collection)
+        index = make_report(self, config, opts.report or report_dir(Path(opts.dir)))
+        print(f"\nreport: {index.resolve()}")
 
 
     def _start(self, directory: Path, keep: bool, config) -> None:
@@ -95,6 +102,13 @@ class Command(WireCommand, ScrapyCommand):
                 pass
             shutil.rmtree(directory)
             print(f"removed the previous demo's collection in {directory} (--keep adds to it instead)")
+
+
+def report_dir(collection: Path) -> Path:
+    """Where the demo writes its report: ``demo/report`` beside ``demo/collection``, else ``<dir>-report``."""
+    if collection.name == "collection":
+        return collection.with_name("report")
+    return collection.with_name(collection.name + "-report")
 
 
 def previous_demo(directory: Path) -> bool | None:

@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from wirescrapy.collection import Collection
 from wirescrapy.harvester.robots import RobotsTxt
 from wirescrapy.manager import manage
@@ -65,6 +67,7 @@ class Harvest:
         self.robots = RobotsTxt(config, user_agent, collection)
         self.batch: Batch | None = None
         self.started = 0.0
+        self.sites_at_start = 0
         self.created = 0.0  # when the batch was written: a record visited since was fetched in it
         self.stopped = ""  # why nothing more may be written (a full disk: ``collection/writes.py``), "" if not
 
@@ -118,6 +121,7 @@ class Harvest:
         check_owner(batch, self.collection.dir, self.collection.id)
         self.batch = batch
         self.started = time.time()
+        self.sites_at_start = self.collection.urls.site_count
         self.robots.new_batch()
         docs = self.collection.documents.records
         created = self.created = float(batch.info.get("created", 0))
@@ -174,12 +178,27 @@ class Harvest:
             return
         path = self.batch.path / HARVEST_FILE
         record = {"batch": self.batch.number, "part": self.batch.part, "started": self.started,
-                  "finished": time.time(), **figures}
+                  "finished": time.time(), **figures, **self._batch_pages()}
         temporary = path.with_suffix(".tmp")
         temporary.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         os.replace(temporary, path)
         self.collection.checkpoint()
         self.batch = None
+
+    def _batch_pages(self) -> dict:
+        """WIRE's harvest figures from the records: the batch's sites, the sites new since it began, and
+        the sums of the link scores (as the manager ranked them) of the pages it fetched."""
+        docs, batch = self.collection.documents.records, self.batch
+        ids = np.fromiter((u.doc_id for u in batch.urls), dtype=np.int64, count=len(batch.urls))
+        ids = ids[(ids > 0) & (ids <= self.collection.documents.count)]
+        rows = docs[ids]
+        fetched = rows[(rows["batch"] == batch.number) & (rows["last_visit"] >= self.created)]
+        scores = {name: float(fetched[name].sum(dtype=np.float64)) for name in ("pagerank", "wlrank", "hub", "authority")}
+        config = self.config  # the waits politeness held the sites to, for the report's politeness check
+        waits = {"normal": config.wait_normal, "large_site": config.wait_large_site,
+                 "large_site_pages": config.large_site_pages}
+        return {"sites": len(batch.sites), "new_sites": self.collection.urls.site_count - self.sites_at_start,
+                "scores": scores, "waits": waits}
 
     def site_for_queue(self, site: BatchSite) -> BatchSite:
         """The batch's site with what the collection knows now: page count and Crawl-delay."""
@@ -209,4 +228,5 @@ def batch_figures(batch: Batch, before: dict, after: dict) -> dict:
             "not_modified": delta("harvester/status/304"), "new_sites": delta("gatherer/new_sites/added"),
             "new_sites_refused": delta("gatherer/new_sites/refused"),
             "duplicates": delta("gatherer/duplicates"), "new_urls": delta("gatherer/links/new"),
+            "links_found": delta("gatherer/links/found"), "links_known": delta("gatherer/links/known"),
             "bytes": delta("harvester/bytes"), "errors": {k: v for k, v in errors.items() if v}}

@@ -29,7 +29,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .rules import MAX_STORED_DEPTH, Decision, SeederRules, Verdict
+from wirescrapy.url import host_of
+
+from .rules import MAX_STORED_DEPTH, Decision, Reason, SeederRules, Verdict, extension
 
 if TYPE_CHECKING:
     from wirescrapy.collection import Collection
@@ -181,6 +183,7 @@ def add_listed(collection: Collection, rules: SeederRules, entries: Iterable[tup
             except ValueError:  # e.g. an unclosed "[": classify reports the bad URL
                 pass
         decision = rules.classify(link, parent_depth)
+        count_out_of_crawl(collection, decision)
         doc_id, outcome = add_decision(collection, rules, decision, last_modified=last_modified,
                                        report=report, new_sites=new_sites)
         report.count(decision, outcome)
@@ -188,3 +191,14 @@ def add_listed(collection: Collection, rules: SeederRules, entries: Iterable[tup
             seen.add(doc_id)
             report.targets.append(doc_id)
     return report
+
+
+def count_out_of_crawl(collection: Collection, decision: Decision) -> None:
+    """Count a link that leads out of the crawl (``collection/outlinks.py``): to a file of an extension
+    that is not crawled (logged or ignored), or to a host outside the accepted domains, by top-level domain."""
+    if decision.verdict is Verdict.LOG or decision.reason in (Reason.IGNORED_EXTENSION, Reason.UNKNOWN_EXTENSION):
+        collection.outlinks.count("extension", extension(decision.target.partition("?")[0]))
+    elif decision.reason is Reason.DOMAIN:
+        host = host_of(decision.site)
+        label = host.rpartition(".")[2]
+        collection.outlinks.count("tld", "(ip)" if label.isdigit() or host.startswith("[") else label)

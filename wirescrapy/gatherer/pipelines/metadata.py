@@ -10,6 +10,7 @@ import numpy as np
 from scrapy.exceptions import DropItem
 
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE, DocFlag, RenderState
+from wirescrapy.gatherer.language import identify
 from wirescrapy.gatherer.pipelines.base import GathererStep
 from wirescrapy.harvester.render import RenderMode, site_after
 from wirescrapy.items import Fetch, FetchError, Kind
@@ -170,6 +171,8 @@ class MetadataPipeline(GathererStep):
             record["stored_length"] = 0
         _visit(record, now, fetch.changed)
         record["last_modified"] = max(record["last_modified"], fetch.last_modified)
+        if fetch.page is not None and fetch.status == 200 and fetch.kind is Kind.PAGE:
+            record["language"] = identify(fetch.page.text).encode("ascii", "replace")[:4]
 
     @staticmethod
     def _flags(fetch: Fetch) -> int:

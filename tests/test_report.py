@@ -1,0 +1,216 @@
+"""The report's computations on small collections whose answers are known, the links-out-of-the-crawl
+counts, the language of a page, and the streaming export."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+from scipy.sparse import csr_matrix
+from scrapy.settings import Settings
+
+from wirescrapy.collection import Collection
+from wirescrapy.collection.outlinks import MAX_KEYS, OTHER, OutLinks
+from wirescrapy.config import WireConfig, default_settings
+from wirescrapy.gatherer.language import identify
+from wirescrapy.report import build_report, export
+from wirescrapy.report.render import render_plot, render_table
+from wirescrapy.report.structure import COMPONENTS, MAIN_PARTS, bowtie
+from wirescrapy.report.tables import (
+    ccdf,
+    histogram_table,
+    log_bin_table,
+    power_of_two_table,
+)
+from wirescrapy.seeder.add import add_links
+from wirescrapy.seeder.rules import SeederRules
+
+NOW = 1_700_000_000.0
+
+
+def config(**overrides) -> WireConfig:
+    settings = Settings(default_settings())
+    for key, value in overrides.items():
+        settings.set(key, value)
+    return WireConfig.from_settings(settings)
+
+
+def graph(edges, size) -> csr_matrix:
+    rows, cols = zip(*edges)
+    return csr_matrix((np.ones(len(edges), np.float32), (rows, cols)), shape=(size + 1, size + 1))
+
+
+def test_the_bow_tie_of_a_graph_whose_parts_are_known():
+    # MAIN 1<->2<->3; IN 4->1; OUT 2->5; tendril from IN 4->6; tendril into OUT 7->5; tunnel 4->8->5;
+    # island 9<->10 (a component of two, apart); 11 alone.
+    edges = [(1, 2), (2, 3), (3, 1), (4, 1), (2, 5), (4, 6), (7, 5), (4, 8), (8, 5), (9, 10), (10, 9)]
+    result = bowtie(graph(edges, 11))
+    names = [COMPONENTS[c] for c in result.component[1:]]
+    assert names == ["MAIN", "MAIN", "MAIN", "IN", "OUT", "TENDRILS", "TENDRILS", "TUNNELS", "ISLANDS", "ISLANDS",
+                     "ISLANDS"]
+    assert list(result.scc_sizes[:2]) == [3, 2] and (result.scc_sizes == 1).sum() == 6
+    assert result.no_in == 3 and result.no_out == 3  # 4, 7, 11 / 5, 6, 11
+    # 1 is linked from IN (4), 2 links to OUT (5), 3 neither.
+    assert [MAIN_PARTS[p] if p >= 0 else "" for p in result.main_part[1:4]] == ["MAIN-IN", "MAIN-OUT", "MAIN-NORM"]
+    both = bowtie(graph([*edges, (4, 2)], 11))
+    assert MAIN_PARTS[both.main_part[2]] == "MAIN-MAIN" and (both.main_part[4:] == -1).all()
+
+
+def test_histograms_are_wires_value_documents_fraction():
+    table = histogram_table("t", "t", np.array([0, 2, 2, 5]))
+    assert table.csv() == "value,documents,fraction\n0,1,0.25\n2,2,0.5\n5,1,0.25\n"
+    bins = power_of_two_table("b", "b", np.array([0, 1, 3, 4, 1000]))
+    assert list(bins.rows[0]) == [0, 1, 2, 4, 512] and list(bins.rows[1]) == [1, 1, 1, 1, 1]
+    logs = log_bin_table("l", "l", np.array([0.0, 1e-3, 1.5e-3, 1.0]), per_decade=1)
+    assert list(logs.rows[1]) == [2, 1] and np.allclose(logs.rows[0], [1e-3, 1.0])
+    series = ccdf(histogram_table("t", "t", np.array([1, 1, 2, 4])))
+    assert list(series.x) == [1, 2, 4] and list(series.y) == [1.0, 0.5, 0.25]
+
+
+def test_links_out_of_the_crawl_are_counted_and_kept(tmp_path):
+    rules = SeederRules(config(WIRE_ACCEPT_DOMAIN_SUFFIXES=[".cl"]))
+    with Collection(tmp_path / "c") as collection:
+        report = add_links(collection, rules, ["http://a.cl/", "http://a.cl/x.pdf", "http://a.cl/y.PDF",
+                                               "http://a.cl/s.css", "http://b.com/", "http://c.com/d",
+                                               "http://e.org/", "http://10.1.2.3/"], parent_depth=0)
+        assert report.added == 3  # the page and the two logged PDFs; the rest is counted only
+        collection.checkpoint()
+        assert OutLinks.read(tmp_path / "c") == {"extension": {".pdf": 2, ".css": 1},
+                                                 "tld": {"com": 2, "org": 1, "(ip)": 1}}
+        add_links(collection, rules, ["http://f.com/"], parent_depth=0)
+    with Collection(tmp_path / "c") as collection:  # closed, reopened: counts kept and added to
+        assert collection.outlinks.groups["tld"]["com"] == 3
+
+
+def test_the_counts_file_is_bounded_and_a_damaged_one_is_no_reason_to_stop(tmp_path):
+    counts = OutLinks(tmp_path)
+    for k in range(MAX_KEYS + 5):
+        counts.count("extension", f".x{k}")
+    counts.flush()
+    assert len(OutLinks.read(tmp_path)["extension"]) == MAX_KEYS + 1
+    assert OutLinks.read(tmp_path)["extension"][OTHER] == 5
+    (tmp_path / "outlinks.json").write_text('{"format": "wirescrapy-outl')
+    assert OutLinks.read(tmp_path) == {} and OutLinks(tmp_path).groups == {}
+
+
+@pytest.mark.parametrize(("text", "language"), [
+    ("El rastreador recorre los sitios de la web chilena y guarda las páginas que encuentra en su colección.", "es"),
+    ("The crawler walks the sites of the Chilean web and keeps the pages it finds in its collection.", "en"),
+    ("Le robot parcourt les sites du web chilien et garde les pages qu'il trouve dans sa collection.", "fr"),
+    ("クローラーはチリのウェブのサイトを巡回し、見つけたページをコレクションに保存します。", "ja"),
+    ("12 34 56 -- | >>", ""),
+])
+def test_the_language_of_a_page(text, language):
+    assert identify(text) == language
+
+
+@pytest.fixture
+def small_crawl(tmp_path):
+    """Three sites: a.example and b.example link each other (MAIN), c.example is linked from a (OUT)."""
+    directory = tmp_path / "c"
+    with Collection(directory) as collection:
+        ids = {}
+        for site, n in (("a", 4), ("b", 3), ("c", 2)):
+            for i in range(n):
+                ids[site, i] = collection.add_url(f"http://{site}.example/p{i}", depth=i)[0]
+        docs = collection.documents.records
+        for k, doc_id in enumerate(ids.values()):
+            record = docs[doc_id]
+            record["visits"], record["status"], record["mime"] = 1, 200, b"text/html"
+            record["raw_length"], record["stored_length"] = 1000 * (k + 1), 800 * (k + 1)
+            record["last_visit"] = NOW + 20 * k
+            record["language"] = b"es" if k % 3 else b"en"
+        docs[ids["c", 1]]["status"] = 404
+        collection.links.set_links(ids["a", 0], [ids["a", 1], ids["a", 2], ids["b", 0], ids["c", 0], ids["a", 1]])
+        collection.links.set_links(ids["b", 0], [ids["a", 0], ids["b", 1]])
+        collection.links.set_links(ids["a", 1], [ids["a", 0]])
+        batch = directory / "batches" / "000001"
+        batch.mkdir(parents=True)
+        (batch / "batch.json").write_text(json.dumps({"batch": 1, "urls": 9, "sites": 3}))
+        (batch / "harvest.json").write_text(json.dumps({"batch": 1, "started": NOW, "finished": NOW + 200,
+                                                        "urls": 9, "fetched": 9, "ok": 8, "sites": 3,
+                                                        "waits": {"normal": 15, "large_site": 5,
+                                                                  "large_site_pages": 100}}))
+    return directory, ids
+
+
+def test_the_report_of_a_small_crawl(small_crawl):
+    directory, _ = small_crawl
+    with Collection(directory, readonly=True) as collection:
+        report = build_report(collection, config(), as_of=NOW)
+    sections = {s.key: s for s in report.sections}
+    assert report.summary["documents"] == 9 and report.summary["gathered"] == 8 and report.summary["sites"] == 3
+    assert report.summary["links"] == 7  # distinct pairs: the repeated a/p1 once
+    tables = {t.name: t for s in report.sections for t in s.tables}
+    status = dict(zip(tables["documents-status"].rows[0], tables["documents-status"].rows[1]))
+    assert status == {"OK": 8, "client error (4xx)": 1}
+    indeg = tables["documents-in-degree-all"]
+    assert dict(zip(indeg.rows[0], indeg.rows[1])) == {0: 3, 1: 5, 2: 1}  # a/p0 from b/p0 and a/p1
+    assert sections["structure"].figures["MAIN"] == 2 and sections["structure"].figures["OUT"] == 1
+    sites = tables["sites"]
+    column = dict(zip(sites.columns, sites.rows))
+    assert list(column["pages"]) == [4, 3, 2] and list(column["internal_links"]) == [3, 1, 0]
+    assert list(column["in_degree"]) == [1, 1, 1] and list(column["out_degree"]) == [2, 1, 0]
+    assert sum(column["pagerank_sum_x_n"]) == pytest.approx(9, rel=1e-4)
+    languages = dict(zip(tables["languages"].rows[0], tables["languages"].rows[1]))
+    assert languages == {"es": 5, "en": 3}
+    politeness = tables["politeness"]
+    gaps = dict(zip(politeness.rows[0], politeness.rows[2]))
+    assert gaps == {"http://a.example": 20.0, "http://b.example": 20.0, "http://c.example": 20.0}  # 404 too
+    assert list(politeness.rows[3]) == [15.0, 15.0, 15.0]  # the wait the harvest recorded
+    harvests = tables["harvests"]
+    assert harvests.rows[harvests.columns.index("pages_per_second")] == [0.04]
+    assert "scores" in sections and tables["scores-top-pagerank"].rows[0][0] == "http://a.example/p0"
+
+
+def test_a_plot_and_a_table_as_html(small_crawl):
+    directory, _ = small_crawl
+    with Collection(directory, readonly=True) as collection:
+        report = build_report(collection, config(), as_of=NOW)
+    section = next(s for s in report.sections if s.key == "sites")
+    svg = render_plot(section.plots[0])
+    assert svg.startswith('<figure id="plot-sites-size"') and "<svg" in svg and "pages" in svg
+    table = render_table(next(t for t in section.tables if t.name == "sites-top-pages"))
+    assert '<a href="http://a.example">http://a.example</a>' in table
+
+
+def test_export_streams_documents_in_chunks(small_crawl, monkeypatch):
+    directory, ids = small_crawl
+    monkeypatch.setattr(export, "CHUNK", 2)  # the chunk boundaries fall inside every selection
+    with Collection(directory, readonly=True) as collection:
+        every = list(export.documents(collection, export.Selection()))
+        assert [r["docid"] for r in every] == list(range(1, 10))
+        assert every[0]["url"] == "http://a.example/p0" and every[0]["language"] == "en"
+        chosen = export.Selection(first=2, last=8, sites=("http://b.example/", "http://c.example"), min_depth=1,
+                                  pattern=r"p\d$")
+        assert [r["url"] for r in export.documents(collection, chosen)] == ["http://b.example/p1",
+                                                                             "http://b.example/p2"]
+        text = list(export.documents(collection, export.Selection(first=1, last=1, content="document")))
+        assert text[0]["content"] == ""  # nothing stored
+        edges = list(export.links(collection))
+        assert edges[:2] == [{"source": ids["a", 0], "target": ids["a", 1]}, {"source": ids["a", 0],
+                                                                             "target": ids["a", 2]}]
+        assert len(edges) == 8  # as stored: the repeat kept, the list order kept
+        out = io.StringIO()
+        writer = export.RowWriter(out, "csv")
+        for row in export.sites(collection):
+            writer.write(row)
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert [r["site"] for r in rows] == ["http://a.example", "http://b.example", "http://c.example"]
+
+
+def test_the_report_reads_while_a_crawl_writes(small_crawl):
+    directory, ids = small_crawl
+    with Collection(directory) as writer:  # the crawl: holds the lock, goes on writing
+        reader = Collection(directory, readonly=True)
+        new = [writer.add_url(f"http://d.example/p{i}", depth=1)[0] for i in range(3)]
+        writer.links.set_links(new[0], [ids["a", 0], new[1], new[2]])  # past what the reader counted
+        writer.links.set_links(ids["a", 2], [new[0]])
+        writer.checkpoint()
+        with reader:
+            report = build_report(reader, config(), as_of=NOW)
+    assert report.summary["documents"] == 9 and report.summary["sites"] == 3  # as of when it opened
+    assert report.as_of == NOW

@@ -1,0 +1,105 @@
+"""``scrapy export WHAT``: the collection for those who analyse it elsewhere (WIRE's ``wire-info-extract``).
+
+``WHAT`` is ``documents`` (URL and metadata, optionally the stored document or its text; selected by doc-id
+range, URL pattern, site or depth), ``links`` (the link graph as an edge list of doc-ids), ``sites`` or
+``seeds``; as JSON Lines or CSV, to stdout or a file. Rows are streamed (``wirescrapy/report/export.py``):
+exporting ten million documents holds one chunk of them in memory. It opens the collection read-only and
+takes no lock, as ``scrapy status`` does.
+
+Options are grouped by what they select, so that a new kind of output is one more group and one more entry
+in ``EXPORTS``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+
+from wirescrapy.collection.records import RecordFileError
+from wirescrapy.commands.base import WireCommand
+from wirescrapy.report.export import CONTENTS, EXPORTS, FORMATS, RowWriter, Selection
+
+
+def _range(text: str, what: str) -> tuple[int, int | None]:
+    """"N", "A-B", "A-" as (first, last or None)."""
+    match = re.fullmatch(r"\s*(\d+)\s*(?:(-)\s*(\d*)\s*)?", text)
+    if not match:
+        raise UsageError(f"{what} must be N, A-B or A-, not {text!r}")
+    first = int(match.group(1))
+    if not match.group(2):
+        return first, first
+    last = int(match.group(3)) if match.group(3) else None
+    if last is not None and last < first:
+        raise UsageError(f"{what} {text!r}: the end is before the start")
+    return first, last
+
+
+class Command(WireCommand, ScrapyCommand):
+    def syntax(self):
+        return f"{{{','.join(EXPORTS)}}} [options]"
+
+    def short_desc(self):
+        return "Export documents, the link graph, sites or seeds as JSON Lines or CSV"
+
+    def add_options(self, parser):
+        super().add_options(parser)
+        out = parser.add_argument_group("output")
+        out.add_argument("--format", choices=FORMATS, default="jsonl", help="default: %(default)s")
+        out.add_argument("--output", "-O", metavar="FILE", default="-", help="file to write (default: stdout)")
+        select = parser.add_argument_group("which documents (documents, links)")
+        select.add_argument("--docids", metavar="A-B", help="doc-ids: N, A-B or A- (links: of the source)")
+        select.add_argument("--url", metavar="REGEX", default="", help="URLs matching the regular expression")
+        select.add_argument("--site", action="append", default=[], metavar="ORIGIN",
+                            help="documents of the site (scheme://host[:port]); repeatable")
+        select.add_argument("--depth", metavar="A-B", help="depth: N, A-B or A-")
+        select.add_argument("--fetched", action="store_true", help="fetched documents only")
+        select.add_argument("--content", choices=CONTENTS, default="none",
+                            help="add the stored cleaned document or its text (default: %(default)s)")
+
+    def run(self, args, opts):
+        if len(args) != 1 or args[0] not in EXPORTS:
+            raise UsageError(f"say what to export: one of {', '.join(EXPORTS)}")
+        selection = self.selection(opts)
+        config = self.wire_config()
+        if not (Path(config.collection_dir) / "urls.log").exists():
+            raise UsageError(f"no collection in {config.collection_dir}")
+        try:
+            collection = self.open_collection(config, readonly=True)
+        except RecordFileError as exc:
+            raise UsageError(str(exc)) from None
+        try:
+            # The file is closed by the `with` below, with the collection.
+            target = (nullcontext(sys.stdout) if opts.output == "-"
+                      else open(opts.output, "w", encoding="utf-8", newline=""))  # noqa: SIM115
+        except OSError as exc:
+            raise UsageError(f"cannot write {opts.output}: {exc}") from None
+        with collection, target as stream:
+            writer = RowWriter(stream, opts.format)
+            try:
+                for row in EXPORTS[args[0]](collection, selection):
+                    writer.write(row)
+            except BrokenPipeError:  # `scrapy export … | head`: the reader has what it wanted
+                sys.stderr.close()
+                return
+        if opts.output != "-":
+            print(f"{writer.rows:,} {args[0]} rows written to {opts.output}", file=sys.stderr)
+
+    @staticmethod
+    def selection(opts) -> Selection:
+        selection = Selection(sites=tuple(opts.site), content=opts.content, fetched_only=opts.fetched)
+        if opts.docids:
+            selection.first, selection.last = _range(opts.docids, "--docids")
+        if opts.depth:
+            selection.min_depth, selection.max_depth = _range(opts.depth, "--depth")
+        if opts.url:
+            try:
+                re.compile(opts.url)
+            except re.error as exc:
+                raise UsageError(f"--url {opts.url!r}: {exc}") from None
+            selection.pattern = opts.url
+        return selection

@@ -1,0 +1,282 @@
+"""The report as files: ``index.html`` (self-contained: styles inline, plots inline as SVG drawn by matplotlib
+with its Agg backend, no script, no network), ``data/*.csv`` and ``report.json``.
+
+Each plot says what its axes are, in which units, with log scales where a distribution is heavy-tailed, and
+names the CSV it was drawn from; each table shows its first rows and links to the CSV with them all.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import itertools
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .tables import Plot, Section, Table
+
+STYLE = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1100px;margin:0 auto;padding:1em 2em;
+color:#222;line-height:1.45}
+h1{margin-bottom:.2em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2.2em}
+.asof{color:#555}table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.9em}
+th,td{border:1px solid #ddd;padding:.2em .6em;text-align:right}th{background:#f4f4f4}
+td.text,th.text{text-align:left;max-width:40em;overflow-wrap:anywhere}
+figure{margin:1em 0 1.6em}figure svg{width:100%;height:auto}figcaption{color:#444;font-size:.9em}
+nav ol{columns:2}.figures td:first-child{text-align:left}.cost{color:#888;font-size:.8em}
+"""
+
+
+def write_report(report, out: str | os.PathLike) -> Path:
+    """Write ``report`` (``build_report``) into ``out``; the path of ``index.html``."""
+    out = Path(out)
+    (out / "data").mkdir(parents=True, exist_ok=True)
+    start, start_cpu = time.perf_counter(), time.process_time()
+    for section in report.sections:
+        for table in section.tables:
+            if table.name:
+                (out / "data" / f"{table.name}.csv").write_text(table.csv(), encoding="utf-8")
+    report.costs["write CSV"] = time.perf_counter() - start
+    report.cpu["write CSV"] = time.process_time() - start_cpu
+    data = {"format": "wirescrapy-report", "version": 1, "collection": report.directory, "as_of": report.as_of,
+            "as_of_utc": _utc(report.as_of), "summary": report.summary,
+            "sections": {s.key: s.figures for s in report.sections}}
+    (out / "report.json").write_text(json.dumps(data, indent=1, default=_json) + "\n", encoding="utf-8")
+    start, start_cpu = time.perf_counter(), time.process_time()
+    page = render_html(report)
+    report.costs["plots and HTML"] = time.perf_counter() - start
+    report.cpu["plots and HTML"] = time.process_time() - start_cpu
+    index = out / "index.html"
+    temporary = out / "index.html.tmp"
+    temporary.write_text(page, encoding="utf-8")
+    os.replace(temporary, index)
+    return index
+
+
+def render_html(report) -> str:
+    summary = report.summary
+    parts = ["<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+             f"<title>Crawl report: {_e(report.directory)}</title><style>{STYLE}</style></head><body>",
+             "<h1>What the crawl found</h1>",
+             (f"<p class=\"asof\">Collection <code>{_e(report.directory)}</code>, as of {_e(_utc(report.as_of))} "
+              "UTC (read without a lock: a crawl may have been writing).</p>"),
+             "<h2 id=\"summary\">Summary</h2>", _figures_table(_summary_rows(summary)),
+             "<nav><h2>Contents</h2><ol>",
+             *(f"<li><a href=\"#{s.key}\">{_e(s.title)}</a></li>" for s in report.sections),
+             "</ol></nav>"]
+    for section in report.sections:
+        parts.append(render_section(section))
+    parts.append("<p class=\"cost\">Every table is in <code>data/</code> as CSV (histograms as "
+                 "<code>value,documents,fraction</code>), the headline figures in <code>report.json</code>.</p>")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def _summary_rows(summary: dict) -> list[tuple[str, str]]:
+    rows = [("documents known", summary["documents"]), ("fetched", summary["fetched"]),
+            ("gathered (HTTP 200, no error)", summary["gathered"]), ("fetched, not OK", summary["fetched_not_ok"]),
+            ("exact duplicates", summary["duplicates"]), ("sites", summary["sites"]),
+            ("links between documents", summary["links"]), ("bytes received (gathered)", _bytes(summary["raw_bytes"])),
+            ("bytes stored (cleaned)", _bytes(summary["stored_bytes"])), ("batches", summary["batches"]),
+            ("crawl period (UTC)", f"{summary['crawl_first_start_utc']} – {summary['crawl_last_end_utc']}"),
+            ("languages", ", ".join(f"{k} {v:,}" for k, v in summary["languages"].items()) or "none recorded")]
+    return [(k, f"{v:,}" if isinstance(v, int) else str(v)) for k, v in rows]
+
+
+def render_section(section: Section) -> str:
+    parts = [f"<section id=\"{section.key}\"><h2>{_e(section.title)}</h2>"]
+    if section.intro:
+        parts.append(f"<p>{_e(section.intro)}</p>")
+    rows = _flatten(section.figures)
+    if rows:
+        parts.append(_figures_table(rows))
+    for plot in section.plots:
+        parts.append(render_plot(plot))
+    for table in section.tables:
+        if table.show:
+            parts.append(render_table(table))
+    listed = ", ".join(f"<a href=\"data/{t.name}.csv\">{t.name}.csv</a>" for t in section.tables if t.name)
+    parts.append(f"<p class=\"cost\">Data: {listed}. Computed in {section.seconds:.2f} s.</p></section>")
+    return "\n".join(parts)
+
+
+def _figures_table(rows) -> str:
+    body = "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in rows)
+    return f"<table class=\"figures\">{body}</table>"
+
+
+def _flatten(figures: dict, prefix: str = "") -> list[tuple[str, str]]:
+    rows = []
+    for key, value in figures.items():
+        name = f"{prefix}{key}".replace("_", " ")
+        if isinstance(value, dict):
+            rows += _flatten(value, f"{prefix}{key} / ")
+        else:
+            rows.append((name, _cell(value)))
+    return rows
+
+
+def render_table(table: Table) -> str:
+    shown = min(len(table), table.show)
+    head = "".join(f"<th class=\"{_cls(table.rows[i])}\">{_e(c)}</th>" for i, c in enumerate(table.columns))
+    index = {c: i for i, c in enumerate(table.columns)}
+    body = []
+    for r in range(shown):
+        cells = []
+        for i, column in enumerate(table.columns):
+            value = table.rows[i][r]
+            text = _e(_cell(value))
+            if column in table.links:
+                href = table.rows[index[table.links[column]]][r]
+                text = f"<a href=\"{_e(str(href))}\">{text}</a>"
+            cells.append(f"<td class=\"{_cls(table.rows[i])}\">{text}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    more = f" (first {shown} of {len(table):,})" if len(table) > shown else ""
+    return (f"<h3>{_e(table.title)}</h3><table><tr>{head}</tr>{''.join(body)}</table>"
+            f"<p class=\"cost\"><a href=\"data/{table.name}.csv\">data/{table.name}.csv</a>{more}</p>")
+
+
+def _cls(column) -> str:
+    if isinstance(column, np.ndarray) and column.dtype.kind in "iuf":
+        return "num"
+    return "text" if len(column) and isinstance(column[0], str) else "num"
+
+
+def _cell(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if not np.isfinite(value):
+            return "–"
+        return f"{value:,.0f}" if abs(value) >= 1e5 else f"{value:.4g}"
+    if value is None:
+        return "–"
+    return str(value)
+
+
+def render_plot(plot: Plot) -> str:
+    svg = draw(plot)
+    caption = f"{_e(plot.title)}. {_e(plot.note)} Data: <a href=\"data/{plot.table}.csv\">{plot.table}.csv</a>."
+    return f"<figure id=\"plot-{plot.name}\" class=\"plot\">{svg}<figcaption>{caption}</figcaption></figure>"
+
+
+def draw(plot: Plot) -> str:
+    """The plot as an inline SVG element."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": plot.name, "font.size": 10}):
+        categories = plot.kind in ("bar", "barh")
+        height = 0.6 + 0.28 * len(plot.series[0].x) if plot.kind == "barh" and plot.series else 3.8
+        figure, axes = pyplot.subplots(figsize=(7.5, max(2.4, min(height, 6.5))))
+        try:
+            axes.set_title(plot.title)
+            axes.set_xlabel(plot.xlabel)
+            axes.set_ylabel(plot.ylabel)
+            _draw(axes, plot)
+            if plot.logx and not categories:  # bars: _draw decides, by their range
+                axes.set_xscale("log")
+            if plot.logy and plot.kind != "barh":
+                axes.set_yscale("log")
+            _plain_ticks(axes, counts={"bar": "y", "barh": "x"}.get(plot.kind, ""))
+            axes.grid(True, which="major", alpha=0.3)
+            if len(plot.series) > 1:
+                axes.legend(fontsize=9)
+            figure.tight_layout()
+            buffer = io.StringIO()
+            figure.savefig(buffer, format="svg")
+        finally:
+            pyplot.close(figure)
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]
+
+
+def _draw(axes, plot: Plot) -> None:
+    # Series that coincide (gathered and static pages, often) stay visible: each has its own line and marker.
+    styles = itertools.cycle(["-", "--", ":", "-."])
+    markers = itertools.cycle(["o", "s", "^", "D", "v", "x", "+", "*"])
+    for series in plot.series:
+        x, y = series.x, series.y
+        if plot.kind == "barh":
+            labels = [str(v) for v in x][::-1]
+            axes.barh(labels, np.asarray(y, dtype=float)[::-1], color="#4878a8")
+            for i, value in enumerate(np.asarray(y)[::-1]):
+                axes.annotate(f" {int(value):,}", (value, i), va="center", fontsize=8)
+            if plot.logx and len(y) and max(y) > 50 * max(min(y), 1):
+                axes.set_xscale("log")
+                axes.set_xlabel(f"{plot.xlabel} (logarithmic scale)")
+        elif plot.kind == "bar":
+            axes.bar([str(v) for v in x], np.asarray(y, dtype=float), color="#4878a8")
+            for i, value in enumerate(y):
+                axes.annotate(f"{int(value):,}", (i, value), ha="center", va="bottom", fontsize=8)
+        elif plot.kind == "ccdf":
+            # Markers only where the points are few: each is an element of the SVG.
+            axes.plot(x, y, marker="." if len(x) <= 60 else None, markersize=4, linewidth=1.4, label=series.label,
+                      linestyle=next(styles))
+        elif plot.kind == "step":
+            axes.step(x, y, where="post", marker=".", label=series.label)
+        elif plot.kind == "scatter":
+            axes.scatter(x, y, s=12, alpha=0.6, label=series.label)
+            if len(x):
+                low, high = float(min(np.min(x), np.min(y))), float(max(np.max(x), np.max(y)))
+                axes.plot([low, high], [low, high], color="#c44", linewidth=1, label="gap = wait")
+                axes.legend(fontsize=9)
+        else:
+            axes.plot(x, y, marker=next(markers), markersize=4, linewidth=1.2, label=series.label,
+                      linestyle=next(styles))
+    if plot.kind == "barh":
+        axes.margins(x=0.15)
+
+
+def _plain_ticks(axes, counts: str = "") -> None:
+    """Log axes labelled 1, 10, 0.01 rather than 10⁰, 10¹, 10⁻² — with 2 and 5 between when the axis spans
+    less than three decades, so that a short axis has labels; the ``counts`` axis ("x", "y") of a bar chart,
+    when linear, has whole numbers."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+
+    def label(value, _):
+        return f"{value:,.0f}" if value >= 1 else f"{value:g}"
+
+    for name, axis, scale, limits in (("x", axes.xaxis, axes.get_xscale(), axes.get_xlim()),
+                                      ("y", axes.yaxis, axes.get_yscale(), axes.get_ylim())):
+        if scale == "log":
+            low, high = (max(v, 1e-300) for v in limits)
+            decades = abs(np.log10(high / low))
+            if decades < 3:
+                subs = (1, 2, 5) if decades >= 1.2 else tuple(range(1, 10))
+                axis.set_major_locator(LogLocator(base=10, subs=subs))
+            axis.set_major_formatter(FuncFormatter(label))
+            axis.set_minor_formatter(NullFormatter())
+        elif name == counts:
+            axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def _e(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _bytes(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def _utc(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds))
+
+
+def _json(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON")
