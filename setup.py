@@ -61,7 +61,7 @@ setup(
     python_requires=">=3.11",
     install_requires=[
         "Scrapy>=2.13,<2.14", "Twisted", "protego", "w3lib", "lxml", "numpy", "scipy", "xxhash",
-        "zstandard",
+        "zstandard", "warcio",
     ],
     entry_points={"scrapy": ["settings = settings.default"]},
     zip_safe=False,

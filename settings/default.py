@@ -44,9 +44,11 @@ DOWNLOADER_MIDDLEWARES = {
     "wirescrapy.harvester.middlewares.robots.RobotsMiddleware": 120,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "wirescrapy.harvester.middlewares.retry.WireRetryMiddleware": 550,
+    "wirescrapy.harvester.middlewares.received.ReceivedMiddleware": 595,  # before HttpCompression decodes
     "wirescrapy.harvester.middlewares.fetchlimits.FetchLimitsMiddleware": 950,
 }
 ITEM_PIPELINES = {
+    "wirescrapy.warc.pipeline.WarcPipeline": 50,  # -a warc=DIR or WIRE_WARC_DIR: each fetch as it came
     "wirescrapy.gatherer.pipelines.document.DocumentPipeline": 100,
     "wirescrapy.gatherer.pipelines.parse.ParsePipeline": 200,
     "wirescrapy.gatherer.pipelines.pagestore.PageStorePipeline": 300,

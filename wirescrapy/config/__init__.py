@@ -101,6 +101,7 @@ class WireConfig:
     minperiod_successful_ok: int
     robots_txt_valid_period: int
     robots_txt_invalid_period: int
+    part_timeout: int
     wait_normal: float
     wait_large_site: float
     large_site_pages: int
@@ -112,6 +113,8 @@ class WireConfig:
     max_redirects: int
     sitemaps_per_site: int
     dns_hosts: Mapping[str, str]
+    warc_dir: str
+    warc_max_size: int
     max_stored_size: int
     link_attributes: tuple[str, ...]
     keep_tags: tuple[str, ...]

@@ -32,6 +32,7 @@ from twisted.web._newclient import ParseError, ResponseFailed, ResponseNeverRece
 from wirescrapy.harvester.meta import (
     DEPTH,
     DOC_ID,
+    EXCHANGE,
     HOPS,
     IP,
     KIND,
@@ -76,6 +77,7 @@ def response_fetch(response: Response, max_file_size: int, now: float) -> Fetch:
     if response.ip_address is not None:
         fetch.ip = str(response.ip_address)
     fetch.last_modified = http_date(headers.get(b"Last-Modified"))
+    fetch.exchange = meta.get(EXCHANGE)
     if meta.get(MIME_REFUSED):
         fetch.mime_refused = True
         return fetch

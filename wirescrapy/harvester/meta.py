@@ -52,3 +52,6 @@ TRUNCATED = "wire_truncated"
 # The media type that stopped the download after its headers (FetchLimitsMiddleware). Read by the spider
 # (Fetch.mime_refused: no body kept).
 MIME_REFUSED = "wire_mime_refused"
+# The response as received, before Scrapy decoded its Content-Encoding, with the request as sent: an
+# items.Exchange (ReceivedMiddleware, only when the harvest writes WARC). Read by the spider (Fetch.exchange).
+EXCHANGE = "wire_exchange"

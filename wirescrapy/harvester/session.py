@@ -15,6 +15,12 @@ keeps a second harvester, or a manager run, out), and knows:
 
 Each finished batch gets ``harvest.json`` beside its files: when it was harvested and what it gave.
 A batch directory without it is unfinished, and is what a harvester started without arguments resumes.
+
+**Detached** (:meth:`Harvest.without_collection`, ``scrapy crawl harvester -a batch=DIR -a warc=OUTDIR``): a
+batch part fetched on a machine with no collection, every fetch into WARC files (``wirescrapy.warc``) for
+``scrapy ingest`` to bring back. Everything the harvester asks comes from the batch then: the sites' page
+counts and robots.txt (``sites.jsonl``), and what is fetched in it, kept in memory and seeded from the WARC
+files of an earlier, killed run; ``harvest.json`` goes into the WARC directory.
 """
 
 from __future__ import annotations
@@ -47,21 +53,36 @@ HARVEST_FILE = "harvest.json"
 
 
 class Harvest:
-    def __init__(self, config: WireConfig, collection: Collection, user_agent: str):
+    def __init__(self, config: WireConfig, collection: Collection | None, user_agent: str,
+                 output: Path | None = None):
         self.config = config
         self.collection = collection
+        self.output = output  # detached: the WARC directory, where harvest.json goes
         self.rules = SeederRules(config)
         self.robots = RobotsTxt(config, user_agent, collection)
         self.batch: Batch | None = None
         self.started = 0.0
         self.created = 0.0  # when the batch was written: a record visited since was fetched in it
+        self._batch_docs: dict[str, int] = {}  # detached: the batch's URLs and their doc-ids
+        self._fetched: set[int] = set()  # detached: the batch's doc-ids fetched
 
     @classmethod
     def open(cls, config: WireConfig, user_agent: str) -> Harvest:
         return cls(config, Collection.from_config(config), user_agent)
 
+    @classmethod
+    def without_collection(cls, config: WireConfig, user_agent: str, output: str | os.PathLike) -> Harvest:
+        """A detached harvest: a batch fetched into the WARC directory ``output``, no collection."""
+        Path(output).mkdir(parents=True, exist_ok=True)
+        return cls(config, None, user_agent, Path(output))
+
+    @property
+    def detached(self) -> bool:
+        return self.collection is None
+
     def close(self) -> None:
-        self.collection.close()
+        if self.collection is not None:
+            self.collection.close()
 
     # -- the cycle -----------------------------------------------------------------------------------
 
@@ -93,8 +114,10 @@ class Harvest:
             return None
         return report.paths[0]
 
-    def open_batch(self, path: str | os.PathLike) -> tuple[Batch, set[int]]:
-        """Read a batch; returns it and the doc-ids already fetched in it (by an earlier, killed run)."""
+    def open_batch(self, path: str | os.PathLike,
+                   archived: Iterable[tuple[str, int]] = ()) -> tuple[Batch, set[int]]:
+        """Read a batch; returns it and the doc-ids already fetched in it (by an earlier, killed run; detached:
+        those of ``archived``, the (URL, doc-id) of the fetches its WARC files hold)."""
         try:
             batch = read_batch(path)
         except BatchError as exc:
@@ -103,6 +126,8 @@ class Harvest:
                 raise
             # A damaged last batch would be resumed, and refused, by every later cycle: say how to get past it.
             raise BatchError(f"{exc}; {discard_hint(number)}") from None
+        if self.collection is None:
+            return self._open_detached(batch, archived)
         expected = batch.info.get("collection")
         if expected and Path(expected).resolve() != self.collection.dir.resolve():
             logger.warning("batch %(path)s was written for the collection %(expected)s, harvesting into "
@@ -121,6 +146,21 @@ class Harvest:
                     done.add(url.doc_id)
         return batch, done
 
+    def _open_detached(self, batch: Batch, archived: Iterable[tuple[str, int]]) -> tuple[Batch, set[int]]:
+        self.batch, self.started, self.created = batch, time.time(), float(batch.info.get("created", 0))
+        self.robots.new_batch()
+        self._batch_docs = {url.url: url.doc_id for url in batch.urls}
+        self._fetched = set()
+        for url, doc_id in archived:
+            self.archived(url, doc_id)
+        return batch, set(self._fetched)
+
+    def archived(self, url: str, doc_id: int = 0) -> None:
+        """Detached: a fetch of ``url`` (``doc_id``, if known) went into the WARC files."""
+        doc_id = doc_id or self._batch_docs.get(url, 0)
+        if doc_id:
+            self._fetched.add(doc_id)
+
     def _batch_number(self, path: str | os.PathLike) -> int | None:
         """The number of the collection's batch at ``path`` (the batch itself or one of its parts)."""
         try:
@@ -135,6 +175,8 @@ class Harvest:
         if batch is None:
             return False
         collection = self.collection
+        if collection is None:
+            return (doc_id or self._batch_docs.get(url, 0)) in self._fetched
         if not doc_id:
             try:
                 doc_id = collection.lookup(url)
@@ -150,13 +192,14 @@ class Harvest:
         this batch did (:func:`batch_figures`)."""
         if self.batch is None:
             return
-        path = self.batch.path / HARVEST_FILE
+        path = (self.output if self.collection is None else self.batch.path) / HARVEST_FILE
         record = {"batch": self.batch.number, "part": self.batch.part, "started": self.started,
                   "finished": time.time(), **figures}
         temporary = path.with_suffix(".tmp")
         temporary.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         os.replace(temporary, path)
-        self.collection.checkpoint()
+        if self.collection is not None:
+            self.collection.checkpoint()
         self.batch = None
 
     def site_for_queue(self, site: BatchSite) -> BatchSite:
@@ -168,21 +211,24 @@ class Harvest:
         return dataclasses.replace(site, docs=docs, crawl_delay=delay)
 
     def last_visit(self, origin: str) -> float:
-        """Unix time of the last access to a site recorded in the collection (0: never)."""
+        """Unix time of the last access to a site recorded in the collection (0: never, or detached)."""
         record = self._site_record(origin)
         return float(record["last_visit"]) if record is not None else 0.0
 
     def _site_record(self, origin: str):
+        if self.collection is None:
+            return None
         site_id = self.collection.urls.site_id(origin)
         return self.collection.sites.records[site_id] if site_id else None
 
 
-def batch_figures(batch: Batch, before: dict, after: dict) -> dict:
-    """What harvesting ``batch`` did: the change in the crawl's stats since it began."""
+def batch_figures(batch: Batch, before: dict, after: dict, prefix: str = "harvester") -> dict:
+    """What harvesting ``batch`` did: the change in the crawl's stats since it began (``prefix``: ``warc``
+    for a detached harvest, whose fetches only the WARC pipeline counts)."""
     def delta(key: str) -> int:
         return after.get(key, 0) - before.get(key, 0)
 
-    errors = {key.rsplit("/", 1)[1]: delta(key) for key in after if key.startswith("harvester/errors/")}
-    return {"urls": len(batch.urls), "fetched": delta("harvester/fetched/page"), "ok": delta("harvester/status/200"),
+    errors = {key.rsplit("/", 1)[1]: delta(key) for key in after if key.startswith(f"{prefix}/errors/")}
+    return {"urls": len(batch.urls), "fetched": delta(f"{prefix}/fetched/page"), "ok": delta(f"{prefix}/status/200"),
             "duplicates": delta("gatherer/duplicates"), "new_urls": delta("gatherer/links/new"),
             "bytes": delta("harvester/bytes"), "errors": {k: v for k, v in errors.items() if v}}
