@@ -34,9 +34,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wirescrapy.collection import Collection
-from wirescrapy.harvester.robots import RobotsTxt
+from wirescrapy.harvester.robots import RobotsTxt, origin_of
 from wirescrapy.manager import manage
-from wirescrapy.manager.batch import BatchError, batch_numbers, discard_hint, read_batch
+from wirescrapy.manager.batch import (
+    HARVEST_FILE,
+    BatchError,
+    batch_numbers,
+    discard_hint,
+    read_batch,
+    site_part,
+)
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 
@@ -49,7 +56,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-HARVEST_FILE = "harvest.json"
+__all__ = ["HARVEST_FILE", "Harvest", "batch_figures"]
 
 
 class Harvest:
@@ -160,6 +167,15 @@ class Harvest:
         doc_id = doc_id or self._batch_docs.get(url, 0)
         if doc_id:
             self._fetched.add(doc_id)
+
+    def owns_site(self, url: str) -> bool:
+        """Whether this harvest may access ``url``'s site: a batch split into parts gives each site to one part
+        (``site_part``), and another part's site may be being fetched at the same time on another machine."""
+        batch = self.batch
+        if batch is None or batch.parts <= 1:
+            return True
+        origin = origin_of(url)
+        return bool(origin) and site_part(origin, batch.parts) == batch.part
 
     def _batch_number(self, path: str | os.PathLike) -> int | None:
         """The number of the collection's batch at ``path`` (the batch itself or one of its parts)."""

@@ -329,6 +329,9 @@ class HarvesterSpider(scrapy.Spider):
         target = redirect.target
         if not redirect.follow or (page and self.harvest.fetched_in_batch(target)):
             return []
+        if not self.harvest.owns_site(target):  # recorded, and fetched by the part (or batch) of its site
+            stats.inc_value("harvester/redirects/other_part")
+            return []
         follow_up = {DEPTH: fetch.depth, SITE_ID: 0, HOPS: fetch.hops + 1, CHAIN: redirect.chain}
         for key in (KIND, ORIGIN, RDF):
             if key in meta:

@@ -38,15 +38,24 @@ class WarcPipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         pipeline = cls(crawler, WireConfig.from_crawler(crawler).warc_max_size)
+        crawler.signals.connect(pipeline.open, signal=signals.spider_opened)
         crawler.signals.connect(pipeline.close, signal=signals.spider_closed)
         return pipeline
+
+    def open(self, spider: Spider) -> None:
+        """A harvest with a batch begins its first file at once: a part with nothing to fetch still leaves a
+        file whose warcinfo says which part it was, for ``scrapy ingest``."""
+        directory, batch = getattr(spider, "warc_dir", ""), getattr(spider, "batch", None)
+        if directory and batch is not None:
+            self.writer = WarcWriter(directory, self.max_size, batch_info(batch))
+            self.writer.open()
 
     def process_item(self, item, spider: Spider):
         directory = getattr(spider, "warc_dir", "")
         if not directory or not isinstance(item, Fetch):
             return item
         if self.writer is None:
-            self.writer = WarcWriter(directory, self.max_size)
+            self.writer = WarcWriter(directory, self.max_size)  # a harvest that had no batch when it began
         self.writer.begin(batch_info(getattr(spider, "batch", None)))
         written = self.writer.write(item)
         stats = self.stats

@@ -56,6 +56,11 @@ class WarcWriter:
         """The file being written, if one is open."""
         return self._path
 
+    def open(self) -> None:
+        """Begin a file now (its warcinfo), not at the first fetch."""
+        if self._fd is None:
+            self._open()
+
     def begin(self, info: dict) -> None:
         """A new batch (or part): its fetches go to a new file whose warcinfo names it."""
         if info != self.info:
