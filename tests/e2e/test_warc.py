@@ -97,10 +97,14 @@ def crawls(tmp_path_factory):
             harvested = time.time()
             if cycle == 1:
                 snapshots["before"] = shutil.copytree(parts, base / "before-ingest-1")
+                # the parts are out: the manager selects none of their pages, unless they have been out too long
+                out = [scrapy("manager", "--dry-run", collection=parts, settings=timeout).stdout
+                       for timeout in ({}, {"WIRE_PART_TIMEOUT": 0})]
             scrapy("ingest", *map(str, outdirs), collection=parts)
             if cycle == 1:
                 snapshots["after"] = shutil.copytree(parts, base / "after-ingest-1")
-            cycles.append(SimpleNamespace(outdirs=outdirs, started=started, harvested=harvested, logs=logs))
+            cycles.append(SimpleNamespace(outdirs=outdirs, started=started, harvested=harvested, logs=logs,
+                                          out=out if cycle == 1 else None))
         before_again = snapshot(parts)
         again = scrapy("ingest", *map(str, cycles[-1].outdirs), collection=parts)
         yield SimpleNamespace(web=web, base=base, local=local, parts=parts, cycles=cycles, local_done=local_done,
@@ -147,6 +151,14 @@ def test_parts_harvested_apart_and_ingested_equal_a_local_harvest(crawls):
     for cycle in crawls.cycles:  # each part's batch is in: harvest.json for the parts and the batch
         batch = json.loads((newest_parts(crawls.parts)[0].parent / "harvest.json").read_text())
         assert batch["parts"] == 2
+
+
+def test_the_pages_of_parts_out_are_not_selected_again_until_ingested_or_too_long_out(crawls):
+    held, let_go = crawls.cycles[0].out
+    assert "0 eligible now" in held and "no page to fetch" in held
+    assert f"{WEB['sites']} eligible now" in let_go
+    # once ingested, the next cycle's manager planned a batch of new pages
+    assert sum(1 for d in crawls.cycles[1].outdirs for f in warc_files(d) for _ in read_fetches(f)) > WEB["sites"]
 
 
 def test_ingesting_a_part_again_changes_nothing(crawls):
