@@ -27,7 +27,7 @@ from warcio.archiveiterator import ArchiveIterator
 from tests.warcfiles import fastwarc_records, warcio_check
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag
-from wirescrapy.manager.batch import site_part
+from wirescrapy.manager.batch import read_batch, site_part
 from wirescrapy.sampleweb import SampleWebProcess
 from wirescrapy.sampleweb.accesslog import by_host, too_close
 from wirescrapy.url import origin
@@ -247,3 +247,32 @@ def test_every_warc_passes_warcio_check_and_reads_with_fastwarc(crawls):
         visited = {collection.url(d) for d in range(1, collection.documents.count + 1) if records[d]["visits"]}
         tried = {collection.url(d) for d in range(1, collection.documents.count + 1) if records[d]["last_visit"]}
         assert visited <= archived <= tried
+
+
+def test_a_killed_detached_harvest_run_again_fetches_only_what_its_warc_files_lack(crawls, tmp_path):
+    collection = shutil.copytree(crawls.snapshots["after"], tmp_path / "collection")
+    scrapy("manager", collection=collection)  # cycle 2's pages, in one part
+    batch = max((collection / "batches").iterdir(), key=lambda p: p.name)
+    outdir = tmp_path / "warc"
+    slow = {"WIRE_WAIT_NORMAL": 0.5}
+    job = scrapy("crawl", "harvester", "-a", f"batch={batch}", "-a", f"warc={outdir}", settings=slow, wait=False)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if outdir.is_dir() and sum(1 for f in warc_files(outdir) for a in read_fetches(f)
+                                   if a.fields["kind"] == "page") >= 8:
+            break
+        time.sleep(0.2)
+    job.kill()
+    job.communicate()
+    first = {a.fields["url"] for f in warc_files(outdir) for a in read_fetches(f) if a.fields["kind"] == "page"}
+    assert len(first) >= 8 and not (outdir / "harvest.json").exists()
+    warcio_check(*warc_files(outdir))  # the kill left every record whole
+    again_at = time.time()
+    scrapy("crawl", "harvester", "-a", f"batch={batch}", "-a", f"warc={outdir}", settings=slow)
+    assert (outdir / "harvest.json").exists()
+    requested = {crawls.web.url(r["host"], r["path"]) for r in crawls.web.access_log() if r["start"] >= again_at}
+    pages = {url.url for url in read_batch(batch).urls}
+    assert not first & requested  # fetched before the kill: not again
+    archived = [a.fields["url"] for f in warc_files(outdir) for a in read_fetches(f) if a.fields["kind"] == "page"
+                and a.fields["doc_id"]]
+    assert set(archived) == pages and len(archived) == len(pages)
