@@ -130,7 +130,9 @@ def test_a_kill_leaves_every_finished_record_readable(tmp_path):
     process = subprocess.Popen([sys.executable, "-c", WRITE_FOREVER, str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE,
                                env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert process.stdout.readline() == b"writing\n"
-    time.sleep(0.5)
+    deadline = time.monotonic() + 60
+    while len(list(tmp_path.glob("*.warc.gz"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)  # killed while it writes its third file
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     files = warc_files(tmp_path)

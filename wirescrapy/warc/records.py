@@ -28,6 +28,8 @@ without one as the torn end of a killed write and leaves it. The JSON has ``"for
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -61,37 +63,42 @@ def reason(status: int) -> str:
         return ""
 
 
+# What the gatherer's pipelines fill in, and what the records hold apart from the JSON.
+_NOT_IN_JSON = frozenset({"body", "exchange", "page", "original", "changed", "links"})
+_FIELDS = tuple(f.name for f in dataclasses.fields(Fetch) if f.name not in _NOT_IN_JSON)
+
+
 def fetch_fields(fetch: Fetch) -> dict:
-    """What the harvester concluded of a fetch, as JSON values: every field it fills, none of the gatherer's."""
-    return {
-        "format": FETCH_FORMAT, "kind": fetch.kind.value, "url": fetch.url, "doc_id": fetch.doc_id,
-        "site_id": fetch.site_id, "depth": fetch.depth, "started": fetch.started, "ended": fetch.ended,
-        "status": fetch.status, "error": fetch.error.label if fetch.error is not None else None,
-        "message": fetch.message, "mime": fetch.mime, "content_type": fetch.content_type,
-        "raw_length": fetch.raw_length, "truncated": fetch.truncated, "mime_refused": fetch.mime_refused,
-        "latency": fetch.latency, "last_modified": fetch.last_modified, "ip": fetch.ip, "redirect": fetch.redirect,
-        "hops": fetch.hops, "origin": fetch.origin, "listed": [list(pair) for pair in fetch.listed],
-        "followed": fetch.followed, "body_length": len(fetch.body),
-        # The body the harvester handed on is not the one received (Scrapy decoded its Content-Encoding).
-        "decoded": fetch.exchange is not None and not fetch.exchange.body.startswith(fetch.body),
-    }
+    """What the harvester concluded of a fetch, as JSON values: every field of ``Fetch`` it fills (a field
+    added to ``Fetch`` later comes along by itself), none of the gatherer's."""
+    fields = {"format": FETCH_FORMAT}
+    for name in _FIELDS:
+        value = getattr(fetch, name)
+        if name == "kind":
+            value = value.value
+        elif name == "error":
+            value = value.label if value is not None else None
+        elif name == "listed":
+            value = [list(pair) for pair in value]
+        elif isinstance(value, enum.Enum):
+            value = value.value
+        fields[name] = value
+    fields["body_length"] = len(fetch.body)
+    # The body the harvester handed on is not the one received (Scrapy decoded its Content-Encoding).
+    fields["decoded"] = fetch.exchange is not None and not fetch.exchange.body.startswith(fetch.body)
+    return fields
 
 
 def fetch_of(fields: dict, body: bytes) -> Fetch:
     """The fetch ``fields`` describe (:func:`fetch_fields`), with ``body``, the body the harvester kept."""
     if fields.get("format") != FETCH_FORMAT:
         raise ValueError(f"not a {FETCH_FORMAT} record: {fields.get('format')!r}")
-    error = fields["error"]
-    return Fetch(
-        kind=Kind(fields["kind"]), url=fields["url"], doc_id=fields["doc_id"], site_id=fields["site_id"],
-        depth=fields["depth"], started=fields["started"], ended=fields["ended"], status=fields["status"],
-        error=FetchError[error.upper()] if error else None, message=fields["message"], mime=fields["mime"],
-        content_type=fields["content_type"], body=body[:fields["body_length"]], raw_length=fields["raw_length"],
-        truncated=fields["truncated"], mime_refused=fields["mime_refused"], latency=fields["latency"],
-        last_modified=fields["last_modified"], ip=fields["ip"], redirect=fields["redirect"], hops=fields["hops"],
-        origin=fields["origin"], listed=[(url, modified) for url, modified in fields["listed"]],
-        followed=fields["followed"],
-    )
+    values = {name: fields[name] for name in _FIELDS if name in fields}
+    values["kind"] = Kind(values["kind"])
+    error = values.get("error")
+    values["error"] = FetchError[error.upper()] if error else None
+    values["listed"] = [(url, modified) for url, modified in values.get("listed", ())]
+    return Fetch(**values, body=body[:fields["body_length"]])
 
 
 @dataclass(slots=True)
