@@ -12,12 +12,15 @@ content, links and duplicates, and the same robots.txt states; only times may di
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -276,3 +279,53 @@ def test_a_killed_detached_harvest_run_again_fetches_only_what_its_warc_files_la
     archived = [a.fields["url"] for f in warc_files(outdir) for a in read_fetches(f) if a.fields["kind"] == "page"
                 and a.fields["doc_id"]]
     assert set(archived) == pages and len(archived) == len(pages)
+
+
+class _Gzipped(BaseHTTPRequestHandler):
+    """Every page gzip-encoded, as servers send to a client that accepts it; robots.txt absent."""
+
+    def do_GET(self):
+        if self.path == "/robots.txt":
+            self.send_error(404)
+            return
+        body = gzip.compress(GZIP_PAGE, mtime=0)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+GZIP_PAGE = b"<html><head><title>gz</title></head><body><p>" + b"compressed " * 400 + b"</p></body></html>"
+
+
+def test_a_compressed_body_is_archived_as_received_and_ingested_as_a_local_harvest_stores_it(tmp_path):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Gzipped)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/"
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text(url + "\n")
+        local, parts = tmp_path / "local", tmp_path / "parts"
+        scrapy("seed", str(seeds), collection=local)
+        scrapy("manager", collection=local)
+        shutil.copytree(local, parts)
+        scrapy("crawl", "harvester", "-a", f"batch={local / 'batches' / '000001'}", collection=local)
+        outdir = tmp_path / "warc"
+        scrapy("crawl", "harvester", "-a", f"batch={parts / 'batches' / '000001'}", "-a", f"warc={outdir}")
+        scrapy("ingest", str(outdir), collection=parts)
+    finally:
+        server.shutdown()
+    [page] = [a for f in warc_files(outdir) for a in read_fetches(f) if a.fields["kind"] == "page"]
+    assert page.body == gzip.compress(GZIP_PAGE, mtime=0) and ("Content-Encoding", "gzip") in page.headers
+    assert page.fields["decoded"] and page.fields["body_length"] == len(GZIP_PAGE)
+    warcio_check(*warc_files(outdir))
+    with Collection(local, readonly=True) as a, Collection(parts, readonly=True) as b:
+        stored = a.load_page(a.lookup(url))
+        assert stored and b"compressed" in stored and stored == b.load_page(b.lookup(url))
+    assert snapshot(local)["docs"] == snapshot(parts)["docs"]
