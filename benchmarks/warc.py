@@ -40,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from wirescrapy.manager.batch import site_part
 from wirescrapy.sampleweb import SampleWebProcess
 
 _spec = importlib.util.spec_from_file_location("harvester_benchmark", Path(__file__).with_name("harvester.py"))
@@ -171,6 +172,7 @@ def nodes(options, workdir: Path) -> None:
                 server.wait(job, timeout=1800)
             parts_wall = time.monotonic() - began
             parts_records = web.access_log()[start:]
+            port = web.port
     finally:
         for server in servers:
             server.stop()
@@ -183,7 +185,13 @@ def nodes(options, workdir: Path) -> None:
           f"{pages[0]} accesses")
     print(f"two nodes, a part each:    makespan {makespan(parts_records):7.2f} s, wall {parts_wall:6.2f} s, "
           f"{pages[1]} accesses")
-    print(f"makespan ratio parts / whole: {makespan(parts_records) / max(makespan(whole_records), 1e-9):.3f}; "
+    # each node's own span (its sites are those of its part), apart from when Scrapyd happened to start its job
+    by_node = [[r for r in parts_records if site_part(f"http://{r['host']}:{port}", 2) == n] for n in range(2)]
+    spans = [makespan(records) for records in by_node]
+    print(f"  each node's own span: {', '.join(f'{span:.2f} s' for span in spans)}; start skew "
+          f"{abs(min(r['start'] for r in by_node[0]) - min(r['start'] for r in by_node[1])):.2f} s")
+    print(f"makespan ratio parts / whole: {makespan(parts_records) / max(makespan(whole_records), 1e-9):.3f} "
+          f"(the slower node's own span / whole: {max(spans) / max(makespan(whole_records), 1e-9):.3f}); "
           f"wall ratio {parts_wall / whole_wall:.3f}", flush=True)
 
 

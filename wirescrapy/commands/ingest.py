@@ -67,7 +67,10 @@ class Command(WireCommand, ScrapyCommand):
 
 class IngestSpider(scrapy.Spider):
     name = "ingest"
-    custom_settings: ClassVar[dict] = {"SCHEDULER": "scrapy.core.scheduler.Scheduler"}  # no requests: only items
+    # No requests, only items: Scrapy's scheduler, and its LogStats line ("scraped N items") for the progress,
+    # in place of the harvest's, which reads the harvester's scheduler.
+    custom_settings: ClassVar[dict] = {"SCHEDULER": "scrapy.core.scheduler.Scheduler",
+                                       "EXTENSIONS": {"wirescrapy.extensions.WireSettingsCheck": 0}}
 
     def __init__(self, dirs: list[str] | str = (), **kwargs):
         super().__init__(**kwargs)
