@@ -64,7 +64,7 @@ setup(
     python_requires=">=3.11",
     install_requires=[
         "Scrapy>=2.13,<2.14", "Twisted", "protego", "w3lib", "lxml", "numpy", "scipy", "xxhash",
-        "zstandard", "ada-url",
+        "zstandard", "ada-url", "warcio",
     ],
     entry_points={"scrapy": ["settings = settings.default"]},
     zip_safe=False,

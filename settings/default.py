@@ -45,6 +45,7 @@ DOWNLOADER_MIDDLEWARES = {
     "wirescrapy.harvester.middlewares.render.RenderMiddleware": 130,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "wirescrapy.harvester.middlewares.retry.WireRetryMiddleware": 550,
+    "wirescrapy.harvester.middlewares.received.ReceivedMiddleware": 595,  # before HttpCompression decodes
     "wirescrapy.harvester.middlewares.fetchlimits.FetchLimitsMiddleware": 950,
     # scrapy-splash (WIRE_RENDER_JS): a render's request becomes the request to Splash's /execute (SPLASH_URL)
     "scrapy_splash.SplashCookiesMiddleware": 723,
@@ -59,6 +60,7 @@ DOWNLOADER_MIDDLEWARES = {
 REQUEST_FINGERPRINTER_CLASS = "scrapy_splash.SplashRequestFingerprinter"
 SPLASH_URL = "http://127.0.0.1:8050"
 ITEM_PIPELINES = {
+    "wirescrapy.warc.pipeline.WarcPipeline": 50,  # -a warc=DIR or WIRE_WARC_DIR: each fetch as it came
     "wirescrapy.gatherer.pipelines.document.DocumentPipeline": 100,
     "wirescrapy.gatherer.pipelines.parse.ParsePipeline": 200,
     "wirescrapy.gatherer.pipelines.pagestore.PageStorePipeline": 300,

@@ -15,6 +15,7 @@ from wirescrapy.manager.batch import (
     batch_numbers,
     discard_batch,
     next_batch_number,
+    pages_out,
     read_batch,
     site_part,
     write_batch,
@@ -76,6 +77,18 @@ def test_parts_hold_each_site_once(tmp_path):
         assert [u.profit for u in part.urls] == sorted((u.profit for u in part.urls), reverse=True)
     with pytest.raises(BatchError, match="split into 3 parts"):
         read_batch(tmp_path / "000001")
+
+
+def test_the_pages_of_parts_out_are_held_back_until_they_are_in_or_too_old(tmp_path):
+    many_sites = [BatchSite(i, f"http://site{i}.example") for i in range(1, 11)]
+    urls = [BatchURL(100 + i, 1 + i % 10, 0, False, 1.0, 0.0, f"http://site{1 + i % 10}.example/{i}")
+            for i in range(30)]
+    write_batch(tmp_path, 1, urls[:10], many_sites, created=1000.0)  # one part: resumed, never out
+    paths = write_batch(tmp_path, 2, urls[10:], many_sites, parts=2, created=2000.0)
+    assert sorted(pages_out(tmp_path, now=2100.0, timeout=3600)) == [u.doc_id for u in urls[10:]]
+    (paths[0] / "harvest.json").write_text("{}")  # part 0 harvested here, or ingested
+    assert sorted(pages_out(tmp_path, now=2100.0, timeout=3600)) == [u.doc_id for u in read_batch(paths[1]).urls]
+    assert pages_out(tmp_path, now=2000.0 + 3600, timeout=3600) == []  # out too long: selected again
 
 
 def test_site_part_is_stable():

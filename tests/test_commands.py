@@ -39,7 +39,7 @@ def assert_one_line_error(run, message):
 
 def test_only_real_commands_are_listed():
     assert set(_get_commands_from_module("wirescrapy.commands", inproject=True)) == {
-        "crawl", "demo", "export", "manager", "report", "seed", "status"}
+        "crawl", "demo", "export", "ingest", "manager", "report", "seed", "status"}
 
 
 def test_demo_help_reads_as_written():
@@ -94,6 +94,27 @@ def test_input_errors_are_one_line():
         "/b: no batch.json, not a batch")
     assert input_error_message(CollectionLockedError("collection /c is open for writing"), "harvester") == (
         "collection /c is open for writing")
+
+
+def test_ingest_of_no_harvest_s_warc_or_another_collection_s_is_one_line(tmp_path):
+    from wirescrapy.manager.batch import BatchSite, BatchURL, write_batch
+    from wirescrapy.warc.writer import WarcWriter
+
+    (tmp_path / "empty").mkdir()
+    collection = collection_of(tmp_path / "c", "http://site0.wire.test/")
+    setting = f"WIRE_COLLECTION_DIR={collection}"
+    assert_one_line_error(scrapy("ingest", str(tmp_path / "absent"), "-s", setting), f"{tmp_path / 'absent'}: no such directory")
+    assert_one_line_error(scrapy("ingest", str(tmp_path / "empty"), "-s", setting),
+                          f"{tmp_path / 'empty'}: no WARC files (*.warc.gz)")
+    # WARC of batch 1 part 0 of another collection, which this one never wrote
+    write_batch(tmp_path / "other", 1, [BatchURL(1, 1, 0, False, 1.0, 0.0, "http://site0.wire.test/")],
+                [BatchSite(1, "http://site0.wire.test")])
+    writer = WarcWriter(tmp_path / "warc", 10**6, {"batch": 1, "part": 0, "parts": 1, "batch-created": 1.0})
+    writer.open()
+    writer.close()
+    run = scrapy("ingest", str(tmp_path / "warc"), "-s", setting)
+    assert_one_line_error(run, run.stderr.rstrip().splitlines()[-1].split(": error: ", 1)[1])
+    assert "which this collection" in run.stderr and "did not write" in run.stderr
 
 
 @pytest.mark.parametrize(("args", "message"), [

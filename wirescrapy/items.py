@@ -51,6 +51,20 @@ class ParsedPage:
 
 
 
+@dataclass(slots=True)
+class Exchange:
+    """One HTTP exchange as it went over the network, for an archive (WARC): the request as sent and the
+    response as received, before Scrapy decoded its ``Content-Encoding``. Header names and values are bytes;
+    Scrapy keeps no raw status line, so the reason phrase is the status's standard one."""
+
+    method: bytes
+    request_headers: list[tuple[bytes, bytes]]
+    protocol: str  # "HTTP/1.1"
+    status: int  # as sent, whatever it is
+    headers: list[tuple[bytes, bytes]]  # the response's, in the order Scrapy keeps them
+    body: bytes  # as received: still compressed when it came so; cut where the download was stopped
+
+
 class FetchError(enum.IntEnum):
     """Why a fetch has no usable response; stored in the document record's ``error`` (0: none)."""
 
@@ -114,6 +128,8 @@ class Fetch:
     render_follow_up: bool = False  # a render after this batch's raw fetch of the page, already recorded
     raw_body: bytes = b""  # a render: the raw HTML the site sent (``body`` is the rendered DOM)
     script_links: list[str] = field(default_factory=list)  # a render: links of a hash-routed page's other views
+    followed: bool = False  # a redirect the harvester followed (robots.txt: its rules wait for the chain's end)
+    exchange: Exchange | None = None  # the bytes on the wire, kept only when the harvest writes WARC
     # -- filled by the pipelines --
     page: ParsedPage | None = None
     original: int = 0  # the doc-id whose content this is (itself, or the original of a duplicate)

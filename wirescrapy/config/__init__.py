@@ -104,6 +104,7 @@ class WireConfig:
     minperiod_successful_ok: int
     robots_txt_valid_period: int
     robots_txt_invalid_period: int
+    part_timeout: int
     wait_normal: float
     wait_large_site: float
     large_site_pages: int
@@ -121,6 +122,8 @@ class WireConfig:
     render_frozen_after: float
     render_tries: int
     dns_hosts: Mapping[str, str]
+    warc_dir: str
+    warc_max_size: int
     max_stored_size: int
     link_attributes: tuple[str, ...]
     keep_tags: tuple[str, ...]

@@ -229,6 +229,9 @@ SETTINGS: tuple[Setting, ...] = (
                 "Seconds a fetched robots.txt stays valid before it is fetched again.", 0),
         Setting("WIRE_ROBOTS_TXT_INVALID_PERIOD", "manager/minperiod/robots-txt/when-not-valid", DAY, "int",
                 "Seconds before a robots.txt that could not be fetched (5xx, unreachable) is tried again.", 0),
+        Setting("WIRE_PART_TIMEOUT", "", 2 * DAY, "int",
+                "Seconds the pages of a batch part out on another machine (harvested into WARC, not yet "
+                "ingested) are not selected again; after that they may go into a new batch.", 0),
     ),
     *_component("harvester",
         Setting("WIRE_WAIT_NORMAL", "harvester/wait/normal", 15.0, "float",
@@ -278,6 +281,11 @@ SETTINGS: tuple[Setting, ...] = (
         Setting("WIRE_DNS_HOSTS", "harvester/resolvconf", {}, "dict",
                 "Static host map `{domain: ip}` used before DNS (a name matches its domain and "
                 "sub-domains); for tests and the offline demo.", check=_ip_map),
+        Setting("WIRE_WARC_DIR", "", "", "str",
+                "Directory the harvester also writes every fetch into, as WARC/1.1 files (request, response "
+                "as received, fetch metadata); empty: no WARC."),
+        Setting("WIRE_WARC_MAX_SIZE", "", 1_000_000_000, "int",
+                "Bytes after which a WARC file is closed and the next one begun.", 1),
     ),
     *_component("gatherer",
         Setting("WIRE_MAX_STORED_SIZE", "gatherer/maxstoredsize", 300_000, "int",
@@ -339,7 +347,7 @@ def _format_default(spec: Setting) -> str:
     if isinstance(value, (list, dict)) and len(str(value)) > 60:
         return f"{len(value)} entries (see `wirescrapy/config/table.py`)"
     if isinstance(value, str):
-        return f"`{value}`"
+        return f"`{value}`" if value else "empty"
     if isinstance(value, int) and not isinstance(value, bool) and value >= 10_000:
         return f"{value:,}"
     return f"`{value!r}`" if isinstance(value, (list, dict)) else str(value)

@@ -36,6 +36,7 @@ from wirescrapy.collection.metadata import RenderState
 from wirescrapy.harvester.meta import (
     DEPTH,
     DOC_ID,
+    EXCHANGE,
     HOPS,
     IP,
     KIND,
@@ -84,6 +85,7 @@ def response_fetch(response: Response, max_file_size: int, now: float) -> Fetch:
     fetch.last_modified = http_date(headers.get(b"Last-Modified"))
     fetch.etag = headers.get(b"ETag") or b""
     fetch.last_modified_header = headers.get(b"Last-Modified") or b""
+    fetch.exchange = meta.get(EXCHANGE)
     if meta.get(MIME_REFUSED):
         fetch.mime_refused = True
         return fetch

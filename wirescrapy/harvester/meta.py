@@ -72,3 +72,6 @@ RENDER_FAILURE = "wire_render_failure"
 # scrapy-splash's own key: the request has been rewritten into the request to Splash's endpoint. Read by
 # BlockedIPMiddleware and RobotsMiddleware, which checked the page's URL before (Splash's address is exempt).
 SPLASH_PROCESSED = "_splash_processed"
+# The response as received, before Scrapy decoded its Content-Encoding, with the request as sent: an
+# items.Exchange (ReceivedMiddleware, only when the harvest writes WARC). Read by the spider (Fetch.exchange).
+EXCHANGE = "wire_exchange"

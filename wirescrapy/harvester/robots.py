@@ -4,7 +4,8 @@ A site's rules are a :class:`~wirescrapy.seeder.robots.RobotsPolicy` (the pure R
 :class:`RobotsTxt` keeps one per site for the harvest (``Harvest.robots``) and is the only place that
 
 * **loads** it: from the collection's site record (state, time and stored body), or from the batch's copy
-  (``sites.jsonl``) when that is newer — another run fetched it since the collection was read;
+  (``sites.jsonl``) when that is newer — another run fetched it since the collection was read (a detached
+  harvest, with no collection, has the batch's copy only);
 * says **what is due**: a site whose robots.txt must be fetched before its pages, requested once a batch;
 * **answers** the ``RobotsMiddleware``: a URL is allowed, disallowed, or waits because its site's
   robots.txt is not fetched yet or is unreachable;
@@ -70,7 +71,7 @@ class RobotsRecord:
 class RobotsTxt:
     """Every site's robots.txt policy for one harvest; see the module docstring."""
 
-    def __init__(self, config: WireConfig, user_agent: str, collection: Collection):
+    def __init__(self, config: WireConfig, user_agent: str, collection: Collection | None):
         self.config = config
         self.user_agent = user_agent
         self.collection = collection
@@ -150,7 +151,7 @@ class RobotsTxt:
 
     def _load(self, site: str, batch_site: BatchSite | None) -> RobotsPolicy:
         collection = self.collection
-        site_id = collection.urls.site_id(site)
+        site_id = collection.urls.site_id(site) if collection is not None else 0
         record = collection.sites.records[site_id] if site_id else None
         state, body, fetched = RobotsState.UNKNOWN, b"", 0.0
         if record is not None and record["robots_fetched"] > 0:

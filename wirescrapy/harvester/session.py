@@ -19,6 +19,12 @@ it, consistent (``collection/writes.py``), for a harvest started again once ther
 
 Each finished batch gets ``harvest.json`` beside its files: when it was harvested and what it gave.
 A batch directory without it is unfinished, and is what a harvester started without arguments resumes.
+
+**Detached** (:meth:`Harvest.without_collection`, ``scrapy crawl harvester -a batch=DIR -a warc=OUTDIR``): a
+batch part fetched on a machine with no collection, every fetch into WARC files (``wirescrapy.warc``) for
+``scrapy ingest`` to bring back. Everything the harvester asks comes from the batch then: the sites' page
+counts and robots.txt (``sites.jsonl``), and what is fetched in it, kept in memory and seeded from the WARC
+files of an earlier, killed run; ``harvest.json`` goes into the WARC directory.
 """
 
 from __future__ import annotations
@@ -34,14 +40,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from wirescrapy.collection import Collection
-from wirescrapy.harvester.robots import RobotsTxt
+from wirescrapy.harvester.robots import RobotsTxt, origin_of
 from wirescrapy.manager import manage
 from wirescrapy.manager.batch import (
+    HARVEST_FILE,
     BatchError,
     batch_numbers,
     check_owner,
     discard_hint,
     read_batch,
+    site_part,
 )
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
@@ -56,13 +64,15 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-HARVEST_FILE = "harvest.json"
+__all__ = ["HARVEST_FILE", "Harvest", "batch_figures"]
 
 
 class Harvest:
-    def __init__(self, config: WireConfig, collection: Collection, user_agent: str):
+    def __init__(self, config: WireConfig, collection: Collection | None, user_agent: str,
+                 output: Path | None = None):
         self.config = config
         self.collection = collection
+        self.output = output  # detached: the WARC directory, where harvest.json goes
         self.rules = SeederRules(config)
         self.robots = RobotsTxt(config, user_agent, collection)
         self.batch: Batch | None = None
@@ -70,13 +80,26 @@ class Harvest:
         self.sites_at_start = 0
         self.created = 0.0  # when the batch was written: a record visited since was fetched in it
         self.stopped = ""  # why nothing more may be written (a full disk: ``collection/writes.py``), "" if not
+        self._batch_docs: dict[str, int] = {}  # detached: the batch's URLs and their doc-ids
+        self._fetched: set[int] = set()  # detached: the batch's doc-ids fetched
 
     @classmethod
     def open(cls, config: WireConfig, user_agent: str) -> Harvest:
         return cls(config, Collection.from_config(config), user_agent)
 
+    @classmethod
+    def without_collection(cls, config: WireConfig, user_agent: str, output: str | os.PathLike) -> Harvest:
+        """A detached harvest: a batch fetched into the WARC directory ``output``, no collection."""
+        Path(output).mkdir(parents=True, exist_ok=True)
+        return cls(config, None, user_agent, Path(output))
+
+    @property
+    def detached(self) -> bool:
+        return self.collection is None
+
     def close(self) -> None:
-        self.collection.close()
+        if self.collection is not None:
+            self.collection.close()
 
     # -- the cycle -----------------------------------------------------------------------------------
 
@@ -108,8 +131,10 @@ class Harvest:
             return None
         return report.paths[0]
 
-    def open_batch(self, path: str | os.PathLike) -> tuple[Batch, set[int]]:
-        """Read a batch; returns it and the doc-ids already fetched in it (by an earlier, killed run)."""
+    def open_batch(self, path: str | os.PathLike,
+                   archived: Iterable[tuple[str, int]] = ()) -> tuple[Batch, set[int]]:
+        """Read a batch; returns it and the doc-ids already fetched in it (by an earlier, killed run; detached:
+        those of ``archived``, the (URL, doc-id) of the fetches its WARC files hold)."""
         try:
             batch = read_batch(path)
         except BatchError as exc:
@@ -118,6 +143,8 @@ class Harvest:
                 raise
             # A damaged last batch would be resumed, and refused, by every later cycle: say how to get past it.
             raise BatchError(f"{exc}; {discard_hint(number)}") from None
+        if self.collection is None:
+            return self._open_detached(batch, archived)
         check_owner(batch, self.collection.dir, self.collection.id)
         self.batch = batch
         self.started = time.time()
@@ -134,6 +161,30 @@ class Harvest:
                     done.add(url.doc_id)
         return batch, done
 
+    def _open_detached(self, batch: Batch, archived: Iterable[tuple[str, int]]) -> tuple[Batch, set[int]]:
+        self.batch, self.started, self.created = batch, time.time(), float(batch.info.get("created", 0))
+        self.robots.new_batch()
+        self._batch_docs = {url.url: url.doc_id for url in batch.urls}
+        self._fetched = set()
+        for url, doc_id in archived:
+            self.archived(url, doc_id)
+        return batch, set(self._fetched)
+
+    def archived(self, url: str, doc_id: int = 0) -> None:
+        """Detached: a fetch of ``url`` (``doc_id``, if known) went into the WARC files."""
+        doc_id = doc_id or self._batch_docs.get(url, 0)
+        if doc_id:
+            self._fetched.add(doc_id)
+
+    def owns_site(self, url: str) -> bool:
+        """Whether this harvest may access ``url``'s site: a batch split into parts gives each site to one part
+        (``site_part``), and another part's site may be being fetched at the same time on another machine."""
+        batch = self.batch
+        if batch is None or batch.parts <= 1:
+            return True
+        origin = origin_of(url)
+        return bool(origin) and site_part(origin, batch.parts) == batch.part
+
     def _batch_number(self, path: str | os.PathLike) -> int | None:
         """The number of the collection's batch at ``path`` (the batch itself or one of its parts)."""
         try:
@@ -148,6 +199,8 @@ class Harvest:
         if batch is None:
             return False
         collection = self.collection
+        if collection is None:
+            return (doc_id or self._batch_docs.get(url, 0)) in self._fetched
         if not doc_id:
             try:
                 doc_id = collection.lookup(url)
@@ -176,13 +229,15 @@ class Harvest:
         this batch did (:func:`batch_figures`)."""
         if self.batch is None:
             return
-        path = self.batch.path / HARVEST_FILE
+        path = (self.output if self.collection is None else self.batch.path) / HARVEST_FILE
         record = {"batch": self.batch.number, "part": self.batch.part, "started": self.started,
-                  "finished": time.time(), **figures, **self._batch_pages()}
+                  "finished": time.time(), **figures,
+                  **(self._batch_pages() if self.collection is not None else {})}
         temporary = path.with_suffix(".tmp")
         temporary.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         os.replace(temporary, path)
-        self.collection.checkpoint()
+        if self.collection is not None:
+            self.collection.checkpoint()
         self.batch = None
 
     def _batch_pages(self) -> dict:
@@ -209,23 +264,26 @@ class Harvest:
         return dataclasses.replace(site, docs=docs, crawl_delay=delay)
 
     def last_visit(self, origin: str) -> float:
-        """Unix time of the last access to a site recorded in the collection (0: never)."""
+        """Unix time of the last access to a site recorded in the collection (0: never, or detached)."""
         record = self._site_record(origin)
         return float(record["last_visit"]) if record is not None else 0.0
 
     def _site_record(self, origin: str):
+        if self.collection is None:
+            return None
         site_id = self.collection.urls.site_id(origin)
         return self.collection.sites.records[site_id] if site_id else None
 
 
-def batch_figures(batch: Batch, before: dict, after: dict) -> dict:
-    """What harvesting ``batch`` did: the change in the crawl's stats since it began."""
+def batch_figures(batch: Batch, before: dict, after: dict, prefix: str = "harvester") -> dict:
+    """What harvesting ``batch`` did: the change in the crawl's stats since it began (``prefix``: ``warc``
+    for a detached harvest, whose fetches only the WARC pipeline counts)."""
     def delta(key: str) -> int:
         return after.get(key, 0) - before.get(key, 0)
 
-    errors = {key.rsplit("/", 1)[1]: delta(key) for key in after if key.startswith("harvester/errors/")}
-    return {"urls": len(batch.urls), "fetched": delta("harvester/fetched/page"), "ok": delta("harvester/status/200"),
-            "not_modified": delta("harvester/status/304"), "new_sites": delta("gatherer/new_sites/added"),
+    errors = {key.rsplit("/", 1)[1]: delta(key) for key in after if key.startswith(f"{prefix}/errors/")}
+    return {"urls": len(batch.urls), "fetched": delta(f"{prefix}/fetched/page"), "ok": delta(f"{prefix}/status/200"),
+            "not_modified": delta(f"{prefix}/status/304"), "new_sites": delta("gatherer/new_sites/added"),
             "new_sites_refused": delta("gatherer/new_sites/refused"),
             "duplicates": delta("gatherer/duplicates"), "new_urls": delta("gatherer/links/new"),
             "links_found": delta("gatherer/links/found"), "links_known": delta("gatherer/links/known"),

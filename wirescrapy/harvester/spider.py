@@ -6,6 +6,9 @@ finds it).
     scrapy crawl harvester                   run a cycle: resume the last batch if its harvest did not
                                              finish, else ask the manager for the next batch
     -a cycles=N                              run N cycles (manager, harvest) before stopping
+    scrapy crawl harvester -a batch=DIR -a warc=OUTDIR
+                                             detached: harvest a batch (part) with no collection, every
+                                             fetch into WARC files in OUTDIR, for ``scrapy ingest``
 
 The spider is the short-term scheduling of WIRE's harvester: it queues the batch in the
 ``WireScheduler`` (one connection per site, the site's wait between accesses), robots.txt first for every
@@ -23,6 +26,9 @@ due gets its robots.txt queued before it.
 
 Renders through Splash (``WIRE_RENDER_JS``) come back to the same callbacks; their side is the ``Renders`` mixin
 (:mod:`~wirescrapy.harvester.renders`).
+With ``warc_dir`` (``-a warc=OUTDIR``, or ``WIRE_WARC_DIR`` for an ordinary harvest) the fetches are also
+written as WARC (``wirescrapy.warc.pipeline``); detached (``-a warc`` alone) the harvest has no collection
+(:meth:`Harvest.without_collection`) and the gatherer's pipelines pass every fetch by.
 """
 
 from __future__ import annotations
@@ -61,10 +67,11 @@ from wirescrapy.harvester.robots import fetch_origin, origin_of
 from wirescrapy.harvester.scheduler import WireScheduler
 from wirescrapy.harvester.session import Harvest, batch_figures
 from wirescrapy.items import Fetch, FetchError, Kind
-from wirescrapy.manager.batch import Batch
+from wirescrapy.manager.batch import Batch, read_batch
 from wirescrapy.seeder.add import new_site_allowed
 from wirescrapy.seeder.sitemaps import parse_robots_rdf, parse_sitemap, robots_rdf_url
 from wirescrapy.url import BadURL, canonicalize, robots_txt_url, site_of
+from wirescrapy.warc.reader import archived_fetches
 
 if TYPE_CHECKING:
     from wirescrapy.seeder.robots import RobotsPolicy
@@ -88,9 +95,12 @@ def mostly_blocked(pages: int, blocked: int) -> bool:
 class HarvesterSpider(Renders, scrapy.Spider):
     name = "harvester"
 
-    def __init__(self, batch: str | None = None, seeds: str | None = None, cycles: str | int = 1, **kwargs):
+    def __init__(self, batch: str | None = None, seeds: str | None = None, cycles: str | int = 1,
+                 warc: str | None = None, **kwargs):
         super().__init__(**kwargs)
         self.batch_dir = batch
+        self.detached_dir = warc
+        self.warc_dir = warc or ""  # where fetches are archived; WIRE_WARC_DIR when not detached
         self.seeds_file = seeds
         try:
             self.cycles = int(cycles)
@@ -100,6 +110,9 @@ class HarvesterSpider(Renders, scrapy.Spider):
             raise ValueError(f"cycles must be >= 1, got {cycles!r}")
         if batch and seeds:
             raise ValueError("give a batch or seeds, not both: seeds go into the next batch the manager writes")
+        if warc and (not batch or seeds or self.cycles != 1):
+            raise ValueError("a detached harvest (-a warc=OUTDIR) needs a batch (-a batch=DIR), and takes no seeds "
+                             "and one cycle: the collection plans and ingests")
         if seeds and not Path(seeds).is_file():
             raise ValueError(f"seeds file {seeds} does not exist")
         self.harvest: Harvest | None = None
@@ -118,7 +131,12 @@ class HarvesterSpider(Renders, scrapy.Spider):
         if not isinstance(scheduler, str) or not scheduler.endswith("WireScheduler"):
             raise NotConfigured(f"the harvester needs SCHEDULER = wirescrapy.harvester.scheduler.WireScheduler, "
                                 f"got {scheduler!r}")
-        spider.harvest = Harvest.open(spider.config, crawler.settings.get("USER_AGENT") or "")
+        user_agent = crawler.settings.get("USER_AGENT") or ""
+        if spider.detached_dir:
+            spider.harvest = Harvest.without_collection(spider.config, user_agent, spider.detached_dir)
+        else:
+            spider.warc_dir = spider.config.warc_dir
+            spider.harvest = Harvest.open(spider.config, user_agent)
         try:
             spider._prepare()
         except BaseException:
@@ -140,6 +158,12 @@ class HarvesterSpider(Renders, scrapy.Spider):
         """Seed, then choose the batch (given, unfinished, or the manager's next) and read it. Done when
         the spider is built, so that a bad seeds file, batch or collection fails the crawl at once."""
         harvest = self.harvest
+        if harvest.detached:
+            path = Path(self.batch_dir)
+            batch = read_batch(path)
+            archived = archived_fetches(self.detached_dir, batch.number, batch.part)
+            self.batch, self.done = harvest.open_batch(path, archived)
+            return
         if self.seeds_file:
             with open(self.seeds_file, encoding="utf-8", errors="replace") as lines:
                 report = harvest.seed(lines)
@@ -192,7 +216,8 @@ class HarvesterSpider(Renders, scrapy.Spider):
         if harvest is None or harvest.batch is None:
             return
         try:
-            harvest.finish_batch(batch_figures(self.batch, self._stats_before, self.crawler.stats.get_stats()))
+            harvest.finish_batch(batch_figures(self.batch, self._stats_before, self.crawler.stats.get_stats(),
+                                               "warc" if harvest.detached else "harvester"))
             self.cycles_done += 1
             if self.cycles_done >= self.cycles:
                 return
@@ -243,6 +268,16 @@ class HarvesterSpider(Renders, scrapy.Spider):
 
     def _summary(self, reason: str) -> None:
         stats = self.crawler.stats.get_stats()
+        if self.harvest.detached:
+            errors = {k.rsplit("/", 1)[1]: v for k, v in stats.items() if k.startswith("warc/errors/")}
+            self.logger.info(
+                "Detached harvest summary (%(reason)s): %(pages)d page fetches, %(ok)d OK, %(robots)d robots.txt; "
+                "errors: %(errors)s; %(bytes).1f MB of WARC in %(dir)s",
+                {"reason": reason, "pages": stats.get("warc/fetched/page", 0),
+                 "ok": stats.get("warc/status/200", 0), "robots": stats.get("warc/fetched/robots", 0),
+                 "errors": ", ".join(f"{k} {v}" for k, v in sorted(errors.items())) or "none",
+                 "bytes": stats.get("warc/bytes", 0) / 1e6, "dir": self.detached_dir})
+            return
         collection = self.harvest.collection.summary()
         started = stats.get("start_time")
         elapsed = (datetime.now(tz=UTC) - started).total_seconds() if started else 0.0
@@ -290,6 +325,8 @@ class HarvesterSpider(Renders, scrapy.Spider):
         hop = None  # the next request of a robots.txt's redirect chain
         try:
             fetch = response_fetch(response, self.config.max_file_size, time.time())
+            if self.harvest.detached:
+                self.harvest.archived(fetch.url, fetch.doc_id)
             follow_ups = self._redirect(fetch, response) if is_redirect(response.status) else []
             if kind is Kind.ROBOTS:
                 if follow_ups:
@@ -317,6 +354,8 @@ class HarvesterSpider(Renders, scrapy.Spider):
             stats.inc_value(f"harvester/skipped/{'robots_not_ready' if isinstance(exc, RobotsNotReady) else 'done'}")
             return
         fetch = failure_fetch(request, exc, time.time())
+        if self.harvest.detached:
+            self.harvest.archived(fetch.url, fetch.doc_id)
         if fetch.error is FetchError.OTHER:
             self.logger.warning("Fetching %(url)s failed: %(error)r", {"url": request.url, "error": exc})
         if fetch.kind is Kind.ROBOTS:
@@ -349,6 +388,9 @@ class HarvesterSpider(Renders, scrapy.Spider):
         if not redirect.follow or (page and (self.harvest.fetched_in_batch(target) or not self._new_site_allowed(
                 fetch.url, target))):
             return []
+        if not self.harvest.owns_site(target):  # recorded, and fetched by the part (or batch) of its site
+            stats.inc_value("harvester/redirects/other_part")
+            return []
         follow_up = {DEPTH: depth, SITE_ID: 0, HOPS: fetch.hops + 1, CHAIN: redirect.chain}
         for key in (KIND, ORIGIN, RDF):
             if key in meta:
@@ -361,12 +403,15 @@ class HarvesterSpider(Renders, scrapy.Spider):
         if page and origin and self.harvest.robots.request_due(origin, time.time()):
             requests.append(self._robots_request(origin))  # queued last, at the front: fetched first
         stats.inc_value("harvester/redirects/followed")
+        fetch.followed = True
         return requests
 
     def _new_site_allowed(self, url: str, target: str) -> bool:
         # A target on a site the bounds on new sites refuse is recorded (its page's link, counted on its site)
         # but not fetched: fetching it, and its robots.txt, would add the site after all.
         harvest = self.harvest
+        if harvest.collection is None:  # detached: the collection's bounds hold when scrapy ingest adds it
+            return True
         if new_site_allowed(harvest.collection, harvest.rules, site_of(url), site_of(target)):
             return True
         self.crawler.stats.inc_value("harvester/redirects/new_site_refused")

@@ -46,6 +46,11 @@ Layout (all text is UTF-8)::
 A part is chosen per site by ``site_part``: xxh3-64 of the origin modulo the number of parts, so each site
 is in exactly one part and politeness holds across machines.
 
+A part is **out** while it has no ``harvest.json`` (written when a harvest of the part finishes here, or when
+``scrapy ingest`` has brought its WARC files in): it may be being harvested on another machine, so the
+manager selects none of its pages (``pages_out``) until it is in, or until ``WIRE_PART_TIMEOUT`` seconds
+after the batch was written, when they may go into a new batch.
+
 Crash behaviour: a batch is written into ``batches/.NNNNNN.tmp``, every file and directory fsynced, then
 renamed to ``batches/NNNNNN`` and the parent fsynced. A batch directory therefore exists complete or not
 at all; a kill leaves at most a ``.tmp`` directory, removed by the next write. The pages' ``batch`` field
@@ -74,6 +79,7 @@ READS = (1, 2)  # versions read_batch reads: a version 1 batch has no redirects 
 URLS_FILE = "urls.tsv"
 SITES_FILE = "sites.jsonl"
 INFO_FILE = "batch.json"
+HARVEST_FILE = "harvest.json"  # a batch or part harvested (harvester/session.py writes it, scrapy ingest too)
 URLS_HEADER = "#docid\tsiteid\tdepth\tdynamic\tprofit\tlast_visit\tredirects\tetag\tlast_modified\turl"
 _NAME = re.compile(r"^\d{6,}$")
 _UNSAFE = {"\t": "%09", "\n": "%0A", "\r": "%0D"}
@@ -160,6 +166,32 @@ def discard_batch(batches_dir: str | os.PathLike, number: int) -> Path:
     path.rename(target)
     _fsync_dir(path.parent)
     return target
+
+
+def pages_out(batches_dir: str | os.PathLike, now: float, timeout: float) -> list[int]:
+    """Doc-ids of the pages of the parts that are out (see the module docstring): parts of split batches
+    written less than ``timeout`` seconds before ``now`` that have no ``harvest.json``."""
+    doc_ids: list[int] = []
+    for number in reversed(batch_numbers(batches_dir)):
+        path = Path(batches_dir) / f"{number:06d}"
+        try:
+            info = json.loads((path / INFO_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # a damaged batch: the harvester says so, and how to set it aside
+        if now - float(info.get("created", 0)) >= timeout:
+            break  # batches are numbered in the order they were written: the older ones are too old as well
+        if info.get("part") is not None or (path / HARVEST_FILE).exists():
+            continue
+        for part in info.get("part_dirs", []):
+            directory = path / part["dir"]
+            if (directory / HARVEST_FILE).exists():
+                continue
+            try:
+                lines = (directory / URLS_FILE).read_text(encoding="utf-8").splitlines()
+            except OSError:
+                continue
+            doc_ids += [int(line.split("\t", 1)[0]) for line in lines if line and not line.startswith("#")]
+    return doc_ids
 
 
 def next_batch_number(batches_dir: str | os.PathLike, at_least: int = 1) -> int:

@@ -21,7 +21,7 @@ import numpy as np
 
 from wirescrapy.collection.metadata import DocFlag, RobotsState
 
-from .batch import BatchSite, BatchURL, next_batch_number, write_batch
+from .batch import BatchSite, BatchURL, next_batch_number, pages_out, write_batch
 from .planning import Plan, pages_of_closed_sites, plan
 
 logger = logging.getLogger(__name__)
@@ -60,7 +60,9 @@ def manage(collection, config, now: float | None = None, *, batches: int | None 
     robots_docs = sites["robots_docid"][1:]
     result = plan(
         docs, collection.links.to_csr(n_docs=n), config, now, count=batches,
-        exclude=np.concatenate([robots_docs[robots_docs > 0], pages_of_closed_sites(docs, sites, config, now)]),
+        exclude=np.concatenate([robots_docs[robots_docs > 0], pages_of_closed_sites(docs, sites, config, now),
+                                np.asarray(pages_out(collection.dir / "batches", now, config.part_timeout),
+                                           dtype=np.int64)]),
         links_in_page_order=lambda: collection.links.to_csr(n_docs=n, ordered=True),
         sites=site_count, rng=rng,
     )

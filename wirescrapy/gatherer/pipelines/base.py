@@ -49,8 +49,8 @@ class GathererStep:
 
     def process_item(self, item, spider: Spider):
         harvest = getattr(spider, "harvest", None)
-        if harvest is None or not isinstance(item, Fetch):
-            return item
+        if harvest is None or harvest.collection is None or not isinstance(item, Fetch):
+            return item  # not a harvest's fetch, or a detached harvest's: WARC is its only output
         if harvest.stopped or (item.error is FetchError.GATHERER and not self.records_failures):
             return item
         try:

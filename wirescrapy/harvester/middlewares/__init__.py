@@ -21,6 +21,9 @@ they read and write are in :mod:`wirescrapy.harvester.meta`:
 * ``retry``: :class:`WireRetryMiddleware` (550, in place of Scrapy's ``RetryMiddleware``): a failed fetch is tried
   again in its batch, at the back of its site's queue; giving up is logged as INFO (the page is recorded
   with its error).
+* ``received``: :class:`ReceivedMiddleware` (595, just above Scrapy's ``HttpCompressionMiddleware``): when the
+  harvest writes WARC, the request as sent and the response as received, before it is decoded
+  (``meta[EXCHANGE]``).
 * ``fetchlimits``: :class:`FetchLimitsMiddleware` (950, next to the downloader): from the ``headers_received`` signal, a
   response whose Content-Type is not in ``WIRE_ACCEPT_MIME`` is stopped after its headers
   (``meta[MIME_REFUSED]``); from ``bytes_received``, a body longer than ``WIRE_MAX_FILE_SIZE`` is
@@ -41,6 +44,7 @@ from wirescrapy.harvester.middlewares.fetchlimits import (
     FetchLimitsMiddleware,
     media_type,
 )
+from wirescrapy.harvester.middlewares.received import ReceivedMiddleware
 from wirescrapy.harvester.middlewares.retry import WireRetryMiddleware
 from wirescrapy.harvester.middlewares.robots import (
     RobotsDisallowed,
@@ -50,5 +54,5 @@ from wirescrapy.harvester.middlewares.robots import (
 
 __all__ = [
     "AlreadyFetched", "BatchFilterMiddleware", "BlockedIP", "BlockedIPMiddleware", "FetchLimitsMiddleware",
-    "RobotsDisallowed", "RobotsMiddleware", "RobotsNotReady", "WireRetryMiddleware", "media_type",
+    "ReceivedMiddleware", "RobotsDisallowed", "RobotsMiddleware", "RobotsNotReady", "WireRetryMiddleware", "media_type",
 ]

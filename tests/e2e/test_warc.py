@@ -1,0 +1,331 @@
+"""End to end: a crawl split into batch parts, each harvested with no collection into WARC (the detached
+harvester, two at a time), brought back with ``scrapy ingest``, gives the collection a local harvest gives.
+
+One seeded collection is copied twice. The first copy is harvested locally for ``CYCLES`` cycles with
+``WIRE_WARC_DIR`` set (the ordinary harvester archiving as it crawls). The second goes through the same cycles
+the way several machines would: ``scrapy manager --parts 2``, both parts harvested at once by
+``scrapy crawl harvester -a batch=PART -a warc=OUTDIR`` in processes that have no collection
+(``WIRE_COLLECTION_DIR`` names a directory that does not exist), then ``scrapy ingest`` of both directories.
+The two collections must hold the same documents with the same statuses, errors, visits, flags, stored
+content, links and duplicates, and the same robots.txt states; only times may differ.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from tests.warcfiles import fastwarc_records, warcio_check
+from wirescrapy.collection import Collection
+from wirescrapy.collection.metadata import DocFlag
+from wirescrapy.manager.batch import read_batch, site_part
+from wirescrapy.sampleweb import SampleWebProcess
+from wirescrapy.sampleweb.accesslog import by_host, too_close
+from wirescrapy.url import origin
+from wirescrapy.warc.reader import read_fetches, warc_files, warcinfo
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+ROOT = Path(__file__).resolve().parents[2]
+WAIT = 0.2  # settings/test.py WIRE_WAIT_NORMAL
+CRAWL_DELAY = 0.3  # site1's robots.txt
+WEB = {"sites": 4, "pages_per_site": 14, "seed": 5, "slow_delay": 0.3, "crawl_delay": CRAWL_DELAY,
+       "broken_robots": "malformed"}
+CYCLES = 3
+SETTINGS = {"WIRE_LARGE_SITE_PAGES": 10_000}
+
+
+def scrapy(*args: str, collection: Path | None = None, settings: dict | None = None,
+           wait: bool = True) -> subprocess.CompletedProcess | subprocess.Popen:
+    command = [sys.executable, "-m", "scrapy", *args]
+    values = {**SETTINGS, "WIRE_COLLECTION_DIR": collection or "/nonexistent/collection", **(settings or {})}
+    for name, value in values.items():
+        command += ["-s", f"{name}={value}"]
+    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "settings.test", "PYTHONPATH": str(ROOT)}
+    if not wait:
+        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+    run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr[-4000:]
+    return run
+
+
+def finished(process: subprocess.Popen) -> str:
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 0 and "Traceback" not in stderr, stderr[-4000:]
+    return stderr
+
+
+def newest_parts(collection: Path) -> list[Path]:
+    batch = max((collection / "batches").iterdir(), key=lambda p: p.name)
+    return sorted(batch.glob("part-*"))
+
+
+@pytest.fixture(scope="module")
+def crawls(tmp_path_factory):
+    base = tmp_path_factory.mktemp("warc")
+    with SampleWebProcess(workdir=base / "web", **WEB) as web:
+        seeds = base / "seeds.txt"
+        seeds.write_text("\n".join(web.seeds) + "\n")
+        seeded = base / "seeded"
+        scrapy("seed", str(seeds), collection=seeded)
+        local, parts = base / "local", base / "parts"
+        shutil.copytree(seeded, local)
+        shutil.copytree(seeded, parts)
+
+        scrapy("crawl", "harvester", "-a", f"cycles={CYCLES}", collection=local,
+               settings={"WIRE_WARC_DIR": base / "local-warc"})
+        local_done = time.time()
+
+        cycles, snapshots = [], {}
+        for cycle in range(1, CYCLES + 1):
+            scrapy("manager", "--parts", "2", collection=parts)
+            outdirs = [base / f"warc-{cycle}-{n}" for n in range(2)]
+            started = time.time()
+            jobs = [scrapy("crawl", "harvester", "-a", f"batch={part}", "-a", f"warc={outdir}", wait=False)
+                    for part, outdir in zip(newest_parts(parts), outdirs, strict=True)]
+            logs = [finished(job) for job in jobs]
+            harvested = time.time()
+            if cycle == 1:
+                snapshots["before"] = shutil.copytree(parts, base / "before-ingest-1")
+                # the parts are out: the manager selects none of their pages, unless they have been out too long
+                out = [scrapy("manager", "--dry-run", collection=parts, settings=timeout).stdout
+                       for timeout in ({}, {"WIRE_PART_TIMEOUT": 0})]
+            scrapy("ingest", *map(str, outdirs), collection=parts)
+            if cycle == 1:
+                snapshots["after"] = shutil.copytree(parts, base / "after-ingest-1")
+            cycles.append(SimpleNamespace(outdirs=outdirs, started=started, harvested=harvested, logs=logs,
+                                          out=out if cycle == 1 else None))
+        before_again = snapshot(parts)
+        again = scrapy("ingest", *map(str, cycles[-1].outdirs), collection=parts)
+        yield SimpleNamespace(web=web, base=base, local=local, parts=parts, cycles=cycles, local_done=local_done,
+                              snapshots=snapshots, before_again=before_again, again=again,
+                              access_log=web.access_log())
+
+
+def snapshot(directory: Path) -> dict:
+    """What must be equal between two collections: by URL (doc-ids depend on the order URLs were found)."""
+    with Collection(directory, readonly=True) as collection:
+        records = collection.documents.records
+        docs, duplicates = {}, set()
+        for doc_id in range(1, collection.documents.count + 1):
+            record = records[doc_id]
+            url = collection.url(doc_id)
+            flags = int(record["flags"])
+            if flags & DocFlag.DUPLICATE:  # which of two equal pages is the original depends on the order
+                duplicates.add(frozenset((url, collection.url(int(record["duplicate_of"])))))
+            docs[url] = (int(record["status"]), int(record["error"]), int(record["visits"]), int(record["errors"]),
+                         flags & ~DocFlag.DUPLICATE, int(record["depth"]), int(record["content_hash"]),
+                         # bytes received before a download was stopped at its limit: as many as the last
+                         # chunk brought, a matter of timing
+                         0 if flags & DocFlag.TRUNCATED else int(record["raw_length"]), bytes(record["mime"]),
+                         tuple(collection.url(int(t)) for t in collection.links.links(doc_id)))
+        sites = {}
+        for site_id in range(1, collection.sites.count + 1):
+            site = collection.sites.records[site_id]
+            robots = collection.url(int(site["robots_docid"])) if site["robots_docid"] else ""
+            sites[robots] = (int(site["robots_state"]), float(site["crawl_delay"]), int(site["fetched"]),
+                             int(site["ok"]), int(site["errors"]))
+        return {"docs": docs, "duplicates": duplicates, "sites": sites}
+
+
+def test_parts_harvested_apart_and_ingested_equal_a_local_harvest(crawls):
+    local, parts = snapshot(crawls.local), snapshot(crawls.parts)
+    assert sum(1 for d in local["docs"].values() if d[2]) > 30  # pages fetched, over several cycles
+    assert local["duplicates"] and any(d[0] == 404 for d in local["docs"].values())
+    differ = {url: (local["docs"].get(url), parts["docs"].get(url))
+              for url in local["docs"].keys() | parts["docs"].keys()
+              if local["docs"].get(url) != parts["docs"].get(url)}
+    assert not differ, sorted(differ.items())[:5]
+    assert local["duplicates"] == parts["duplicates"]
+    assert local["sites"] == parts["sites"]
+    for cycle in crawls.cycles:  # each part's batch is in: harvest.json for the parts and the batch
+        batch = json.loads((newest_parts(crawls.parts)[0].parent / "harvest.json").read_text())
+        assert batch["parts"] == 2
+
+
+def test_the_pages_of_parts_out_are_not_selected_again_until_ingested_or_too_long_out(crawls):
+    held, let_go = crawls.cycles[0].out
+    assert "0 eligible now" in held and "no page to fetch" in held
+    assert f"{WEB['sites']} eligible now" in let_go
+    # once ingested, the next cycle's manager planned a batch of new pages
+    assert sum(1 for d in crawls.cycles[1].outdirs for f in warc_files(d) for _ in read_fetches(f)) > WEB["sites"]
+
+
+def test_ingesting_a_part_again_changes_nothing(crawls):
+    assert snapshot(crawls.parts) == crawls.before_again
+    assert "harvested already, nothing to ingest" in crawls.again.stderr
+
+
+def test_an_ingest_killed_half_way_goes_on_where_it_stopped(crawls, tmp_path):
+    """The state a kill leaves (some fetches of a part in, no harvest.json) is made by ingesting a copy of a
+    part's WARC cut after half of its fetches; the whole part ingested after it gives the one-shot ingest."""
+    resumed = shutil.copytree(crawls.snapshots["before"], tmp_path / "resumed")
+    first = crawls.cycles[0].outdirs
+    cut = tmp_path / "cut"
+    shutil.copytree(first[0], cut)
+    (cut / "harvest.json").unlink()  # a harvest still running, or copied before it ended
+    file = max(warc_files(cut), key=lambda p: p.stat().st_size)
+    total = len(list(read_fetches(file)))
+    file.write_bytes(file.read_bytes()[:_end_of_fetch(file, total // 2)])
+    half = scrapy("ingest", str(cut), collection=resumed)
+    assert f"Ingested {total // 2} fetches (0 already" in half.stderr and "has not finished" in half.stderr
+    assert not (resumed / "batches" / "000001" / "part-0" / "harvest.json").exists()
+    rest = scrapy("ingest", *map(str, first), collection=resumed)
+    assert f"({total // 2} already in the collection)" in rest.stderr
+    assert snapshot(resumed) == snapshot(crawls.snapshots["after"])
+
+
+def _end_of_fetch(file: Path, count: int) -> int:
+    """The byte offset where the ``count``-th fetch's records end in ``file``."""
+    seen = 0
+    with open(file, "rb") as stream:
+        records = ArchiveIterator(stream)
+        for record in records:
+            if record.rec_type == "metadata":
+                seen += 1
+            if seen == count:
+                records.read_to_end(record)
+                return records.get_record_offset() + records.get_record_length()
+    raise AssertionError(f"{file} has fewer than {count} fetches")
+
+
+def test_detached_harvests_need_no_collection_and_keep_each_site_to_one_part(crawls):
+    assert not Path("/nonexistent/collection").exists()
+    for cycle in crawls.cycles:
+        sites = []
+        for n, outdir in enumerate(cycle.outdirs):
+            files = warc_files(outdir)
+            assert warcinfo(files[0])["wirescrapy-part"] == str(n)
+            urls = [a.fields["url"] for f in files for a in read_fetches(f)]
+            assert all(site_part(origin(url), 2) == n for url in urls), urls
+            sites.append({origin(url) for url in urls})
+        assert not sites[0] & sites[1]
+
+
+def test_detached_harvests_are_polite_and_obey_robots_txt(crawls):
+    web, truth = crawls.web, crawls.web.truth
+    detached = [r for r in crawls.access_log if r["start"] > crawls.local_done]
+    requested = {web.url(r["host"], r["path"]) for r in detached}
+    assert truth.disallowed and not truth.disallowed & requested
+    assert any(r["path"] == "/robots.txt" for r in detached)
+    for cycle in crawls.cycles:
+        window = [r for r in detached if cycle.started <= r["start"] <= cycle.harvested]
+        hosts = by_host(window)
+        assert len(hosts) == WEB["sites"]
+        for host, records in hosts.items():
+            wait = CRAWL_DELAY if truth.robots[host] == "crawl-delay" else WAIT
+            assert not too_close(records, wait), (host, too_close(records, wait)[:5])
+
+
+def test_every_warc_passes_warcio_check_and_reads_with_fastwarc(crawls):
+    local_files = warc_files(crawls.base / "local-warc")
+    part_files = [f for cycle in crawls.cycles for outdir in cycle.outdirs for f in warc_files(outdir)]
+    assert local_files and len(part_files) >= 2 * CYCLES
+    warcio_check(*local_files, *part_files)
+    kinds = {}
+    for file in local_files + part_files:
+        for kind, _, headers in fastwarc_records(file):
+            kinds[kind] = kinds.get(kind, 0) + 1
+            if kind == "metadata" and headers.get("WIRE-Fetch-Error"):
+                kinds["failure"] = kinds.get("failure", 0) + 1
+    assert kinds["warcinfo"] == len(local_files) + len(part_files)
+    assert kinds["request"] == kinds["response"] and kinds["metadata"] > kinds["response"] and kinds["failure"]
+    # WIRE_WARC_DIR: the local harvest archived every fetch it recorded (a refused one has no visit, but a time)
+    with Collection(crawls.local, readonly=True) as collection:
+        archived = {a.fields["url"] for f in local_files for a in read_fetches(f) if a.fields["kind"] != "sitemap"}
+        records = collection.documents.records
+        visited = {collection.url(d) for d in range(1, collection.documents.count + 1) if records[d]["visits"]}
+        tried = {collection.url(d) for d in range(1, collection.documents.count + 1) if records[d]["last_visit"]}
+        assert visited <= archived <= tried
+
+
+def test_a_killed_detached_harvest_run_again_fetches_only_what_its_warc_files_lack(crawls, tmp_path):
+    collection = shutil.copytree(crawls.snapshots["after"], tmp_path / "collection")
+    scrapy("manager", collection=collection)  # cycle 2's pages, in one part
+    batch = max((collection / "batches").iterdir(), key=lambda p: p.name)
+    outdir = tmp_path / "warc"
+    slow = {"WIRE_WAIT_NORMAL": 0.5}
+    job = scrapy("crawl", "harvester", "-a", f"batch={batch}", "-a", f"warc={outdir}", settings=slow, wait=False)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if outdir.is_dir() and sum(1 for f in warc_files(outdir) for a in read_fetches(f)
+                                   if a.fields["kind"] == "page") >= 8:
+            break
+        time.sleep(0.2)
+    job.kill()
+    job.communicate()
+    first = {a.fields["url"] for f in warc_files(outdir) for a in read_fetches(f) if a.fields["kind"] == "page"}
+    assert len(first) >= 8 and not (outdir / "harvest.json").exists()
+    warcio_check(*warc_files(outdir))  # the kill left every record whole
+    again_at = time.time()
+    scrapy("crawl", "harvester", "-a", f"batch={batch}", "-a", f"warc={outdir}", settings=slow)
+    assert (outdir / "harvest.json").exists()
+    requested = {crawls.web.url(r["host"], r["path"]) for r in crawls.web.access_log() if r["start"] >= again_at}
+    pages = {url.url for url in read_batch(batch).urls}
+    assert not first & requested  # fetched before the kill: not again
+    archived = [a.fields["url"] for f in warc_files(outdir) for a in read_fetches(f) if a.fields["kind"] == "page"
+                and a.fields["doc_id"]]
+    assert set(archived) == pages and len(archived) == len(pages)
+
+
+class _Gzipped(BaseHTTPRequestHandler):
+    """Every page gzip-encoded, as servers send to a client that accepts it; robots.txt absent."""
+
+    def do_GET(self):
+        if self.path == "/robots.txt":
+            self.send_error(404)
+            return
+        body = gzip.compress(GZIP_PAGE, mtime=0)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+GZIP_PAGE = b"<html><head><title>gz</title></head><body><p>" + b"compressed " * 400 + b"</p></body></html>"
+
+
+def test_a_compressed_body_is_archived_as_received_and_ingested_as_a_local_harvest_stores_it(tmp_path):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Gzipped)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/"
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text(url + "\n")
+        local, parts = tmp_path / "local", tmp_path / "parts"
+        scrapy("seed", str(seeds), collection=local)
+        scrapy("manager", collection=local)
+        shutil.copytree(local, parts)
+        scrapy("crawl", "harvester", "-a", f"batch={local / 'batches' / '000001'}", collection=local)
+        outdir = tmp_path / "warc"
+        scrapy("crawl", "harvester", "-a", f"batch={parts / 'batches' / '000001'}", "-a", f"warc={outdir}")
+        scrapy("ingest", str(outdir), collection=parts)
+    finally:
+        server.shutdown()
+    [page] = [a for f in warc_files(outdir) for a in read_fetches(f) if a.fields["kind"] == "page"]
+    assert page.body == gzip.compress(GZIP_PAGE, mtime=0) and ("Content-Encoding", "gzip") in page.headers
+    assert page.fields["decoded"] and page.fields["body_length"] == len(GZIP_PAGE)
+    warcio_check(*warc_files(outdir))
+    with Collection(local, readonly=True) as a, Collection(parts, readonly=True) as b:
+        stored = a.load_page(a.lookup(url))
+        assert stored and b"compressed" in stored and stored == b.load_page(b.lookup(url))
+    assert snapshot(local)["docs"] == snapshot(parts)["docs"]

@@ -1,0 +1,200 @@
+"""``scrapy ingest OUTDIR…``: batch parts harvested elsewhere into WARC, brought into the collection.
+
+Each ``OUTDIR`` is what a detached harvester wrote (``scrapy crawl harvester -a batch=PART -a warc=OUTDIR``):
+WARC files whose warcinfo names the batch and part, and ``harvest.json`` once that harvest finished. Their
+fetches go, in the order they were written, through the same item pipelines a local harvest uses (the
+gatherer: document, parse, content-seen and page store, link graph, metadata, new URLs through the seeder's
+rules), in a crawl of the :class:`IngestSpider`, which holds the collection's :class:`Harvest` as the
+harvester's spider does and tells the harvest's robots.txt owner of each robots.txt fetch as the harvester's
+spider did. A body the harvester received compressed is decoded by Scrapy's own ``HttpCompressionMiddleware``,
+as it was in the harvest.
+
+* The part must be the collection's: ``batches/NNNNNN/part-K`` of the batch the WARC names.
+* A fetch already in the collection is passed over: its document's record has a ``last_visit`` not before
+  the fetch ended (the metadata pipeline writes exactly the fetch's end). So ingesting a part twice changes
+  nothing, and an ingest killed half way, run again, goes on where it stopped.
+* When every fetch of a finished harvest is in, the part gets its ``harvest.json`` in the collection, as a
+  part harvested locally does: the manager stops holding its pages back (``WIRE_PART_TIMEOUT``), and once
+  every part of a batch has one, the batch has its own too.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import ClassVar
+
+import scrapy
+from scrapy import signals
+from scrapy.commands import ScrapyCommand
+from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddleware
+from scrapy.exceptions import UsageError
+from scrapy.http import Headers, Response
+
+from wirescrapy.commands.base import WireCommand
+from wirescrapy.config import WireConfig
+from wirescrapy.harvester.robots import fetch_origin
+from wirescrapy.harvester.session import HARVEST_FILE, Harvest
+from wirescrapy.items import Kind
+from wirescrapy.manager.batch import BatchError, read_batch
+from wirescrapy.url import robots_txt_url
+from wirescrapy.warc.reader import WarcError, read_fetches, warc_files, warcinfo
+from wirescrapy.warc.records import fetch_of
+
+logger = logging.getLogger(__name__)
+
+
+class Command(WireCommand, ScrapyCommand):
+    quiet = False
+
+    def syntax(self):
+        return "OUTDIR [OUTDIR ...]"
+
+    def short_desc(self):
+        return "Bring batch parts harvested into WARC (crawl harvester -a warc=OUTDIR) into the collection"
+
+    def run(self, args, opts):
+        if not args:
+            raise UsageError("give the WARC directories of the harvested parts")
+        for directory in args:
+            if not Path(directory).is_dir():
+                raise UsageError(f"{directory}: no such directory")
+        self.crawl(IngestSpider, dirs=args)
+
+
+class IngestSpider(scrapy.Spider):
+    name = "ingest"
+    # No requests, only items: Scrapy's scheduler, and its LogStats line ("scraped N items") for the progress,
+    # in place of the harvest's, which reads the harvester's scheduler.
+    custom_settings: ClassVar[dict] = {"SCHEDULER": "scrapy.core.scheduler.Scheduler",
+                                       "EXTENSIONS": {"wirescrapy.extensions.WireSettingsCheck": 0}}
+
+    def __init__(self, dirs: list[str] | str = (), **kwargs):
+        super().__init__(**kwargs)
+        self.dirs = [Path(d) for d in ([dirs] if isinstance(dirs, str) else dirs)]
+        self.harvest: Harvest | None = None
+        self.parts: list[tuple[Path, Path, dict]] = []  # (WARC directory, the part's directory, warcinfo)
+        self.ingested = self.skipped = 0
+        self.complete: list[tuple[Path, Path]] = []  # parts every fetch of a finished harvest is in
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.config = WireConfig.from_crawler(crawler)
+        spider.decoder = HttpCompressionMiddleware.from_crawler(crawler)
+        spider.harvest = Harvest.open(spider.config, crawler.settings.get("USER_AGENT") or "")
+        try:
+            spider.parts = [spider._part(directory) for directory in spider.dirs]
+        except BaseException:
+            spider.harvest.close()
+            raise
+        crawler.signals.connect(spider._closed, signal=signals.spider_closed)
+        return spider
+
+    def _part(self, directory: Path) -> tuple[Path, Path, dict]:
+        """The collection's directory of the part whose WARC files are in ``directory``."""
+        files = warc_files(directory)
+        if not files:
+            raise UsageError(f"{directory}: no WARC files (*.warc.gz)")
+        try:
+            info = warcinfo(files[0])
+        except WarcError as exc:
+            raise UsageError(str(exc)) from None
+        if "wirescrapy-batch" not in info:
+            raise UsageError(f"{files[0]}: not written by a harvest of a batch (no wirescrapy-batch)")
+        number, part, parts = (int(info.get(f"wirescrapy-{key}", 0) or 0) for key in ("batch", "part", "parts"))
+        path = self.harvest.batches_dir / f"{number:06d}"
+        if parts > 1:
+            path /= f"part-{part}"
+        try:
+            batch = read_batch(path)
+        except BatchError as exc:
+            raise BatchError(f"{directory} holds batch {number} part {part}, which this collection "
+                             f"({self.harvest.collection.dir}) did not write: {exc}") from None
+        if float(batch.info.get("created", 0)) != float(info.get("wirescrapy-batch-created", 0) or 0):
+            raise BatchError(f"{directory} holds a batch {number} written at another time than this collection's: "
+                             f"another collection's batch")
+        return directory, path, info
+
+    async def start(self):
+        for directory, part_dir, _ in self.parts:
+            harvest = self.harvest
+            if (part_dir / HARVEST_FILE).exists():
+                logger.info("%(dir)s: %(part)s is harvested already, nothing to ingest",
+                            {"dir": directory, "part": part_dir})
+                continue
+            harvest.open_batch(part_dir)
+            for file in warc_files(directory):
+                for archived in read_fetches(file):
+                    fetch = fetch_of(archived.fields, self._body(archived))
+                    if fetch.kind is Kind.ROBOTS:  # what the harvester's spider told the owner, in order
+                        if fetch.error is not None:
+                            harvest.robots.failed(fetch)
+                        elif not fetch.followed:
+                            harvest.robots.fetched(fetch)
+                    if self._applied(fetch):
+                        self.skipped += 1
+                        continue
+                    self.ingested += 1
+                    yield fetch
+            if (directory / HARVEST_FILE).exists():
+                self.complete.append((directory, part_dir))
+            else:
+                logger.warning("%(dir)s: its harvest has not finished (no %(file)s): what it fetched so far is "
+                               "ingested; ingest it again when it has", {"dir": directory, "file": HARVEST_FILE})
+
+    def _body(self, archived) -> bytes:
+        """The body the harvester handed on: the one received, decoded as Scrapy decoded it in the harvest."""
+        if not archived.fields["decoded"] or archived.headers is None:
+            return archived.body
+        url = archived.fields["url"]
+        request = scrapy.Request(url)
+        response = Response(url, status=archived.status, headers=Headers(archived.headers), body=archived.body,
+                            request=request)
+        return self.decoder.process_response(request, response, self).body
+
+    def _applied(self, fetch) -> bool:
+        """Whether the collection has ``fetch`` already (a record written at its end or later)."""
+        if fetch.kind is Kind.SITEMAP:
+            return False  # no record of its own: its URLs are added once whatever happens
+        collection = self.harvest.collection
+        doc_id = fetch.doc_id
+        if not doc_id:
+            doc_id = collection.lookup(robots_txt_url(fetch_origin(fetch)) if fetch.kind is Kind.ROBOTS else fetch.url)
+        if not 0 < doc_id <= collection.documents.count:
+            return False
+        return float(collection.documents.records[doc_id]["last_visit"]) >= fetch.ended
+
+    def _closed(self, reason: str) -> None:
+        harvest = self.harvest
+        try:
+            if reason == "finished":
+                for directory, part_dir in self.complete:
+                    self._finish(directory, part_dir)
+            logger.info("Ingested %(n)d fetches (%(skipped)d already in the collection) from %(dirs)d WARC "
+                        "directories into %(collection)s",
+                        {"n": self.ingested, "skipped": self.skipped, "dirs": len(self.dirs),
+                         "collection": harvest.collection.dir})
+        finally:
+            harvest.close()
+
+    def _finish(self, directory: Path, part_dir: Path) -> None:
+        """The part is in: its harvest.json (the WARC harvest's, with when it was ingested), then the batch's
+        when every part has one."""
+        record = json.loads((directory / HARVEST_FILE).read_text(encoding="utf-8"))
+        _write_json(part_dir / HARVEST_FILE, {**record, "ingested": time.time(), "warc": str(directory.resolve())})
+        batch_dir = part_dir.parent
+        parts = sorted(batch_dir.glob("part-*")) if batch_dir != self.harvest.batches_dir else []
+        if parts and all((p / HARVEST_FILE).exists() for p in parts):
+            _write_json(batch_dir / HARVEST_FILE, {"batch": int(batch_dir.name), "part": None, "parts": len(parts),
+                                                   "finished": time.time()})
+        self.harvest.collection.checkpoint()
+
+
+def _write_json(path: Path, value: dict) -> None:
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
+    os.replace(temporary, path)

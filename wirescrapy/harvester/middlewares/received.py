@@ -1,0 +1,39 @@
+"""The bytes on the wire, kept for an archive: the request as sent and the response as received.
+
+Scrapy's ``HttpCompressionMiddleware`` (590) replaces a compressed response by its decoded body and drops its
+``Content-Encoding``; a WARC file is to hold what the server sent. This middleware sits just above it (595),
+so its ``process_response`` sees the response before it is decoded, and copies the headers (which the
+decoding changes in place) into an :class:`~wirescrapy.items.Exchange` in ``meta[EXCHANGE]``; the spider
+puts it on the fetch, for the WARC writer (``wirescrapy.warc``). The body is the same ``bytes`` object the
+downloader made, not a copy. It does nothing unless the spider archives (its ``warc_dir``: ``-a warc=DIR``
+or ``WIRE_WARC_DIR``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from wirescrapy.harvester.meta import EXCHANGE
+from wirescrapy.items import Exchange
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.http import Headers, Response
+
+
+class ReceivedMiddleware:
+    def process_response(self, request: Request, response: Response, spider: Spider) -> Response:
+        if getattr(spider, "warc_dir", ""):
+            request_headers = _pairs(request.headers)
+            if not any(name.lower() == b"host" for name, _ in request_headers):
+                request_headers.insert(0, (b"Host", urlsplit(request.url).netloc.encode("ascii", "replace")))
+            request.meta[EXCHANGE] = Exchange(
+                method=request.method.encode("ascii"), request_headers=request_headers,
+                protocol=response.protocol or "HTTP/1.1", status=response.status,
+                headers=_pairs(response.headers), body=response.body)
+        return response
+
+
+def _pairs(headers: Headers) -> list[tuple[bytes, bytes]]:
+    return [(bytes(name), bytes(value)) for name, values in headers.items() for value in values]

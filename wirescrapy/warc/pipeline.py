@@ -1,0 +1,83 @@
+"""Every fetch of a harvest into WARC, as the harvester handed it over (item pipeline, first of all).
+
+On when the spider has a ``warc_dir``: ``scrapy crawl harvester -a batch=DIR -a warc=OUTDIR`` (the detached
+harvester: no collection, this pipeline is the only one that acts) or ``WIRE_WARC_DIR`` (the ordinary
+harvester archives as it crawls; the gatherer's pipelines come after this one). It runs before the gatherer,
+so a fetch is written as the harvester concluded it, and a gatherer's failure on it cannot change what is
+archived. Files are rotated at ``WIRE_WARC_MAX_SIZE`` bytes and named after the batch and part being
+harvested (:mod:`~wirescrapy.warc.writer`); a new batch begins a new file. Stats under ``warc/``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+
+from wirescrapy.config import WireConfig
+from wirescrapy.items import Fetch, Kind
+from wirescrapy.warc.writer import WarcWriter
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+
+class WarcPipeline:
+    def __init__(self, crawler: Crawler, max_size: int):
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.max_size = max_size
+        self.writer: WarcWriter | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        pipeline = cls(crawler, WireConfig.from_crawler(crawler).warc_max_size)
+        crawler.signals.connect(pipeline.open, signal=signals.spider_opened)
+        crawler.signals.connect(pipeline.close, signal=signals.spider_closed)
+        return pipeline
+
+    def open(self, spider: Spider) -> None:
+        """A harvest with a batch begins its first file at once: a part with nothing to fetch still leaves a
+        file whose warcinfo says which part it was, for ``scrapy ingest``."""
+        directory, batch = getattr(spider, "warc_dir", ""), getattr(spider, "batch", None)
+        if directory and batch is not None:
+            self.writer = WarcWriter(directory, self.max_size, batch_info(batch))
+            self.writer.open()
+
+    def process_item(self, item, spider: Spider):
+        directory = getattr(spider, "warc_dir", "")
+        if not directory or not isinstance(item, Fetch):
+            return item
+        if self.writer is None:
+            self.writer = WarcWriter(directory, self.max_size)  # a harvest that had no batch when it began
+        self.writer.begin(batch_info(getattr(spider, "batch", None)))
+        written = self.writer.write(item)
+        stats = self.stats
+        stats.inc_value("warc/bytes", written)
+        stats.inc_value(f"warc/fetched/{item.kind.value}")
+        if item.error is not None:
+            stats.inc_value(f"warc/errors/{item.error.label}")
+        elif item.kind is Kind.PAGE:
+            stats.inc_value(f"warc/status/{item.status}")
+        return item
+
+    def close(self, spider: Spider) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            logger.info("WARC: %(fetches)d fetches, %(bytes)d bytes in %(files)d file(s) in %(dir)s",
+                        {"fetches": self.writer.fetches, "bytes": self.writer.bytes,
+                         "files": len(self.writer.files), "dir": self.writer.dir})
+
+
+def batch_info(batch) -> dict:
+    """What a file's warcinfo says of the batch being harvested (a ``manager.batch.Batch``, or None)."""
+    if batch is None:
+        return {}
+    return {"batch": batch.number, "part": batch.part, "parts": batch.parts,
+            "collection": batch.info.get("collection", ""), "batch-created": batch.info.get("created", 0)}

@@ -1,0 +1,191 @@
+"""One fetch as WARC/1.1 records, and back: what the harvester writes and ``scrapy ingest`` reads.
+
+Every :class:`~wirescrapy.items.Fetch` the harvester hands over is written as a group of records, in this
+order, with one ``WARC-Record-ID`` tying them together:
+
+``request`` (when a response came)
+    ``application/http;msgtype=request``: the request line and the headers Scrapy sent (``Host`` added when
+    Scrapy left it to Twisted). ``WARC-Concurrent-To`` names the response.
+``response`` (when a response came)
+    ``application/http;msgtype=response``: the status line (Scrapy keeps no reason phrase: the status's
+    standard one), the headers as received and the body **as received**: a gzip- or br-encoded body stays
+    encoded, with its ``Content-Encoding`` as the server sent it. Twisted removes the chunked transfer
+    coding before Scrapy sees a body, so a ``Transfer-Encoding`` header is kept as
+    ``X-Wire-Transfer-Encoding`` (the body in the record is not chunked). A body stopped at its size limit
+    has ``WARC-Truncated: length``; one stopped after its headers (a media type not accepted) is empty, with
+    ``WARC-Truncated: unspecified``. ``WARC-IP-Address`` is the address it came from.
+``metadata`` (always, last)
+    ``application/vnd.wirescrapy.fetch+json``: what the harvester concluded (:func:`fetch_fields`: kind,
+    doc-id, depth, times, status, error kind, redirect, sitemap entries…), with the headers
+    ``WIRE-Fetch-Kind`` (``page``, ``robots``, ``sitemap``) and, for a failure with no response (DNS, timeout,
+    refused, blocked address, robots.txt disallows…), ``WIRE-Fetch-Error`` (its :class:`FetchError` label),
+    so that another tool can list the failures without reading JSON. ``WARC-Refers-To`` names the response.
+
+A group is complete when its ``metadata`` record is there: a reader takes a ``request`` or ``response``
+without one as the torn end of a killed write and leaves it. The JSON has ``"format":
+"wirescrapy-fetch/1"``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from http import HTTPStatus
+from io import BytesIO
+
+from warcio.recordbuilder import RecordBuilder
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.timeutils import datetime_to_iso_date
+
+from wirescrapy.items import Fetch, FetchError, Kind
+
+FETCH_FORMAT = "wirescrapy-fetch/1"
+FETCH_CONTENT_TYPE = "application/vnd.wirescrapy.fetch+json"
+KIND_HEADER = "WIRE-Fetch-Kind"
+ERROR_HEADER = "WIRE-Fetch-Error"
+WARC_VERSION = "WARC/1.1"
+_HOP_BY_HOP = b"transfer-encoding"
+
+
+def warc_date(seconds: float) -> str:
+    """A WARC/1.1 date (microseconds) of Unix ``seconds``."""
+    moment = datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None)
+    return datetime_to_iso_date(moment, use_micros=True)
+
+
+def reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+# What the gatherer's pipelines fill in, and what the records hold apart from the JSON.
+_NOT_IN_JSON = frozenset({"body", "exchange", "page", "original", "changed", "links"})
+_FIELDS = tuple(f.name for f in dataclasses.fields(Fetch) if f.name not in _NOT_IN_JSON)
+
+
+def fetch_fields(fetch: Fetch) -> dict:
+    """What the harvester concluded of a fetch, as JSON values: every field of ``Fetch`` it fills (a field
+    added to ``Fetch`` later comes along by itself), none of the gatherer's."""
+    fields = {"format": FETCH_FORMAT}
+    for name in _FIELDS:
+        value = getattr(fetch, name)
+        if name == "kind":
+            value = value.value
+        elif name == "error":
+            value = value.label if value is not None else None
+        elif name == "listed":
+            value = [list(pair) for pair in value]
+        elif isinstance(value, enum.Enum):
+            value = value.value
+        fields[name] = value
+    fields["body_length"] = len(fetch.body)
+    # The body the harvester handed on is not the one received (Scrapy decoded its Content-Encoding).
+    fields["decoded"] = fetch.exchange is not None and not fetch.exchange.body.startswith(fetch.body)
+    return fields
+
+
+def fetch_of(fields: dict, body: bytes) -> Fetch:
+    """The fetch ``fields`` describe (:func:`fetch_fields`), with ``body``, the body the harvester kept."""
+    if fields.get("format") != FETCH_FORMAT:
+        raise ValueError(f"not a {FETCH_FORMAT} record: {fields.get('format')!r}")
+    values = {name: fields[name] for name in _FIELDS if name in fields}
+    values["kind"] = Kind(values["kind"])
+    error = values.get("error")
+    values["error"] = FetchError[error.upper()] if error else None
+    values["listed"] = [(url, modified) for url, modified in values.get("listed", ())]
+    return Fetch(**values, body=body[:fields["body_length"]])
+
+
+@dataclass(slots=True)
+class Archived:
+    """A fetch read back from WARC: the harvester's conclusions and the response as received."""
+
+    fields: dict
+    record_id: str  # the metadata record's WARC-Record-ID
+    status: int = 0  # the response record's, 0 if none
+    headers: list[tuple[str, str]] | None = None  # the response's headers as received; None: no response
+    body: bytes = b""  # the response's body as received
+
+    @property
+    def ended(self) -> float:
+        return float(self.fields["ended"])
+
+
+class FetchRecords(RecordBuilder):
+    """Builds the records of one fetch (and the warcinfo of a file) with warcio."""
+
+    def __init__(self):
+        super().__init__(warc_version=WARC_VERSION)
+
+    def warcinfo(self, filename: str, info: dict, at: float):
+        record = self.create_warcinfo_record(filename, info)
+        record.rec_headers.replace_header("WARC-Date", warc_date(at))
+        return record
+
+    def records(self, fetch: Fetch) -> list:
+        """The request, response and metadata records of ``fetch`` (the first two when a response came)."""
+        out = []
+        date = warc_date(fetch.started)
+        meta_headers = {"WARC-Date": warc_date(fetch.ended), "Content-Type": FETCH_CONTENT_TYPE,
+                        KIND_HEADER: fetch.kind.value}
+        exchange = fetch.exchange
+        if exchange is not None:
+            response_id = self._make_warc_id()
+            response = self._response(fetch, date, response_id)
+            request = self.create_warc_record(
+                fetch.url, "request", payload=BytesIO(b""), length=0,
+                warc_headers_dict={"WARC-Date": date, "WARC-Concurrent-To": response_id},
+                http_headers=StatusAndHeaders(
+                    f"{exchange.method.decode('ascii', 'replace')} {_target(fetch.url)} {exchange.protocol}",
+                    _text_pairs(exchange.request_headers), protocol="", is_http_request=True))
+            out += [request, response]
+            meta_headers["WARC-Refers-To"] = response_id
+        elif fetch.error is not None:
+            meta_headers[ERROR_HEADER] = fetch.error.label
+        if exchange is not None and fetch.error is not None:
+            meta_headers[ERROR_HEADER] = fetch.error.label  # a response with an error (a redirect loop…)
+        data = json.dumps(fetch_fields(fetch), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        out.append(self.create_warc_record(fetch.url, "metadata", payload=BytesIO(data), length=len(data),
+                                           warc_content_type=FETCH_CONTENT_TYPE, warc_headers_dict=meta_headers))
+        return out
+
+    def _response(self, fetch: Fetch, date: str, record_id: str):
+        exchange = fetch.exchange
+        headers = {"WARC-Record-ID": record_id, "WARC-Date": date}
+        if fetch.ip:
+            headers["WARC-IP-Address"] = fetch.ip
+        if fetch.truncated:
+            headers["WARC-Truncated"] = "length"
+        elif fetch.mime_refused:
+            headers["WARC-Truncated"] = "unspecified"
+        pairs = [(b"X-Wire-Transfer-Encoding" if name.lower() == _HOP_BY_HOP else name, value)
+                 for name, value in exchange.headers]
+        http = StatusAndHeaders(f"{exchange.status} {reason(exchange.status)}".strip(), _text_pairs(pairs),
+                                protocol=exchange.protocol)
+        return self.create_warc_record(fetch.url, "response", payload=BytesIO(exchange.body),
+                                       length=len(exchange.body), warc_headers_dict=headers, http_headers=http)
+
+    def page(self, url: str, body: bytes, content_type: str, at: float, extra: dict | None = None):
+        """A response record of a stored page (``write_collection_warc``): status 200, the stored bytes."""
+        http = StatusAndHeaders("200 OK", [("Content-Type", content_type), ("Content-Length", str(len(body)))],
+                                protocol="HTTP/1.1")
+        return self.create_warc_record(url, "response", payload=BytesIO(body), length=len(body),
+                                       warc_headers_dict={"WARC-Date": warc_date(at), **(extra or {})},
+                                       http_headers=http)
+
+
+def _target(url: str) -> str:
+    """The request target of an absolute URL: its path and query."""
+    rest = url.split("://", 1)[-1]
+    slash = rest.find("/")
+    return rest[slash:] if slash >= 0 else "/"
+
+
+def _text_pairs(pairs: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+    # warcio writes header text as UTF-8; latin-1 maps every byte to one character and back.
+    return [(name.decode("latin-1"), value.decode("latin-1")) for name, value in pairs]

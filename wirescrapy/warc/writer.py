@@ -1,0 +1,129 @@
+"""WARC files of a harvest: each fetch appended as it ends, gzipped per record, rotated at a size.
+
+A :class:`WarcWriter` writes into one directory files named
+``wirescrapy-<batch>-<part>-<UTC yyyymmddhhmmss>-<serial>.warc.gz`` (``<batch>`` six digits, ``<serial>``
+five, counting the files of one writer; a name already taken, by a second harvester writing into the same
+directory, takes the next serial). Each file begins with a ``warcinfo`` record naming the software, the batch
+and its part (``wirescrapy-batch``, ``wirescrapy-part``, ``wirescrapy-parts``, ``wirescrapy-collection``: the
+collection that wrote the batch), then holds the record groups of :mod:`~wirescrapy.warc.records`, one group
+per fetch, every record its own gzip member (WARC/1.1 Annex D), so that a reader can start at any record. A
+file that has reached ``max_size`` bytes is closed and the next fetch opens a new one; a new batch (the next
+cycle) opens a new file too, whose warcinfo names it.
+
+Crash behaviour: a fetch's records are built in memory and appended with one ``write`` to a file opened with
+``O_APPEND``. A process killed at any moment leaves every file a sequence of complete record groups (the
+kernel has every ``write`` that returned, and a kill does not split one); only a machine's crash, or a full
+disk, can leave a torn tail, which the reader (:mod:`~wirescrapy.warc.reader`) stops at. ``close`` fsyncs
+the file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from io import BytesIO
+from pathlib import Path
+
+import scrapy
+from warcio.warcwriter import WARCWriter
+
+from wirescrapy.items import Fetch
+from wirescrapy.warc.records import WARC_VERSION, FetchRecords
+
+logger = logging.getLogger(__name__)
+
+SUFFIX = ".warc.gz"
+PREFIX = "wirescrapy"
+
+
+class WarcWriter:
+    def __init__(self, directory: str | os.PathLike, max_size: int, info: dict | None = None):
+        self.dir = Path(directory)
+        self.max_size = max_size
+        self.info = dict(info or {})  # the warcinfo fields: batch, part, parts, collection...
+        self.records = FetchRecords()
+        self._fd: int | None = None
+        self._path: Path | None = None
+        self._size = 0
+        self._serial = 0
+        self.files: list[Path] = []  # every file this writer opened
+        self.fetches = 0
+        self.bytes = 0
+
+    @property
+    def path(self) -> Path | None:
+        """The file being written, if one is open."""
+        return self._path
+
+    def open(self) -> None:
+        """Begin a file now (its warcinfo), not at the first fetch."""
+        if self._fd is None:
+            self._open()
+
+    def begin(self, info: dict) -> None:
+        """A new batch (or part): its fetches go to a new file whose warcinfo names it."""
+        if info != self.info:
+            self.close()
+            self.info = dict(info)
+
+    def write(self, fetch: Fetch) -> int:
+        """Append the records of ``fetch``; the bytes written."""
+        written = self.write_records(self.records.records(fetch))
+        self.fetches += 1
+        return written
+
+    def write_records(self, records: list) -> int:
+        """Append records built with ``self.records`` (one fetch's, or a collection's pages), in one
+        ``write``; the bytes written."""
+        data = self._serialize(records)
+        if self._fd is None:
+            self._open()
+        self._append(data)
+        self.bytes += len(data)
+        if self._size >= self.max_size:
+            self.close()
+        return len(data)
+
+    def _append(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:  # a regular file takes it whole; a short write only on a full disk, which raises next
+            view = view[os.write(self._fd, view):]
+        self._size += len(data)
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        logger.info("WARC file %(path)s closed: %(bytes)d bytes", {"path": self._path, "bytes": self._size})
+        self._path = None
+
+    def _serialize(self, records: list) -> bytes:
+        buffer = BytesIO()
+        writer = WARCWriter(buffer, gzip=True, warc_version=WARC_VERSION)
+        for record in records:
+            writer.write_record(record)
+        return buffer.getvalue()
+
+    def _open(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime())
+        batch, part = int(self.info.get("batch") or 0), int(self.info.get("part") or 0)
+        while True:
+            name = f"{PREFIX}-{batch:06d}-{part}-{stamp}-{self._serial:05d}{SUFFIX}"
+            self._serial += 1
+            try:
+                fd = os.open(self.dir / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+            except FileExistsError:
+                continue
+            break
+        self._fd, self._path, self._size = fd, self.dir / name, 0
+        self.files.append(self._path)
+        info = {"software": f"wirescrapy (Scrapy {scrapy.__version__}, warcio)", "format": "WARC File Format 1.1",
+                "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+                **{f"wirescrapy-{key}": str(value) for key, value in self.info.items()}}
+        self._append(self._serialize([self.records.warcinfo(name, info, time.time())]))
