@@ -12,14 +12,18 @@ import os
 import subprocess
 import sys
 import time
+import urllib.request
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from scrapy.settings import Settings
 
 from tests.splash import OwnSplash, shared_splash, wait_alive  # noqa: F401  (a fixture)
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import RenderState, SiteRender
+from wirescrapy.config import WireConfig
+from wirescrapy.harvester.render import render_request
 from wirescrapy.items import FetchError
 from wirescrapy.sampleweb import SampleWebProcess
 from wirescrapy.sampleweb.accesslog import by_host
@@ -227,3 +231,35 @@ def test_the_sample_web_log_records_splash_requests_by_host(auto_crawl):
     _, _, log, _ = auto_crawl
     assert not [r for r in log if r["path"].startswith("http")]
     assert json.dumps(log)  # plain records
+
+
+def test_a_page_in_splash_memory_cache_is_never_taken_from_another_request(tmp_path, shared_splash):  # noqa: F811
+    """The crawler's own render request, twice for one page. The sample web sends Last-Modified, so WebKit's
+    memory cache holds the page (and its style sheet and script) fresh and the second render requests none of
+    them: its first request is then another site's script (the third-party one), which must be aborted like
+    every other-site request and not taken for the page (the render fails: the page was not fetched)."""
+    settings = Settings()
+    settings.setmodule("settings.test", priority="project")
+    config = WireConfig.from_settings(settings)
+    with SampleWebProcess(workdir=tmp_path, **{**WEB, "sites": 6}) as web:
+        page = web.url(5, PREFIX + "write.html")
+        args = render_request(page, config, "wirescrapy-test", how="direct", meta={}, callback=None,
+                              errback=None).meta["splash"]["args"]
+
+        def render() -> dict:
+            post = urllib.request.Request(shared_splash + "/execute", json.dumps(args).encode(),
+                                          {"Content-Type": "application/json"})
+            with urllib.request.urlopen(post, timeout=60) as answer:
+                return json.load(answer)
+
+        first = render()
+        assert first["ok"] and first["raw"]["status"] == 200 and "found-write-1.html" in first["html"]
+        seen = len(web.access_log())
+        again = render()
+        time.sleep(0.3)  # a request aborted late would be logged when its connection closes
+        later = web.access_log()[seen:]
+        assert not [r for r in later if r["host"] != web.url(5).split("//")[1].split(":")[0]], later
+        if again["ok"]:  # a Splash that cached nothing fetched the page again
+            assert again["raw"]["status"] == 200 and later[0]["path"] == PREFIX + "write.html"
+        else:
+            assert not later and "memory cache" in again["reason"], (again, later)
