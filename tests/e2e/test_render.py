@@ -12,14 +12,18 @@ import os
 import subprocess
 import sys
 import time
+import urllib.request
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from scrapy.settings import Settings
 
 from tests.splash import OwnSplash, shared_splash, wait_alive  # noqa: F401  (a fixture)
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import RenderState, SiteRender
+from wirescrapy.config import WireConfig
+from wirescrapy.harvester.render import render_request
 from wirescrapy.items import FetchError
 from wirescrapy.sampleweb import SampleWebProcess
 from wirescrapy.sampleweb.accesslog import by_host
@@ -117,6 +121,11 @@ def test_rendering_keeps_politeness_as_the_sites_saw_it(auto_crawl):
     * A render makes at most ``WIRE_RENDER_SUBRESOURCES`` asset requests; no image is ever requested; no
       site sees a request for another site's resource (the script pages load ``/js/lib.js`` of another site,
       which exists nowhere: any request for it on a host whose pages did not ask for it is a leak).
+    * The checks are not vacuous: each asset the script pages use on their own site (``style.css``,
+      ``lib.js``, ``data.json``) was requested, inside a render. Not one request per render and asset: the
+      sample web sends ``Last-Modified`` (conditional revisits), so WebKit's memory cache in Splash holds an
+      asset fresh (heuristic freshness) and serves it to the next render from memory, with no request; each
+      asset URL is new to Splash here (a fresh sample web on a fresh port), so its first render fetches it.
     """
     web, _, log, _ = auto_crawl
     assert not [r for r in log if r["path"].endswith(".png")], "images are never loaded"
@@ -124,7 +133,7 @@ def test_rendering_keeps_politeness_as_the_sites_saw_it(auto_crawl):
     assert not [r for r in log if web.url(r["host"], r["path"]) in web.truth.disallowed]
     script_site = web.url(5).split("//")[1].split(":")[0]
     assert not [r for r in log if r["path"] == PREFIX + "lib.js" and r["host"] != script_site]
-    renders = 0
+    fetched: set[tuple[str, str]] = set()  # (host, asset) requested inside a render
     for host, requests in by_host(log).items():
         wait = WAIT
         accesses: list[list[dict]] = []
@@ -141,8 +150,8 @@ def test_rendering_keeps_politeness_as_the_sites_saw_it(auto_crawl):
             assert gap >= wait - 0.003, (host, [r["path"] for r in before], after[0]["path"], round(gap, 4))
         for access in accesses:
             assert len(access) - 1 <= SUBRESOURCES, (host, [r["path"] for r in access])
-            renders += len(access) > 1
-    assert renders >= 4  # the script pages' renders fetched their assets
+            fetched |= {(host, r["path"][len(PREFIX):]) for r in access[1:]}
+    assert fetched == {(script_site, name) for name in ("style.css", "lib.js", "data.json")}, fetched
 
 
 @pytest.mark.timeout(120)
@@ -222,3 +231,35 @@ def test_the_sample_web_log_records_splash_requests_by_host(auto_crawl):
     _, _, log, _ = auto_crawl
     assert not [r for r in log if r["path"].startswith("http")]
     assert json.dumps(log)  # plain records
+
+
+def test_a_page_in_splash_memory_cache_is_never_taken_from_another_request(tmp_path, shared_splash):  # noqa: F811
+    """The crawler's own render request, twice for one page. The sample web sends Last-Modified, so WebKit's
+    memory cache holds the page (and its style sheet and script) fresh and the second render requests none of
+    them: its first request is then another site's script (the third-party one), which must be aborted like
+    every other-site request and not taken for the page (the render fails: the page was not fetched)."""
+    settings = Settings()
+    settings.setmodule("settings.test", priority="project")
+    config = WireConfig.from_settings(settings)
+    with SampleWebProcess(workdir=tmp_path, **{**WEB, "sites": 6}) as web:
+        page = web.url(5, PREFIX + "write.html")
+        args = render_request(page, config, "wirescrapy-test", how="direct", meta={}, callback=None,
+                              errback=None).meta["splash"]["args"]
+
+        def render() -> dict:
+            post = urllib.request.Request(shared_splash + "/execute", json.dumps(args).encode(),
+                                          {"Content-Type": "application/json"})
+            with urllib.request.urlopen(post, timeout=60) as answer:
+                return json.load(answer)
+
+        first = render()
+        assert first["ok"] and first["raw"]["status"] == 200 and "found-write-1.html" in first["html"]
+        seen = len(web.access_log())
+        again = render()
+        time.sleep(0.3)  # a request aborted late would be logged when its connection closes
+        later = web.access_log()[seen:]
+        assert not [r for r in later if r["host"] != web.url(5).split("//")[1].split(":")[0]], later
+        if again["ok"]:  # a Splash that cached nothing fetched the page again
+            assert again["raw"]["status"] == 200 and later[0]["path"] == PREFIX + "write.html"
+        else:
+            assert not later and "memory cache" in again["reason"], (again, later)

@@ -188,25 +188,32 @@ def render_request(url: str, config: WireConfig, user_agent: str, *, how: str, m
 
 # The render, polite: see the module's docstring. Splash's Lua sandbox has string.find and string.sub, no
 # patterns; the first request is the page itself (its raw body is returned, in base64: any encoding, for
-# content-seen and the links it gained).
+# content-seen and the links it gained) when it is to the page's site. WebKit's memory cache (on in Splash
+# unless it runs with --disable-browser-caches) serves a page rendered before while it is fresh (heuristic
+# freshness from Last-Modified) with no request: the first request is then one of the page's resources, never
+# taken for the page (another site's is aborted as always), and the render fails, the page not fetched.
 LUA = """
 base64 = require("base64")
 function main(splash, args)
   splash.images_enabled = false
   splash.resource_timeout = args.resource_timeout
   local prefix = args.site .. "/"
-  local used, blocked, first = 0, 0, true
+  local used, blocked, first, page = 0, 0, true, nil
   local raw = {}
   splash:on_request(function(request)
     if args.proxy_host then
       request:set_proxy{host=args.proxy_host, port=args.proxy_port, type="HTTP"}
     end
+    local own = string.sub(request.url, 1, #prefix) == prefix
     if first then
       first = false
-      request:enable_response_body()
-      return
+      if own then
+        page = request.url
+        request:enable_response_body()
+        return
+      end
     end
-    if string.sub(request.url, 1, #prefix) ~= prefix then
+    if not own then
       blocked = blocked + 1
       request:abort()
     elseif used >= args.subresources then
@@ -217,7 +224,7 @@ function main(splash, args)
     end
   end)
   splash:on_response(function(response)
-    if raw.status == nil then
+    if raw.status == nil and page ~= nil and response.url == page then
       raw.status = response.status
       raw.type = response.headers["Content-Type"] or ""
       if response.body then raw.body64 = base64.encode(response.body) end
@@ -225,6 +232,9 @@ function main(splash, args)
   end)
   local ok, reason = splash:go{args.url, headers=args.headers}
   if raw.status == nil then
+    if ok and page == nil then
+      reason = "the page was not requested (Splash's memory cache held it)"
+    end
     return {ok=false, reason=tostring(reason), requests=used, blocked=blocked}
   end
   splash:wait(args.wait)
