@@ -46,11 +46,13 @@ def robots_fetch(status: int, body: bytes = b"", ended: float = 1000.0, url: str
 
 
 def gather(harvest: Harvest, fetch: Fetch) -> Fetch:
-    """``fetch`` through the gatherer's pipelines, in their order."""
+    """``fetch`` through the gatherer's pipelines, in their order (the WARC pipeline before them writes only
+    when the harvest archives)."""
     crawler = SimpleNamespace(settings=Settings())
     crawler.stats = MemoryStatsCollector(crawler)
     for path in sorted(default_settings.ITEM_PIPELINES, key=default_settings.ITEM_PIPELINES.get):
-        load_object(path)(crawler).process(fetch, harvest)
+        if path.startswith("wirescrapy.gatherer."):
+            load_object(path)(crawler).process(fetch, harvest)
     return fetch
 
 

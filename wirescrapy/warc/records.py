@@ -66,6 +66,8 @@ def reason(status: int) -> str:
 # What the gatherer's pipelines fill in, and what the records hold apart from the JSON.
 _NOT_IN_JSON = frozenset({"body", "exchange", "page", "original", "changed", "links"})
 _FIELDS = tuple(f.name for f in dataclasses.fields(Fetch) if f.name not in _NOT_IN_JSON)
+# Fields of bytes (header values as sent, a render's raw HTML): in JSON as the str of the same code points.
+_BYTES = frozenset(f.name for f in dataclasses.fields(Fetch) if f.name in _FIELDS and f.default == b"")
 
 
 def fetch_fields(fetch: Fetch) -> dict:
@@ -82,6 +84,8 @@ def fetch_fields(fetch: Fetch) -> dict:
             value = [list(pair) for pair in value]
         elif isinstance(value, enum.Enum):
             value = value.value
+        elif name in _BYTES:
+            value = value.decode("latin-1")
         fields[name] = value
     fields["body_length"] = len(fetch.body)
     # The body the harvester handed on is not the one received (Scrapy decoded its Content-Encoding).
@@ -98,6 +102,8 @@ def fetch_of(fields: dict, body: bytes) -> Fetch:
     error = values.get("error")
     values["error"] = FetchError[error.upper()] if error else None
     values["listed"] = [(url, modified) for url, modified in values.get("listed", ())]
+    for name in _BYTES & values.keys():
+        values[name] = values[name].encode("latin-1")
     return Fetch(**values, body=body[:fields["body_length"]])
 
 
