@@ -36,7 +36,6 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import scrapy
 from scrapy import signals
@@ -63,18 +62,15 @@ from wirescrapy.harvester.redirects import (
     is_redirect,
 )
 from wirescrapy.harvester.renders import FOLLOW_UP_PRIORITY, Renders, after_render
-from wirescrapy.harvester.robots import fetch_origin, origin_of
+from wirescrapy.harvester.robots import origin_of
 from wirescrapy.harvester.scheduler import WireScheduler
 from wirescrapy.harvester.session import Harvest, batch_figures
+from wirescrapy.harvester.sitefiles import SiteFiles
 from wirescrapy.items import Fetch, FetchError, Kind
 from wirescrapy.manager.batch import Batch, read_batch
 from wirescrapy.seeder.add import new_site_allowed
-from wirescrapy.seeder.sitemaps import parse_robots_rdf, parse_sitemap, robots_rdf_url
-from wirescrapy.url import BadURL, canonicalize, robots_txt_url, site_of
+from wirescrapy.url import site_of
 from wirescrapy.warc.reader import archived_fetches
-
-if TYPE_CHECKING:
-    from wirescrapy.seeder.robots import RobotsPolicy
 
 BLOCKED_SHARE = 0.9  # of a harvest's page fetches refused as blocked addresses, from which it is warned of
 BLOCKED_WARNING = (
@@ -92,7 +88,7 @@ def mostly_blocked(pages: int, blocked: int) -> bool:
     return pages > 0 and blocked >= BLOCKED_SHARE * pages
 
 
-class HarvesterSpider(Renders, scrapy.Spider):
+class HarvesterSpider(Renders, SiteFiles, scrapy.Spider):
     name = "harvester"
 
     def __init__(self, batch: str | None = None, seeds: str | None = None, cycles: str | int = 1,
@@ -416,68 +412,3 @@ class HarvesterSpider(Renders, scrapy.Spider):
             return True
         self.crawler.stats.inc_value("harvester/redirects/new_site_refused")
         return False
-
-    # -- robots.txt and sitemaps ---------------------------------------------------------------------
-
-    def _robots_request(self, origin: str) -> scrapy.Request:
-        return scrapy.Request(robots_txt_url(origin), callback=self.parse, errback=self.failed, dont_filter=True,
-                              priority=FOLLOW_UP_PRIORITY,
-                              meta={KIND: Kind.ROBOTS.value, ORIGIN: origin, HOLD_SITE: True,
-                                    "dont_retry": True})  # a failure is retried after WIRE_ROBOTS_TXT_INVALID_PERIOD
-
-    def _robots_fetched(self, fetch: Fetch) -> list:
-        origin = fetch_origin(fetch)
-        policy = self.harvest.robots.fetched(fetch)
-        self._robots_settled(origin, policy)
-        self.crawler.stats.inc_value(f"harvester/robots/{policy.state.name.lower()}")
-        limit = self.config.sitemaps_per_site
-        sitemaps = policy.sitemaps(robots_txt_url(origin))
-        requests = []
-        if self.config.add_robots_rdf:
-            requests.append(self._sitemap_request(robots_rdf_url(origin), origin, rdf=True))
-        for url in sitemaps[:limit]:
-            try:
-                requests.append(self._sitemap_request(canonicalize(url), origin))
-            except BadURL:
-                continue
-        self._sitemaps_left[origin] = max(limit - len(sitemaps), 0)
-        return requests
-
-    def _robots_failed(self, fetch: Fetch) -> None:
-        self._robots_settled(fetch_origin(fetch), self.harvest.robots.failed(fetch))
-        blocked = fetch.error is FetchError.BLOCKED_IP  # refused by our setting: the site's state is unchanged
-        self.crawler.stats.inc_value(f"harvester/robots/{'blocked_ip' if blocked else 'unreachable'}")
-
-    def _robots_settled(self, origin: str, policy: RobotsPolicy) -> None:
-        WireScheduler.of(self.crawler).set_crawl_delay(origin, policy.crawl_delay or 0.0)
-
-    def _robots_read(self, request: scrapy.Request, hop: scrapy.Request | None) -> None:
-        # The site's pages wait for its rules (HOLD_SITE): release the site once a robots.txt response or
-        # failure is handled, even if handling it raised, unless the chain goes on to another site, where the
-        # site's own pages would overtake it (RobotsTxt.keeps_hold).
-        origin = request.meta[ORIGIN]
-        if hop is None or not self.harvest.robots.keeps_hold(origin, hop.url):
-            WireScheduler.of(self.crawler).release_site(origin)
-
-    def _sitemap_request(self, url: str, origin: str, rdf: bool = False) -> scrapy.Request:
-        return scrapy.Request(url, callback=self.parse, errback=self.failed, dont_filter=True,
-                              meta={KIND: Kind.SITEMAP.value, ORIGIN: origin, RDF: rdf})
-
-    def _sitemap(self, fetch: Fetch, request) -> list:
-        parse = parse_robots_rdf if request.meta.get(RDF) else parse_sitemap
-        document = parse(fetch.body, fetch.url)
-        if document.error:
-            self.logger.info("Sitemap %(url)s: %(error)s", {"url": fetch.url, "error": document.error})
-        if not document.is_index:
-            fetch.listed = document.pairs()
-            return []
-        origin = fetch_origin(fetch)
-        left = self._sitemaps_left.get(origin, 0)
-        requests = []
-        for entry in document.entries[:left]:
-            try:
-                requests.append(self._sitemap_request(canonicalize(entry.url), origin))
-            except BadURL:
-                continue
-        self._sitemaps_left[origin] = left - len(requests)
-        return requests
