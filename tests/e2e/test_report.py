@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from tests.browser import Browser, find_chromium
 
@@ -138,3 +139,13 @@ def test_export_streams_what_was_asked(crawl):
     assert lines and all(re.search(r"page/\d+\.html$", json.loads(line)["url"]) for line in lines)
     bad = scrapy("export", "documents", "--docids", "9-2", "-s", collection)
     assert bad.returncode == 2 and "--docids" in bad.stderr
+    # the stored pages as WARC: one record per stored page, a file warcio reads back
+    run = scrapy("export", "--warc", str(base / "pages.warc.gz"), "-s", collection)
+    assert run.returncode == 0, run.stderr
+    written = int(re.search(r"([\d,]+) stored pages written", run.stderr)[1].replace(",", ""))
+    with open(base / "pages.warc.gz", "rb") as stream:
+        uris = [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(stream)
+                if r.rec_type in ("response", "revisit")]
+    assert written == len(uris) > 10 and all(uri.startswith("http://site") for uri in uris)
+    bad = scrapy("export", "documents", "--warc", str(base / "x.warc.gz"), "-s", collection)
+    assert bad.returncode == 2 and "give no WHAT" in bad.stderr

@@ -2,7 +2,8 @@
 
 ``WHAT`` is ``documents`` (URL and metadata, optionally the stored document or its text; selected by doc-id
 range, URL pattern, site or depth), ``links`` (the link graph as an edge list of doc-ids), ``sites`` or
-``seeds``; as JSON Lines or CSV, to stdout or a file. Rows are streamed (``wirescrapy/report/export.py``):
+``seeds``; as JSON Lines or CSV, to stdout or a file. ``--warc FILE`` writes the stored pages as WARC response
+records instead (``wirescrapy/warc/export.py``; an exact duplicate as a ``revisit`` of its original). Rows are streamed (``wirescrapy/report/export.py``):
 exporting ten million documents holds one chunk of them in memory. It opens the collection read-only and
 takes no lock, as ``scrapy status`` does.
 
@@ -23,6 +24,7 @@ from scrapy.exceptions import UsageError
 from wirescrapy.collection.records import RecordFileError
 from wirescrapy.commands.base import WireCommand
 from wirescrapy.report.export import CONTENTS, EXPORTS, FORMATS, RowWriter, Selection
+from wirescrapy.warc.export import write_collection_warc
 
 
 def _range(text: str, what: str) -> tuple[int, int | None]:
@@ -41,7 +43,7 @@ def _range(text: str, what: str) -> tuple[int, int | None]:
 
 class Command(WireCommand, ScrapyCommand):
     def syntax(self):
-        return f"{{{','.join(EXPORTS)}}} [options]"
+        return f"{{{','.join(EXPORTS)}}} [options] | --warc FILE"
 
     def short_desc(self):
         return "Export documents, the link graph, sites or seeds as JSON Lines or CSV"
@@ -51,6 +53,8 @@ class Command(WireCommand, ScrapyCommand):
         out = parser.add_argument_group("output")
         out.add_argument("--format", choices=FORMATS, default="jsonl", help="default: %(default)s")
         out.add_argument("--output", "-O", metavar="FILE", default="-", help="file to write (default: stdout)")
+        out.add_argument("--warc", metavar="FILE", help="write the stored pages as WARC response records to FILE "
+                         "(gzipped per record) instead of WHAT")
         select = parser.add_argument_group("which documents (documents, links)")
         select.add_argument("--docids", metavar="A-B", help="doc-ids: N, A-B or A- (links: of the source)")
         select.add_argument("--url", metavar="REGEX", default="", help="URLs matching the regular expression")
@@ -62,6 +66,11 @@ class Command(WireCommand, ScrapyCommand):
                             help="add the stored cleaned document or its text (default: %(default)s)")
 
     def run(self, args, opts):
+        if opts.warc:
+            if args:
+                raise UsageError("--warc writes the stored pages: give no WHAT with it")
+            self.export_warc(opts.warc)
+            return
         if len(args) != 1 or args[0] not in EXPORTS:
             raise UsageError(f"say what to export: one of {', '.join(EXPORTS)}")
         selection = self.selection(opts)
@@ -88,6 +97,19 @@ class Command(WireCommand, ScrapyCommand):
                 return
         if opts.output != "-":
             print(f"{writer.rows:,} {args[0]} rows written to {opts.output}", file=sys.stderr)
+
+    def export_warc(self, path: str) -> None:
+        config = self.wire_config()
+        if not (Path(config.collection_dir) / "urls.log").exists():
+            raise UsageError(f"no collection in {config.collection_dir}")
+        try:
+            with self.open_collection(config, readonly=True) as collection:
+                written = write_collection_warc(collection, path)
+        except RecordFileError as exc:
+            raise UsageError(str(exc)) from None
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        print(f"{written:,} stored pages written to {path} as WARC", file=sys.stderr)
 
     @staticmethod
     def selection(opts) -> Selection:
