@@ -174,3 +174,23 @@ def test_a_harvest_whose_pages_were_nearly_all_blocked_addresses_says_so(crawl, 
         message = warnings[0].getMessage()
         assert f"{blocked} of {pages} page fetches were refused as blocked addresses" in message
         assert "WIRE_BLOCKED_IPS" in message and "SCRAPY_SETTINGS_MODULE=settings.test" in message
+
+
+def test_a_response_whose_handling_fails_is_recorded_and_the_next_one_goes_on(crawl, monkeypatch, caplog):
+    """A defect in handling one response (here: reading a sitemap raises) loses neither the fetch nor the
+    responses after it; a failure before the fetch was built is recorded as an error of the request."""
+    spider, _, _ = crawl
+    sitemap = spider._sitemap_request(A + "/sitemap.xml", A)
+
+    def broken(*args):
+        raise RuntimeError("a defect")
+
+    monkeypatch.setattr(spider, "_sitemap", broken)
+    fetch, follow_ups = read(spider, answer(sitemap, 200, b"<urlset/>"))
+    assert fetch.kind is Kind.SITEMAP and fetch.status == 200 and follow_ups == []
+    assert "Handling the response of http://a.cl/sitemap.xml failed" in caplog.text
+    monkeypatch.setattr("wirescrapy.harvester.spider.response_fetch", broken)
+    page = Request(A + "/page", callback=spider.parse)
+    fetch, follow_ups = read(spider, answer(page, 200, b"<html></html>"))
+    assert fetch.url == A + "/page" and fetch.error is FetchError.OTHER and follow_ups == []
+    assert spider.crawler.stats.get_value("harvester/handling_failed") == 2

@@ -319,6 +319,7 @@ class HarvesterSpider(Renders, SiteFiles, scrapy.Spider):
             return
         kind = kind_of(request)
         hop = None  # the next request of a robots.txt's redirect chain
+        fetch, follow_ups = None, []
         try:
             fetch = response_fetch(response, self.config.max_file_size, time.time())
             if self.harvest.detached:
@@ -331,6 +332,15 @@ class HarvesterSpider(Renders, SiteFiles, scrapy.Spider):
                     follow_ups = self._robots_fetched(fetch)
             elif kind is Kind.SITEMAP and response.status == 200:
                 follow_ups = self._sitemap(fetch, request)
+        except Exception as exc:  # a defect or a response nothing foresaw: the page is recorded all the same
+            if isinstance(exc, OSError) and is_write_failure(exc):
+                raise
+            self.logger.error("Handling the response of %(url)s failed, recorded as an error of it: %(error)r",
+                              {"url": request.url, "error": exc})
+            self.crawler.stats.inc_value("harvester/handling_failed")
+            if fetch is None:
+                fetch = failure_fetch(request, exc, time.time())
+            hop, follow_ups = None, []
         finally:
             if kind is Kind.ROBOTS:
                 self._robots_read(request, hop)
