@@ -44,6 +44,8 @@ DOWNLOADER_MIDDLEWARES = {
     "wirescrapy.harvester.middlewares.robots.RobotsMiddleware": 120,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "wirescrapy.harvester.middlewares.retry.WireRetryMiddleware": 550,
+    "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
+    "wirescrapy.harvester.middlewares.decompression.DecompressionMiddleware": 590,
     "wirescrapy.harvester.middlewares.fetchlimits.FetchLimitsMiddleware": 950,
 }
 ITEM_PIPELINES = {
@@ -65,3 +67,8 @@ REDIRECT_ENABLED = False
 METAREFRESH_ENABLED = False
 HTTPERROR_ALLOW_ALL = True
 DNS_RESOLVER = "wirescrapy.resolver.MappedResolver"
+# Scrapy's HTTP/1.1 handler, with response headers bounded (WIRE_MAX_HEADER_SIZE, WIRE_MAX_HEADERS).
+DOWNLOAD_HANDLERS = {
+    "http": "wirescrapy.harvester.headerlimits.HeaderLimitsDownloadHandler",
+    "https": "wirescrapy.harvester.headerlimits.HeaderLimitsDownloadHandler",
+}

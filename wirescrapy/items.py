@@ -65,6 +65,7 @@ class FetchError(enum.IntEnum):
     OTHER = 9  # any other failure (logged with its message)
     BAD_STATUS = 10  # a response whose status is no HTTP status (not 100-999, or not a number)
     GATHERER = 11  # a gatherer pipeline failed on the fetch (the step and its exception are logged)
+    HEADERS_TOO_LARGE = 12  # more than WIRE_MAX_HEADER_SIZE bytes or WIRE_MAX_HEADERS lines of headers
 
     @property
     def label(self) -> str:
