@@ -3,9 +3,9 @@
 Twisted's client parser (``twisted.web._newclient.HTTPParser``) bounds a header line (16 KiB, its
 ``LineReceiver``'s ``MAX_LENGTH``) but not how many lines come: a server that sends header lines without
 end has them all kept, for as long as the download timeout lets it, about 150 MB a connection in 30 s.
-Here the connection's protocol counts what arrives while the parser is still in the status line and headers;
-past ``WIRE_MAX_HEADER_SIZE`` bytes or ``WIRE_MAX_HEADERS`` lines it drops the connection, and the request
-fails with :class:`HeadersTooLarge` (in Twisted's ``ResponseFailed``), which the spider records as the error
+Here each response's parser counts the lines of its head (status line and headers) as they come; past
+``WIRE_MAX_HEADER_SIZE`` bytes or ``WIRE_MAX_HEADERS`` lines the connection is dropped and the request fails
+with :class:`HeadersTooLarge` (in Twisted's ``ResponseFailed``), which the spider records as the error
 ``headers_too_large``.
 
 Enabled for http and https in ``settings/default.py`` (``DOWNLOAD_HANDLERS``). Everything else is Scrapy's
@@ -18,8 +18,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
-from twisted.python.failure import Failure
-from twisted.web._newclient import HEADER, STATUS, HTTP11ClientProtocol
+from twisted.web._newclient import HTTP11ClientProtocol
 from twisted.web.client import _HTTP11ClientFactory
 
 from wirescrapy.config import WireConfig
@@ -54,29 +53,36 @@ class _HeaderLimitsFactory(_HTTP11ClientFactory):
 
 
 class HeaderLimitsProtocol(HTTP11ClientProtocol):
-    """One connection: what it received of the current response's head, checked after each read."""
+    """One connection; each response's parser counts the lines of its head."""
 
     def __init__(self, quiescentCallback, max_bytes: int, max_lines: int):
         super().__init__(quiescentCallback)
         self.max_bytes = max_bytes
         self.max_lines = max_lines
-        self._head_bytes = 0
-        self._head_lines = 0
 
     def request(self, request):
-        self._head_bytes = self._head_lines = 0
-        return super().request(request)
+        finished = super().request(request)
+        # Twisted's protocol builds its parser (HTTPClientParser) inside request(): its line handler, which
+        # sees the status line and the header lines only (the body comes in raw mode), is wrapped here.
+        if self._parser is not None:
+            self._parser.lineReceived = _HeadLines(self._parser.lineReceived, self.max_bytes, self.max_lines)
+        return finished
 
-    def dataReceived(self, data: bytes) -> None:
-        super().dataReceived(data)
-        # The parser has taken all of ``data``; if it still waits for the end of the headers, every byte of
-        # it was head (a read that also held the body's first bytes ends the head and is not counted).
-        parser = self._parser
-        if parser is None or parser.state not in (STATUS, HEADER):
-            return
-        self._head_bytes += len(data)
-        self._head_lines += data.count(b"\n")
-        if self._head_bytes > self.max_bytes or self._head_lines > self.max_lines:
-            self._giveUp(Failure(HeadersTooLarge(
-                f"response headers past {self.max_bytes} bytes or {self.max_lines} lines "
-                f"({self._head_bytes} bytes, {self._head_lines} lines)")))
+
+class _HeadLines:
+    """A parser's ``lineReceived`` that raises :class:`HeadersTooLarge` past the limits: the protocol drops
+    the connection and fails the request with it (``HTTP11ClientProtocol.dataReceived``)."""
+
+    def __init__(self, line_received, max_bytes: int, max_lines: int):
+        self.line_received = line_received
+        self.max_bytes = max_bytes
+        self.max_lines = max_lines
+        self.bytes = 0
+        self.lines = 0
+
+    def __call__(self, line: bytes) -> None:
+        self.bytes += len(line) + 1
+        self.lines += 1
+        if self.bytes > self.max_bytes or self.lines > self.max_lines:
+            raise HeadersTooLarge(f"response headers past {self.max_bytes} bytes or {self.max_lines} lines")
+        self.line_received(line)

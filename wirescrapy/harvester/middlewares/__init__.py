@@ -21,6 +21,10 @@ they read and write are in :mod:`wirescrapy.harvester.meta`:
 * ``retry``: :class:`WireRetryMiddleware` (550, in place of Scrapy's ``RetryMiddleware``): a failed fetch is tried
   again in its batch, at the back of its site's queue; giving up is logged as INFO (the page is recorded
   with its error).
+* ``decompression``: :class:`DecompressionMiddleware` (590, in place of Scrapy's ``HttpCompressionMiddleware``): a
+  gzip or deflate ``Content-Encoding`` is decoded up to the same size limit as the bytes on the wire, and a
+  page inflated past it is kept cut (``meta[TRUNCATED]``); a gzip sitemap is left for the sitemap reader,
+  which inflates it as it parses.
 * ``fetchlimits``: :class:`FetchLimitsMiddleware` (950, next to the downloader): from the ``headers_received`` signal, a
   response whose Content-Type is not in ``WIRE_ACCEPT_MIME`` is stopped after its headers
   (``meta[MIME_REFUSED]``); from ``bytes_received``, a body longer than ``WIRE_MAX_FILE_SIZE`` is
@@ -37,6 +41,7 @@ from wirescrapy.harvester.middlewares.batchfilter import (
     BatchFilterMiddleware,
 )
 from wirescrapy.harvester.middlewares.blockedip import BlockedIP, BlockedIPMiddleware
+from wirescrapy.harvester.middlewares.decompression import DecompressionMiddleware
 from wirescrapy.harvester.middlewares.fetchlimits import (
     FetchLimitsMiddleware,
     media_type,
@@ -49,6 +54,7 @@ from wirescrapy.harvester.middlewares.robots import (
 )
 
 __all__ = [
-    "AlreadyFetched", "BatchFilterMiddleware", "BlockedIP", "BlockedIPMiddleware", "FetchLimitsMiddleware",
+    "AlreadyFetched", "BatchFilterMiddleware", "BlockedIP", "BlockedIPMiddleware", "DecompressionMiddleware",
+    "FetchLimitsMiddleware",
     "RobotsDisallowed", "RobotsMiddleware", "RobotsNotReady", "WireRetryMiddleware", "media_type",
 ]

@@ -7,7 +7,7 @@ bytes on the wire (:class:`~wirescrapy.harvester.middlewares.fetchlimits.FetchLi
 ``WIRE_MAX_FILE_SIZE`` for a page, robots.txt's 500 KiB, and inflation stops there. The page is kept cut,
 with ``meta[TRUNCATED]``, as a body too long on the wire is.
 
-A sitemap's gzip or deflate body is passed on still compressed (its ``Content-Encoding`` removed): the
+A sitemap's gzip body is passed on still compressed (its ``Content-Encoding`` removed): the
 sitemap reader (:mod:`wirescrapy.seeder.sitemaps`) inflates it as it parses, a piece at a time, as it does a
 raw ``.xml.gz``, so that its 50 MB are never held at once.
 
@@ -28,6 +28,7 @@ from wirescrapy.config import WireConfig
 from wirescrapy.harvester.meta import KIND, TRUNCATED
 from wirescrapy.items import Kind
 from wirescrapy.seeder.robots import MAX_ROBOTS_BYTES
+from wirescrapy.seeder.sitemaps import MAX_BYTES as MAX_SITEMAP_BYTES
 
 if TYPE_CHECKING:
     from typing import Self
@@ -43,7 +44,8 @@ _CHUNK = 64 * 1024
 
 class DecompressionMiddleware:
     def __init__(self, max_file_size: int):
-        self.limits = {None: max_file_size, Kind.ROBOTS.value: MAX_ROBOTS_BYTES}
+        self.limits = {None: max_file_size, Kind.ROBOTS.value: MAX_ROBOTS_BYTES,
+                       Kind.SITEMAP.value: MAX_SITEMAP_BYTES}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -59,7 +61,7 @@ class DecompressionMiddleware:
         headers = response.headers.copy()
         del headers[b"Content-Encoding"]
         kind = request.meta.get(KIND)
-        if kind == Kind.SITEMAP.value and len(codings) == 1:
+        if kind == Kind.SITEMAP.value and codings in ([b"gzip"], [b"x-gzip"]):
             return response.replace(headers=headers)  # the sitemap reader inflates it as it parses
         body, cut = response.body, False
         for coding in reversed(codings):
@@ -101,8 +103,9 @@ def _inflate(data: bytes, wbits: int, limit: int) -> tuple[bytes, bool, bool]:
             pending = inflater.unconsumed_tail
             parts.append(part)
             size += len(part)
-            if inflater.eof:  # a gzip file may hold several members, one after the other
-                pending = inflater.unused_data if wbits > zlib.MAX_WBITS else b""
+            if inflater.eof:  # a gzip file may hold several members; anything else after one is padding
+                more = wbits > zlib.MAX_WBITS and inflater.unused_data[:2] == b"\x1f\x8b"
+                pending = inflater.unused_data if more else b""
                 inflater = zlib.decompressobj(wbits)
         if size <= limit and not inflater.eof:
             part = inflater.flush()
