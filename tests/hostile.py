@@ -27,6 +27,7 @@ import asyncio
 import struct
 import threading
 import zlib
+from typing import Self
 
 BOMB_SIZE = 1 << 30
 MANY_HEADERS = 2000
@@ -70,7 +71,7 @@ class HostileWeb:
     def url(self, site: str, path: str = "/") -> str:
         return f"http://{site}.wire.test:{self.port}{path}"
 
-    def __enter__(self) -> HostileWeb:
+    def __enter__(self) -> Self:
         self._thread.start()
         started = asyncio.run_coroutine_threadsafe(
             asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=1024), self._loop)
