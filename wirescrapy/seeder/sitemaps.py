@@ -165,9 +165,13 @@ class _Collector:
         self.base_url = base_url
         self.max_entries = max_entries
         self.index: dict[str, int] = {}
+        self.seen: set[tuple[str, str | None]] = set()  # entries as written: a repeat costs no parsing
 
     def add(self, url: str, date: str | None) -> bool:
         """Add one entry; False once the cap is reached."""
+        if (url, date) in self.seen:
+            return True
+        self.seen.add((url, date))
         url = url.strip()
         if self.base_url:
             try:
