@@ -3,7 +3,7 @@
 
     python benchmarks/hostile.py                        # every case, 1 GB bombs, this checkout's code
     python benchmarks/hostile.py --before /work/main    # each case also with another checkout's code
-    python benchmarks/hostile.py --smoke                # CI: 64 MB bombs, 5 sites at once, under a minute
+    python benchmarks/hostile.py --smoke                # CI: 64 MB bombs, 3 sites at once, under a minute
 
 Each case is one harvester run (``settings.test``, ``-a seeds=… -a cycles=N``) in a subprocess of its own, so
 that its peak RSS is its alone: the kernel's ``ru_maxrss`` of the process (``os.wait4``). The hostile web is
@@ -127,7 +127,7 @@ def _watch(pid: int, deadline: float, rss_cap: int, stopped: list[str]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--smoke", action="store_true", help="CI: 64 MB bombs, 5 sites at once, short limits")
+    parser.add_argument("--smoke", action="store_true", help="CI: 64 MB bombs, 3 sites at once, short limits")
     parser.add_argument("--before", type=Path, help="another checkout whose harvester runs each case too")
     parser.add_argument("--bomb", type=int, default=1 << 30, help="bytes a bomb inflates to (default 1 GB)")
     parser.add_argument("--connections", type=int, default=300, help="sites of the all-at-once case")
@@ -137,7 +137,7 @@ def main() -> None:
     parser.add_argument("--only", help="run the cases whose name contains this")
     args = parser.parse_args()
     if args.smoke:
-        args.bomb, args.connections, args.endless, args.limit = 64 << 20, 5, 20.0, 40.0
+        args.bomb, args.connections, args.endless, args.limit = 64 << 20, 3, 20.0, 40.0
     chosen = [case for case in cases(args.connections) if not args.only or args.only in case.name]
     codes = [("after", ROOT)] + ([("before", args.before.resolve())] if args.before else [])
     print(f"bombs inflate to {args.bomb >> 20} MB; endless headers last {args.endless:.0f} s at most; "

@@ -101,3 +101,46 @@ def test_inflate():
     cut, more = inflate(page[:len(page) // 2], b"gzip", len(text))  # cut on the wire: what it holds
     assert len(text) // 4 < len(cut) < len(text) and text.startswith(cut) and not more
     assert inflate(b"not gzip", b"gzip", 100) == (b"", False)
+
+
+# -- while receiving: the inflated size counts against the limit (FetchLimitsMiddleware) ----------------
+
+def pieces(data: bytes, size: int = 4096) -> list[bytes]:
+    return [data[start:start + size] for start in range(0, len(data), size)]
+
+
+def receive(bench: Bench, request: scrapy.Request, headers: dict, body: bytes) -> int | None:
+    """Send the body's pieces as the download handler does; the bytes sent when a handler stopped it."""
+    bench.middleware("FetchLimitsMiddleware")
+    assert not bench.headers_received(request, headers)
+    for piece in pieces(body):
+        if bench.bytes_received(request, piece):
+            return request.meta["wire_received"]
+    return None
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "x-gzip"])
+def test_a_gzip_bomb_stops_downloading_once_it_inflates_past_the_limit(middleware, encoding):
+    _, bench = middleware
+    request = scrapy.Request(SITE + "/bomb.html")
+    stopped = receive(bench, request, {"Content-Type": "text/html", "Content-Encoding": encoding}, BOMB)
+    assert stopped is not None and stopped <= 8192 and request.meta[TRUNCATED]
+
+
+def test_a_deflate_page_under_the_limit_is_received_whole(middleware):
+    _, bench = middleware
+    text = b"".join(b"<p>%d</p>" % i for i in range(1000))
+    assert len(text) < LIMIT
+    for body in (zlib.compress(text), zlib.compressobj(wbits=-15).compress(text)):
+        request = scrapy.Request(SITE + "/a.html")
+        assert receive(bench, request, {"Content-Encoding": "deflate"}, body) is None
+        assert TRUNCATED not in request.meta
+
+
+def test_a_raw_xml_gz_sitemap_bomb_stops_at_the_sitemap_limit(middleware):
+    _, bench = middleware
+    request = scrapy.Request(SITE + "/sitemap.xml.gz", meta={"wire_kind": Kind.SITEMAP.value})
+    stopped = receive(bench, request, {"Content-Type": "application/gzip"}, BOMB)  # 64 MB: past the 50 MB
+    assert stopped is not None and stopped < len(BOMB) and request.meta[TRUNCATED]
+    page = scrapy.Request(SITE + "/file.gz")  # a page's body is not guessed at: only the header says gzip
+    assert receive(bench, page, {"Content-Type": "text/plain"}, BOMB[:LIMIT]) is None

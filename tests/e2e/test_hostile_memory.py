@@ -78,7 +78,7 @@ def test_a_gzip_bomb_page_is_kept_cut_at_the_max_file_size(hostile_crawl):
         bomb = record(collection, web.url("bomb", "/bomb.html"))
         assert (bomb["status"], bomb["error"]) == (200, 0)
         assert bomb["flags"] & DocFlag.TRUNCATED
-        assert bomb["raw_length"] == len(web.page_bomb)  # what came on the wire, all of it
+        assert 0 < bomb["raw_length"] < len(web.page_bomb)  # stopped on the wire once inflated past the limit
         assert collection.load_page(int(bomb["docid"]))
         normal = record(collection, web.url("normal", "/page/3.html"))
         assert normal["status"] == 200 and not normal["flags"] & DocFlag.TRUNCATED

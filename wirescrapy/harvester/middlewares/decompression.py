@@ -38,7 +38,9 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
 ACCEPT_ENCODING = b"gzip, deflate"
+GZIP_MAGIC = b"\x1f\x8b"
 _WBITS = {b"gzip": 16 + zlib.MAX_WBITS, b"x-gzip": 16 + zlib.MAX_WBITS, b"deflate": zlib.MAX_WBITS}
+CODINGS = frozenset(_WBITS)
 _CHUNK = 64 * 1024
 
 
@@ -56,7 +58,7 @@ class DecompressionMiddleware:
 
     def process_response(self, request: Request, response: Response, spider: Spider) -> Response:
         codings = content_codings(response.headers.getlist(b"Content-Encoding"))
-        if request.method == "HEAD" or not codings or any(c not in _WBITS for c in codings):
+        if request.method == "HEAD" or not codings or any(c not in CODINGS for c in codings):
             return response
         headers = response.headers.copy()
         del headers[b"Content-Encoding"]
@@ -104,7 +106,7 @@ def _inflate(data: bytes, wbits: int, limit: int) -> tuple[bytes, bool, bool]:
             parts.append(part)
             size += len(part)
             if inflater.eof:  # a gzip file may hold several members; anything else after one is padding
-                more = wbits > zlib.MAX_WBITS and inflater.unused_data[:2] == b"\x1f\x8b"
+                more = wbits > zlib.MAX_WBITS and inflater.unused_data[:2] == GZIP_MAGIC
                 pending = inflater.unused_data if more else b""
                 inflater = zlib.decompressobj(wbits)
         if size <= limit and not inflater.eof:
@@ -115,3 +117,37 @@ def _inflate(data: bytes, wbits: int, limit: int) -> tuple[bytes, bool, bool]:
         return b"".join(parts)[:limit], False, True
     decoded = b"".join(parts)
     return decoded[:limit], size > limit, False
+
+
+class InflatedSize:
+    """How many bytes a compressed body inflates to, counted as its pieces arrive and none of them kept:
+    :class:`~wirescrapy.harvester.middlewares.fetchlimits.FetchLimitsMiddleware` stops a download whose
+    inflated size passes its limit, after a few hundred bytes of a bomb. An undecodable body counts as
+    what it inflated to before the damage (its bytes on the wire are still counted)."""
+
+    def __init__(self, coding: bytes):
+        self.wbits = _WBITS[coding]
+        self.size = 0
+        self._inflater = zlib.decompressobj(self.wbits)
+        self._first = True
+
+    def feed(self, data: bytes, limit: int) -> int:
+        """Count ``data``'s inflated bytes, no more than one chunk past ``limit``; the size so far."""
+        pending = data
+        while pending and self.size <= limit and self._inflater is not None:
+            try:
+                self.size += len(self._inflater.decompress(pending, _CHUNK))
+            except zlib.error:
+                if self._first and self.wbits == zlib.MAX_WBITS:  # deflate without its zlib wrapper
+                    self.wbits = -zlib.MAX_WBITS
+                    self._inflater = zlib.decompressobj(self.wbits)
+                    continue
+                self._inflater = None
+                break
+            self._first = False
+            pending = self._inflater.unconsumed_tail
+            if self._inflater.eof:
+                more = self.wbits > zlib.MAX_WBITS and self._inflater.unused_data[:2] == GZIP_MAGIC
+                pending = self._inflater.unused_data if more else b""
+                self._inflater = zlib.decompressobj(self.wbits) if more else None
+        return self.size
