@@ -45,12 +45,15 @@ DOWNLOADER_MIDDLEWARES = {
     "wirescrapy.harvester.middlewares.render.RenderMiddleware": 130,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "wirescrapy.harvester.middlewares.retry.WireRetryMiddleware": 550,
-    "wirescrapy.harvester.middlewares.received.ReceivedMiddleware": 595,  # before HttpCompression decodes
     "wirescrapy.harvester.middlewares.fetchlimits.FetchLimitsMiddleware": 950,
     # scrapy-splash (WIRE_RENDER_JS): a render's request becomes the request to Splash's /execute (SPLASH_URL)
     "scrapy_splash.SplashCookiesMiddleware": 723,
     "scrapy_splash.SplashMiddleware": 725,
-    "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": 810,
+    # Scrapy's HttpCompressionMiddleware's place (scrapy-splash wants it after its own): ours, which inflates no
+    # further than the fetch's size limit; the bytes as received are kept for WARC before it decodes them.
+    "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
+    "wirescrapy.harvester.middlewares.decompression.DecompressionMiddleware": 810,
+    "wirescrapy.harvester.middlewares.received.ReceivedMiddleware": 815,
 }
 # Not scrapy-splash's SplashDeduplicateArgsMiddleware: it only serves `cache_args`, which renders do not use (the
 # Lua script is small), and 0.11.1 knows no `process_start`, which a Scrapy 2.13 spider without
@@ -79,3 +82,8 @@ REDIRECT_ENABLED = False
 METAREFRESH_ENABLED = False
 HTTPERROR_ALLOW_ALL = True
 DNS_RESOLVER = "wirescrapy.resolver.MappedResolver"
+# Scrapy's HTTP/1.1 handler, with response headers bounded (WIRE_MAX_HEADER_SIZE, WIRE_MAX_HEADERS).
+DOWNLOAD_HANDLERS = {
+    "http": "wirescrapy.harvester.headerlimits.HeaderLimitsDownloadHandler",
+    "https": "wirescrapy.harvester.headerlimits.HeaderLimitsDownloadHandler",
+}

@@ -40,6 +40,7 @@ import settings.test as test_settings
 from wirescrapy.config import WireConfig
 from wirescrapy.harvester import meta
 from wirescrapy.harvester.fetch import failure_fetch, response_fetch
+from wirescrapy.harvester.headerlimits import HeadersTooLarge
 from wirescrapy.harvester.middlewares import BlockedIP, RobotsDisallowed
 from wirescrapy.harvester.session import Harvest
 from wirescrapy.items import Fetch, FetchError, Kind
@@ -61,6 +62,7 @@ FAILURES = {
     FetchError.TIMEOUT: TimeoutError(), FetchError.CONNECTION_LOST: ResponseFailed([]),
     FetchError.BLOCKED_IP: BlockedIP("a blocked address"), FetchError.ROBOTS_DISALLOWED: RobotsDisallowed("/"),
     FetchError.OTHER: ValueError("something else"),
+    FetchError.HEADERS_TOO_LARGE: ResponseFailed([Failure(HeadersTooLarge("response headers past 65536 bytes"))]),
 }
 
 

@@ -7,6 +7,7 @@ import time
 import pytest
 from scrapy.settings import BaseSettings
 
+from tests.hostile import gzip_bomb
 from wirescrapy.collection.metadata import RobotsState
 from wirescrapy.config import WireConfig
 from wirescrapy.seeder.robots import MAX_ROBOTS_BYTES, RobotsPolicy, limit_body, user_agent_token
@@ -269,6 +270,32 @@ def test_gzip_bomb_is_capped():
     assert len(bomb) < 100_000
     document = parse_sitemap(bomb, max_bytes=1_000_000)
     assert document.truncated and document.entries == []
+
+
+def test_a_sitemap_is_read_a_piece_at_a_time_whole():
+    urls = [f"http://a.cl/{i}" for i in range(5000)]  # 200 KB: entries across the 64 KiB pieces
+    body = ("<urlset>" + "".join(f"<url><loc>{u}</loc></url>" for u in urls) + "</urlset>").encode()
+    for data in (body, gzip.compress(body)):
+        document = parse_sitemap(data)
+        assert [e.url for e in document.entries] == urls and not document.truncated
+
+
+def test_a_bomb_of_one_entry_repeated_stops_at_the_entry_cap():
+    entry = b"<url><loc>http://a.cl/x</loc></url>"
+    bomb = gzip_bomb(b"<urlset>", entry * (1024 * 1024 // len(entry)), 64 << 20)
+    document = parse_sitemap(bomb, max_entries=1000)  # every entry counts, repeated or not
+    assert document.truncated and document.pairs() == [("http://a.cl/x", None)]
+
+
+def test_foreign_elements_are_capped_too():
+    bomb = gzip_bomb(b"<urlset>", b"<x><y/></x>" * 100_000, 64 << 20)
+    document = parse_sitemap(bomb, max_entries=1000)
+    assert document.kind == "urlset" and document.truncated and document.entries == []
+
+
+def test_a_text_sitemap_line_too_long_to_be_a_url_is_skipped():
+    document = parse_sitemap(b"http://a.cl/1\nhttp://a.cl/" + b"x" * 1_000_000 + b"\nhttp://a.cl/2\n")
+    assert [e.url for e in document.entries] == ["http://a.cl/1", "http://a.cl/2"]
 
 
 def test_xxe_and_entity_expansion_are_not_resolved(tmp_path):

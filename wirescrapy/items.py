@@ -81,6 +81,7 @@ class FetchError(enum.IntEnum):
     GATHERER = 11  # a gatherer pipeline failed on the fetch (the step and its exception are logged)
     RENDER_FAILED = 12  # Splash was down or refused the render: the raw HTML was kept, rendered at a later visit
     RENDER_TIMEOUT = 13  # Splash gave up on the page or froze on it: the raw HTML was kept, never rendered again
+    HEADERS_TOO_LARGE = 14  # more than WIRE_MAX_HEADER_SIZE bytes or WIRE_MAX_HEADERS lines of headers
 
     @property
     def label(self) -> str:

@@ -111,6 +111,8 @@ class WireConfig:
     connections: int
     connection_timeout: float
     max_file_size: int
+    max_header_size: int
+    max_headers: int
     accept_mime: tuple[str, ...]
     blocked_ips: tuple[str, ...]
     max_redirects: int

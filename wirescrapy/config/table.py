@@ -246,6 +246,12 @@ SETTINGS: tuple[Setting, ...] = (
                 "Seconds allowed for a fetch before it fails.", 0.001),
         Setting("WIRE_MAX_FILE_SIZE", "harvester/maxfilesize", 400_000, "int",
                 "Bytes downloaded from one page; a larger page is truncated and kept.", 1),
+        Setting("WIRE_MAX_HEADER_SIZE", "", 65_536, "int",
+                "Bytes of status line and headers read from one response; a fetch sending more is stopped "
+                "and recorded with the error `headers_too_large`.", 1024),
+        Setting("WIRE_MAX_HEADERS", "", 256, "int",
+                "Header lines read from one response; a fetch sending more is stopped and recorded with the "
+                "error `headers_too_large`.", 8),
         Setting("WIRE_ACCEPT_MIME", "harvester/acceptmime", ["text/html", "text/plain"], "list",
                 "MIME types downloaded; other responses are stopped after the headers and recorded."),
         Setting("WIRE_BLOCKED_IPS", "harvester/blocked-ip", BLOCKED_NETWORKS, "list",

@@ -10,6 +10,7 @@ or written, and the time is given, so a test builds a response by hand and looks
   status 0; a status line that is not even a number fails in Twisted's parser and is ``BAD_STATUS`` too;
 * :func:`render_fetch` — Splash's answer to a render (``harvester/render.py``): the rendered DOM is the body,
   the raw HTML the site sent is kept apart (``raw_body``), with the raw status and media type;
+  headers past their limits (:mod:`~wirescrapy.harvester.headerlimits`) are ``HEADERS_TOO_LARGE``;
 * :func:`http_date` — an HTTP date header as Unix seconds (``Last-Modified``).
 
 What the downloader middlewares measured comes in ``Request.meta`` (:mod:`wirescrapy.harvester.meta`).
@@ -33,6 +34,7 @@ from twisted.internet.error import (
 from twisted.web._newclient import ParseError, ResponseFailed, ResponseNeverReceived
 
 from wirescrapy.collection.metadata import RenderState
+from wirescrapy.harvester.headerlimits import HeadersTooLarge
 from wirescrapy.harvester.meta import (
     DEPTH,
     DOC_ID,
@@ -155,6 +157,8 @@ def classify(exc: BaseException) -> FetchError:
         return FetchError.TIMEOUT
     if isinstance(exc, ResponseFailed) and any(_bad_status_line(reason) for reason in exc.reasons):
         return FetchError.BAD_STATUS
+    if isinstance(exc, ResponseFailed) and any(_reason(r, HeadersTooLarge) for r in exc.reasons):
+        return FetchError.HEADERS_TOO_LARGE
     if isinstance(exc, (ResponseFailed, ResponseNeverReceived, ConnectionLost, ConnectError, StopDownload)):
         return FetchError.CONNECTION_LOST
     return FetchError.OTHER
@@ -164,6 +168,11 @@ def _bad_status_line(reason) -> bool:
     """Whether a reason of a ``ResponseFailed`` is Twisted's parser refusing the status line."""
     exc = getattr(reason, "value", reason)
     return isinstance(exc, ParseError) and exc.args[:1] in _STATUS_LINE_ERRORS
+
+
+def _reason(reason, kind: type[BaseException]) -> bool:
+    """Whether a reason of a ``ResponseFailed`` (a Failure or an exception) is a ``kind``."""
+    return isinstance(getattr(reason, "value", reason), kind)
 
 
 def http_date(value: bytes | None) -> float:

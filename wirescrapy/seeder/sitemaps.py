@@ -20,10 +20,13 @@ is parsed as far as it goes (``recover=True``); nothing here raises on bad input
 
 from __future__ import annotations
 
+import codecs
 import email.utils
+import itertools
 import re
 import urllib.parse
 import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -31,6 +34,13 @@ import lxml.etree
 
 MAX_ENTRIES = 50_000
 MAX_BYTES = 50 * 1024 * 1024
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_WBITS = 16 + zlib.MAX_WBITS
+_PIECE = 64 * 1024
+_BLANK = b"\xef\xbb\xbf \t\r\n"
+_XML_OPTIONS = {"resolve_entities": False, "no_network": True, "huge_tree": False, "load_dtd": False,
+                "recover": True, "remove_comments": True, "remove_pis": True}
 
 _URL_NAMES = ("loc", "link", "url", "path")
 _DATE_NAMES = ("lastmod", "date", "modified", "last-modified", "lastmodified", "updated", "pubdate")
@@ -70,29 +80,25 @@ def robots_rdf_url(site: str) -> str:
 
 def parse_sitemap(body: bytes, base_url: str | None = None, *, max_entries: int = MAX_ENTRIES,
                   max_bytes: int = MAX_BYTES) -> SitemapDocument:
-    """The entries of a sitemap or sitemap index (XML, gzip or plain text)."""
-    data, truncated, error = _inflate(body, max_bytes)
-    if error:
-        return SitemapDocument("", error=error)
-    if not data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
-        return _text_sitemap(data, base_url, max_entries, truncated)
-    root, error = _parse_xml(data)
-    if root is None:
-        return SitemapDocument("", error=error)
-    document = SitemapDocument(_local(root.tag), truncated=truncated)
-    collector = _Collector(document, base_url, max_entries)
-    for item in root:
-        if not isinstance(item.tag, str) or _local(item.tag) not in ("url", "sitemap"):
-            continue
-        url = date = None
-        for child in item:
-            name = _local(child.tag) if isinstance(child.tag, str) else ""
-            if name == "loc" and url is None:
-                url = child.text
-            elif name == "lastmod" and date is None:
-                date = child.text
-        if url and not collector.add(url, date):
+    """The entries of a sitemap or sitemap index (XML, gzip or plain text), read a piece at a time: a gzip
+    body is inflated only as far as it is parsed, and each entry is dropped from the XML tree once read, so
+    that neither the inflated text nor its tree is ever held whole."""
+    pieces = _Pieces(body, max_bytes)
+    stream = iter(pieces)
+    head = b""
+    for piece in stream:
+        head += piece
+        if head.lstrip(_BLANK):
             break
+    if not head and pieces.error:
+        return SitemapDocument("", error=pieces.error)
+    rest = itertools.chain([head], stream)
+    if not head.lstrip(_BLANK).startswith(b"<"):
+        document = _text_sitemap(rest, base_url, max_entries)
+    else:
+        document = _xml_sitemap(rest, base_url, max_entries)
+    document.truncated = document.truncated or pieces.truncated
+    document.error = document.error or pieces.error
     return document
 
 
@@ -159,9 +165,13 @@ class _Collector:
         self.base_url = base_url
         self.max_entries = max_entries
         self.index: dict[str, int] = {}
+        self.seen: set[tuple[str, str | None]] = set()  # entries as written: a repeat costs no parsing
 
     def add(self, url: str, date: str | None) -> bool:
         """Add one entry; False once the cap is reached."""
+        if (url, date) in self.seen:
+            return True
+        self.seen.add((url, date))
         url = url.strip()
         if self.base_url:
             try:
@@ -185,24 +195,52 @@ class _Collector:
 
 def _inflate(body: bytes, max_bytes: int) -> tuple[bytes, bool, str]:
     """The body, gunzipped if it is gzip, cut at ``max_bytes``; (data, truncated, error)."""
-    if body[:2] == b"\x1f\x8b":
-        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    pieces = _Pieces(body, max_bytes)
+    data = b"".join(pieces)
+    if pieces.error and not data:
+        return b"", False, pieces.error
+    return data, pieces.truncated, ""
+
+
+class _Pieces:
+    """The body, gunzipped if it is gzip, as pieces of at most 64 KiB and at most ``max_bytes`` in all (then
+    ``truncated``); a bad gzip stream ends the pieces with ``error`` set. Whatever the ratio, no more than one
+    piece is inflated ahead of the reader."""
+
+    def __init__(self, body: bytes, max_bytes: int):
+        self.body = body
+        self.max_bytes = max_bytes
+        self.truncated = False
+        self.error = ""
+
+    def __iter__(self) -> Iterator[bytes]:
+        body, left = self.body, self.max_bytes
+        if body[:2] != _GZIP_MAGIC:
+            self.truncated = len(body) > left
+            for start in range(0, min(len(body), left), _PIECE):
+                yield body[start:min(start + _PIECE, left)]
+            return
+        inflater = zlib.decompressobj(_GZIP_WBITS)
+        pending = body
         try:
-            data = inflater.decompress(body, max_bytes + 1)
+            while pending:
+                piece = inflater.decompress(pending, _PIECE)
+                pending = inflater.unconsumed_tail
+                if inflater.eof:  # a gzip file may hold several members; anything else after one is padding
+                    pending = inflater.unused_data if inflater.unused_data[:2] == _GZIP_MAGIC else b""
+                    inflater = zlib.decompressobj(_GZIP_WBITS)
+                if len(piece) > left:
+                    self.truncated = True
+                    yield piece[:left]
+                    return
+                left -= len(piece)
+                yield piece
         except zlib.error as exc:
-            return b"", False, f"bad gzip data: {exc}"
-    else:
-        data = body
-    if len(data) > max_bytes:
-        return data[:max_bytes], True, ""
-    return data, False, ""
+            self.error = f"bad gzip data: {exc}"
 
 
 def _parse_xml(data: bytes):
-    parser = lxml.etree.XMLParser(
-        resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False, recover=True,
-        remove_comments=True, remove_pis=True,
-    )
+    parser = lxml.etree.XMLParser(**_XML_OPTIONS)
     try:
         root = lxml.etree.fromstring(data, parser=parser)
     except (lxml.etree.LxmlError, ValueError) as exc:
@@ -212,13 +250,96 @@ def _parse_xml(data: bytes):
     return root, ""
 
 
-def _text_sitemap(data: bytes, base_url, max_entries: int, truncated: bool) -> SitemapDocument:
-    document = SitemapDocument("text", truncated=truncated)
+def _xml_sitemap(pieces: Iterable[bytes], base_url, max_entries: int) -> SitemapDocument:
+    document = SitemapDocument("")
+    reader = _EntryReader(document, _Collector(document, base_url, max_entries), max_entries)
+    parser = lxml.etree.XMLPullParser(events=("end",), **_XML_OPTIONS)
+    try:
+        for piece in pieces:
+            parser.feed(piece)
+            if not reader.read(parser):
+                return document
+        parser.close()  # ends the elements left open (recover): a cut sitemap keeps its last entry
+        reader.read(parser)
+    except (lxml.etree.LxmlError, ValueError) as exc:
+        document.error = f"not XML: {exc}"
+    if not document.kind and not document.error:
+        document.error = "not XML"
+    return document
+
+
+class _EntryReader:
+    """The ``url`` and ``sitemap`` entries of an XML parse, read as their elements end. Each ended element
+    leaves the tree once read (an entry's ``loc`` and ``lastmod`` with the entry), so the tree holds no more
+    than the path being parsed. The protocol's cap counts every entry, repeated ones too, and elements are
+    capped at ``ELEMENTS_PER_ENTRY`` an entry: a bomb of repeated or foreign elements costs no more than a
+    full sitemap to read."""
+
+    ELEMENTS_PER_ENTRY = 10
+
+    def __init__(self, document: SitemapDocument, collector: _Collector, max_entries: int):
+        self.document = document
+        self.collector = collector
+        self.entries_left = max_entries
+        self.elements_left = max_entries * self.ELEMENTS_PER_ENTRY
+
+    def read(self, parser) -> bool:
+        """The entries ended since the last call; False once a cap is reached."""
+        document = self.document
+        for _, element in parser.read_events():
+            parent = element.getparent()
+            if parent is None:
+                document.kind = document.kind or _local(element.tag)
+                continue
+            if not document.kind:
+                document.kind = _local(element.getroottree().getroot().tag)
+            self.elements_left -= 1
+            if self.elements_left < 0:
+                document.truncated = True
+                return False
+            name = _local(element.tag) if isinstance(element.tag, str) else ""
+            grandparent = parent.getparent()
+            if grandparent is not None and grandparent.getparent() is None and name in ("loc", "lastmod"):
+                continue  # read with its entry
+            parent.remove(element)
+            if grandparent is not None or name not in ("url", "sitemap"):
+                continue
+            if not self._entry(element):
+                return False
+        return True
+
+    def _entry(self, element) -> bool:
+        self.entries_left -= 1
+        if self.entries_left < 0:
+            self.document.truncated = True
+            return False
+        url = date = None
+        for child in element:
+            name = _local(child.tag) if isinstance(child.tag, str) else ""
+            if name == "loc" and url is None:
+                url = child.text
+            elif name == "lastmod" and date is None:
+                date = child.text
+        return not url or self.collector.add(url, date)
+
+
+def _text_sitemap(pieces: Iterable[bytes], base_url, max_entries: int) -> SitemapDocument:
+    document = SitemapDocument("text")
     collector = _Collector(document, base_url, max_entries)
-    for line in data.decode("utf-8", errors="replace").lstrip("\ufeff").splitlines():
-        line = line.strip()
-        if line.lower().startswith(("http://", "https://")) and not collector.add(line, None):
-            break
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    rest, overlong = "", False
+    for piece in itertools.chain(pieces, [None]):
+        text = rest + (decoder.decode(piece) if piece is not None else decoder.decode(b"", final=True))
+        lines = text.lstrip("\ufeff").splitlines(keepends=True)
+        rest = lines.pop() if piece is not None and lines and not lines[-1].endswith(("\n", "\r")) else ""
+        if overlong and lines:
+            lines, overlong = lines[1:], False  # the end of a line too long to be a URL
+        if len(rest) > _PIECE:
+            rest, overlong = "", True
+        for line in lines:
+            line = line.strip()
+            if line.lower().startswith(("http://", "https://")) and not collector.add(line, None):
+                return document
     return document
 
 

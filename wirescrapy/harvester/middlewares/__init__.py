@@ -21,9 +21,13 @@ they read and write are in :mod:`wirescrapy.harvester.meta`:
 * ``retry``: :class:`WireRetryMiddleware` (550, in place of Scrapy's ``RetryMiddleware``): a failed fetch is tried
   again in its batch, at the back of its site's queue; giving up is logged as INFO (the page is recorded
   with its error).
-* ``received``: :class:`ReceivedMiddleware` (595, just above Scrapy's ``HttpCompressionMiddleware``): when the
-  harvest writes WARC, the request as sent and the response as received, before it is decoded
+* ``received``: :class:`ReceivedMiddleware` (815, between ``DecompressionMiddleware`` and the download): when
+  the harvest writes WARC, the request as sent and the response as received, before it is decoded
   (``meta[EXCHANGE]``).
+* ``decompression``: :class:`DecompressionMiddleware` (810, in place of Scrapy's ``HttpCompressionMiddleware``,
+  after scrapy-splash's middlewares): a gzip or deflate ``Content-Encoding`` is decoded up to the same size limit as the bytes on the wire, and a
+  page inflated past it is kept cut (``meta[TRUNCATED]``); a gzip sitemap is left for the sitemap reader,
+  which inflates it as it parses.
 * ``fetchlimits``: :class:`FetchLimitsMiddleware` (950, next to the downloader): from the ``headers_received`` signal, a
   response whose Content-Type is not in ``WIRE_ACCEPT_MIME`` is stopped after its headers
   (``meta[MIME_REFUSED]``); from ``bytes_received``, a body longer than ``WIRE_MAX_FILE_SIZE`` is
@@ -40,6 +44,7 @@ from wirescrapy.harvester.middlewares.batchfilter import (
     BatchFilterMiddleware,
 )
 from wirescrapy.harvester.middlewares.blockedip import BlockedIP, BlockedIPMiddleware
+from wirescrapy.harvester.middlewares.decompression import DecompressionMiddleware
 from wirescrapy.harvester.middlewares.fetchlimits import (
     FetchLimitsMiddleware,
     media_type,
@@ -53,6 +58,7 @@ from wirescrapy.harvester.middlewares.robots import (
 )
 
 __all__ = [
-    "AlreadyFetched", "BatchFilterMiddleware", "BlockedIP", "BlockedIPMiddleware", "FetchLimitsMiddleware",
-    "ReceivedMiddleware", "RobotsDisallowed", "RobotsMiddleware", "RobotsNotReady", "WireRetryMiddleware", "media_type",
+    "AlreadyFetched", "BatchFilterMiddleware", "BlockedIP", "BlockedIPMiddleware", "DecompressionMiddleware",
+    "FetchLimitsMiddleware", "ReceivedMiddleware", "RobotsDisallowed", "RobotsMiddleware", "RobotsNotReady",
+    "WireRetryMiddleware", "media_type",
 ]

@@ -1,22 +1,24 @@
-"""Only the accepted media types, and at most the max file size, of each response."""
+"""Only the accepted media types, and at most the max file size, of each response: counted on the wire and,
+for a compressed body (``Content-Encoding`` gzip or deflate, or a sitemap's raw ``.xml.gz``), inflated too."""
 
 from __future__ import annotations
 
 import time
+import weakref
 from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.exceptions import StopDownload
 
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.meta import (
-    KIND,
-    MIME_REFUSED,
-    RECEIVED,
-    RENDER,
-    STARTED,
-    TRUNCATED,
+from wirescrapy.harvester.meta import KIND, MIME_REFUSED, RECEIVED, RENDER, STARTED, TRUNCATED
+from wirescrapy.harvester.middlewares.decompression import (
+    CODINGS,
+    GZIP_MAGIC,
+    InflatedSize,
+    content_codings,
 )
+from wirescrapy.items import Kind
 from wirescrapy.seeder.robots import MAX_ROBOTS_BYTES
 from wirescrapy.seeder.sitemaps import MAX_BYTES as MAX_SITEMAP_BYTES
 
@@ -36,6 +38,8 @@ class FetchLimitsMiddleware:
         self.max_file_size = max_file_size
         # robots.txt: what RFC 9309 asks a crawler to parse; sitemaps: the protocol's limit
         self.limits = {"robots": MAX_ROBOTS_BYTES, "sitemap": MAX_SITEMAP_BYTES}
+        # A compressed body's inflated size so far, for as long as its request lives.
+        self.inflated: weakref.WeakKeyDictionary[Request, InflatedSize] = weakref.WeakKeyDictionary()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -53,6 +57,9 @@ class FetchLimitsMiddleware:
         if mime and mime not in self.accept_mime and request.meta.get(KIND) is None and RENDER not in request.meta:
             request.meta[MIME_REFUSED] = mime
             raise StopDownload(fail=False)
+        codings = content_codings(headers.getlist(b"Content-Encoding"))
+        if len(codings) == 1 and codings[0] in CODINGS:
+            self.inflated[request] = InflatedSize(codings[0])
 
     def bytes_received(self, data: bytes, request: Request, spider: Spider) -> None:
         meta = request.meta
@@ -63,7 +70,11 @@ class FetchLimitsMiddleware:
             limit = RENDER_SIZE_FACTOR * self.max_file_size
         else:
             limit = self.max_file_size if kind is None else self.limits[kind]
-        if received > limit:
+        inflated = self.inflated.get(request)
+        if inflated is None and received == len(data) and kind == Kind.SITEMAP.value and data[:2] == GZIP_MAGIC:
+            inflated = self.inflated[request] = InflatedSize(b"gzip")  # a raw .xml.gz
+        # The bytes inflated count against the same limit: a gzip bomb stops after a few hundred bytes.
+        if received > limit or (inflated is not None and inflated.feed(data, limit) > limit):
             request.meta[TRUNCATED] = True
             raise StopDownload(fail=False)
 

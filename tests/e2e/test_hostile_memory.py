@@ -1,0 +1,104 @@
+"""End to end: ``scrapy crawl harvester`` against the hostile sites of ``tests/hostile.py`` (issue 16 §1):
+memory stays bounded whatever a server sends, and every fetch is recorded.
+
+One crawl, its peak RSS taken from the kernel (``os.wait4``): a gzip-bombed page, two gzip-bombed sitemaps
+(``Content-Encoding`` and raw ``.xml.gz``), endless response headers, too many header lines, and a normal
+site beside them. Each bomb is smaller on the wire than ``WIRE_MAX_FILE_SIZE`` and 256 MB inflated, so only
+the inflated bytes can trip a limit.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.e2e.test_harvester import ROOT, SETTINGS, _env
+from tests.hostile import HostileWeb
+from wirescrapy.collection import Collection
+from wirescrapy.collection.metadata import DocFlag
+from wirescrapy.items import FetchError
+
+BOMB = 256 << 20
+ENDLESS = 40.0  # seconds the endless headers go on, unless the crawler hangs up
+PEAK_RSS = 300 << 20  # a small crawl's harvester peaks near 120 MB
+MAX_FILE_SIZE = 400_000
+SITES = {"bomb": "/bomb.html", "headers": "/headers.html", "many": "/many-headers.html",
+         "ce-sitemap": "/", "gz-sitemap": "/", "normal": "/page/0.html"}
+
+
+@pytest.fixture(scope="module")
+def hostile_crawl(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("hostile")
+    with HostileWeb(bomb_size=BOMB, endless_seconds=ENDLESS, pages=5) as web:
+        assert len(web.page_bomb) < MAX_FILE_SIZE
+        seeds = workdir / "seeds.txt"
+        seeds.write_text("".join(web.url(site, path) + "\n" for site, path in SITES.items()))
+        collection = workdir / "collection"
+        command = [sys.executable, "-m", "scrapy", "crawl", "harvester", "-a", f"seeds={seeds}", "-a", "cycles=2",
+                   "-s", f"WIRE_COLLECTION_DIR={collection}", "-s", f"WIRE_MAX_FILE_SIZE={MAX_FILE_SIZE}",
+                   "-s", "WIRE_CONNECTION_TIMEOUT=20"]
+        for name, value in SETTINGS.items():
+            command += ["-s", f"{name}={value}"]
+        started = time.monotonic()
+        with open(workdir / "stderr.txt", "w+") as stderr:
+            process = subprocess.Popen(command, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=stderr)
+            try:
+                _, status, usage = os.wait4(process.pid, 0)
+            finally:
+                if process.poll() is None:
+                    process.kill()
+            stderr.seek(0)
+            log = stderr.read()
+        elapsed = time.monotonic() - started
+        assert os.waitstatus_to_exitcode(status) == 0, log[-4000:]
+        assert "Traceback" not in log, log[-4000:]
+        yield web, collection, usage.ru_maxrss * 1024, elapsed
+
+
+def record(collection: Collection, url: str):
+    doc = collection.lookup(url)
+    assert doc, url
+    return collection.documents.records[doc]
+
+
+@pytest.mark.timeout(180)
+def test_peak_memory_stays_bounded(hostile_crawl):
+    *_, peak, _ = hostile_crawl
+    assert peak < PEAK_RSS, f"peak RSS {peak >> 20} MB"
+
+
+@pytest.mark.timeout(180)
+def test_a_gzip_bomb_page_is_kept_cut_at_the_max_file_size(hostile_crawl):
+    web, directory, *_ = hostile_crawl
+    with Collection(directory, readonly=True) as collection:
+        bomb = record(collection, web.url("bomb", "/bomb.html"))
+        assert (bomb["status"], bomb["error"]) == (200, 0)
+        assert bomb["flags"] & DocFlag.TRUNCATED
+        assert 0 < bomb["raw_length"] < len(web.page_bomb)  # stopped on the wire once inflated past the limit
+        assert collection.load_page(int(bomb["docid"]))
+        normal = record(collection, web.url("normal", "/page/3.html"))
+        assert normal["status"] == 200 and not normal["flags"] & DocFlag.TRUNCATED
+
+
+@pytest.mark.timeout(180)
+def test_bombed_sitemaps_are_read_as_far_as_their_limit(hostile_crawl):
+    web, directory, *_ = hostile_crawl
+    assert ("ce-sitemap", "/sitemap.xml") in web.requests and ("gz-sitemap", "/sitemap.xml.gz") in web.requests
+    with Collection(directory, readonly=True) as collection:
+        for site in ("ce-sitemap", "gz-sitemap"):  # what they list is added, and fetched in the next cycle
+            assert record(collection, web.url(site, "/listed.html"))["status"] == 200, site
+
+
+@pytest.mark.timeout(180)
+def test_endless_or_too_many_headers_end_at_once_with_a_recorded_error(hostile_crawl):
+    web, directory, _, elapsed = hostile_crawl
+    assert elapsed < ENDLESS / 2  # the crawler hung up; it did not wait for the server or the timeout
+    with Collection(directory, readonly=True) as collection:
+        for site, path in (("headers", "/headers.html"), ("many", "/many-headers.html")):
+            fetched = record(collection, web.url(site, path))
+            assert (fetched["status"], fetched["error"]) == (0, FetchError.HEADERS_TOO_LARGE), site
+            assert fetched["last_visit"] > 0
