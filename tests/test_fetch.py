@@ -35,6 +35,13 @@ def test_a_page_is_what_the_response_and_the_middlewares_said():
     assert fetch.ip == "10.0.0.1" and fetch.ok and not fetch.truncated and not fetch.mime_refused
 
 
+def test_a_fetch_ends_when_its_download_ended_not_when_its_callback_ran():
+    fetch = response_fetch(response(b"x", **{meta.STARTED: 99.0, meta.ENDED: 99.5}), 1000, now=101.0)
+    assert (fetch.started, fetch.ended) == (99.0, 99.5)
+    failed = failure_fetch(Request("http://a.cl/x", meta={meta.ENDED: 42.0}), DNSLookupError("x"), now=50.0)
+    assert failed.ended == 42.0
+
+
 def test_what_a_bare_response_leaves_out_has_defaults():
     fetch = response_fetch(response(b"abc", status=404, address="192.0.2.7"), 1000, now=5.0)
     assert (fetch.doc_id, fetch.site_id, fetch.depth, fetch.hops, fetch.origin) == (0, 0, 0, 0, "")

@@ -38,6 +38,7 @@ from wirescrapy.harvester.headerlimits import HeadersTooLarge
 from wirescrapy.harvester.meta import (
     DEPTH,
     DOC_ID,
+    ENDED,
     EXCHANGE,
     HOPS,
     IP,
@@ -139,7 +140,7 @@ def render_fetch(response: Response, data: dict, max_file_size: int, now: float)
 def _fetch(request: Request, now: float) -> Fetch:
     meta = request.meta
     return Fetch(kind=kind_of(request), url=page_url(request), doc_id=meta.get(DOC_ID, 0), site_id=meta.get(SITE_ID, 0),
-                 depth=meta.get(DEPTH, 0), started=meta.get(STARTED, now), ended=now, hops=meta.get(HOPS, 0),
+                 depth=meta.get(DEPTH, 0), started=meta.get(STARTED, now), ended=meta.get(ENDED, now), hops=meta.get(HOPS, 0),
                  ip=meta.get(IP, ""), origin=meta.get(ORIGIN, ""))
 
 

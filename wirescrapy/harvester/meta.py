@@ -46,6 +46,10 @@ RDF = "wire_rdf"
 IP = "wire_ip"
 # Unix time the request went to the network (FetchLimitsMiddleware). Read by the spider (Fetch.started).
 STARTED = "wire_started"
+# Unix time the download ended, whatever its outcome (WireScheduler, on request_left_downloader: the moment the
+# site's wait starts from). Read by the spider (Fetch.ended, so a document's visit time is its access's end, not
+# the later moment its callback ran).
+ENDED = "wire_ended"
 # Bytes of body received so far (FetchLimitsMiddleware, which adds to it). Read by the spider
 # (Fetch.raw_length).
 RECEIVED = "wire_received"

@@ -70,7 +70,7 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.meta import DEPTH, DOC_ID, HOLD_SITE, HOPS, SITE_ID
+from wirescrapy.harvester.meta import DEPTH, DOC_ID, ENDED, HOLD_SITE, HOPS, SITE_ID
 from wirescrapy.harvester.politeness import DocTable, PolitenessQueue, Waits
 from wirescrapy.harvester.render import page_url
 from wirescrapy.url import origin, split
@@ -310,6 +310,7 @@ class WireScheduler(BaseScheduler):
         self._not_reached.pop(request, None)
 
     def _left_downloader(self, request: Request, spider: Spider) -> None:
+        request.meta[ENDED] = time.time()
         if request.meta.get(HOLD_SITE) and request in self._in_flight:
             self._held[request] = self._clock()  # the spider releases it (release_held)
             return
