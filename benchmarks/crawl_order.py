@@ -376,8 +376,12 @@ def open_web(args: argparse.Namespace, shape: str, sites, pages_per_site: int, w
 
 
 def web_settings(web) -> list[str]:
-    """Settings a crawl of ``web`` needs beyond settings.test: the real web's host names."""
-    return [f"WIRE_DNS_HOSTS={json.dumps(web.dns_hosts)}"] if isinstance(web, RealWeb) else []
+    """Settings a crawl of ``web`` needs beyond settings.test: the real web's host names, and its domain
+    only (its pages link to the documented projects' real sites, which are not crawled here)."""
+    if not isinstance(web, RealWeb):
+        return []
+    return [f"WIRE_DNS_HOSTS={json.dumps(web.dns_hosts)}",
+            f"WIRE_ACCEPT_DOMAIN_SUFFIXES={realweb_sites.DOMAIN}"]
 
 
 def describe_web(web, shape: str, sites, pages_per_site: int, seed: int) -> str:
@@ -573,6 +577,8 @@ def benchmark(args: argparse.Namespace, shape: str, sites, pages_per_site: int, 
                     read_order(crawl, directory, graph)
                 elif not crawl.problem:
                     crawl.problem = "no collection written"
+                if not crawl.order and not crawl.problem:
+                    crawl.problem = f"no page of the final graph fetched, see {workdir / f'{slug}.log'}"
                 crawls.append(crawl)
                 got = share(crawl.order, graph, budget)
                 print(f"  crawled {run.label:<40} {crawl.seconds:6.1f} s, {crawl.cycles:3d} cycles, share {got:.4f} "
