@@ -86,13 +86,15 @@ def share_by_time(left: np.ndarray, size: int, per_page: np.ndarray) -> np.ndarr
 
 
 def harvest(batch: np.ndarray, waits: np.ndarray, fetch: float, connections: int, softmin: int,
-            softmintime: float) -> tuple[float, np.ndarray]:
+            softmintime: float, not_before: np.ndarray) -> tuple[float, np.ndarray]:
     """Seconds the harvest of ``batch`` (pages per site) takes, and the pages fetched per site: a discrete
     event simulation of the connections and each site's wait. With ``softmin`` > 0 it ends when fewer than
-    that many sites have pages left and ``softmintime`` seconds have passed."""
+    that many sites have pages left and ``softmintime`` seconds have passed. ``not_before``: per site, the
+    time from the batch's start before which it may not be fetched (its wait after the previous batch's
+    last fetch); updated for the next batch, relative to this one's start."""
     left = batch.copy()
     fetched = np.zeros_like(batch)
-    ready = [(0.0, int(site)) for site in np.flatnonzero(batch)]  # (time the site may fetch, site)
+    ready = [(float(not_before[site]), int(site)) for site in np.flatnonzero(batch)]  # (may fetch at, site)
     heapq.heapify(ready)
     busy: list[float] = []  # end times of fetches in flight
     active = len(ready)
@@ -111,6 +113,7 @@ def harvest(batch: np.ndarray, waits: np.ndarray, fetch: float, connections: int
         end = max(end, finish)
         left[site] -= 1
         fetched[site] += 1
+        not_before[site] = finish + waits[site]
         if left[site]:
             heapq.heappush(ready, (finish + waits[site], site))
         else:
@@ -124,18 +127,22 @@ def crawl(policy: str, sizes: np.ndarray, args: argparse.Namespace) -> tuple[int
     left = sizes.copy()
     step = POLICIES.index(policy)
     makespan, cycles = 0.0, 0
+    not_before = np.zeros(len(sizes))
     while left.sum():
         if step == 0:
             batch = share_by_size(left, args.batch, args.samesite)
         else:
             batch = share_by_time(left, args.batch, per_page)
         softmin = args.softmin if step >= 2 else 0
-        seconds, fetched = harvest(batch, waits, args.fetch, args.connections, softmin, args.softmintime)
+        seconds, fetched = harvest(batch, waits, args.fetch, args.connections, softmin, args.softmintime,
+                                   not_before)
         left -= fetched
         cycles += 1
         # The manager runs between harvests; planned during the tail of the previous one, it costs nothing
         # (every cycle after the first).
-        makespan += seconds + (args.manager if step < 3 or cycles == 1 else 0.0)
+        gap = seconds + (args.manager if step < 3 or cycles == 1 else 0.0)
+        makespan += gap
+        not_before = np.maximum(not_before - gap, 0.0)
     return cycles, makespan
 
 

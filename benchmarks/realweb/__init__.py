@@ -12,7 +12,11 @@ and describes it.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import pickle
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Self
@@ -66,9 +70,28 @@ class RealWeb:
         servers = [nginx.Server(site.host, self.addresses[site.name], site.root, site.index) for site in self.sites]
         self.server = nginx.Nginx(servers, self.workdir / "nginx")
         self.server.start()
-        hosts = [truth.Host(self.origin(site), site.root, site.index) for site in self.sites]
-        self.truth = truth.walk(hosts)
+        self.truth = truth.with_port(self._walk(), self.port)
         self.pagerank = truth.pagerank(self.truth)
+
+    def _walk(self) -> truth.RealTruth:
+        """The truth on port-less origins, kept in the temporary directory for the installed packages'
+        versions (the walk reads every page: most of a minute)."""
+        packages = sorted({site.package for site in self.sites})
+        query = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Version}\n", *packages], check=False,
+                               capture_output=True, text=True)
+        key = hashlib.sha256(repr(([(s.name, s.root, s.index) for s in self.sites], query.stdout,
+                                   truth.MAX_FILE_SIZE, truth.MAX_DEPTH)).encode()).hexdigest()[:16]
+        cache = Path(tempfile.gettempdir()) / f"wire-realweb-truth-{key}.pickle"
+        if query.returncode == 0 and cache.exists():
+            with open(cache, "rb") as file:
+                return pickle.load(file)
+        walked = truth.walk([truth.Host(f"http://{site.host}", site.root, site.index) for site in self.sites])
+        if query.returncode == 0:
+            partial = cache.with_suffix(f".{os.getpid()}")
+            with open(partial, "wb") as file:
+                pickle.dump(walked, file)
+            os.replace(partial, cache)
+        return walked
 
     def stop(self) -> None:
         if self.server is not None:

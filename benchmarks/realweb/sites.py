@@ -73,11 +73,13 @@ def missing(sites: list[Site]) -> list[Site]:
 
 
 def install(sites: list[Site]) -> None:
-    """apt-get install the packages of the sites not installed yet (root only); RuntimeError if it fails."""
+    """apt-get install the packages of the sites not installed yet, and nginx (root only); RuntimeError if
+    it fails."""
     absent = missing(sites)
-    if not absent:
+    server = [] if shutil.which("nginx") or Path("/usr/sbin/nginx").exists() else ["nginx-light"]
+    if not absent and not server:
         return
-    packages = sorted({site.package for site in absent})
+    packages = sorted({site.package for site in absent}) + server
     if os.geteuid() != 0 or not shutil.which("apt-get"):
         raise RuntimeError(f"real web: not installed: {' '.join(packages)} (run as root with apt-get, or "
                            f"apt-get install {' '.join(packages)})")

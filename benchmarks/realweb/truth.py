@@ -193,6 +193,27 @@ def walk(hosts: list[Host]) -> RealTruth:
     return truth
 
 
+def with_port(truth: RealTruth, port: int) -> RealTruth:
+    """``truth`` walked on port-less origins (http://host/), its URLs given ``port``: the walk reads the files
+    once, whatever port nginx gets (``RealWeb``'s cache)."""
+    pattern = re.compile(r"^(https?://[^/:]+)(?=/)")
+
+    def move(url: str) -> str:
+        return pattern.sub(lambda m: f"{m.group(1)}:{port}", url, count=1)
+
+    def moves(urls):
+        return type(urls)(move(url) for url in urls)
+
+    return RealTruth(
+        seeds=moves(truth.seeds), pages=moves(truth.pages),
+        links={move(url): moves(links) for url, links in truth.links.items()},
+        nofollow={move(url): moves(links) for url, links in truth.nofollow.items()},
+        redirects={move(url): (status, move(target)) for url, (status, target) in truth.redirects.items()},
+        errors={move(url): status for url, status in truth.errors.items()},
+        non_html={move(url): kind for url, kind in truth.non_html.items()},
+        too_deep=moves(truth.too_deep))
+
+
 def pagerank(truth: RealTruth, q: float = 0.15, tolerance: float = 1e-12) -> dict[str, float]:
     """PageRank of the final graph (random jump ``q``, dangling pages spread evenly), summing to 1."""
     urls = sorted(truth.pages)
