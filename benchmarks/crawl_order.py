@@ -501,7 +501,7 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=0.20, help="share of N scored (default 0.20)")
     parser.add_argument("--cycles", type=int, default=0,
                         help="cycles per crawl (default: until the manager has nothing left to fetch)")
-    parser.add_argument("--timeout", type=float, default=600, help="seconds allowed for one crawl")
+    parser.add_argument("--timeout", type=float, help="seconds allowed for one crawl (default 600; real web 1800)")
     parser.add_argument("--setting", "-s", action="append", default=[], metavar="NAME=VALUE",
                         help="extra Scrapy setting for every crawl (repeatable)")
     parser.add_argument("--batches-shown", type=int, default=6, help="early batches described per crawl")
@@ -527,6 +527,8 @@ def main() -> int:
         bad = [score for score in known[name] if score not in SCORE_FUNCTIONS]
         if bad:
             parser.error(f"weighting {name}: unknown scores {bad}; known: {', '.join(SCORE_FUNCTIONS)}")
+    if args.timeout is None:
+        args.timeout = 1800 if args.web == "real" else 600
     if args.web == "real":
         try:
             chosen = realweb_sites.select(args.real_sites or (REAL_SMOKE if args.smoke else None))
