@@ -18,7 +18,8 @@ start-up before the first request and after the last is not in it, and is printe
 clock), the lower bound no polite crawler can beat — max over sites of (requests - 1) x the site's
 smallest wait + the site's own fetch times — and the ratio; then the politeness check: per site,
 requests that overlapped the previous one or started less than the wait after it ended (the large-site
-wait for sites of more than WIRE_LARGE_SITE_PAGES pages, the normal wait for the others). The machine's
+wait for sites that received more than WIRE_LARGE_SITE_PAGES requests, as the harvester counts a site's
+known documents, errors and robots.txt included; the normal wait for the others). The machine's
 load average is printed beside, as the ratio is what compares across runs.
 """
 
@@ -135,8 +136,6 @@ def main() -> int:
             n = len(web.truth.pages)
             args.batch_size = max(1, round(args.batch_share * n))
             site_pages = {site.host: web.truth.site_pages(web.origin(site)) for site in chosen}
-            wait_of = {host: args.wait_large if pages > LARGE_SITE_PAGES else args.wait
-                       for host, pages in site_pages.items()}
             print(f"real web: {len(chosen)} sites, N = {n} pages, nginx on 127.0.0.x:{web.port}; K = {args.batch_size} "
                   f"({args.batch_share:.0%} of N); waits {args.wait} s / {args.wait_large} s (sites of more than "
                   f"{LARGE_SITE_PAGES} pages); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",
@@ -150,6 +149,14 @@ def main() -> int:
                 first = min(r.start for r in requests)
                 last = max(r.end for r in requests)
                 makespan = last - first
+                # The harvester gives a site the large-site wait when the batch knows more than
+                # WIRE_LARGE_SITE_PAGES of its documents (errors, files and robots.txt too): judged here by
+                # the requests the site received.
+                counts: dict[str, int] = {}
+                for request in requests:
+                    counts[request.host] = counts.get(request.host, 0) + 1
+                wait_of = {host: args.wait_large if counts.get(host, 0) > LARGE_SITE_PAGES else args.wait
+                           for host in site_pages}
                 lower, where = bound(requests, wait_of)
                 report = nginx.politeness(requests, wait_of)
                 overlaps = sum(p.overlaps for p in report)
