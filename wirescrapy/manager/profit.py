@@ -309,7 +309,8 @@ def select_batches(profits: np.ndarray, site_ids: np.ndarray, candidates: np.nda
 
     ``site_limits`` (indexed by site-id, >= 1): most pages of each site in any one batch, on top of the
     cap; a site's unused share goes to the others only up to their limits, so a batch may come out
-    short (the manager passes a multiple of the pages fetched from each site: ``site_growth``)."""
+    short (the manager passes a multiple of the documents fetched from each site with WIRE_BATCH_SITE_GROWTH:
+    ``site_growth``)."""
     if size < 1 or samesite < 1 or count < 1:
         raise ValueError("size, samesite and count must be >= 1")
     pool = np.flatnonzero(candidates)
