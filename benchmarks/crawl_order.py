@@ -5,6 +5,8 @@
     python benchmarks/crawl_order.py --shape uniform,weblike    # both web shapes, one after the other
     python benchmarks/crawl_order.py --weightings pagerank,default --sites 30 --pages 100
     python benchmarks/crawl_order.py --weightings '{"pr3+wl": {"pagerank": 3, "wlrank": 1}}' --uncapped pr3+wl
+    python benchmarks/crawl_order.py --web real --weightings default,depth --uncapped ''   # real documents
+    python benchmarks/crawl_order.py --web real --smoke --weightings default     # 3 small real sites (CI)
 
 What it does, in one run:
 
@@ -107,6 +109,15 @@ On the uniform web a breadth-first order inside each site's share (depth, hub: 9
 the link scores: there, popular means shallow. Without a per-site share, PageRank on the partial graph
 piles batches onto the sites crawled most (61-76 %).
 
+The web of real documents (``--web real``, ``benchmarks/realweb``): thirteen Debian documentation packages
+(apt-get installs the missing ones), each a host ``<name>.realweb.test`` on its own loopback address, one
+nginx serving them, the ground truth read from the files (``realweb.truth``: what a polite crawl from the
+home pages reaches, with the crawler's default URL rules, without importing the crawler). Crawled with
+``WIRE_DNS_HOSTS`` mapping the hosts and ``WIRE_ACCEPT_DOMAIN_SUFFIXES=realweb.test`` (their pages link to
+the documented projects' real sites). The per-site table shows, for the oracle, BFS and each crawl, the
+pages each site got among the first 20 % and their PageRank; sites marked * are held out of any tuning
+and summed apart. Its figures are in ``/work/notes/realweb.md`` until they settle here.
+
 ``crawl_order_sim.py`` simulates the same measure offline in seconds, to try scores before they are
 written into the manager.
 """
@@ -134,14 +145,15 @@ from scipy.sparse import csr_matrix
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from wirescrapy.collection import Collection  # noqa: E402
-from wirescrapy.config import SCORE_FUNCTIONS, default_settings  # noqa: E402
-from wirescrapy.manager import ranking  # noqa: E402
-from wirescrapy.manager.batch import batch_numbers, read_batch  # noqa: E402
-from wirescrapy.sampleweb import SampleWebProcess  # noqa: E402
-from wirescrapy.sampleweb.shape import SHAPES  # noqa: E402
+from benchmarks.realweb import RealWeb
+from benchmarks.realweb import sites as realweb_sites
+from wirescrapy.collection import Collection
+from wirescrapy.config import SCORE_FUNCTIONS, default_settings
+from wirescrapy.manager import ranking
+from wirescrapy.manager.batch import batch_numbers, read_batch
+from wirescrapy.sampleweb import SampleWebProcess
+from wirescrapy.sampleweb.shape import SHAPES
 
-SITE = re.compile(r"site(\d+)\.")
 PAGE = re.compile(r"/page/(\d+)\.html")
 Q = 0.15  # WIRE's PageRank dampening (random-jump probability), the manager's default
 
@@ -178,6 +190,7 @@ FULL = list(WEIGHTINGS)
 CLEARLY = 1.05  # "clearly ahead": at least 5 % more PageRank than breadth-first order
 BREADTH_FIRST = {"depth", "hub"}  # weightings that order unfetched pages by discovery
 SMOKE = ["pagerank", "opic", "default"]
+REAL_SMOKE = "scrapy,git,libxml2"  # --web real --smoke: three small sites (about 440 pages)
 # Crawled again without the per-site share of a batch (WIRE_BATCH_SITE_SHARE = 0) in a full run.
 UNCAPPED = ["pagerank", "opic", "default", "depth"]
 
@@ -311,7 +324,7 @@ def run_crawl(name: str, weights: dict[str, float], seeds_file: Path, collection
     started = time.perf_counter()
     with open(log_file, "wb") as log:
         try:
-            result = subprocess.run(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
+            result = subprocess.run(command, check=False, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
                                     stderr=subprocess.STDOUT, timeout=timeout)
             crawl.returncode = result.returncode
         except subprocess.TimeoutExpired:
@@ -363,6 +376,75 @@ def read_order(crawl: Crawl, collection_dir: Path, graph: FinalGraph) -> None:
         crawl.batches[position].append(page)
 
 
+# -- the web crawled ------------------------------------------------------------------------------------------
+
+def open_web(args: argparse.Namespace, shape: str, sites, pages_per_site: int, workdir: Path):
+    """The sample web of ``shape`` or, for shape "real", the real-document web (``sites`` its sites)."""
+    if shape == "real":
+        return RealWeb(workdir / "web", sites)
+    # Crawl-delay 0 and a short slow page: politeness is not what is measured here.
+    return SampleWebProcess(workdir=workdir / "web", sites=sites, pages_per_site=pages_per_site, seed=args.seed,
+                            broken_robots="malformed", crawl_delay=0.0, slow_delay=0.05, shape=shape)
+
+
+def web_settings(web) -> list[str]:
+    """Settings a crawl of ``web`` needs beyond settings.test: the real web's host names, and its domain
+    only (its pages link to the documented projects' real sites, which are not crawled here)."""
+    if not isinstance(web, RealWeb):
+        return []
+    return [f"WIRE_DNS_HOSTS={json.dumps(web.dns_hosts)}",
+            f"WIRE_ACCEPT_DOMAIN_SUFFIXES={realweb_sites.DOMAIN}"]
+
+
+def describe_web(web, shape: str, sites, pages_per_site: int, seed: int) -> str:
+    if isinstance(web, RealWeb):
+        held = [site.name for site in web.sites if site.held_out]
+        return (f"real web: {len(web.sites)} sites ({', '.join(site.name for site in web.sites)}; held out: "
+                f"{', '.join(held) or 'none'}), nginx on 127.0.0.x:{web.port}")
+    sizes = sorted((web.web.site_pages(site) for site in range(sites)), reverse=True)
+    return (f"sample web: {sites} sites x {pages_per_site} pages, {shape} (seed {seed}; pages per site "
+            f"{sizes[0]}..{sizes[-1]}) on 127.0.0.1:{web.port}")
+
+
+def held_out_hosts(web) -> set[str]:
+    return {site.host for site in web.sites if site.held_out} if isinstance(web, RealWeb) else set()
+
+
+def site_table(orders: list[tuple[str, list[int]]], graph: FinalGraph, budget: int, held_out: set[str]) -> str:
+    """Per site: its pages and PageRank in the final graph, then for each order the pages it took from the
+    site among its first ``budget`` and their PageRank; held-out sites marked, and subtotals."""
+    hosts = [urlsplit(url).hostname for url in graph.urls]
+    names = sorted(set(hosts), key=lambda h: -sum(graph.pagerank[i + 1] for i, x in enumerate(hosts) if x == h))
+    column = {host: number for number, host in enumerate(names)}
+    site_of = np.asarray([column[h] for h in hosts], dtype=np.int64)
+    total_pages = np.bincount(site_of, minlength=len(names))
+    total_rank = np.bincount(site_of, weights=graph.pagerank[1:], minlength=len(names))
+    taken = []
+    for _, order in orders:
+        chosen = np.asarray(order[:budget], dtype=np.int64)
+        taken.append((np.bincount(site_of[chosen - 1], minlength=len(names)),
+                      np.bincount(site_of[chosen - 1], weights=graph.pagerank[chosen], minlength=len(names))))
+    width = max(len(h) for h in names) + 2
+    header = f"{'site':<{width}} {'pages':>6} {'PR':>6} " + " ".join(f"{label[:17]:>17}" for label, _ in orders)
+    lines = [header, f"{'':<{width}} {'':>6} {'':>6} " + " ".join(f"{'pages     PR':>17}" for _ in orders),
+             "-" * len(header)]
+    groups = [("tuned", [c for h, c in column.items() if h not in held_out]),
+              ("held out", [c for h, c in column.items() if h in held_out])] if held_out else []
+    for host in names:
+        c = column[host]
+        mark = "*" if host in held_out else " "
+        lines.append(f"{host.split('.')[0] + mark:<{width}} {total_pages[c]:6d} {total_rank[c]:6.3f} " +
+                     " ".join(f"{pages[c]:7d} {rank[c]:9.4f}" for pages, rank in taken))
+    for label, members in groups:
+        if not members:
+            continue
+        oracle_rank = taken[0][1][members].sum()
+        lines.append(f"{label:<{width}} {total_pages[members].sum():6d} {total_rank[members].sum():6.3f} " +
+                     " ".join(f"{pages[members].sum():7d} {rank[members].sum():9.4f}" for pages, rank in taken) +
+                     "   /oracle: " + " ".join(f"{rank[members].sum() / oracle_rank:.1%}" for _, rank in taken[1:]))
+    return "\n".join(lines)
+
+
 # -- the report ----------------------------------------------------------------------------------------------
 
 def describe_batches(crawl: Crawl, graph: FinalGraph, budget: int, oracle_top: set[int], shown: int) -> str:
@@ -375,7 +457,7 @@ def describe_batches(crawl: Crawl, graph: FinalGraph, budget: int, oracle_top: s
         split = [urlsplit(graph.urls[p - 1]) for p in pages]
         homes = sum(1 for url in split if url.path == "/")
         top = sum(1 for p in pages if p in oracle_top)
-        sites = {SITE.match(url.hostname).group(1) for url in split}
+        sites = {url.hostname for url in split}
         numbers = [int(m.group(1)) for url in split if (m := PAGE.fullmatch(url.path))]
         fetched += len(pages)
         listed = crawl.batch_sizes[number - 1] if number <= len(crawl.batch_sizes) else 0
@@ -405,6 +487,12 @@ def main() -> int:
     parser.add_argument("--shape", default="uniform",
                         help=f"sample web shape(s), comma-separated, each benchmarked in turn: {', '.join(SHAPES)} "
                         "(default uniform; weblike: Zipf site sizes, see wirescrapy.sampleweb.shape)")
+    parser.add_argument("--web", choices=("sample", "real"), default="sample",
+                        help="sample: the generated sample web (--shape, --sites, --pages); real: the web of real "
+                        "documents (benchmarks/realweb: Debian documentation packages, nginx; apt-get installs what "
+                        "is missing)")
+    parser.add_argument("--real-sites", help=f"real web: comma-separated sites (default: all; smoke {REAL_SMOKE}; "
+                        f"{', '.join(realweb_sites.BY_NAME)})")
     parser.add_argument("--weightings", help=f"comma-separated names from: {', '.join(WEIGHTINGS)}; "
                         f"or a JSON object name -> weights (default: all; smoke: {','.join(SMOKE)})")
     parser.add_argument("--uncapped", help="comma-separated weightings crawled again with WIRE_BATCH_SITE_SHARE=0 "
@@ -413,7 +501,7 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=0.20, help="share of N scored (default 0.20)")
     parser.add_argument("--cycles", type=int, default=0,
                         help="cycles per crawl (default: until the manager has nothing left to fetch)")
-    parser.add_argument("--timeout", type=float, default=600, help="seconds allowed for one crawl")
+    parser.add_argument("--timeout", type=float, help="seconds allowed for one crawl (default 600; real web 1800)")
     parser.add_argument("--setting", "-s", action="append", default=[], metavar="NAME=VALUE",
                         help="extra Scrapy setting for every crawl (repeatable)")
     parser.add_argument("--batches-shown", type=int, default=6, help="early batches described per crawl")
@@ -439,6 +527,14 @@ def main() -> int:
         bad = [score for score in known[name] if score not in SCORE_FUNCTIONS]
         if bad:
             parser.error(f"weighting {name}: unknown scores {bad}; known: {', '.join(SCORE_FUNCTIONS)}")
+    if args.timeout is None:
+        args.timeout = 1800 if args.web == "real" else 600
+    if args.web == "real":
+        try:
+            chosen = realweb_sites.select(args.real_sites or (REAL_SMOKE if args.smoke else None))
+        except ValueError as error:
+            parser.error(str(error))
+        return benchmark(args, "real", chosen, 0, names, uncapped, known, args.workdir)
     shapes = args.shape.split(",")
     if unknown := [shape for shape in shapes if shape not in SHAPES]:
         parser.error(f"unknown shapes {unknown}; known: {', '.join(SHAPES)}")
@@ -452,7 +548,7 @@ def main() -> int:
     return status
 
 
-def benchmark(args: argparse.Namespace, shape: str, sites: int, pages_per_site: int, names: list[str],
+def benchmark(args: argparse.Namespace, shape: str, sites, pages_per_site: int, names: list[str],
               uncapped: list[str], known: dict[str, dict[str, float]], keep: str | Path | None) -> int:
     """Crawl one sample web once per weighting and print the report; 1 if a crawl failed."""
     workdir = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="wire-crawl-order-"))
@@ -460,27 +556,24 @@ def benchmark(args: argparse.Namespace, shape: str, sites: int, pages_per_site: 
     total_started = time.perf_counter()
     crawls: list[Crawl] = []
     try:
-        # Crawl-delay 0 and a short slow page: politeness is not what is measured here.
-        with SampleWebProcess(workdir=workdir / "web", sites=sites, pages_per_site=pages_per_site,
-                              seed=args.seed, broken_robots="malformed", crawl_delay=0.0,
-                              slow_delay=0.05, shape=shape) as web:
+        with open_web(args, shape, sites, pages_per_site, workdir) as web:
             truth = web.truth
             graph = final_graph(truth)
             n = graph.n
             budget = math.ceil(args.budget * n)
             batch_size = max(1, round(args.batch_share * n))
             cycles = args.cycles or 4 * math.ceil(n / batch_size) + 20
-            runs = [Run(DESCRIPTIONS.get(name, name), name, known[name], list(args.setting)) for name in names]
+            settings = [*args.setting, *web_settings(web)]
+            runs = [Run(DESCRIPTIONS.get(name, name), name, known[name], list(settings)) for name in names]
             runs += [Run(f"{DESCRIPTIONS.get(name, name)}, no site share", name, known[name],
-                         [*args.setting, "WIRE_BATCH_SITE_SHARE=0"]) for name in uncapped]
+                         [*settings, "WIRE_BATCH_SITE_SHARE=0"]) for name in uncapped]
             seeds_file = workdir / "seeds.txt"
             seeds_file.write_text("".join(seed + "\n" for seed in web.seeds), encoding="utf-8")
             difference = networkx_check(graph)
-            sizes = sorted((web.web.site_pages(site) for site in range(sites)), reverse=True)
-            print(f"sample web: {sites} sites x {pages_per_site} pages, {shape} (seed {args.seed}; pages per site "
-                  f"{sizes[0]}..{sizes[-1]}) on 127.0.0.1:{web.port}; "
+            print(f"{describe_web(web, shape, sites, pages_per_site, args.seed)}; "
                   f"final graph N = {n} pages (truth.pages), {graph.links.nnz} links; "
                   f"PageRank q = {Q} (max |ours - networkx| = {difference:.1e})")
+            held_out = held_out_hosts(web)
             print(f"K = {batch_size} URLs a batch ({args.batch_share:.0%} of N), budget = first {budget} pages "
                   f"({args.budget:.0%} of N), waits 0, {len(runs)} crawls; work directory {workdir}", flush=True)
 
@@ -498,6 +591,8 @@ def benchmark(args: argparse.Namespace, shape: str, sites: int, pages_per_site: 
                     read_order(crawl, directory, graph)
                 elif not crawl.problem:
                     crawl.problem = "no collection written"
+                if not crawl.order and not crawl.problem:
+                    crawl.problem = f"no page of the final graph fetched, see {workdir / f'{slug}.log'}"
                 crawls.append(crawl)
                 got = share(crawl.order, graph, budget)
                 print(f"  crawled {run.label:<40} {crawl.seconds:6.1f} s, {crawl.cycles:3d} cycles, share {got:.4f} "
@@ -543,6 +638,13 @@ def benchmark(args: argparse.Namespace, shape: str, sites: int, pages_per_site: 
             size = math.ceil(b * n)
             cells.append(f"{share(order, graph, size) / share(oracle, graph, size):7.1%}")
         print(f"{label:<{width}} " + " ".join(cells))
+
+    # -- per site
+    print()
+    print(f"Per site, the first {budget} pages ({args.budget:.0%} of N) of each order: pages taken from the site and "
+          "their PageRank" + (" (* held out of tuning)" if held_out else "") + ":")
+    print(site_table([("oracle", oracle), ("BFS", bfs)] + [(c.name, c.order) for c in crawls], graph, budget,
+                     held_out))
 
     # -- the first batches
     oracle_top = set(oracle[:budget])

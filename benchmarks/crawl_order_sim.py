@@ -117,7 +117,11 @@ from scipy.sparse import csr_matrix
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import pickle
+
 import crawl_order
+from realweb import sites as realweb_sites
+from realweb import truth as realweb_truth
 from scrapy.settings import Settings
 
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE, SITE_DTYPE, DocFlag
@@ -129,6 +133,7 @@ from wirescrapy.sampleweb.shape import SHAPES
 FRONT_PAGE_BOOST = 2.0
 NOW = 1_700_000_000.0
 BATCH_SECONDS = 3600.0  # between manager runs: far less than the revisit periods, so nothing is refetched
+EXTRA_SETTINGS: dict[str, object] = {}  # --setting: for every manager run
 
 
 class Simulation:
@@ -138,9 +143,10 @@ class Simulation:
         self.out = np.split(graph.links.indices, graph.links.indptr[1:-1])  # row i: links of page i
         self.site = np.zeros(self.n + 1, dtype=np.int64)
         self.home = np.zeros(self.n + 1, dtype=bool)
+        numbers: dict[str, int] = {}
         for i, url in enumerate(graph.urls, start=1):
             split = urlsplit(url)
-            self.site[i] = int(crawl_order.SITE.match(split.hostname).group(1))
+            self.site[i] = numbers.setdefault(split.hostname, len(numbers))
             self.home[i] = split.path == "/"
         self.seeds = seeds
 
@@ -309,7 +315,7 @@ def manager_crawl(sim: Simulation, weights: dict[str, float], batch_size: int, s
     config = WireConfig.from_settings(Settings({**default_settings(), "WIRE_BATCH_SIZE": batch_size,
                                                 "WIRE_SCORE_WEIGHTS": weights,
                                                 "WIRE_BATCH_SITE_SHARE": site_share,
-                                                "WIRE_BATCH_SITE_SPLIT": site_split}))
+                                                "WIRE_BATCH_SITE_SPLIT": site_split, **EXTRA_SETTINGS}))
     records = Records(sim)
     order: list[int] = []
     now = NOW
@@ -351,12 +357,29 @@ def main() -> int:
                         f"{', '.join(SITE_SPLITS)} (default pagerank)")
     parser.add_argument("--site-share", default="1,0",
                         help="WIRE_BATCH_SITE_SHARE values the manager's weightings run with (default 1,0)")
+    parser.add_argument("--web", choices=("sample", "real"), default="sample",
+                        help="real: the web of real documents (benchmarks/realweb), its truth read from the files "
+                        "(no server); prints the manager's rows and a per-site table")
+    parser.add_argument("--real-sites", help="real web: comma-separated sites (default: all)")
+    parser.add_argument("--truth-cache", help="real web: keep its ground truth in this file (pickle) between runs")
     parser.add_argument("--webs", help="summary over several webs instead, comma-separated SITESxPAGES:SEED "
                         f"('six' for {SIX_WEBS}): the manager's share / oracle at 20 %% per web, mean and least")
+    parser.add_argument("--setting", "-s", action="append", default=[], metavar="NAME=VALUE",
+                        help="extra setting for the manager's runs, the value as JSON (repeatable)")
     args = parser.parse_args()
+    for setting in args.setting:
+        name, _, value = setting.partition("=")
+        EXTRA_SETTINGS[name] = json.loads(value)
     shapes = args.shape.split(",")
     if unknown := [shape for shape in shapes if shape not in SHAPES]:
         parser.error(f"unknown shapes {unknown}; known: {', '.join(SHAPES)}")
+    if args.web == "real":
+        try:
+            chosen = realweb_sites.select(args.real_sites)
+        except ValueError as error:
+            parser.error(str(error))
+        simulate_real(args, chosen)
+        return 0
     if args.webs:
         summarize(args, shapes, SIX_WEBS if args.webs == "six" else args.webs)
         return 0
@@ -433,6 +456,55 @@ def simulate(args: argparse.Namespace, shape: str) -> None:
             cells = [crawl_order.share(order, graph, math.ceil(b * n))
                      / crawl_order.share(oracle, graph, math.ceil(b * n)) for b in budgets]
             print(f"{'  ' + name:<25} " + " ".join(f"{c:7.1%}" for c in cells), flush=True)
+
+
+def real_truth(chosen, cache: str | None):
+    """The real web's ground truth on port 8080, read from the files (``realweb.truth.walk``)."""
+    if cache and Path(cache).exists():
+        with open(cache, "rb") as file:
+            names, truth = pickle.load(file)
+        if names == [site.name for site in chosen]:
+            return truth
+    missing = realweb_sites.missing(chosen)
+    if missing:
+        sys.exit(f"error: real web: not installed: {' '.join(sorted({s.package for s in missing}))} "
+                 "(python -m benchmarks.realweb installs them)")
+    truth = realweb_truth.walk([realweb_truth.Host(f"http://{site.host}:8080", site.root, site.index)
+                                for site in chosen])
+    if cache:
+        with open(cache, "wb") as file:
+            pickle.dump(([site.name for site in chosen], truth), file)
+    return truth
+
+
+def simulate_real(args: argparse.Namespace, chosen) -> None:
+    truth = real_truth(chosen, args.truth_cache)
+    graph = crawl_order.final_graph(truth)
+    n = graph.n
+    batch_size = max(1, round(args.batch_share * n))
+    budget = math.ceil(0.2 * n)
+    sim = Simulation(graph, [graph.index[seed] for seed in truth.seeds])
+    oracle = crawl_order.oracle_order(graph)
+    bfs = crawl_order.bfs_order(truth, graph)
+    held_out = {site.host for site in chosen if site.held_out}
+    budgets = (0.05, 0.10, 0.20, 0.40)
+    print(f"real web, {len(chosen)} sites (held out: {', '.join(s.name for s in chosen if s.held_out) or 'none'}): "
+          f"N = {n}, K = {batch_size}")
+    print(f"{'order':<40} " + " ".join(f"{b:>7.0%}" for b in budgets))
+    orders = [("BFS (FIFO)", bfs)]
+    for site_share, site_split in itertools.product(map(float, args.site_share.split(",")),
+                                                    args.site_split.split(",")):
+        for name, weights in weightings(args.weightings).items():
+            label = f"{name} share={site_share:g} {site_split if site_share else ''}".strip()
+            orders.append((label, manager_crawl(sim, weights, batch_size, site_share, site_split)))
+            if site_share == 0:
+                break
+    for label, order in orders:
+        cells = [crawl_order.share(order, graph, math.ceil(b * n)) / crawl_order.share(oracle, graph, math.ceil(b * n))
+                 for b in budgets]
+        print(f"{label:<40} " + " ".join(f"{c:7.1%}" for c in cells), flush=True)
+    print()
+    print(crawl_order.site_table([("oracle", oracle), *orders], graph, budget, held_out))
 
 
 if __name__ == "__main__":

@@ -75,7 +75,8 @@ def scrapy_manager(directory, *args):
 
 
 def test_command_writes_batches(collection_dir):
-    run = scrapy_manager(collection_dir, "-s", "WIRE_BATCH_SIZE=10", "-s", "WIRE_BATCH_SAMESITE=4", "--batches", "2")
+    run = scrapy_manager(collection_dir, "-s", "WIRE_BATCH_SIZE=10", "-s", "WIRE_BATCH_SAMESITE=4", "--batches", "2",
+                         "-s", "WIRE_BATCH_SITE_GROWTH=0")
     assert run.returncode == 0, run.stderr
     out = run.stdout
     assert "25 documents, 22 eligible now (4 downloaded before)" in out  # less robots.txt, duplicate, too recent
@@ -113,7 +114,7 @@ def test_command_writes_batches(collection_dir):
 
 def test_command_dry_run_writes_nothing(collection_dir):
     before = (collection_dir / "documents.rec").read_bytes()
-    run = scrapy_manager(collection_dir, "--dry-run", "--parts", "2")
+    run = scrapy_manager(collection_dir, "--dry-run", "--parts", "2", "-s", "WIRE_BATCH_SITE_GROWTH=0")
     assert run.returncode == 0, run.stderr
     assert "dry run: nothing written" in run.stdout and "batch 000001: 22 URLs" in run.stdout
     assert not (collection_dir / "batches").exists()
@@ -128,7 +129,7 @@ def test_command_usage_errors(tmp_path):
 def test_parts_and_all_scores(collection_dir):
     weights = dict.fromkeys(("pagerank", "wlrank", "hub", "authority", "siterank", "opic", "static", "depth",
                              "queuesize", "random"), 1)
-    cfg = config(collection_dir, WIRE_SCORE_WEIGHTS=weights, WIRE_SCORE_AGE_EXPONENT=0.5)
+    cfg = config(collection_dir, WIRE_SCORE_WEIGHTS=weights, WIRE_SCORE_AGE_EXPONENT=0.5, WIRE_BATCH_SITE_GROWTH=0)
     with Collection(collection_dir) as collection:
         report = manage(collection, cfg, NOW, parts=3, rng=np.random.default_rng(1))
         docs = collection.documents.records[1 : collection.documents.count + 1]

@@ -140,27 +140,27 @@ def config(**settings) -> WireConfig:
 
 
 def two_site_crawl():
-    """Site 1: a home page whose 12 links each point to a new page (a large site, mostly unseen); site 2:
-    a home page and 12 pages that all link to each other (all of it seen)."""
-    docs = np.zeros(26, DOCUMENT_DTYPE)
-    docs["docid"] = np.arange(1, 27)
-    docs["siteid"] = [1] * 13 + [2] * 13
-    docs["depth"] = [0] + [1] * 12 + [0] + [1] * 12
-    fetched = [1, 14, 15, 16, 17]
+    """Site 1: a home page and one more page fetched, whose 12 links each point to new pages (a large
+    site, mostly unseen); site 2: a home page and 12 pages that all link to each other (all of it seen)."""
+    docs = np.zeros(38, DOCUMENT_DTYPE)
+    docs["docid"] = np.arange(1, 39)
+    docs["siteid"] = [1] * 25 + [2] * 13
+    docs["depth"] = [0] + [1] * 12 + [2] * 12 + [0] + [1] * 12
+    fetched = [1, 2, 26, 27, 28, 29]
     docs["visits"][np.array(fetched) - 1] = 1
     docs["status"][np.array(fetched) - 1] = 200
     docs["first_visit"][np.array(fetched) - 1] = docs["last_visit"][np.array(fetched) - 1] = 1000.0
-    edges = [(1, page) for page in range(2, 14)]
-    edges += [(source, target) for source in (14, 15, 16, 17) for target in range(15, 27) if target != source]
-    return docs, counts_matrix(26, edges)
+    edges = [(1, page) for page in range(2, 14)] + [(2, page) for page in range(14, 26)]
+    edges += [(source, target) for source in (26, 27, 28, 29) for target in range(27, 39) if target != source]
+    return docs, counts_matrix(38, edges)
 
 
 def test_the_split_setting_decides_what_the_sites_get():
     docs, links = two_site_crawl()
     site_of = np.concatenate([[0], docs["siteid"]])
     by_rank = batch_site_weights(links, site_of, 2, config())
-    assert by_rank[1] > by_rank[2]  # Chao1: site 1 has 12 pages seen once; site 2 none once
-    assert batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_SPLIT="pages")).tolist() == [1, 13, 13]
+    assert by_rank[1] > by_rank[2]  # Chao1: site 1 has 24 pages seen once; site 2 none once
+    assert batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_SPLIT="pages")).tolist() == [1, 25, 13]
     assert batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_SPLIT="even")) is None
     assert batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_SHARE=0)) is None
     with pytest.raises(WireSettingsError, match="WIRE_BATCH_SITE_SPLIT"):
@@ -169,13 +169,25 @@ def test_the_split_setting_decides_what_the_sites_get():
 
 def test_a_batch_goes_mostly_to_the_site_estimated_larger():
     docs, links = two_site_crawl()
-    result = plan(docs, links, config(WIRE_BATCH_SIZE=10), 2000.0, count=1)
+    result = plan(docs, links, config(WIRE_BATCH_SIZE=10, WIRE_BATCH_SITE_GROWTH=0), 2000.0, count=1)
     batch = result.batches[0]
     per_site = np.bincount(docs["siteid"][batch - 1], minlength=3)
     assert per_site[1] > per_site[2] >= 1
-    even = plan(docs, links, config(WIRE_BATCH_SIZE=10, WIRE_BATCH_SITE_SPLIT="even"), 2000.0, count=1)
+    even = plan(docs, links, config(WIRE_BATCH_SIZE=10, WIRE_BATCH_SITE_SPLIT="even", WIRE_BATCH_SITE_GROWTH=0),
+                2000.0, count=1)
     assert np.bincount(docs["siteid"][even.batches[0] - 1], minlength=3).tolist() == [0, 5, 5]
     assert "site shares" in result.timings
+
+
+def test_a_site_gets_no_more_of_a_batch_than_its_fetched_pages_allow():
+    """WIRE_BATCH_SITE_GROWTH 2: site 1 (2 pages fetched) gets at most 4, site 2 (4 fetched) at most 8,
+    and the slots neither may take stay empty: the batch comes out short."""
+    docs, links = two_site_crawl()
+    result = plan(docs, links, config(WIRE_BATCH_SIZE=30, WIRE_BATCH_SITE_GROWTH=2), 2000.0, count=1)
+    per_site = np.bincount(docs["siteid"][result.batches[0] - 1], minlength=3)
+    assert per_site.tolist() == [0, 4, 8]
+    unlimited = plan(docs, links, config(WIRE_BATCH_SIZE=30, WIRE_BATCH_SITE_GROWTH=0), 2000.0, count=1)
+    assert len(unlimited.batches[0]) == 30
 
 
 def test_an_empty_collection_plans_no_batch():

@@ -88,6 +88,7 @@ class WireConfig:
     batch_size: int
     batch_samesite: int
     batch_site_share: float
+    batch_site_growth: float
     batch_site_split: str
     batch_count: int
     max_errors_same_batch: int

@@ -258,9 +258,27 @@ def site_caps(size: int, samesite: int, counts: np.ndarray, share: float = 1.0,
     return caps(low)
 
 
+def site_growth(site_ids: np.ndarray, visited: np.ndarray, growth: float, sites: int) -> np.ndarray | None:
+    """Most pages of each site in a batch (indexed by site-id): ``growth`` times the pages fetched from it
+    so far, at least 1; None when ``growth`` is 0 (no limit).
+
+    Why: what the manager knows of a site — its pages, its links, its share of the PageRank — comes from
+    the pages fetched from it. After its home page alone, a small site whose home page lists every page
+    looks as large as a large one whose home page lists ten sections, and a batch that filled itself from
+    what it sees would stake most of itself on the first kind. Letting each site's part of a batch grow
+    geometrically with what was fetched from it (TCP's slow start, applied to a site) keeps the early
+    batches short, so the next manager run decides with more of each site seen; a batch of 100,000 over
+    thousands of sites is not limited after its first few cycles."""
+    if growth <= 0:
+        return None
+    fetched = np.bincount(np.asarray(site_ids, dtype=np.int64), weights=visited, minlength=sites + 1)
+    return np.maximum(np.floor(growth * fetched), 1).astype(np.int64)
+
+
 def select_batches(profits: np.ndarray, site_ids: np.ndarray, candidates: np.ndarray, *, size: int,
                    samesite: int, count: int = 1, site_share: float = 1.0,
-                   site_weights: np.ndarray | None = None) -> list[np.ndarray]:
+                   site_weights: np.ndarray | None = None,
+                   site_limits: np.ndarray | None = None) -> list[np.ndarray]:
     """Up to ``count`` disjoint batches of indices into ``profits``, each the ``size`` candidates of highest
     profit with at most ``site_caps`` of one site, in decreasing profit; a batch is smaller, and batches are
     fewer, when candidates run out (no empty batch is returned). Ties go to the lower index.
@@ -287,7 +305,12 @@ def select_batches(profits: np.ndarray, site_ids: np.ndarray, candidates: np.nda
     2005's "larger sites first", as an allocation) helps; in proportion to the sites' estimated share of
     the PageRank (``sites.py``), which also sees the pages of a large site not found yet, more. Rounding
     down is coarser with unequal shares: a batch can come out shorter. What each split and the cap itself
-    are worth is measured by ``benchmarks/crawl_order.py`` and ``crawl_order_sim.py``."""
+    are worth is measured by ``benchmarks/crawl_order.py`` and ``crawl_order_sim.py``.
+
+    ``site_limits`` (indexed by site-id, >= 1): most pages of each site in any one batch, on top of the
+    cap; a site's unused share goes to the others only up to their limits, so a batch may come out
+    short (the manager passes a multiple of the documents fetched from each site with WIRE_BATCH_SITE_GROWTH:
+    ``site_growth``)."""
     if size < 1 or samesite < 1 or count < 1:
         raise ValueError("size, samesite and count must be >= 1")
     pool = np.flatnonzero(candidates)
@@ -301,9 +324,14 @@ def select_batches(profits: np.ndarray, site_ids: np.ndarray, candidates: np.nda
         ranks = _rank_in_group(site_ids[pool])
         starts = np.flatnonzero(ranks == 0)
         counts = np.diff(np.append(starts, len(pool))).astype(np.int64)  # candidates per site
+        runs = counts
+        if site_limits is not None:
+            counts = np.minimum(counts, np.asarray(site_limits)[site_ids[pool[starts]]])
         weights = None if site_weights is None else np.asarray(site_weights)[site_ids[pool[starts]]]
         caps = site_caps(size, samesite, counts, site_share, weights)
-        capped = pool[ranks < np.repeat(caps, counts)]
+        if site_limits is not None:
+            caps = np.minimum(caps, counts)
+        capped = pool[ranks < np.repeat(caps, runs)]
         if len(capped) > size:
             # Highest profit first, lower index on ties: sort by (−profit, index).
             top = np.argpartition(-profits[capped], size - 1)[:size]

@@ -1,0 +1,111 @@
+"""A web of real documents for benchmarks: Debian documentation packages served by nginx on loopback.
+
+    with RealWeb(workdir) as web:          # installs missing packages (root), starts nginx
+        web.seeds, web.dns_hosts            # the home pages; WIRE_DNS_HOSTS mapping each host to its address
+        web.truth, web.pagerank             # what a polite crawl finds, read from the files
+        web.requests()                      # nginx's access log so far
+
+Every site (``sites.SITES``) is one package's HTML tree on its own address 127.0.0.x, all on one free
+high port, under the host name ``<name>.realweb.test``. ``python -m benchmarks.realweb`` installs, serves
+and describes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Self
+
+from benchmarks.realweb import nginx, sites, truth
+from benchmarks.realweb.sites import FIRST_ADDRESS, SITES, Site
+
+__all__ = ["SITES", "RealWeb", "Site", "nginx", "sites", "truth"]
+
+
+class RealWeb:
+    """The chosen sites served by one nginx; the ground truth computed on entering."""
+
+    def __init__(self, workdir: str | Path | None = None, chosen: list[Site] | None = None, install: bool = True):
+        self.sites = list(chosen or SITES)
+        self.keep = workdir is not None
+        self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="wire-realweb-"))
+        self.install = install
+        self.addresses = {site.name: f"127.0.0.{FIRST_ADDRESS + SITES.index(site)}" for site in self.sites}
+        self.server: nginx.Nginx | None = None
+        self.truth: truth.RealTruth | None = None
+        self.pagerank: dict[str, float] = {}
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    def origin(self, site: Site) -> str:
+        return f"http://{site.host}:{self.port}"
+
+    @property
+    def seeds(self) -> list[str]:
+        return [self.origin(site) + "/" for site in self.sites]
+
+    @property
+    def dns_hosts(self) -> dict[str, str]:
+        return {site.host: self.addresses[site.name] for site in self.sites}
+
+    def site_of(self, url: str) -> Site | None:
+        host = url.split("//", 1)[-1].split("/", 1)[0].split(":", 1)[0]
+        return next((site for site in self.sites if site.host == host), None)
+
+    def requests(self, since: float = 0.0) -> list[nginx.Request]:
+        return nginx.read_log(self.server.access_log, since) if self.server.access_log.exists() else []
+
+    def start(self) -> None:
+        if self.install:
+            sites.install(self.sites)
+        elif absent := sites.missing(self.sites):
+            raise RuntimeError(f"real web: not installed: {' '.join(sorted({s.package for s in absent}))}")
+        servers = [nginx.Server(site.host, self.addresses[site.name], site.root, site.index) for site in self.sites]
+        self.server = nginx.Nginx(servers, self.workdir / "nginx")
+        self.server.start()
+        self.truth = truth.with_port(self._walk(), self.port)
+        self.pagerank = truth.pagerank(self.truth)
+
+    def _walk(self) -> truth.RealTruth:
+        """The truth on port-less origins, kept in the temporary directory for the installed packages'
+        versions (the walk reads every page: most of a minute)."""
+        packages = sorted({site.package for site in self.sites})
+        query = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Version}\n", *packages], check=False,
+                               capture_output=True, text=True)
+        key = hashlib.sha256(repr(([(s.name, s.root, s.index) for s in self.sites], query.stdout,
+                                   truth.MAX_FILE_SIZE, truth.MAX_DEPTH)).encode()).hexdigest()[:16]
+        cache = Path(tempfile.gettempdir()) / f"wire-realweb-truth-{key}.pickle"
+        if query.returncode == 0 and cache.exists():
+            with open(cache, "rb") as file:
+                return pickle.load(file)
+        walked = truth.walk([truth.Host(f"http://{site.host}", site.root, site.index) for site in self.sites])
+        if query.returncode == 0:
+            partial = cache.with_suffix(f".{os.getpid()}")
+            with open(partial, "wb") as file:
+                pickle.dump(walked, file)
+            os.replace(partial, cache)
+        return walked
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+        if not self.keep:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> Self:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -1,0 +1,182 @@
+"""Whole-crawl time on the web of real documents: makespan against the politeness lower bound.
+
+    python benchmarks/realweb_makespan.py                      # repeated jobs, then one job of N cycles
+    python benchmarks/realweb_makespan.py --mode jobs --wait 0.2 --wait-large 0.05
+    python benchmarks/realweb_makespan.py --mode cycles --real-sites apache,git,scrapy
+
+The real-document web (``benchmarks/realweb``: Debian documentation packages, one nginx, every site on its
+own loopback address) is crawled from its home pages to the end, in batches of ``--batch-share`` x N URLs
+(N: the ground truth's pages), with WIRE's waits scaled down (``--wait`` for small sites, ``--wait-large``
+for sites of more than WIRE_LARGE_SITE_PAGES pages), in one of two ways:
+
+* ``jobs``   — one ``scrapy crawl harvester`` process per cycle (manager run + harvest), started again
+  until one finds nothing more to fetch: what a scheduled recrawl (cron, Scrapyd) does;
+* ``cycles`` — one process, ``-a cycles=N``.
+
+From nginx's access log: the makespan (first request's start to the last response's end; the processes'
+start-up before the first request and after the last is not in it, and is printed apart as the wall
+clock), the lower bound no polite crawler can beat — max over sites of (requests - 1) x the site's
+smallest wait + the site's own fetch times — and the ratio; then the politeness check: per site,
+requests that overlapped the previous one or started less than the wait after it ended (the large-site
+wait for sites that received more than WIRE_LARGE_SITE_PAGES requests, as the harvester counts a site's
+known documents, errors and robots.txt included; the normal wait for the others). The machine's
+load average is printed beside, as the ratio is what compares across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.realweb import RealWeb, nginx
+from benchmarks.realweb import sites as realweb_sites
+
+LARGE_SITE_PAGES = 100  # WIRE_LARGE_SITE_PAGES' default
+
+
+def harvester(args: argparse.Namespace, web: RealWeb, collection: Path, extra: list[str], log) -> int:
+    command = [
+        sys.executable, "-m", "scrapy", "crawl", "harvester", *extra,
+        "-s", f"WIRE_COLLECTION_DIR={collection}",
+        "-s", f"WIRE_BATCH_SIZE={args.batch_size}",
+        "-s", f"WIRE_WAIT_NORMAL={args.wait}", "-s", f"WIRE_WAIT_LARGE_SITE={args.wait_large}",
+        "-s", f"WIRE_DNS_HOSTS={json.dumps(web.dns_hosts)}",
+        "-s", f"WIRE_ACCEPT_DOMAIN_SUFFIXES={realweb_sites.DOMAIN}",
+        "-s", "LOG_LEVEL=INFO",
+        *[arg for setting in args.setting for arg in ("-s", setting)],
+    ]  # fmt: skip
+    env = dict(os.environ, SCRAPY_SETTINGS_MODULE="settings.test")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return subprocess.run(command, check=False, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                          stderr=subprocess.STDOUT, timeout=args.timeout).returncode
+
+
+def nothing_left(log_file: Path, start: int) -> bool:
+    """Whether the job whose log starts at byte ``start`` found no batch to harvest."""
+    with open(log_file, "rb") as log:
+        log.seek(start)
+        text = log.read().decode("utf-8", errors="replace")
+    return "URLs to fetch from" not in text
+
+
+def crawl(args: argparse.Namespace, web: RealWeb, mode: str, workdir: Path) -> dict:
+    collection = workdir / f"collection-{mode}"
+    shutil.rmtree(collection, ignore_errors=True)
+    seeds = workdir / "seeds.txt"
+    seeds.write_text("".join(seed + "\n" for seed in web.seeds), encoding="utf-8")
+    log_file = workdir / f"{mode}.log"
+    since = time.time()
+    started = time.perf_counter()
+    jobs = 0
+    with open(log_file, "wb") as log:
+        if mode == "cycles":
+            jobs = 1
+            harvester(args, web, collection, ["-a", f"seeds={seeds}", "-a", f"cycles={args.max_cycles}"], log)
+        else:
+            while jobs < args.max_cycles:
+                log.flush()
+                start = log.tell()
+                extra = ["-a", f"seeds={seeds}"] if jobs == 0 else []
+                code = harvester(args, web, collection, extra, log)
+                jobs += 1
+                log.flush()
+                if code or nothing_left(log_file, start):
+                    break
+    wall = time.perf_counter() - started
+    requests = web.requests(since)
+    return {"mode": mode, "jobs": jobs, "wall": wall, "requests": requests, "log": log_file}
+
+
+def bound(requests: list[nginx.Request], wait_of: dict[str, float]) -> tuple[float, str]:
+    """Max over sites of (requests - 1) x wait + the site's fetch times, and the site reaching it."""
+    per_site: dict[str, list[nginx.Request]] = {}
+    for request in requests:
+        per_site.setdefault(request.host, []).append(request)
+    best, where = 0.0, ""
+    for host, items in per_site.items():
+        value = (len(items) - 1) * wait_of[host] + sum(r.end - r.start for r in items)
+        if value > best:
+            best, where = value, host
+    return best, where
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mode", choices=("jobs", "cycles", "both"), default="both")
+    parser.add_argument("--real-sites", help="comma-separated sites of the real web (default: all)")
+    parser.add_argument("--wait", type=float, default=0.2, help="WIRE_WAIT_NORMAL (default 0.2)")
+    parser.add_argument("--wait-large", type=float, default=0.05, help="WIRE_WAIT_LARGE_SITE (default 0.05)")
+    parser.add_argument("--batch-share", type=float, default=0.05, help="K as a share of N (default 0.05)")
+    parser.add_argument("--max-cycles", type=int, default=200, help="most cycles (jobs) of a crawl")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds one process may take")
+    parser.add_argument("--setting", "-s", action="append", default=[], metavar="NAME=VALUE",
+                        help="extra Scrapy setting for every process (repeatable)")
+    parser.add_argument("--workdir", help="keep collections, logs and nginx's files here")
+    args = parser.parse_args()
+    try:
+        chosen = realweb_sites.select(args.real_sites)
+    except ValueError as error:
+        parser.error(str(error))
+    workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="wire-realweb-makespan-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    modes = ["jobs", "cycles"] if args.mode == "both" else [args.mode]
+    try:
+        with RealWeb(workdir / "web", chosen) as web:
+            n = len(web.truth.pages)
+            args.batch_size = max(1, round(args.batch_share * n))
+            site_pages = {site.host: web.truth.site_pages(web.origin(site)) for site in chosen}
+            print(f"real web: {len(chosen)} sites, N = {n} pages, nginx on 127.0.0.x:{web.port}; K = {args.batch_size} "
+                  f"({args.batch_share:.0%} of N); waits {args.wait} s / {args.wait_large} s (sites of more than "
+                  f"{LARGE_SITE_PAGES} pages); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",
+                  flush=True)
+            for mode in modes:
+                result = crawl(args, web, mode, workdir)
+                requests = result["requests"]
+                if not requests:
+                    print(f"{mode}: no request reached nginx, see {result['log']}")
+                    continue
+                first = min(r.start for r in requests)
+                last = max(r.end for r in requests)
+                makespan = last - first
+                # The harvester gives a site the large-site wait when the batch knows more than
+                # WIRE_LARGE_SITE_PAGES of its documents (errors, files and robots.txt too): judged here by
+                # the requests the site received.
+                counts: dict[str, int] = {}
+                for request in requests:
+                    counts[request.host] = counts.get(request.host, 0) + 1
+                wait_of = {host: args.wait_large if counts.get(host, 0) > LARGE_SITE_PAGES else args.wait
+                           for host in site_pages}
+                lower, where = bound(requests, wait_of)
+                report = nginx.politeness(requests, wait_of)
+                overlaps = sum(p.overlaps for p in report)
+                short = sum(p.short_gaps for p in report)
+                pages = sum(1 for r in requests if r.status == 200)
+                print(f"{mode:<7} {result['jobs']:4d} {'jobs' if mode == 'jobs' else 'job '}, {len(requests)} requests "
+                      f"({pages} answered 200): makespan {makespan:.1f} s, lower bound {lower:.1f} s ({where}): "
+                      f"{makespan / lower:.2f} x the bound; wall clock {result['wall']:.1f} s; politeness: "
+                      f"{overlaps} overlapping requests, {short} started before the site's wait; load average "
+                      f"{os.getloadavg()[0]:.1f}", flush=True)
+                for entry in report:
+                    if entry.overlaps or entry.short_gaps:
+                        print(f"    {entry.host}: {entry.requests} requests, {entry.overlaps} overlaps, "
+                              f"{entry.short_gaps} short gaps, smallest gap {entry.smallest_gap:.3f} s "
+                              f"(wait {wait_of.get(entry.host, 0)} s)")
+    finally:
+        if not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
