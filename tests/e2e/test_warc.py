@@ -169,6 +169,20 @@ def test_ingesting_a_part_again_changes_nothing(crawls):
     assert "harvested already, nothing to ingest" in crawls.again.stderr
 
 
+def test_a_part_is_not_ingested_into_another_collection(crawls, tmp_path):
+    """Another collection of the same sites, with a batch 1 in two parts of its own: the same batch numbers
+    and paths, but not the id of the collection the part was harvested for. Refused in one line, nothing
+    written."""
+    other = tmp_path / "other"
+    scrapy("seed", str(crawls.base / "seeds.txt"), collection=other)
+    scrapy("manager", "--parts", "2", collection=other)
+    before = snapshot(other)
+    with pytest.raises(AssertionError, match=r": error: .*warc-1-0 holds batch 1 part 0 of the collection") as refused:
+        scrapy("ingest", str(crawls.cycles[0].outdirs[0]), collection=other)
+    assert "Traceback" not in str(refused.value)
+    assert snapshot(other) == before
+
+
 def test_an_ingest_killed_half_way_goes_on_where_it_stopped(crawls, tmp_path):
     """The state a kill leaves (some fetches of a part in, no harvest.json) is made by ingesting a copy of a
     part's WARC cut after half of its fetches; the whole part ingested after it gives the one-shot ingest."""

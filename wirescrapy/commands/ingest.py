@@ -106,6 +106,12 @@ class IngestSpider(scrapy.Spider):
         if "wirescrapy-batch" not in info:
             raise UsageError(f"{files[0]}: not written by a harvest of a batch (no wirescrapy-batch)")
         number, part, parts = (int(info.get(f"wirescrapy-{key}", 0) or 0) for key in ("batch", "part", "parts"))
+        collection = self.harvest.collection
+        owner = info.get("wirescrapy-collection-id", "")
+        if owner and owner != collection.id:
+            raise BatchError(f"{directory} holds batch {number} part {part} of the collection "
+                             f"{info.get('wirescrapy-collection') or '?'} (id {owner}), not of {collection.dir} "
+                             f"(id {collection.id})")
         path = self.harvest.batches_dir / f"{number:06d}"
         if parts > 1:
             path /= f"part-{part}"

@@ -80,4 +80,5 @@ def batch_info(batch) -> dict:
     if batch is None:
         return {}
     return {"batch": batch.number, "part": batch.part, "parts": batch.parts,
-            "collection": batch.info.get("collection", ""), "batch-created": batch.info.get("created", 0)}
+            "collection": batch.info.get("collection", ""), "collection-id": batch.info.get("collection_id", ""),
+            "batch-created": batch.info.get("created", 0)}
