@@ -110,3 +110,15 @@ def test_the_collection_holds_at_most_max_sites_whoever_adds_them(tmp_path):
         bench.gather(bench.page(hosts(1)[0], 200, page(*hosts(5, "m"), hosts(2)[0])))
         assert bench.collection.sites.count == 3 and bench.links(hosts(1)[0]) == [hosts(2)[0]]
         assert bench.site(hosts(1)[0])["new_sites_refused"] == 5
+
+
+def test_a_page_s_links_to_new_sites_are_counted_for_the_harvest(bench):
+    """WIRE's harvest figures: links to known pages, to new pages, and to new sites (a link whose site the
+    collection did not have: the first of each new site)."""
+    bench.seed(SITE + "/a.html", SITE + "/b.html")
+    links = [SITE + "/b.html", SITE + "/c.html", *hosts(3), hosts(1)[0] + "x.html"]
+    bench.gather(bench.page(SITE + "/a.html", 200, page(*links)))
+    stats = bench.stats
+    assert stats["gatherer/links/known"] == 1  # b
+    assert stats["gatherer/links/new_sites"] == 3  # n0, n1, n2; n0/x.html is a new page of a site new by then
+    assert stats["gatherer/links/new"] >= 5

@@ -287,4 +287,5 @@ def batch_figures(batch: Batch, before: dict, after: dict, prefix: str = "harves
             "new_sites_refused": delta("gatherer/new_sites/refused"),
             "duplicates": delta("gatherer/duplicates"), "new_urls": delta("gatherer/links/new"),
             "links_found": delta("gatherer/links/found"), "links_known": delta("gatherer/links/known"),
+            "links_new_sites": delta("gatherer/links/new_sites"),
             "bytes": delta("harvester/bytes"), "errors": {k: v for k, v in errors.items() if v}}

@@ -111,12 +111,13 @@ def harvests_section(data: CrawlData) -> Section:
         scores = h.get("scores", {})
         rows.append([number, int(info.get("urls", 0)), int(h.get("fetched", 0)), int(h.get("ok", 0)),
                      int(h.get("sites", info.get("sites", 0))), int(h.get("bytes", 0)), int(h.get("links_found", 0)),
-                     int(h.get("links_known", 0)), int(h.get("new_urls", 0)), int(h.get("new_sites", 0)),
+                     int(h.get("links_known", 0)), int(h.get("new_urls", 0)), int(h.get("links_new_sites", 0)),
+                     int(h.get("new_sites", 0)),
                      _utc(started), _utc(finished), round(h.get("fetched", 0) / seconds, 2) if seconds > 0 else 0.0,
                      *(float(scores.get(k, 0.0)) * max(data.n_docs, 1) for k in ("pagerank", "wlrank")),
                      "harvested" if harvest else "not harvested"])
     columns = ["batch", "pages_asked", "fetched", "ok", "sites", "bytes", "links_found", "links_to_known",
-               "links_to_new_pages", "new_sites", "start_utc", "end_utc", "pages_per_second", "pagerank_sum_x_n",
+               "links_to_new_pages", "links_to_new_sites", "new_sites", "start_utc", "end_utc", "pages_per_second", "pagerank_sum_x_n",
                "wlrank_sum_x_n", "state"]
     table = Table("harvests", "Harvest of each batch", columns,
                   [list(col) for col in zip(*rows)] if rows else [[] for _ in columns], show=50)

@@ -57,6 +57,7 @@ class AddReport:
     multimedia: int = 0  # new multimedia documents (also in ``added``)
     roots_added: int = 0
     sites_refused: int = 0  # URLs of new sites refused by the bounds on new sites
+    to_new_sites: int = 0  # new URLs that were the first of their site: links that found a new site
     skipped: Counter = field(default_factory=Counter)  # Reason -> URLs
     targets: list[int] = field(default_factory=list)
 
@@ -149,6 +150,8 @@ def add_decision(collection: Collection, rules: SeederRules, decision: Decision,
             return 0, Outcome.OVER_LIMIT
         doc_id = collection.add_document(decision.site, decision.target, depth, flags, site_id, redirects)
         outcome = Outcome.NEW
+        if not site_id and report is not None:
+            report.to_new_sites += 1
         if decision.verdict is Verdict.LOG:
             site = collection.documents.record(doc_id)["siteid"]
             collection.sites.record(int(site))["multimedia"] += 1

@@ -52,6 +52,7 @@ class LinkGraphPipeline(GathererStep):
             self.stats.inc_value("gatherer/links/rendered", fetch.render_links)
             self.stats.inc_value("gatherer/links/new", report.added)
             self.stats.inc_value("gatherer/links/known", report.known)
+            self.stats.inc_value("gatherer/links/new_sites", report.to_new_sites)
             if report.over_limit:
                 self.stats.inc_value("gatherer/links/over_site_limit", report.over_limit)
         elif fetch.page is None and fetch.ok and fetch.status < 300 and not fetch.mime_refused:
