@@ -6,7 +6,7 @@
   with every page due again revisits it. Printed: the pages revisited, how many were answered 304, and the body
   bytes the server sent for them on the first visit (the baseline, same run) against the revisit.
 * **nginx**: the same over Debian's Python documentation (``python3-doc``, ~530 real pages) served by a real
-  nginx (``tests/nginx.py``), at most ``--docs-pages`` pages of it (``WIRE_MAX_URLS_PER_SITE``). nginx answers
+  nginx (``benchmarks/nginx.py``), at most ``--docs-pages`` pages of it (``WIRE_MAX_URLS_PER_SITE``). nginx answers
   304 only to the exact Last-Modified string or the ETag it sent; before the harvester sent them back, a revisit
   cycle of such a site got no 304 at all.
 
@@ -21,12 +21,13 @@ import os
 import subprocess
 import sys
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests import nginx
+from benchmarks import nginx
 from wirescrapy.sampleweb import SampleWebProcess
 
 DOCS = Path("/usr/share/doc/python3/html")
@@ -78,21 +79,15 @@ def nginx_docs(workdir: Path, pages: int) -> None:
     if nginx.binary() is None or not DOCS.is_dir():
         print(f"nginx: skipped ({'nginx' if nginx.binary() is None else DOCS} is not installed)")
         return
-    root = workdir / "docs"
-    root.symlink_to(DOCS.resolve())
-    port = nginx.free_port()
-    process, access_log = nginx.start(root, port)
-    try:
+    with nginx.Nginx([nginx.Server("docs.wire.test", "127.0.0.1", str(DOCS.resolve()))], workdir / "nginx") as server:
         seeds = workdir / "docs-seeds.txt"
-        seeds.write_text(f"http://docs.wire.test:{port}/index.html\n")
+        seeds.write_text(f"http://docs.wire.test:{server.port}/index.html\n")
         collection = workdir / "docs-collection"
         limits = {"WIRE_MAX_URLS_PER_SITE": pages, "WIRE_MAX_FILE_SIZE": 2_000_000, "WIRE_MAX_STORED_SIZE": 2_000_000}
         harvest(collection, "-a", f"seeds={seeds}", "-a", "cycles=30", settings=limits)
-        crawled = len(nginx.read_log(access_log))
+        crawled = len(nginx.read_log(server.access_log))
         harvest(collection, settings={**limits, **REVISIT})
-        log = nginx.read_log(access_log)
-    finally:
-        nginx.stop(process)
+        log = [asdict(r) for r in nginx.read_log(server.access_log)]
     report("nginx (Python docs)", log[:crawled], log[crawled:], lambda r: r["uri"], last_harvest(collection))
 
 

@@ -21,7 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Self
 
-from benchmarks.realweb import nginx, sites, truth
+from benchmarks import nginx
+from benchmarks.realweb import sites, truth
 from benchmarks.realweb.sites import FIRST_ADDRESS, SITES, Site
 
 __all__ = ["SITES", "RealWeb", "Site", "nginx", "sites", "truth"]

@@ -18,6 +18,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks import nginx
+
 DOMAIN = "realweb.test"  # reserved top-level domain (RFC 2606): never a real host
 FIRST_ADDRESS = 2  # site i listens on 127.0.0.(FIRST_ADDRESS + i)
 
@@ -76,7 +78,7 @@ def install(sites: list[Site]) -> None:
     """apt-get install the packages of the sites not installed yet, and nginx (root only); RuntimeError if
     it fails."""
     absent = missing(sites)
-    server = [] if shutil.which("nginx") or Path("/usr/sbin/nginx").exists() else ["nginx-light"]
+    server = [] if nginx.binary() else ["nginx-light"]
     if not absent and not server:
         return
     packages = sorted({site.package for site in absent}) + server

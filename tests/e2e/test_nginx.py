@@ -1,4 +1,4 @@
-"""End to end: conditional revisits against a real nginx (Debian's package, ``tests/nginx.py``). nginx answers 304
+"""End to end: conditional revisits against a real nginx (Debian's package, ``benchmarks/nginx.py``). nginx answers 304
 only to the exact ``Last-Modified`` string (its default ``if_modified_since exact``) or a matching ``ETag``: a
 revisit cycle sends both back as the server gave them, and every unchanged page comes back as a 304 with no
 body — under ``/noetag/``, where nginx sends no ETag, on ``If-Modified-Since`` alone. A page changed on disk
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests import nginx
+from benchmarks import nginx
 from tests.e2e.test_harvester import harvest
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag
@@ -36,10 +36,9 @@ def served(tmp_path):
     (root / "b.html").write_text(page("b " * 500, "/a.html"))
     (root / "noetag" / "c.html").write_text(page("c " * 500, "/"))
     (root / "notes.txt").write_text("plain text notes\n" * 50)
-    port = nginx.free_port()
-    process, access_log = nginx.start(root, port)
-    yield root, f"http://docs.wire.test:{port}", access_log
-    nginx.stop(process)
+    with nginx.Nginx([nginx.Server("docs.wire.test", "127.0.0.1", str(root), no_etag=("/noetag/",))],
+                     tmp_path / "nginx") as server:
+        yield root, f"http://docs.wire.test:{server.port}", server.access_log
 
 
 @pytest.mark.timeout(180)
@@ -57,16 +56,16 @@ def test_a_revisit_of_an_nginx_site_gets_304s_for_what_did_not_change(served, tm
     (root / "b.html").write_text(page("b changed " * 500, "/a.html"))  # a new size: a new ETag
 
     harvest(collection, settings={**FAST, **REVISIT})
-    revisits = {r["uri"]: r for r in nginx.read_log(access_log)[crawled:] if r["uri"] != "/robots.txt"}
+    revisits = {r.uri: r for r in nginx.read_log(access_log)[crawled:] if r.uri != "/robots.txt"}
     assert sorted(revisits) == sorted(PAGES)
-    assert {uri: r["status"] for uri, r in revisits.items()} == {**dict.fromkeys(PAGES, 304), "/b.html": 200}
-    assert all(r["bytes"] == 0 for uri, r in revisits.items() if uri != "/b.html")
+    assert {uri: r.status for uri, r in revisits.items()} == {**dict.fromkeys(PAGES, 304), "/b.html": 200}
+    assert all(r.bytes == 0 for uri, r in revisits.items() if uri != "/b.html")
     with Collection(collection, readonly=True) as stored:
         for path, before in first.items():
             record = stored.documents.records[stored.lookup(site + path)]
             # Sent back exactly as nginx gave them: If-None-Match where it sent an ETag, If-Modified-Since always.
-            assert revisits[path]["if_none_match"] == bytes(before["etag"]).decode()
-            assert revisits[path]["if_modified_since"] == bytes(before["last_modified_header"]).decode()
+            assert revisits[path].if_none_match == bytes(before["etag"]).decode()
+            assert revisits[path].if_modified_since == bytes(before["last_modified_header"]).decode()
             assert record["visits"] == 2 and record["first_visit"] == before["first_visit"]
             if path == "/b.html":
                 assert record["status"] == 200 and record["visits_changed"] == 1 and record["flags"] & DocFlag.CHANGED

@@ -1,23 +1,31 @@
-"""A real nginx serving static trees on loopback addresses, with an access log, for benchmarks.
+"""A real nginx serving static trees on loopback addresses, with an access log, for tests and benchmarks.
 
-``Nginx(servers, workdir)`` writes its own configuration into ``workdir`` (nothing under /etc is read but
-nginx's ``mime.types``), runs ``nginx -p workdir -c nginx.conf`` in the foreground as a child process on a
-free high port shared by every address, and stops it with SIGQUIT (graceful), then SIGKILL. Each server is
-a host name, a loopback address and a document root.
+    from benchmarks import nginx
+    with nginx.Nginx([nginx.Server("docs.wire.test", "127.0.0.1", root)], workdir) as server:
+        ...                                  # http://docs.wire.test:{server.port}/ answers on 127.0.0.1
+    requests = nginx.read_log(server.access_log)
 
-The access log has one line per request, fields separated by a tab::
+Debian's ``nginx`` (``nginx-light`` is enough; ``.ci/run`` installs it). ``Nginx(servers, workdir)`` writes
+its own configuration, pid file, logs and temporary directories into ``workdir`` (nothing under /etc is read
+but nginx's ``mime.types``), runs ``nginx -p workdir -c nginx.conf`` in the foreground as a child process on
+a free high port shared by every address, and stops it with SIGQUIT (graceful: the access log is complete
+when it exits), then SIGKILL. Each server is a host name, a loopback address and a document root; the first
+server on an address also answers any other host name sent to that address, so a single server may be
+called anything. nginx's defaults are kept where they matter to a crawler: ``etag on`` and
+``if_modified_since exact`` (a 304 only to the exact ``Last-Modified`` string or a matching ``ETag``); under a
+server's ``no_etag`` paths no ETag is sent, so only ``If-Modified-Since`` can match. When run as root,
+nginx's workers stay root (``user root``) so that they can read a test's private temporary directory.
 
-    msec  host  server_addr  remote_addr  request_time  status  bytes  request_line
-
-``msec`` is when the response ended (seconds since the epoch, millisecond resolution) and ``request_time``
-how long it took, so a request started at ``msec - request_time``. :func:`read_log` parses it and
-:func:`politeness` checks it against the waits a polite crawler keeps between requests to one host.
-
-(Another launcher, ``tests/nginx.py``, is written for the tests at the same time; the two may be merged.)
+The access log has one JSON object per request (``LOG_FORMAT``); :func:`read_log` reads it into
+:class:`Request` records: when the request started and ended (``msec`` is when the response ended, in seconds
+since the epoch at millisecond resolution, ``request_time`` how long it took), the host, the status, the body
+bytes sent, the request line and the conditional headers the client sent. :func:`politeness` checks them
+against the waits a polite crawler keeps between requests to one host.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -29,7 +37,10 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Self
 
-LOG_FORMAT = "$msec\\t$host\\t$server_addr\\t$remote_addr\\t$request_time\\t$status\\t$body_bytes_sent\\t$request"
+LOG_FORMAT = ('{"msec":$msec,"request_time":$request_time,"host":"$host","server_addr":"$server_addr",'
+              '"remote_addr":"$remote_addr","status":$status,"bytes":$body_bytes_sent,"method":"$request_method",'
+              '"uri":"$request_uri","request":"$request","if_none_match":"$http_if_none_match",'
+              '"if_modified_since":"$http_if_modified_since"}')
 MIME_TYPES = Path("/etc/nginx/mime.types")
 
 
@@ -39,6 +50,7 @@ class Server:
     address: str
     root: str
     index: str = "index.html"
+    no_etag: tuple[str, ...] = ()  # path prefixes ("/noetag/") answered without an ETag
 
 
 @dataclass(frozen=True)
@@ -47,7 +59,17 @@ class Request:
     end: float
     host: str
     status: int
-    line: str
+    line: str  # the request line, "GET /a.html HTTP/1.1"
+    method: str = ""
+    uri: str = ""  # as the client sent it, query included
+    bytes: int = 0  # body bytes sent
+    if_none_match: str = ""
+    if_modified_since: str = ""
+
+
+def binary() -> str | None:
+    """The nginx program, or None if it is not installed (it lives in /usr/sbin, often not on PATH)."""
+    return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin")
 
 
 def free_port(addresses: list[str]) -> int:
@@ -72,10 +94,10 @@ class Nginx:
     """nginx serving ``servers`` on one port; use as a context manager."""
 
     def __init__(self, servers: list[Server], workdir: str | Path, port: int | None = None):
-        binary = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
-        if binary is None:
+        program = binary()
+        if program is None:
             raise RuntimeError("nginx is not installed (apt-get install nginx-light)")
-        self.binary = binary
+        self.binary = program
         self.servers = servers
         self.workdir = Path(workdir)
         self.port = port
@@ -88,13 +110,16 @@ class Nginx:
     def config(self) -> str:
         temp = "\n".join(f"    {kind}_temp_path {self.workdir / 'temp' / kind};"
                          for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
-        types = f"    include {MIME_TYPES};" if MIME_TYPES.exists() else "    types { text/html html htm; }"
+        types = f"    include {MIME_TYPES};" if MIME_TYPES.exists() else "    types { text/html html htm; text/plain txt; }"
+        user = "user root root;\n" if os.geteuid() == 0 else ""
         servers = "\n".join(
             f"    server {{\n        listen {s.address}:{self.port};\n        server_name {s.host};\n"
-            f"        root {s.root};\n        index {s.index};\n    }}" for s in self.servers)
+            f"        root {Path(s.root).absolute()};\n        index {s.index};\n"
+            + "".join(f"        location {path} {{ etag off; }}\n" for path in s.no_etag)
+            + "    }" for s in self.servers)
         return f"""daemon off;
 worker_processes 1;
-pid {self.workdir / 'nginx.pid'};
+{user}pid {self.workdir / 'nginx.pid'};
 error_log {self.workdir / 'error.log'} warn;
 events {{
     worker_connections 1024;
@@ -102,8 +127,8 @@ events {{
 http {{
 {types}
     default_type application/octet-stream;
-    log_format timed "{LOG_FORMAT}";
-    access_log {self.access_log} timed;
+    log_format wire escape=json '{LOG_FORMAT}';
+    access_log {self.access_log} wire;
 {temp}
     sendfile on;
     keepalive_timeout 30;
@@ -126,15 +151,15 @@ http {{
         pending = [s.address for s in self.servers]
         while pending:
             if self.process.poll() is not None:
-                error = (self.workdir / "stderr.log").read_text(errors="replace").strip()
-                raise RuntimeError(f"nginx exited with {self.process.returncode}: {error[-500:]}")
+                raise RuntimeError(f"nginx exited with {self.process.returncode}: {self._errors()}")
             try:
                 with socket.create_connection((pending[0], self.port), timeout=1):
                     pending.pop(0)
             except OSError:
                 if time.monotonic() > deadline:
                     self.stop()
-                    raise RuntimeError(f"nginx did not listen on {pending[0]}:{self.port} in 10 s") from None
+                    raise RuntimeError(f"nginx did not listen on {pending[0]}:{self.port} in 10 s: "
+                                       f"{self._errors()}") from None
                 time.sleep(0.05)
 
     def stop(self) -> None:
@@ -148,6 +173,11 @@ http {{
             os.kill(process.pid, signal.SIGKILL)
             process.wait()
 
+    def _errors(self) -> str:
+        text = "".join(path.read_text(errors="replace") for path in (self.workdir / "error.log",
+                                                                       self.workdir / "stderr.log") if path.exists())
+        return text.strip()[-1000:] or "(no error logged)"
+
     def __enter__(self) -> Self:
         self.start()
         return self
@@ -157,16 +187,23 @@ http {{
 
 
 def read_log(path: str | Path, since: float = 0.0) -> list[Request]:
-    """The requests of an access log written with ``LOG_FORMAT`` that started at ``since`` or later."""
+    """The requests of an access log written with ``LOG_FORMAT`` that started at ``since`` or later, in the
+    order nginx finished them (it writes a line when a response is finished); none if there is no log yet."""
+    path = Path(path)
+    if not path.exists():
+        return []
     requests = []
     with open(path, encoding="utf-8", errors="replace") as log:
         for line in log:
-            fields = line.rstrip("\n").split("\t")
-            if len(fields) < 8:
+            try:
+                entry = json.loads(line)
+            except ValueError:
                 continue
-            end, duration = float(fields[0]), float(fields[4])
+            end, duration = float(entry["msec"]), float(entry["request_time"])
             if end - duration >= since:
-                requests.append(Request(end - duration, end, fields[1].lower(), int(fields[5]), fields[7]))
+                requests.append(Request(end - duration, end, entry["host"].lower(), int(entry["status"]),
+                                        entry["request"], entry["method"], entry["uri"], int(entry["bytes"]),
+                                        entry["if_none_match"], entry["if_modified_since"]))
     return requests
 
 
