@@ -274,3 +274,26 @@ def test_a_page_rendered_again_while_in_splash_memory_cache_is_fetched_once_and_
                 assert [r["path"] for r in sent].count(PREFIX + name) == 1 and sent[0]["path"] == PREFIX + name, sent
                 assert len(sent) - 1 <= config.render_subresources, sent
                 assert not [r for r in sent if r["path"].endswith(".png")], sent
+
+
+def test_revisits_of_rendered_pages_through_the_same_splash_render_them_again(tmp_path, shared_splash):  # noqa: F811
+    """A crawl that renders the script site's pages and revisits every page at each cycle through the same Splash
+    (WIRE_MINPERIOD_SUCCESSFUL_OK=0): the pages are still fresh in WebKit's memory cache (the sample web sends
+    Last-Modified), yet each revisit is a render again (before: render_failed and a raw fetch), one page request
+    per visit."""
+    direct = {"WIRE_RENDER_JS": "site5.wire.test", "WIRE_MINPERIOD_SUCCESSFUL_OK": 0,
+              "WIRE_MINPERIOD_SUCCESSFUL_NOT_OK": 0}
+    with SampleWebProcess(workdir=tmp_path, **WEB) as web:
+        run = harvest(tmp_path / "c", shared_splash, "-a", f"seeds={web.seeds_file}", "-a", "cycles=4",
+                      settings=direct)
+        docs = records(tmp_path / "c")["docs"]
+        paths = [r["path"] for r in web.access_log() if r["host"].startswith("site5.")]
+    pages = {url for url in docs if url.rsplit("/", 1)[1] in ("write.html", "insert.html", "xhr.html", "app.html")}
+    assert len(pages) == 4, sorted(docs)
+    for url in pages:
+        doc = docs[url]
+        assert doc["visits"] >= 2 and (doc["status"], doc["error"], doc["render"]) == (200, 0, RenderState.RENDERED), (
+            url, doc)
+        assert doc["render_links"] > 0, (url, doc)
+        assert paths.count(PREFIX + url.rsplit("/", 1)[1]) == doc["visits"], (url, doc["visits"], paths)
+    assert "render_failed" not in run.stderr
