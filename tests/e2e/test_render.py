@@ -297,3 +297,53 @@ def test_revisits_of_rendered_pages_through_the_same_splash_render_them_again(tm
         assert doc["render_links"] > 0, (url, doc)
         assert paths.count(PREFIX + url.rsplit("/", 1)[1]) == doc["visits"], (url, doc["visits"], paths)
     assert "render_failed" not in run.stderr
+
+
+def test_a_page_that_redirects_is_rendered_with_its_targets_url_as_base(shared_splash):  # noqa: F811
+    """The script fetches the page itself and renders its bytes under a base URL: after a same-site redirect the
+    base must be the target's (its relative script and links resolve as a browser would), the target requested
+    once, the raw answer the redirect's."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen = []
+
+    class Site(BaseHTTPRequestHandler):
+        def do_GET(self):
+            seen.append(self.path)
+            if self.path == "/a/old":
+                self.send_response(302)
+                self.send_header("Location", "/b/page.html")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            script = self.path.endswith(".js")
+            body = (b"document.write('<a href=\"written.html\">w</a>')" if script else
+                    b"<html><head><script src='s.js'></script></head><body><a href='x.html'>x</a></body></html>")
+            self.send_response(200 if self.path in ("/b/s.js", "/b/page.html") else 404)
+            self.send_header("Content-Type", "application/javascript" if script else "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        settings = Settings()
+        settings.setmodule("settings.test", priority="project")
+        site = f"http://127.0.0.1:{server.server_port}"
+        args = render_request(site + "/a/old", WireConfig.from_settings(settings), "wirescrapy-test", how="direct",
+                              meta={}, callback=None, errback=None).meta["splash"]["args"]
+        post = urllib.request.Request(shared_splash + "/execute", json.dumps(args).encode(),
+                                      {"Content-Type": "application/json"})
+        with urllib.request.urlopen(post, timeout=60) as answer:
+            out = json.load(answer)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert out["ok"] and out["raw"]["status"] == 302, out
+    assert '<a href="written.html">' in out["html"], out["html"]  # /b/s.js ran
+    assert seen == ["/a/old", "/b/page.html", "/b/s.js"]

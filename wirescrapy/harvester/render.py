@@ -195,14 +195,16 @@ def render_request(url: str, config: WireConfig, user_agent: str, *, how: str, m
 # One request for the page, whose raw body (base64: any encoding, for content-seen and the links it gained)
 # and the DOM come from the same bytes; its scripts, style sheets and XHR still load through the filter (a
 # fresh one from the memory cache, with no request: fewer, never more). The first request is the page when
-# it is to the page's site (a redirect's target is a subresource, another site's aborted).
+# it is to the page's site. A same-site redirect's target is not followed by the HTTP client (aborted before
+# any connection) but rendered by a second go with its own URL as base, so relative scripts and links resolve
+# as in a browser; it counts as a subresource, the raw answer stays the redirect's; another site's is aborted.
 LUA = """
 base64 = require("base64")
 function main(splash, args)
   splash.images_enabled = false
   splash.resource_timeout = args.resource_timeout
   local prefix = args.site .. "/"
-  local used, blocked, first, page = 0, 0, true, nil
+  local used, blocked, first, page, moved = 0, 0, true, nil, nil
   local raw = {}
   splash:on_request(function(request)
     if args.proxy_host then
@@ -221,6 +223,9 @@ function main(splash, args)
     if not own then
       blocked = blocked + 1
       request:abort()
+    elseif moved == nil and raw.status ~= nil and raw.status >= 300 and raw.status < 400 then
+      moved = request.url  -- the page's same-site redirect: its target is rendered below, with its own URL as base
+      request:abort()
     elseif used >= args.subresources then
       blocked = blocked + 1
       request:abort()
@@ -236,6 +241,9 @@ function main(splash, args)
     end
   end)
   local ok, reason = splash:go{args.url, baseurl=args.url, headers=args.headers}
+  if moved ~= nil then
+    ok, reason = splash:go{moved, baseurl=moved, headers=args.headers}
+  end
   if raw.status == nil then
     if ok and page == nil then
       reason = "the page was not requested"
