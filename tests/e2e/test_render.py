@@ -7,6 +7,7 @@ included); Splash killed in the middle of a crawl; a page whose script never end
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -233,33 +234,116 @@ def test_the_sample_web_log_records_splash_requests_by_host(auto_crawl):
     assert json.dumps(log)  # plain records
 
 
-def test_a_page_in_splash_memory_cache_is_never_taken_from_another_request(tmp_path, shared_splash):  # noqa: F811
-    """The crawler's own render request, twice for one page. The sample web sends Last-Modified, so WebKit's
-    memory cache holds the page (and its style sheet and script) fresh and the second render requests none of
-    them: its first request is then another site's script (the third-party one), which must be aborted like
-    every other-site request and not taken for the page (the render fails: the page was not fetched)."""
+def test_a_page_rendered_again_while_in_splash_memory_cache_is_fetched_once_and_rendered(tmp_path, shared_splash):  # noqa: F811
+    """The crawler's own render request, twice for one page in one Splash (a revisit in a later cycle). The sample
+    web sends Last-Modified, so WebKit's memory cache holds the page (and its style sheet and script) fresh: left
+    to WebKit, the second render would request nothing and have no answer of the site to record (render_failed at
+    every revisit). The script fetches the page itself, so the second render is a render again (status, raw HTML,
+    DOM with the links only the script writes), at the cost of one page request, as the first: no request to
+    another site, the page requested exactly once, nothing beyond WIRE_RENDER_SUBRESOURCES same-site assets."""
     settings = Settings()
     settings.setmodule("settings.test", priority="project")
     config = WireConfig.from_settings(settings)
     with SampleWebProcess(workdir=tmp_path, **{**WEB, "sites": 6}) as web:
-        page = web.url(5, PREFIX + "write.html")
-        args = render_request(page, config, "wirescrapy-test", how="direct", meta={}, callback=None,
-                              errback=None).meta["splash"]["args"]
+        host = web.url(5).split("//")[1].split(":")[0]
+        # write.html's link exists only once lib.js ran (the raw HTML has the call, not the element); app.html's
+        # news view only once its route was visited.
+        for name, link in (("write.html", '<a href="/js/found-write-1.html">'),
+                           ("app.html", web.url(5, PREFIX + "found-app-news.html"))):
+            page = web.url(5, PREFIX + name)
+            args = render_request(page, config, "wirescrapy-test", how="direct", meta={}, callback=None,
+                                  errback=None).meta["splash"]["args"]
 
-        def render() -> dict:
-            post = urllib.request.Request(shared_splash + "/execute", json.dumps(args).encode(),
-                                          {"Content-Type": "application/json"})
-            with urllib.request.urlopen(post, timeout=60) as answer:
-                return json.load(answer)
+            def render(args=args) -> dict:
+                post = urllib.request.Request(shared_splash + "/execute", json.dumps(args).encode(),
+                                              {"Content-Type": "application/json"})
+                with urllib.request.urlopen(post, timeout=60) as answer:
+                    return json.load(answer)
 
-        first = render()
-        assert first["ok"] and first["raw"]["status"] == 200 and "found-write-1.html" in first["html"]
-        seen = len(web.access_log())
-        again = render()
-        time.sleep(0.3)  # a request aborted late would be logged when its connection closes
-        later = web.access_log()[seen:]
-        assert not [r for r in later if r["host"] != web.url(5).split("//")[1].split(":")[0]], later
-        if again["ok"]:  # a Splash that cached nothing fetched the page again
-            assert again["raw"]["status"] == 200 and later[0]["path"] == PREFIX + "write.html"
-        else:
-            assert not later and "memory cache" in again["reason"], (again, later)
+            for attempt in range(2):
+                seen = len(web.access_log())
+                out = render()
+                time.sleep(0.3)  # a request aborted late would be logged when its connection closes
+                sent = web.access_log()[seen:]
+                assert out["ok"], (name, attempt, out, sent)
+                raw = base64.b64decode(out["raw"]["body64"])
+                assert out["raw"]["status"] == 200 and b"<script" in raw, (name, attempt)
+                views = out["views"].values() if isinstance(out["views"], dict) else out["views"]  # a Lua table
+                assert link in out["html"] + " ".join(views) and link.encode() not in raw, (name, attempt)
+                assert not [r for r in sent if r["host"] != host], sent
+                assert [r["path"] for r in sent].count(PREFIX + name) == 1 and sent[0]["path"] == PREFIX + name, sent
+                assert len(sent) - 1 <= config.render_subresources, sent
+                assert not [r for r in sent if r["path"].endswith(".png")], sent
+
+
+def test_revisits_of_rendered_pages_through_the_same_splash_render_them_again(tmp_path, shared_splash):  # noqa: F811
+    """A crawl that renders the script site's pages and revisits every page at each cycle through the same Splash
+    (WIRE_MINPERIOD_SUCCESSFUL_OK=0): the pages are still fresh in WebKit's memory cache (the sample web sends
+    Last-Modified), yet each revisit is a render again (before: render_failed and a raw fetch), one page request
+    per visit."""
+    direct = {"WIRE_RENDER_JS": "site5.wire.test", "WIRE_MINPERIOD_SUCCESSFUL_OK": 0,
+              "WIRE_MINPERIOD_SUCCESSFUL_NOT_OK": 0}
+    with SampleWebProcess(workdir=tmp_path, **WEB) as web:
+        run = harvest(tmp_path / "c", shared_splash, "-a", f"seeds={web.seeds_file}", "-a", "cycles=4",
+                      settings=direct)
+        docs = records(tmp_path / "c")["docs"]
+        paths = [r["path"] for r in web.access_log() if r["host"].startswith("site5.")]
+    pages = {url for url in docs if url.rsplit("/", 1)[1] in ("write.html", "insert.html", "xhr.html", "app.html")}
+    assert len(pages) == 4, sorted(docs)
+    for url in pages:
+        doc = docs[url]
+        assert doc["visits"] >= 2 and (doc["status"], doc["error"], doc["render"]) == (200, 0, RenderState.RENDERED), (
+            url, doc)
+        assert doc["render_links"] > 0, (url, doc)
+        assert paths.count(PREFIX + url.rsplit("/", 1)[1]) == doc["visits"], (url, doc["visits"], paths)
+    assert "render_failed" not in run.stderr
+
+
+def test_a_page_that_redirects_is_rendered_with_its_targets_url_as_base(shared_splash):  # noqa: F811
+    """The script fetches the page itself and renders its bytes under a base URL: after a same-site redirect the
+    base must be the target's (its relative script and links resolve as a browser would), the target requested
+    once, the raw answer the redirect's."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen = []
+
+    class Site(BaseHTTPRequestHandler):
+        def do_GET(self):
+            seen.append(self.path)
+            if self.path == "/a/old":
+                self.send_response(302)
+                self.send_header("Location", "/b/page.html")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            script = self.path.endswith(".js")
+            body = (b"document.write('<a href=\"written.html\">w</a>')" if script else
+                    b"<html><head><script src='s.js'></script></head><body><a href='x.html'>x</a></body></html>")
+            self.send_response(200 if self.path in ("/b/s.js", "/b/page.html") else 404)
+            self.send_header("Content-Type", "application/javascript" if script else "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        settings = Settings()
+        settings.setmodule("settings.test", priority="project")
+        site = f"http://127.0.0.1:{server.server_port}"
+        args = render_request(site + "/a/old", WireConfig.from_settings(settings), "wirescrapy-test", how="direct",
+                              meta={}, callback=None, errback=None).meta["splash"]["args"]
+        post = urllib.request.Request(shared_splash + "/execute", json.dumps(args).encode(),
+                                      {"Content-Type": "application/json"})
+        with urllib.request.urlopen(post, timeout=60) as answer:
+            out = json.load(answer)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert out["ok"] and out["raw"]["status"] == 302, out
+    assert '<a href="written.html">' in out["html"], out["html"]  # /b/s.js ran
+    assert seen == ["/a/old", "/b/page.html", "/b/s.js"]

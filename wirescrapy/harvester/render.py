@@ -187,18 +187,24 @@ def render_request(url: str, config: WireConfig, user_agent: str, *, how: str, m
 
 
 # The render, polite: see the module's docstring. Splash's Lua sandbox has string.find and string.sub, no
-# patterns; the first request is the page itself (its raw body is returned, in base64: any encoding, for
-# content-seen and the links it gained) when it is to the page's site. WebKit's memory cache (on in Splash
-# unless it runs with --disable-browser-caches) serves a page rendered before while it is fresh (heuristic
-# freshness from Last-Modified) with no request: the first request is then one of the page's resources, never
-# taken for the page (another site's is aborted as always), and the render fails, the page not fetched.
+# patterns. The page is fetched by Splash's own HTTP client (``splash:go`` with ``baseurl``: the same network
+# manager, so the request filter below and the proxy apply to it) and its bytes are then set as the frame's
+# content with the page's URL as base: WebKit's memory cache (on in Splash unless it runs with
+# --disable-browser-caches) would otherwise serve a page rendered before while it is fresh (heuristic
+# freshness from Last-Modified) with no request, and the render would have no answer of the site to record.
+# One request for the page, whose raw body (base64: any encoding, for content-seen and the links it gained)
+# and the DOM come from the same bytes; its scripts, style sheets and XHR still load through the filter (a
+# fresh one from the memory cache, with no request: fewer, never more). The first request is the page when
+# it is to the page's site. A same-site redirect's target is not followed by the HTTP client (aborted before
+# any connection) but rendered by a second go with its own URL as base, so relative scripts and links resolve
+# as in a browser; it counts as a subresource, the raw answer stays the redirect's; another site's is aborted.
 LUA = """
 base64 = require("base64")
 function main(splash, args)
   splash.images_enabled = false
   splash.resource_timeout = args.resource_timeout
   local prefix = args.site .. "/"
-  local used, blocked, first, page = 0, 0, true, nil
+  local used, blocked, first, page, moved = 0, 0, true, nil, nil
   local raw = {}
   splash:on_request(function(request)
     if args.proxy_host then
@@ -209,12 +215,16 @@ function main(splash, args)
       first = false
       if own then
         page = request.url
+        request:set_header("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
         request:enable_response_body()
         return
       end
     end
     if not own then
       blocked = blocked + 1
+      request:abort()
+    elseif moved == nil and raw.status ~= nil and raw.status >= 300 and raw.status < 400 then
+      moved = request.url  -- the page's same-site redirect: its target is rendered below, with its own URL as base
       request:abort()
     elseif used >= args.subresources then
       blocked = blocked + 1
@@ -230,10 +240,13 @@ function main(splash, args)
       if response.body then raw.body64 = base64.encode(response.body) end
     end
   end)
-  local ok, reason = splash:go{args.url, headers=args.headers}
+  local ok, reason = splash:go{args.url, baseurl=args.url, headers=args.headers}
+  if moved ~= nil then
+    ok, reason = splash:go{moved, baseurl=moved, headers=args.headers}
+  end
   if raw.status == nil then
     if ok and page == nil then
-      reason = "the page was not requested (Splash's memory cache held it)"
+      reason = "the page was not requested"
     end
     return {ok=false, reason=tostring(reason), requests=used, blocked=blocked}
   end
