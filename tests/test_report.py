@@ -22,6 +22,8 @@ from wirescrapy.report import build_report, export, render
 from wirescrapy.report.render import render_plot, render_table, write_report
 from wirescrapy.report.structure import COMPONENTS, MAIN_PARTS, bowtie
 from wirescrapy.report.tables import (
+    Plot,
+    Series,
     ccdf,
     histogram_table,
     log_bin_table,
@@ -250,3 +252,24 @@ def test_a_report_that_fails_half_way_leaves_the_previous_report_whole(small_cra
     with pytest.raises(OSError, match="not a report's"):
         write_report(report, out)
     assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_the_report_of_a_collection_nothing_was_fetched_from_yet(tmp_path):
+    """Seeded only (as a kill early in the first harvest leaves it): the report is written, not a traceback."""
+    with Collection(tmp_path / "c") as collection:
+        for url in ("http://a.example/", "http://b.example/"):
+            collection.add_url(url, depth=0)
+    with Collection(tmp_path / "c", readonly=True) as collection:
+        report = build_report(collection, config(), as_of=NOW)
+    index = write_report(report, tmp_path / "report")
+    assert json.loads((tmp_path / "report" / "report.json").read_text())["summary"]["documents"] == 2
+    assert index.read_text().rstrip().endswith("</html>")
+
+
+@pytest.mark.parametrize("kind", ["line", "ccdf", "bar"])
+@pytest.mark.parametrize("values", [[], [0.0, 0.0]])
+def test_a_log_scaled_plot_with_no_positive_value_is_drawn(kind, values):
+    """A distribution of a young crawl can be empty: a log-log CCDF of nothing raised ValueError."""
+    nothing = Series("pages", np.array(values), np.array(values))
+    svg = render_plot(Plot(f"p-{kind}", "nothing yet", kind, "x", "y", [nothing], logx=True, logy=True))
+    assert "<svg" in svg

@@ -261,9 +261,10 @@ def draw(plot: Plot) -> str:
             axes.set_xlabel(plot.xlabel)
             axes.set_ylabel(plot.ylabel)
             _draw(axes, plot)
-            if plot.logx and not categories:  # bars: _draw decides, by their range
+            # A log scale needs a positive value to draw (a young crawl may have none yet)
+            if plot.logx and not categories and _positive(s.x for s in plot.series):  # bars: _draw decides
                 axes.set_xscale("log")
-            if plot.logy and plot.kind != "barh":
+            if plot.logy and plot.kind != "barh" and _positive(s.y for s in plot.series):
                 axes.set_yscale("log")
             _plain_ticks(axes, counts={"bar": "y", "barh": "x"}.get(plot.kind, ""))
             axes.grid(True, which="major", alpha=0.3)
@@ -276,6 +277,10 @@ def draw(plot: Plot) -> str:
             pyplot.close(figure)
     text = buffer.getvalue()
     return text[text.index("<svg"):]
+
+
+def _positive(arrays) -> bool:
+    return any(np.any(np.asarray(values, dtype=float) > 0) for values in arrays)
 
 
 def _draw(axes, plot: Plot) -> None:
