@@ -1,6 +1,6 @@
 """kill -9 at scale: a campaign of SIGKILLs at random moments of a multi-cycle crawl of the sample web.
 
-    python benchmarks/kills.py                 # 100 kills (about 10 minutes on 2 busy cores)
+    python benchmarks/kills.py                 # 100 kills (about 10-15 minutes on 2 busy cores)
     python benchmarks/kills.py --kills 10      # CI
 
 What it does, all on this machine (the sample web in a subprocess on 127.0.0.1, every command a real
@@ -38,8 +38,9 @@ which one of a group is the original depends on the order and is not compared); 
 (which page of a loop records the loop error depends on the order too: ``redirect_loops``); per site the
 same robots.txt state. Visit counts and times are not compared: a page in flight at a kill is fetched again.
 
-Printed: kills, kills by phase (harvester, manager, ingest, report), recoveries, inconsistencies (with what was found), rounds and how many
-ended equal to the reference, and the differences of any that did not.
+Printed: kills, kills by phase (harvester, manager, ingest, report), runs by command, recoveries,
+inconsistencies (with what was found), rounds and how many ended equal to the reference, and the differences
+of any that did not.
 """
 
 from __future__ import annotations
