@@ -131,6 +131,16 @@ def kill_harvester(process: subprocess.Popen, log: Path, rng: random.Random) -> 
     return kill_after(process, rng.uniform(0.0, 3.0))
 
 
+def kill_after_line(process: subprocess.Popen, log: Path, line: str, seconds: float) -> bool:
+    """Kill ``seconds`` after ``line`` is in the log; False if it ended first."""
+    deadline = time.monotonic() + 60
+    while line.encode() not in log.read_bytes():
+        if process.poll() is not None or time.monotonic() > deadline:
+            return kill_after(process, 0)
+        time.sleep(0.02)
+    return kill_after(process, seconds)
+
+
 def kill_after(process: subprocess.Popen, seconds: float) -> bool:
     try:
         process.wait(timeout=seconds)
@@ -383,6 +393,8 @@ def main() -> None:
                     killed = kill_harvester(process, log, rng)
                 elif kind == "ingest" and ingest_killed and rng.random() >= INGEST_KILL_SHARE:
                     killed = kill_after(process, 900)  # this one runs to its end
+                elif kind == "ingest" and rng.random() < 0.5:  # while it ingests (start-up is most of its time)
+                    killed = kill_after_line(process, log, "Spider opened", rng.uniform(0.0, 1.0))
                 else:  # within the time such a run took when it ran to its end (they are short)
                     killed = kill_after(process, rng.uniform(0.0, window(kind, durations)))
                 text = log.read_text(errors="replace")
@@ -398,6 +410,8 @@ def main() -> None:
                     skipped = re.search(r"Ingested \d+ fetches \((\d+) already in the collection\)", text)
                     if ingest_killed and skipped and int(skipped[1]) > 0:
                         counts["ingest recoveries"] += 1
+                    if ingest_killed and "harvested already, nothing to ingest" in text:
+                        counts["ingest found done"] += 1
                     ingesting, killed_before = [], False
                     continue
                 if not killed and kind == "report":
@@ -464,7 +478,8 @@ def main() -> None:
     print(f"recoveries (a harvester after a kill resumed the unfinished batch): {counts['recoveries']}")
     print("runs by command: " + ", ".join(f"{k} {counts[f'{k} runs']}" for k in KINDS))
     print(f"ingest: cycles harvested detached into WARC {counts['detached cycles']}; re-runs after a kill that "
-          f"passed over fetches already in {counts['ingest recoveries']}")
+          f"passed over fetches already in {counts['ingest recoveries']}, that found a part done already "
+          f"{counts['ingest found done']}")
     print(f"report: re-runs after a kill that wrote a complete report {counts['reports complete after a kill']}")
     equal = sum(1 for found in rounds if not found)
     print(f"rounds (fresh collection crawled to the end through the kills): {len(rounds)}; "
