@@ -230,9 +230,9 @@ def test_a_report_that_fails_half_way_leaves_the_previous_report_whole(small_cra
     write_report(report, out)
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert Path("index.html") in before and json.loads(before[Path("report.json")])["format"] == "wirescrapy-report"
-    dead = tmp_path / ".report.tmp-999999999"  # a report killed before it replaced the directory
-    (dead / "data").mkdir(parents=True)
-    (dead / "report.json").write_text("{")
+    for dead in (tmp_path / ".report.tmp-999999999", tmp_path / ".report.old-999999999"):  # of killed reports
+        (dead / "data").mkdir(parents=True)
+        (dead / "report.json").write_text("{")
     report.summary["documents"] = 10
 
     def full_disk(_report):  # the disk fills while the page is drawn, after the CSV files and report.json

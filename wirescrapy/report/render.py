@@ -70,7 +70,7 @@ def _check_replaceable(out: Path) -> None:
 
 def _remove_leftovers(out: Path) -> None:
     """Temporary directories of reports killed before they replaced ``out`` (their process is gone)."""
-    for path in out.parent.glob(f".{out.name}.tmp-*"):
+    for path in [*out.parent.glob(f".{out.name}.tmp-*"), *out.parent.glob(f".{out.name}.old-*")]:
         pid = path.name.rpartition("-")[2]
         if pid.isdigit() and not _alive(int(pid)):
             shutil.rmtree(path, ignore_errors=True)
