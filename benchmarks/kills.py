@@ -1,6 +1,6 @@
 """kill -9 at scale: a campaign of SIGKILLs at random moments of a multi-cycle crawl of the sample web.
 
-    python benchmarks/kills.py                 # 100 kills (about 10 minutes on 2 busy cores)
+    python benchmarks/kills.py                 # 100 kills (about 10-15 minutes on 2 busy cores)
     python benchmarks/kills.py --kills 10      # CI
 
 What it does, all on this machine (the sample web in a subprocess on 127.0.0.1, every command a real
@@ -17,6 +17,15 @@ What it does, all on this machine (the sample web in a subprocess on 127.0.0.1, 
    checked (``tests/crash/consistency.py``: counts, ids, URL store round trip, page store and link graph
    checks, link targets, duplicates, batches readable); a check that fails is an inconsistency.
    The next harvester run resumes the unfinished batch: counted as a recovery.
+   **Ingest** (``INGEST_SHARE`` of the choices): a cycle harvested as detached parts into WARC
+   (``scrapy manager --parts 2``, then both parts at once by ``scrapy crawl harvester -a batch=PART
+   -a warc=OUT`` with no collection), then ``scrapy ingest OUT OUT`` killed at a random moment, checked as
+   above, and run again (killed again or not) until a run ends by itself: it must exit 0, every part must have
+   its ``harvest.json``; a re-run that passed over fetches a killed one had brought in counts as a recovery.
+   **Report** (``REPORT_SHARE``): ``scrapy report --out DIR`` killed at a random moment; the collection must be
+   byte for byte as before (the report is read-only), ``DIR`` must hold either nothing or a complete report
+   (``report.json`` parses, ``index.html`` whole and of the same run, every CSV it links present), and a
+   re-run must write a complete report and leave no temporary directory beside it.
    When the crawl of a round ends (a run that was not killed fetched nothing), the round's collection is
    compared with the reference, and a new round starts on a fresh collection.
 3. After the last kill the round in progress is finished uninterrupted and compared.
@@ -29,16 +38,20 @@ which one of a group is the original depends on the order and is not compared); 
 (which page of a loop records the loop error depends on the order too: ``redirect_loops``); per site the
 same robots.txt state. Visit counts and times are not compared: a page in flight at a kill is fetched again.
 
-Printed: kills, kills by phase, recoveries, inconsistencies (with what was found), rounds and how many
-ended equal to the reference, and the differences of any that did not.
+Printed: kills, kills by phase (harvester, manager, ingest, report), runs by command, recoveries,
+inconsistencies (with what was found), rounds and how many ended equal to the reference, and the differences
+of any that did not.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import hashlib
+import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -60,6 +73,11 @@ WEB = {"sites": 4, "pages_per_site": 14, "seed": 7, "slow_delay": 0.3, "crawl_de
 CYCLES = 40
 MANAGER_SHARE = 0.2
 EARLY_SHARE = 0.3  # of harvester kills: at a random time from start rather than after the first batch line
+INGEST_SHARE = 0.15  # of the choices: a cycle harvested detached into WARC, its ingest killed
+REPORT_SHARE = 0.1  # of the choices: scrapy report killed
+INGEST_KILL_SHARE = 0.6  # of ingest runs after the first kill: killed again
+NO_COLLECTION = "/nonexistent/wire-kills-collection"  # what a detached harvester is given
+KINDS = ("harvester", "manager", "ingest", "report")
 
 
 def command(collection: Path, *args: str) -> list[str]:
@@ -113,6 +131,16 @@ def kill_harvester(process: subprocess.Popen, log: Path, rng: random.Random) -> 
     return kill_after(process, rng.uniform(0.0, 3.0))
 
 
+def kill_after_line(process: subprocess.Popen, log: Path, line: str, seconds: float) -> bool:
+    """Kill ``seconds`` after ``line`` is in the log; False if it ended first."""
+    deadline = time.monotonic() + 60
+    while line.encode() not in log.read_bytes():
+        if process.poll() is not None or time.monotonic() > deadline:
+            return kill_after(process, 0)
+        time.sleep(0.02)
+    return kill_after(process, seconds)
+
+
 def kill_after(process: subprocess.Popen, seconds: float) -> bool:
     try:
         process.wait(timeout=seconds)
@@ -123,9 +151,16 @@ def kill_after(process: subprocess.Popen, seconds: float) -> bool:
         return True
 
 
-def phase_of(kind: str, log: str) -> str:
+def phase_of(kind: str, log: str, report: Path | None = None) -> str:
     if kind == "manager":
         return "scrapy manager"
+    if kind == "ingest":
+        if "Spider opened" not in log:
+            return "scrapy ingest: start-up"
+        return "scrapy ingest: closing" if "Ingested " in log else "scrapy ingest: ingesting"
+    if kind == "report":
+        writing = report is not None and any(report.parent.glob(f".{report.name}.tmp-*"))
+        return "scrapy report: writing files" if writing else "scrapy report: start-up and reading"
     if "Spider opened" not in log and "Seeded" not in log:
         return "harvester: start-up"
     if "] INFO: Batch " not in log:
@@ -134,6 +169,123 @@ def phase_of(kind: str, log: str) -> str:
         return "harvester: closing"
     cycles = log.count("] INFO: Batch ")
     return "harvester: fetching, cycle 1" if cycles == 1 else "harvester: fetching, a later cycle"
+
+
+# -- ingest and report ------------------------------------------------------------------------------------
+
+def batch_numbers(directory: Path) -> list[str]:
+    return sorted(p.name for p in (directory / "batches").glob("[0-9]*")) if (directory / "batches").is_dir() else []
+
+
+def harvest_detached(directory: Path, work: Path, number: int) -> list[tuple[Path, Path]]:
+    """A cycle as detached parts into WARC (uninterrupted); (part, WARC directory) pairs, [] if nothing is due."""
+    before = batch_numbers(directory)
+    done = subprocess.run(command(directory, "manager", "--parts", "2"), cwd=ROOT, env=environment(),
+                          capture_output=True, text=True, timeout=300, check=False)
+    if done.returncode:
+        raise SystemExit(f"scrapy manager --parts 2 failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    new = [name for name in batch_numbers(directory) if name not in before]
+    if not new:
+        return []
+    parts = sorted((directory / "batches" / new[-1]).glob("part-*"))
+    outdirs = [work / f"warc-{number}-{k}" for k in range(len(parts))]
+    jobs = [subprocess.Popen(command(Path(NO_COLLECTION), "crawl", "harvester", "-a", f"batch={part}",
+                                     "-a", f"warc={out}"), cwd=ROOT, env=environment(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for part, out in zip(parts, outdirs, strict=True)]
+    for job in jobs:
+        _, stderr = job.communicate(timeout=600)
+        if job.returncode:
+            raise SystemExit(f"a detached harvester failed ({job.returncode}):\n{stderr[-3000:]}")
+    return list(zip(parts, outdirs, strict=True))
+
+
+def ingest_problems(parts: list[tuple[Path, Path]], log: str, returncode: int) -> list[str]:
+    """What is wrong after an ingest that ended by itself."""
+    if returncode or "Traceback" in log:
+        return [f"scrapy ingest exited {returncode}: {log[-1500:]}"]
+    return [f"{out.name} ingested, but {part} has no harvest.json"
+            for part, out in parts if not (part / "harvest.json").exists()]
+
+
+def fingerprint(directory: Path) -> dict[str, str]:
+    """Every file of the collection and its content's hash."""
+    return {str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def report_problems(out: Path) -> list[str]:
+    """What is wrong with ``out``: it must hold nothing or a whole report, all of one run."""
+    if not out.exists():
+        return []
+    try:
+        data = json.loads((out / "report.json").read_text())
+        page = (out / "index.html").read_text()
+    except (OSError, ValueError) as exc:
+        return [f"{out}: {exc}"]
+    found = []
+    if data.get("format") != "wirescrapy-report":
+        found.append("report.json: not a report")
+    if not page.rstrip().endswith("</html>"):
+        found.append("index.html: cut short")
+    if f"as of {data.get('as_of_utc')} UTC" not in page:
+        found.append("index.html and report.json are of different runs")
+    missing = sorted({name for name in re.findall(r'href="(data/[^"]+\.csv)"', page) if not (out / name).is_file()})
+    if missing:
+        found.append(f"CSV files linked but missing: {missing[:3]}")
+    return found
+
+
+def leftovers(out: Path) -> list[str]:
+    return sorted(p.name for p in out.parent.glob(f".{out.name}.*"))
+
+
+def choose(rng: random.Random, directory: Path, killed_kinds: set, kills_left: int) -> str:
+    """What to run next; a short campaign kills each kind at least once."""
+    if not (directory / "urls.log").exists():
+        return "harvester"
+    missing = [kind for kind in KINDS if kind not in killed_kinds]
+    if missing and kills_left <= len(missing):
+        return missing[0]
+    r = rng.random()
+    for kind, share in (("manager", MANAGER_SHARE), ("ingest", INGEST_SHARE), ("report", REPORT_SHARE)):
+        if r < share:
+            return kind
+        r -= share
+    return "harvester"
+
+
+def window(kind: str, durations: dict) -> float:
+    """How long after its start to kill at most: the median time such a run took to its end."""
+    times = sorted(durations[kind][-9:])
+    return times[len(times) // 2]
+
+
+def argv_of(kind: str, directory: Path, seeds: Path, parts: list, out: Path | None) -> list[str]:
+    if kind == "manager":
+        return command(directory, "manager")
+    if kind == "ingest":
+        return command(directory, "ingest", *(str(warc) for _, warc in parts))
+    if kind == "report":
+        return command(directory, "report", "--out", str(out))
+    return harvester(directory, seeds)
+
+
+def report_checks(directory: Path, before: dict | None, out: Path, returncode: int, log: str,
+                  what: str) -> list[str]:
+    """The collection untouched (when ``before`` is given); ``out`` nothing or a whole report; a run that ended
+    by itself exited 0 and left no temporary directory."""
+    found = []
+    if before is not None and fingerprint(directory) != before:
+        after = fingerprint(directory)
+        changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+        found.append(f"scrapy report changed the collection: {changed[:5]}")
+    if what and (returncode or "Traceback" in log):
+        found.append(f"{what} exited {returncode}: {log[-1500:]}")
+    found += report_problems(out)
+    if what and leftovers(out):
+        found.append(f"{what} left {leftovers(out)} beside {out}")
+    return found
 
 
 # -- comparison ------------------------------------------------------------------------------------------
@@ -224,18 +376,47 @@ def main() -> None:
             print(f"reference crawl: {len(reference['fetched'])} URLs fetched of {len(reference['urls'])} known, "
                   f"{sum(map(len, reference['links'].values()))} links, {len(reference['duplicates'])} duplicate "
                   f"sets, in {time.monotonic() - t0:.0f} s", flush=True)
-            directory, killed_before = work / "round-1", False
+            directory, killed_before, ingesting, killed_kinds = work / "round-1", False, [], set()
+            durations = {"manager": [3.0], "ingest": [5.0], "report": [10.0]}
             while counts["kills"] < args.kills:
-                kind = "manager" if rng.random() < MANAGER_SHARE and (directory / "urls.log").exists() else "harvester"
-                log = work / "run.log"
-                argv = command(directory, "manager") if kind == "manager" else harvester(directory, seeds)
-                process = run(argv, log)
-                killed = (kill_after(process, rng.uniform(0.0, 3.0)) if kind == "manager"
-                          else kill_harvester(process, log, rng))
+                kind = "ingest" if ingesting else choose(rng, directory, killed_kinds, args.kills - counts["kills"])
+                if kind == "ingest" and not ingesting:
+                    ingesting = harvest_detached(directory, work, counts["detached cycles"] + 1)
+                    if not ingesting:
+                        continue  # nothing due: the next harvester ends the round
+                    counts["detached cycles"] += 1
+                    ingest_killed = False
+                log, out = work / "run.log", work / "report"
+                before = fingerprint(directory) if kind == "report" else None
+                process, began = run(argv_of(kind, directory, seeds, ingesting, out), log), time.monotonic()
+                if kind == "harvester":
+                    killed = kill_harvester(process, log, rng)
+                elif kind == "ingest" and ingest_killed and rng.random() >= INGEST_KILL_SHARE:
+                    killed = kill_after(process, 900)  # this one runs to its end
+                elif kind == "ingest" and rng.random() < 0.5:  # while it ingests (start-up is most of its time)
+                    killed = kill_after_line(process, log, "Spider opened", rng.uniform(0.0, 1.0))
+                else:  # within the time such a run took when it ran to its end (they are short)
+                    killed = kill_after(process, rng.uniform(0.0, window(kind, durations)))
                 text = log.read_text(errors="replace")
                 counts["runs"] += 1
+                counts[f"{kind} runs"] += 1
                 if kind == "harvester" and killed_before and "Resuming the unfinished batch" in text:
                     counts["recoveries"] += 1
+                if not killed and kind in durations:
+                    durations[kind].append(time.monotonic() - began)
+                if not killed and kind == "ingest":
+                    found = ingest_problems(ingesting, text, process.returncode)
+                    inconsistencies += [f"ingest after {counts['kills']} kills: {line}" for line in found]
+                    skipped = re.search(r"Ingested \d+ fetches \((\d+) already in the collection\)", text)
+                    if ingest_killed and skipped and int(skipped[1]) > 0:
+                        counts["ingest recoveries"] += 1
+                    if ingest_killed and "harvested already, nothing to ingest" in text:
+                        counts["ingest found done"] += 1
+                    ingesting, killed_before = [], False
+                    continue
+                if not killed and kind == "report":
+                    inconsistencies += report_checks(directory, before, out, process.returncode, text, "a report")
+                    continue
                 if not killed:
                     if process.returncode and "no page to fetch" not in text:
                         inconsistencies.append(f"a {kind} run after a kill failed ({process.returncode}): "
@@ -248,18 +429,40 @@ def main() -> None:
                     killed_before = False
                     continue
                 counts["kills"] += 1
-                phases[phase_of(kind, text)] += 1
-                killed_before = True
+                phase = phase_of(kind, text, out)
+                phases[phase] += 1
+                killed_kinds.add(kind)
+                if kind == "ingest":
+                    ingest_killed = True
+                if kind == "report":
+                    inconsistencies += [f"kill {counts['kills']} ({phase}): {line}"
+                                        for line in report_checks(directory, before, out, 0, "", "")]
+                    began = time.monotonic()
+                    again = subprocess.run(argv_of("report", directory, seeds, [], out), cwd=ROOT,
+                                           env=environment(), capture_output=True, text=True, timeout=900,
+                                           check=False)
+                    durations["report"].append(time.monotonic() - began)
+                    found = report_checks(directory, None, out, again.returncode, again.stdout + again.stderr,
+                                          "the report re-run") or ([] if out.exists() else ["no report written"])
+                    inconsistencies += [f"kill {counts['kills']}: {line}" for line in found]
+                    counts["reports complete after a kill"] += not found
+                elif kind in ("harvester", "manager"):
+                    killed_before = True
                 if not (directory / "urls.log").exists():
                     continue  # killed before the collection existed
                 with Collection(directory) as collection:  # a writer's open: its recovery
                     found = problems(collection)
                 counts["checks"] += 1
                 if found:
-                    inconsistencies.append(f"kill {counts['kills']} ({phase_of(kind, text)}): {found[:5]}")
+                    inconsistencies.append(f"kill {counts['kills']} ({phase}): {found[:5]}")
                     shutil.copytree(directory, work / f"inconsistent-{counts['kills']}")
                 if counts["kills"] % 10 == 0:
                     print(f"  {counts['kills']} kills, {time.monotonic() - started:.0f} s", flush=True)
+            if ingesting:  # the last kill was an ingest's: run it to its end
+                done = subprocess.run(argv_of("ingest", directory, seeds, ingesting, None), cwd=ROOT,
+                                      env=environment(), capture_output=True, text=True, timeout=900, check=False)
+                counts["ingest runs"] += 1
+                inconsistencies += ingest_problems(ingesting, done.stderr, done.returncode)
             if (directory / "urls.log").exists():
                 crawl_to_the_end(directory, seeds, work / "last.log")
                 rounds.append(differences(snapshot(directory), reference))
@@ -273,6 +476,11 @@ def main() -> None:
     for line in inconsistencies:
         print(f"  {line}")
     print(f"recoveries (a harvester after a kill resumed the unfinished batch): {counts['recoveries']}")
+    print("runs by command: " + ", ".join(f"{k} {counts[f'{k} runs']}" for k in KINDS))
+    print(f"ingest: cycles harvested detached into WARC {counts['detached cycles']}; re-runs after a kill that "
+          f"passed over fetches already in {counts['ingest recoveries']}, that found a part done already "
+          f"{counts['ingest found done']}")
+    print(f"report: re-runs after a kill that wrote a complete report {counts['reports complete after a kill']}")
     equal = sum(1 for found in rounds if not found)
     print(f"rounds (fresh collection crawled to the end through the kills): {len(rounds)}; "
           f"equal to the uninterrupted crawl: {equal}")

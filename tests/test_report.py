@@ -4,8 +4,10 @@ counts, the language of a page, and the streaming export."""
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,10 +18,12 @@ from wirescrapy.collection import Collection
 from wirescrapy.collection.outlinks import MAX_KEYS, OTHER, OutLinks
 from wirescrapy.config import WireConfig, default_settings
 from wirescrapy.gatherer.language import identify
-from wirescrapy.report import build_report, export
-from wirescrapy.report.render import render_plot, render_table
+from wirescrapy.report import build_report, export, render
+from wirescrapy.report.render import render_plot, render_table, write_report
 from wirescrapy.report.structure import COMPONENTS, MAIN_PARTS, bowtie
 from wirescrapy.report.tables import (
+    Plot,
+    Series,
     ccdf,
     histogram_table,
     log_bin_table,
@@ -214,3 +218,58 @@ def test_the_report_reads_while_a_crawl_writes(small_crawl):
             report = build_report(reader, config(), as_of=NOW)
     assert report.summary["documents"] == 9 and report.summary["sites"] == 3  # as of when it opened
     assert report.as_of == NOW
+
+
+def test_a_report_that_fails_half_way_leaves_the_previous_report_whole(small_crawl, tmp_path, monkeypatch):
+    """The report is written beside its directory and takes its place whole: a report failing (or killed)
+    while writing leaves the previous one as it was, never a mix; leftovers of a dead one are removed."""
+    directory, _ = small_crawl
+    with Collection(directory, readonly=True) as collection:
+        report = build_report(collection, config(), as_of=NOW)
+    out = tmp_path / "report"
+    write_report(report, out)
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert Path("index.html") in before and json.loads(before[Path("report.json")])["format"] == "wirescrapy-report"
+    for dead in (tmp_path / ".report.tmp-999999999", tmp_path / ".report.old-999999999"):  # of killed reports
+        (dead / "data").mkdir(parents=True)
+        (dead / "report.json").write_text("{")
+    report.summary["documents"] = 10
+
+    def full_disk(_report):  # the disk fills while the page is drawn, after the CSV files and report.json
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(render, "render_html", full_disk)
+        with pytest.raises(OSError, match="No space"):
+            write_report(report, out)
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c", "report"]  # no temporary directory left
+    monkeypatch.setattr(render, "_exchange", lambda a, b: False)  # where there is no atomic exchange
+    write_report(report, out)
+    assert json.loads((out / "report.json").read_text())["summary"]["documents"] == 10
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c", "report"]
+    (out / "notes.txt").write_text("mine")  # a directory holding other files is not replaced
+    with pytest.raises(OSError, match="not a report's"):
+        write_report(report, out)
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_the_report_of_a_collection_nothing_was_fetched_from_yet(tmp_path):
+    """Seeded only (as a kill early in the first harvest leaves it): the report is written, not a traceback."""
+    with Collection(tmp_path / "c") as collection:
+        for url in ("http://a.example/", "http://b.example/"):
+            collection.add_url(url, depth=0)
+    with Collection(tmp_path / "c", readonly=True) as collection:
+        report = build_report(collection, config(), as_of=NOW)
+    index = write_report(report, tmp_path / "report")
+    assert json.loads((tmp_path / "report" / "report.json").read_text())["summary"]["documents"] == 2
+    assert index.read_text().rstrip().endswith("</html>")
+
+
+@pytest.mark.parametrize("kind", ["line", "ccdf", "bar"])
+@pytest.mark.parametrize("values", [[], [0.0, 0.0]])
+def test_a_log_scaled_plot_with_no_positive_value_is_drawn(kind, values):
+    """A distribution of a young crawl can be empty: a log-log CCDF of nothing raised ValueError."""
+    nothing = Series("pages", np.array(values), np.array(values))
+    svg = render_plot(Plot(f"p-{kind}", "nothing yet", kind, "x", "y", [nothing], logx=True, logy=True))
+    assert "<svg" in svg

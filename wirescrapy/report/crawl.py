@@ -54,7 +54,7 @@ def languages_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Sectio
     site_of = data.site_of[ok]
     size = data.n_sites + 1
     by_site = np.zeros((size, len(labels)), dtype=np.int64) if size * len(labels) < 50_000_000 else None
-    if by_site is not None:
+    if by_site is not None and labels:  # no gathered page, no language yet
         np.add.at(by_site, (site_of, inverse), 1)
         main = by_site.argmax(axis=1)
         pages = by_site.sum(axis=1)

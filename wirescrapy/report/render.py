@@ -7,11 +7,14 @@ names the CSV it was drawn from; each table shows its first rows and links to th
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import html
 import io
 import itertools
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -32,9 +35,88 @@ nav ol{columns:2}.figures td:first-child{text-align:left}.cost{color:#888;font-s
 
 
 def write_report(report, out: str | os.PathLike) -> Path:
-    """Write ``report`` (``build_report``) into ``out``; the path of ``index.html``."""
+    """Write ``report`` (``build_report``) into ``out``; the path of ``index.html``.
+
+    The files go into a temporary directory beside ``out`` that then takes ``out``'s place (an atomic exchange
+    where the system has one), so a report killed or failing half way never leaves a partial report where a
+    complete one was: ``out`` holds the previous report, whole, or the new one, whole. A directory ``out`` that
+    holds anything but a report's files is refused (it would be replaced)."""
     out = Path(out)
-    (out / "data").mkdir(parents=True, exist_ok=True)
+    _check_replaceable(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _remove_leftovers(out)
+    temporary = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    shutil.rmtree(temporary, ignore_errors=True)
+    try:
+        _write_files(report, temporary)
+        _replace(temporary, out)
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+    return out / "index.html"
+
+
+REPORT_FILES = frozenset({"index.html", "report.json", "data", "index.html.tmp"})
+
+
+def _check_replaceable(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise OSError(f"{out} is not a directory")
+    if out.is_dir():
+        other = sorted(p.name for p in out.iterdir() if p.name not in REPORT_FILES)
+        if other:
+            raise OSError(f"{out} holds files that are not a report's ({', '.join(other[:3])}): "
+                          "the report replaces its directory whole; choose another --out")
+
+
+def _remove_leftovers(out: Path) -> None:
+    """Temporary directories of reports killed before they replaced ``out`` (their process is gone)."""
+    for path in [*out.parent.glob(f".{out.name}.tmp-*"), *out.parent.glob(f".{out.name}.old-*")]:
+        pid = path.name.rpartition("-")[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _replace(temporary: Path, out: Path) -> None:
+    """``temporary`` becomes ``out``; the previous ``out`` (if any) ends in ``temporary``, for removal."""
+    if not out.exists():
+        os.rename(temporary, out)
+    elif not _exchange(temporary, out):
+        # No atomic exchange: for a moment there is no ``out`` (never a partial one); a kill then leaves the
+        # previous report whole in ``.old-PID`` and the new one whole in ``.tmp-PID``.
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        os.rename(out, old)
+        os.rename(temporary, out)
+        os.rename(old, temporary)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False where that is not available."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    error = ctypes.get_errno()
+    if error in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False
+    raise OSError(error, os.strerror(error), str(b))
+
+
+def _write_files(report, out: Path) -> None:
+    (out / "data").mkdir(parents=True)
     start, start_cpu = time.perf_counter(), time.process_time()
     for section in report.sections:
         for table in section.tables:
@@ -50,11 +132,7 @@ def write_report(report, out: str | os.PathLike) -> Path:
     page = render_html(report)
     report.costs["plots and HTML"] = time.perf_counter() - start
     report.cpu["plots and HTML"] = time.process_time() - start_cpu
-    index = out / "index.html"
-    temporary = out / "index.html.tmp"
-    temporary.write_text(page, encoding="utf-8")
-    os.replace(temporary, index)
-    return index
+    (out / "index.html").write_text(page, encoding="utf-8")
 
 
 def render_html(report) -> str:
@@ -183,9 +261,10 @@ def draw(plot: Plot) -> str:
             axes.set_xlabel(plot.xlabel)
             axes.set_ylabel(plot.ylabel)
             _draw(axes, plot)
-            if plot.logx and not categories:  # bars: _draw decides, by their range
+            # A log scale needs a positive value to draw (a young crawl may have none yet)
+            if plot.logx and not categories and _positive(s.x for s in plot.series):  # bars: _draw decides
                 axes.set_xscale("log")
-            if plot.logy and plot.kind != "barh":
+            if plot.logy and plot.kind != "barh" and _positive(s.y for s in plot.series):
                 axes.set_yscale("log")
             _plain_ticks(axes, counts={"bar": "y", "barh": "x"}.get(plot.kind, ""))
             axes.grid(True, which="major", alpha=0.3)
@@ -198,6 +277,10 @@ def draw(plot: Plot) -> str:
             pyplot.close(figure)
     text = buffer.getvalue()
     return text[text.index("<svg"):]
+
+
+def _positive(arrays) -> bool:
+    return any(np.any(np.asarray(values, dtype=float) > 0) for values in arrays)
 
 
 def _draw(axes, plot: Plot) -> None:
