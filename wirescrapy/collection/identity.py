@@ -15,6 +15,8 @@ import re
 import secrets
 from pathlib import Path
 
+from .writes import fsync_directory
+
 ID_FILE = "id"
 _ID = re.compile(r"^[0-9a-f]{32}$")
 
@@ -48,9 +50,5 @@ def ensure_id(directory: str | os.PathLike) -> str:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fsync_directory(path.parent)
     return value

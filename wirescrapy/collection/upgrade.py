@@ -22,6 +22,7 @@ import numpy as np
 
 from .metadata import DOCUMENT_DTYPE, DOCUMENT_KIND, SITE_DTYPE, SITE_KIND
 from .records import HEADER_DTYPE, MAGIC, RecordFile, RecordFileError
+from .writes import fsync_directory
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -120,11 +121,7 @@ def upgrade(path: Path, kind: str) -> int:
     with open(fresh, "rb+") as done:
         os.fsync(done.fileno())
     os.replace(fresh, path)
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+    fsync_directory(path.parent)
     return count
 
 

@@ -34,3 +34,12 @@ def short_write(path: str | os.PathLike, written: int, size: int) -> OSError:
     the disk is full before it says ENOSPC)."""
     return OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} ({written} of {size} bytes written)",
                    os.fspath(path))
+
+
+def fsync_directory(path: str | os.PathLike) -> None:
+    """Flush directory ``path`` to disk: a file created or renamed in it survives a crash."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

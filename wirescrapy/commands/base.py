@@ -23,6 +23,7 @@ from scrapy.exceptions import NotConfigured, UsageError
 
 from wirescrapy.collection import Collection
 from wirescrapy.collection.lock import CollectionLockedError
+from wirescrapy.collection.records import RecordFileError
 from wirescrapy.collection.writes import failure_message, is_write_failure
 from wirescrapy.config import WireConfig, WireSettingsError
 from wirescrapy.manager.batch import BatchError
@@ -67,6 +68,15 @@ class WireCommand:
             return Collection.from_config(config, readonly=readonly)
         except (CollectionLockedError, OSError) as exc:
             raise UsageError(input_error_message(exc, collection_dir=config.collection_dir)) from None
+
+    def read_collection(self, config: WireConfig) -> Collection:
+        """The collection, open read-only without a lock (it may be read while a crawl writes it)."""
+        if not (Path(config.collection_dir) / "urls.log").exists():
+            raise UsageError(f"no collection in {config.collection_dir}")
+        try:
+            return self.open_collection(config, readonly=True)
+        except RecordFileError as exc:
+            raise UsageError(str(exc)) from None
 
     @contextmanager
     def writing(self, config: WireConfig):

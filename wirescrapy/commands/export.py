@@ -16,12 +16,10 @@ from __future__ import annotations
 import re
 import sys
 from contextlib import nullcontext
-from pathlib import Path
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from wirescrapy.collection.records import RecordFileError
 from wirescrapy.commands.base import WireCommand
 from wirescrapy.report.export import CONTENTS, EXPORTS, FORMATS, RowWriter, Selection
 from wirescrapy.warc.export import write_collection_warc
@@ -75,12 +73,7 @@ class Command(WireCommand, ScrapyCommand):
             raise UsageError(f"say what to export: one of {', '.join(EXPORTS)}")
         selection = self.selection(opts)
         config = self.wire_config()
-        if not (Path(config.collection_dir) / "urls.log").exists():
-            raise UsageError(f"no collection in {config.collection_dir}")
-        try:
-            collection = self.open_collection(config, readonly=True)
-        except RecordFileError as exc:
-            raise UsageError(str(exc)) from None
+        collection = self.read_collection(config)
         try:
             # The file is closed by the `with` below, with the collection.
             target = (nullcontext(sys.stdout) if opts.output == "-"
@@ -99,14 +92,10 @@ class Command(WireCommand, ScrapyCommand):
             print(f"{writer.rows:,} {args[0]} rows written to {opts.output}", file=sys.stderr)
 
     def export_warc(self, path: str) -> None:
-        config = self.wire_config()
-        if not (Path(config.collection_dir) / "urls.log").exists():
-            raise UsageError(f"no collection in {config.collection_dir}")
+        collection = self.read_collection(self.wire_config())
         try:
-            with self.open_collection(config, readonly=True) as collection:
+            with collection:
                 written = write_collection_warc(collection, path)
-        except RecordFileError as exc:
-            raise UsageError(str(exc)) from None
         except OSError as exc:
             raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
         print(f"{written:,} stored pages written to {path} as WARC", file=sys.stderr)

@@ -13,7 +13,6 @@ from pathlib import Path
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from wirescrapy.collection.records import RecordFileError
 from wirescrapy.commands.base import WireCommand
 from wirescrapy.report import build_report
 from wirescrapy.report.render import write_report
@@ -21,12 +20,7 @@ from wirescrapy.report.render import write_report
 
 def make_report(command: WireCommand, config, out: str | Path, costs: bool = False) -> Path:
     """Build and write the report of ``config``'s collection into ``out``; the path of ``index.html``."""
-    if not (Path(config.collection_dir) / "urls.log").exists():
-        raise UsageError(f"no collection in {config.collection_dir}")
-    try:
-        collection = command.open_collection(config, readonly=True)
-    except RecordFileError as exc:
-        raise UsageError(str(exc)) from None
+    collection = command.read_collection(config)
     started = time.perf_counter()
     with collection:
         report = build_report(collection, config)

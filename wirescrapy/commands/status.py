@@ -19,7 +19,6 @@ from scrapy.exceptions import UsageError
 
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import RobotsState
-from wirescrapy.collection.records import RecordFileError
 from wirescrapy.commands.base import WireCommand
 from wirescrapy.harvester.session import HARVEST_FILE
 from wirescrapy.items import FetchError
@@ -231,12 +230,7 @@ class Command(WireCommand, ScrapyCommand):
         if args:
             raise UsageError("no arguments expected")
         config = self.wire_config()
-        if not (Path(config.collection_dir) / "urls.log").exists():
-            raise UsageError(f"no collection in {config.collection_dir}")
-        try:
-            collection = self.open_collection(config, readonly=True)
-        except RecordFileError as exc:
-            raise UsageError(str(exc)) from None
+        collection = self.read_collection(config)
         with collection:
             status = collection_status(collection)
         if opts.json:

@@ -72,6 +72,7 @@ from pathlib import Path
 from xxhash import xxh3_64_hexdigest, xxh3_64_intdigest
 
 from wirescrapy.collection.metadata import RobotsState
+from wirescrapy.collection.writes import fsync_directory
 
 FORMAT = "wirescrapy-batch"
 VERSION = 2
@@ -164,7 +165,7 @@ def discard_batch(batches_dir: str | os.PathLike, number: int) -> Path:
         copy += 1
         target = path.with_name(f"{path.name}.discarded-{copy}")
     path.rename(target)
-    _fsync_dir(path.parent)
+    fsync_directory(path.parent)
     return target
 
 
@@ -240,10 +241,10 @@ def write_batch(batches_dir: str | os.PathLike, number: int, urls: list[BatchURL
             summary.append({"dir": f"part-{part}", **counts})
         _write_json(tmp / INFO_FILE, {**common, "part": None, "parts": parts, "urls": len(urls),
                                       "sites": len(by_site), "part_dirs": summary})
-        _fsync_dir(tmp)
+        fsync_directory(tmp)
         subdirs = [final / f"part-{part}" for part in range(parts)]
     os.rename(tmp, final)
-    _fsync_dir(batches_dir)
+    fsync_directory(batches_dir)
     return subdirs
 
 
@@ -271,7 +272,7 @@ def _write_part(directory: Path, urls: list[BatchURL], sites: dict[int, BatchSit
     new_pages = sum(1 for url in urls if url.last_visit <= 0)
     counts_info = {"urls": len(urls), "sites": len(counts), "new_pages": new_pages, "revisits": len(urls) - new_pages}
     _write_json(directory / INFO_FILE, {**info, **counts_info, "files": files})
-    _fsync_dir(directory)
+    fsync_directory(directory)
     return counts_info
 
 
@@ -306,14 +307,6 @@ def _write_file(path: Path, data: bytes) -> dict:
 
 def _write_json(path: Path, value: dict) -> None:
     _write_file(path, (json.dumps(value, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 # -- reading ---------------------------------------------------------------------------------------------
