@@ -12,7 +12,8 @@ from scrapy.resolver import CachingThreadedResolver
 from scrapy.settings import Settings
 from twisted.internet import defer
 
-from wirescrapy.resolver import MappedResolver, lookup, parse_hosts
+from wirescrapy.resolver import MappedResolver, parse_hosts
+from wirescrapy.url import mapped_address as lookup
 
 
 class FakeCrawler:

@@ -24,17 +24,17 @@ from __future__ import annotations
 import ipaddress
 from typing import TYPE_CHECKING, Any
 
+from scrapy.resolver import CachingThreadedResolver
 from twisted.internet import defer
 
-from scrapy.resolver import CachingThreadedResolver
+from wirescrapy.url import host_name, mapped_address
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from scrapy.crawler import Crawler
     from twisted.internet.base import ReactorBase
     from twisted.internet.defer import Deferred
-
-    from scrapy.crawler import Crawler
 
 SETTING = "WIRE_DNS_HOSTS"
 
@@ -47,7 +47,7 @@ def parse_hosts(value: Any) -> dict[str, str]:
     for domain, address in value.items():
         if not isinstance(domain, str) or not isinstance(address, str):
             raise ValueError(f"{SETTING} keys and values must be strings, got {domain!r}: {address!r}")
-        name = _normalise(domain)
+        name = host_name(domain)
         if not name or any(not label for label in name.split(".")):
             raise ValueError(f"{SETTING} has an invalid domain name: {domain!r}")
         try:
@@ -56,22 +56,6 @@ def parse_hosts(value: Any) -> dict[str, str]:
             raise ValueError(f"{SETTING}[{domain!r}] is not an IPv4 address: {address!r}") from None
         hosts[name] = address
     return hosts
-
-
-def lookup(hosts: Mapping[str, str], name: str) -> str | None:
-    """The address ``name`` maps to in ``hosts`` (normalised keys), or None."""
-    name = _normalise(name)
-    # Walk from the full name to its parents, so the longest key wins.
-    while True:
-        if name in hosts:
-            return hosts[name]
-        if "." not in name:
-            return None
-        name = name.split(".", 1)[1]
-
-
-def _normalise(name: str) -> str:
-    return name.strip().rstrip(".").lower()
 
 
 class MappedResolver(CachingThreadedResolver):
@@ -93,7 +77,7 @@ class MappedResolver(CachingThreadedResolver):
         return cls(reactor, cache_size, settings.getfloat("DNS_TIMEOUT"), hosts)
 
     def getHostByName(self, name: str, timeout: Sequence[int] = ()) -> Deferred[str]:
-        address = lookup(self.hosts, name)
+        address = mapped_address(self.hosts, name)
         if address is not None:
             return defer.succeed(address)
         return super().getHostByName(name, timeout)

@@ -40,8 +40,12 @@ from __future__ import annotations
 import functools
 import ipaddress
 import re
+from typing import TYPE_CHECKING
 
 import ada_url
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
 SPECIAL_SCHEMES = frozenset(DEFAULT_PORTS)
@@ -325,3 +329,20 @@ def request_host(url: str) -> str:
     if rest.startswith("["):
         return rest[1:rest.find("]")] if "]" in rest else ""
     return rest.partition(":")[0]
+
+
+def host_name(name: str) -> str:
+    """A host name as a key of ``WIRE_DNS_HOSTS``: no surrounding space, no final dot, lower case."""
+    return name.strip().rstrip(".").lower()
+
+
+def mapped_address(hosts: Mapping[str, str], name: str) -> str | None:
+    """The address ``name`` maps to in ``hosts`` (keys as :func:`host_name` writes them; the longest mapped
+    parent name wins), or None."""
+    name = host_name(name)
+    while True:
+        if name in hosts:
+            return hosts[name]
+        if "." not in name:
+            return None
+        name = name.split(".", 1)[1]

@@ -43,10 +43,10 @@ from scrapy_splash import SplashRequest
 from wirescrapy.collection.metadata import RenderState, SiteRender
 from wirescrapy.harvester.meta import RENDER
 from wirescrapy.items import FetchError
-from wirescrapy.url import origin, request_host
+from wirescrapy.url import host_name, mapped_address, origin, request_host
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
 
     from wirescrapy.config import WireConfig
 
@@ -157,17 +157,6 @@ def page_url(request) -> str:
     return request.url
 
 
-def mapped_address(hosts: Mapping[str, str], host: str) -> str | None:
-    """The address ``WIRE_DNS_HOSTS`` gives ``host`` (the longest mapped parent name wins), or None."""
-    name = host.strip().rstrip(".").lower()
-    while True:
-        if name in hosts:
-            return hosts[name]
-        if "." not in name:
-            return None
-        name = name.split(".", 1)[1]
-
-
 def render_request(url: str, config: WireConfig, user_agent: str, *, how: str, meta: dict,
                    callback: Callable, errback: Callable, priority: int = 0) -> SplashRequest:
     """The SplashRequest rendering ``url`` with :data:`LUA`; ``how``: ``direct`` or ``follow``."""
@@ -176,7 +165,7 @@ def render_request(url: str, config: WireConfig, user_agent: str, *, how: str, m
         "wait": config.render_wait, "timeout": config.render_timeout, "views": MAX_VIEWS,
         "resource_timeout": max(config.render_timeout / 2, 1.0), "headers": {"User-Agent": user_agent},
     }
-    address = mapped_address({k.lower(): v for k, v in config.dns_hosts.items()}, request_host(url))
+    address = mapped_address({host_name(k): v for k, v in config.dns_hosts.items()}, request_host(url))
     if address is not None:
         port = url.split("://", 1)[1].split("/", 1)[0].rpartition(":")
         args["proxy_host"] = address
