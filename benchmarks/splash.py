@@ -15,7 +15,9 @@ pages of ``wirescrapy/sampleweb/scripts.py``) and each crawl a ``scrapy crawl ha
    in the same run.
 2. **A crawl with rendering against without** (same sample web, same run): the harvester over ``--sites`` x
    ``--pages`` with waits 0, every page rendered (``WIRE_RENDER_JS=.wire.test``) and none (``off``):
-   pages/s of each (pages fetched with 200 over the wall time of the run, start-up included) and the ratio.
+   pages/s of each (pages fetched with 200 over the wall time of the run, start-up included) and the ratio;
+   then why any page fetched was not rendered (its render state and error in the collection) and how many
+   renders found Splash not answering (the crawl's warnings).
 3. **The automatic mode on a mixed web**: the sample web with its script pages (``--mixed-sites`` x
    ``--mixed-pages``, a few script-built pages among ordinary ones), ``WIRE_RENDER_JS=auto``, waits 0: the
    share of fetched pages rendered (probed because they looked script-built, or on a site marked as helped),
@@ -35,6 +37,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -47,6 +50,7 @@ from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import RenderState
 from wirescrapy.config import WireConfig
 from wirescrapy.harvester.render import render_request
+from wirescrapy.items import FetchError
 from wirescrapy.sampleweb import SampleWebProcess
 
 FAST = {"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0, "WIRE_BATCH_SIZE": 100_000, "WIRE_MAX_DEPTH_STATIC": 6,
@@ -107,11 +111,22 @@ def crawl(web: SampleWebProcess, workdir: Path, render: str, splash: str, cycles
         raise SystemExit(f"crawl failed:\n{run.stderr[-3000:]}")
     with Collection(collection, readonly=True) as store:
         docs = store.documents.records[1:store.documents.count + 1]
-        figures = {"pages": int(((docs["status"] == 200) & (docs["visits"] > 0)).sum()),
+        ok = (docs["status"] == 200) & (docs["visits"] > 0)
+        figures = {"pages": int(ok.sum()),
                    "rendered": int(((docs["render"] == RenderState.RENDERED) & (docs["status"] == 200)).sum()),
                    "gained": int(docs["render_links"].sum()),
-                   "urls": {store.url(i + 1) for i in range(len(docs)) if docs[i]["status"] == 200}}
+                   "urls": {store.url(i + 1) for i in range(len(docs)) if docs[i]["status"] == 200},
+                   "not rendered": Counter((RenderState(int(d["render"])).name.lower(), FetchError(int(d["error"])).label
+                                            if d["error"] else "no error") for d in docs[ok & (docs["render"] != RenderState.RENDERED)]),
+                   "splash down": run.stderr.count("Splash did not answer")}
     return elapsed, figures
+
+
+def outcomes(figures: dict) -> str:
+    """The pages fetched with 200 that were not rendered, by render state and error, and the renders that found
+    Splash not answering: why a crawl rendered fewer pages than it fetched."""
+    kinds = ", ".join(f"{count} {state} ({error})" for (state, error), count in figures["not rendered"].most_common())
+    return f"not rendered: {kinds or 'none'}; Splash did not answer {figures['splash down']} time(s)"
 
 
 def with_and_without(splash: str, sites: int, pages: int) -> None:
@@ -124,6 +139,7 @@ def with_and_without(splash: str, sites: int, pages: int) -> None:
     print(f"   without rendering: {off['pages']} pages in {off_s:.1f} s = {off['pages'] / off_s:.1f} pages/s")
     print(f"   every page rendered: {on['pages']} pages ({on['rendered']} rendered) in {on_s:.1f} s = "
           f"{on['pages'] / on_s:.1f} pages/s; x{(off['pages'] / off_s) / (on['pages'] / on_s):.1f} slower")
+    print(f"   {outcomes(on)}")
 
 
 def mixed(splash: str, sites: int, pages: int) -> None:
@@ -138,6 +154,7 @@ def mixed(splash: str, sites: int, pages: int) -> None:
     print(f"   {auto['rendered']} of {auto['pages']} fetched pages rendered ({100 * auto['rendered'] / auto['pages']:.1f}%), "
           f"{auto['gained']} links gained (the ground truth's script-only links: {scripted}); "
           f"{found} of {len(rendered_truth.pages)} pages of the rendered ground truth found; {elapsed:.1f} s")
+    print(f"   {outcomes(auto)}")
 
 
 def main() -> None:

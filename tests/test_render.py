@@ -24,6 +24,7 @@ from wirescrapy.harvester.render import (
     looks_script_built,
     may_probe,
     page_url,
+    pauses_rendering,
     render_request,
     site_after,
 )
@@ -90,6 +91,16 @@ def test_a_failed_render_is_splash_down_or_the_page_froze_it():
     assert failure(FetchError.CONNECTION_LOST, 0, 0.5, 5.0) == (RenderState.FAILED, FetchError.RENDER_FAILED)
     assert failure(FetchError.REFUSED, 0, 30.0, 5.0) == (RenderState.FAILED, FetchError.RENDER_FAILED)
     assert failure(None, 503, 0.1, 5.0) == (RenderState.FAILED, FetchError.RENDER_FAILED)
+
+
+def test_only_a_splash_that_did_not_answer_pauses_rendering():
+    failed, froze = FetchError.RENDER_FAILED, FetchError.RENDER_TIMEOUT
+    assert pauses_rendering(failed, FetchError.REFUSED, 0)
+    assert pauses_rendering(failed, FetchError.CONNECTION_LOST, 0)
+    assert pauses_rendering(failed, None, 503) and pauses_rendering(failed, None, 502)
+    assert not pauses_rendering(failed, None, 200)  # the script's ok=false: this page's request failed
+    assert not pauses_rendering(failed, None, 400)  # Splash refused these arguments: it is up
+    assert not pauses_rendering(froze, FetchError.CONNECTION_LOST, 0)  # the page froze it: never rendered again
 
 
 def test_the_splash_request_runs_the_polite_script(tmp_path):

@@ -10,6 +10,8 @@ Pure policy (no reactor, no I/O) and the one place that builds a render request:
 * :func:`site_after` — ``auto``: what a render tells of its site (``SiteRender``);
 * :func:`failure` — a render that failed: Splash down (``render_failed``, rendered at a later visit) or
   Splash gave up or froze on the page (``render_timeout``, never rendered again);
+* :func:`pauses_rendering` — whether a failed render says Splash is down (it did not answer), which pauses
+  rendering for a moment, or only that this page's render failed;
 * :func:`render_request` — the ``SplashRequest`` to Splash's ``/execute`` with :data:`LUA`, the script
   that keeps a render polite (below).
 
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
 FEW_LINKS = 3
 LITTLE_TEXT = 200
 MAX_VIEWS = 8  # hash routes a render visits to collect the links of their views
+SPLASH_BUSY = (502, 503)  # Splash's answers when it is overloaded, or not up behind a proxy
 SPLASH_EXTRA_TIMEOUT = 5.0  # scrapy-splash's: the download timeout is Splash's timeout plus this
 
 _SCRIPT = re.compile(rb"<script[\s>/]", re.IGNORECASE)
@@ -147,6 +150,15 @@ def failure(error: FetchError | None, splash_status: int, elapsed: float, frozen
                                        and elapsed >= frozen_after):
         return RenderState.TIMED_OUT, FetchError.RENDER_TIMEOUT
     return RenderState.FAILED, FetchError.RENDER_FAILED
+
+
+def pauses_rendering(kind: FetchError, error: FetchError | None, splash_status: int) -> bool:
+    """Whether a failed render says Splash is down (so the next renders would fail too): it did not answer
+    (``error``: refused, lost) or answered busy. An answer of Splash's about the page (200 with the script's
+    ``ok=false``, a 4xx for its arguments) says Splash is up."""
+    if kind is not FetchError.RENDER_FAILED:
+        return False
+    return error is not None or splash_status in SPLASH_BUSY
 
 
 def page_url(request) -> str:

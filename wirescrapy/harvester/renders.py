@@ -2,9 +2,11 @@
 render's answer or failure becomes a :class:`~wirescrapy.items.Fetch`, a direct render that failed is followed by
 the page's raw fetch, and ``auto`` asks for a render once a raw page that looks script-built is recorded.
 
-A render that failed as Splash down (refused, lost early) pauses rendering for ``SPLASH_DOWN_PAUSE`` seconds:
-meanwhile pages are fetched raw, their render recorded as failed (rendered at a later visit), so a site is not
-visited twice per page while Splash restarts."""
+A render that failed because Splash did not answer (refused, lost early; or it answered 502/503: busy or restarting
+behind a proxy) pauses rendering for ``SPLASH_DOWN_PAUSE`` seconds: meanwhile pages are fetched raw, their render
+recorded as failed (rendered at a later visit), so a site is not visited twice per page while Splash restarts. A
+render Splash answered but could not do (the render script says why: the page's request failed, it was not
+made) is that page's failure alone and pauses nothing (``render.pauses_rendering``)."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from wirescrapy.harvester.meta import (
     STARTED,
 )
 from wirescrapy.harvester.render import failure as render_failure
-from wirescrapy.harvester.render import page_url, render_request
+from wirescrapy.harvester.render import page_url, pauses_rendering, render_request
 from wirescrapy.items import Fetch, FetchError
 
 SPLASH_DOWN_PAUSE = 3.0  # seconds after a render failed as Splash down (refused, lost) before the next is tried
@@ -81,11 +83,16 @@ class Renders:
     def _render_failed(self, request, error: FetchError | None, splash_status: int, message: str):
         elapsed = time.time() - request.meta.get(STARTED, time.time())
         state, kind = render_failure(error, splash_status, elapsed, self.config.render_frozen_after)
-        if kind is FetchError.RENDER_FAILED:
-            self._splash_down_until = time.monotonic() + SPLASH_DOWN_PAUSE
         self.crawler.stats.inc_value(f"harvester/render/{kind.label}")
-        self.logger.info("Render of %(url)s failed (%(kind)s after %(s).1f s): %(message)s",
-                         {"url": page_url(request), "kind": kind.label, "s": elapsed, "message": message})
+        if pauses_rendering(kind, error, splash_status):
+            self._splash_down_until = time.monotonic() + SPLASH_DOWN_PAUSE
+            self.crawler.stats.inc_value("harvester/render/splash_down")
+            self.logger.warning("Render of %(url)s failed: Splash did not answer (%(message)s); pages are fetched "
+                                "raw for %(pause).0f s, their render tried at a later visit",
+                                {"url": page_url(request), "message": message, "pause": SPLASH_DOWN_PAUSE})
+        else:
+            self.logger.info("Render of %(url)s failed (%(kind)s after %(s).1f s): %(message)s",
+                             {"url": page_url(request), "kind": kind.label, "s": elapsed, "message": message})
         meta = request.meta
         if meta[RENDER] == "follow":  # the raw fetch is recorded: the page keeps its raw HTML and links
             fetch = failure_fetch(request, RuntimeError(message), time.time())
