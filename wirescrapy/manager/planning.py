@@ -37,6 +37,7 @@ from .profit import (
     pages_to_download,
     profit,
     select_batches,
+    site_catchup,
     site_growth,
 )
 from .sites import site_shares
@@ -91,6 +92,9 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     site_of[1:] = docs["siteid"]
     sites = max(int(sites or 0), int(docs["siteid"].max(initial=0)))
     site_weights = batch_site_weights(links, site_of, sites, config)
+    if site_weights is not None and config.batch_site_catchup:
+        site_weights = site_catchup(site_weights, docs["siteid"], visited,
+                                    config.batch_size * (count or config.batch_count))
     lap("site shares")
     scores, iterations, per_page = {}, {}, {}
     q = config.pagerank_damping

@@ -275,6 +275,30 @@ def site_growth(site_ids: np.ndarray, visited: np.ndarray, growth: float, sites:
     return np.maximum(np.floor(growth * fetched), 1).astype(np.int64)
 
 
+def site_catchup(weights: np.ndarray, site_ids: np.ndarray, visited: np.ndarray, size: int) -> np.ndarray:
+    """Weights for a batch of ``size`` (indexed by site-id, like ``weights``, each site's estimated share
+    of the PageRank or of the pages: ``WIRE_BATCH_SITE_SPLIT``) that make up for the earlier batches: each
+    site's shortfall w_s × (F + ``size``) − f_s, f_s the pages fetched from it so far (``visited``) and F
+    their total, the share normalised to 1; a site already past its part gets a thousandth of its share,
+    so it keeps at least the one page ``site_caps`` grants (``WIRE_BATCH_SITE_CATCHUP``).
+
+    Why: the estimates are worst when the batches that fix most of the crawl's start are chosen — a
+    site's pages and links show only as it is fetched, so a large site whose home page lists few pages
+    (a manual found language by language) looks small for a few cycles while a small one whose home page
+    lists them all looks large. A split of each batch by the current estimate alone never returns what
+    those early batches gave the wrong sites; splitting by the shortfall steers the pages fetched so far,
+    taken together, towards the current estimate (the "deficit" rule of proportional apportionment)."""
+    weights = np.asarray(weights, dtype=np.float64)
+    share = np.zeros(len(weights))
+    share[1:] = weights[1:] / weights[1:].sum()
+    fetched = np.bincount(np.asarray(site_ids, dtype=np.int64), weights=np.asarray(visited, dtype=np.float64),
+                          minlength=len(weights))[: len(weights)]
+    shortfall = share * (fetched.sum() + size) - fetched
+    out = np.zeros(len(weights))
+    out[1:] = np.maximum(np.maximum(shortfall[1:], share[1:] * 1e-3), np.finfo(np.float64).tiny)
+    return out
+
+
 def select_batches(profits: np.ndarray, site_ids: np.ndarray, candidates: np.ndarray, *, size: int,
                    samesite: int, count: int = 1, site_share: float = 1.0,
                    site_weights: np.ndarray | None = None,
