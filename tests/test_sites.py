@@ -13,7 +13,7 @@ from tests.test_ranking import Q, counts_matrix
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE
 from wirescrapy.config import WireConfig, WireSettingsError, default_settings
 from wirescrapy.manager import batch_site_weights, plan
-from wirescrapy.manager.profit import site_catchup
+from wirescrapy.manager.profit import site_catchup, site_growth
 from wirescrapy.manager.sites import site_links, site_pagerank, site_shares, site_sizes
 
 
@@ -213,13 +213,25 @@ def test_catchup_gives_a_batch_to_the_site_the_earlier_batches_shortchanged():
     """Two sites estimated alike; site 1 got 2 pages so far, site 2 four: with WIRE_BATCH_SITE_CATCHUP the
     batch goes mostly to site 1, without it alike."""
     docs, links = two_site_crawl()
-    settings = {"WIRE_BATCH_SIZE": 6, "WIRE_BATCH_SITE_GROWTH": 0, "WIRE_BATCH_SITE_SPLIT": "even"}
+    settings = {"WIRE_BATCH_SIZE": 6, "WIRE_BATCH_SITE_GROWTH": 0, "WIRE_BATCH_SITE_SPLIT": "even"}  # no weights
     even = plan(docs, links, config(**settings), 2000.0, count=1).batches[0]
     assert np.bincount(docs["siteid"][even - 1], minlength=3).tolist() == [0, 3, 3]
     docs_pages = {**settings, "WIRE_BATCH_SITE_SPLIT": "pages"}
     # Split by known pages: site 1 knows 25 pages, site 2 13; fetched 2 and 4 of 6, 12 after the batch:
     # targets 7.9 and 4.1, shortfalls 5.9 and 0.1.
-    plain = plan(docs, links, config(**docs_pages), 2000.0, count=1).batches[0]
+    plain = plan(docs, links, config(**docs_pages, WIRE_BATCH_SITE_CATCHUP=False), 2000.0, count=1).batches[0]
     caught = plan(docs, links, config(**docs_pages, WIRE_BATCH_SITE_CATCHUP=True), 2000.0, count=1).batches[0]
     assert np.bincount(docs["siteid"][plain - 1], minlength=3).tolist() == [0, 4, 2]
     assert np.bincount(docs["siteid"][caught - 1], minlength=3).tolist() == [0, 5, 1]
+
+
+def test_the_growth_limit_lets_a_site_s_start_pages_into_its_first_batch():
+    """A site with nothing fetched gets 1 page a batch, or all its pages the crawl was told to start from
+    (seeds, pages added at depth 0) not fetched yet: a seed list of many pages of one site is harvested in
+    one batch."""
+    site_ids = np.array([1, 1, 1, 1, 2, 2, 2])
+    visited = np.array([False, False, False, False, True, False, False])
+    start = np.array([True, True, True, False, True, False, False])
+    assert site_growth(site_ids, visited, 4, 2).tolist() == [1, 1, 4]
+    assert site_growth(site_ids, visited, 4, 2, start=start).tolist() == [1, 3, 4]
+    assert site_growth(site_ids, visited, 0, 2, start=start) is None

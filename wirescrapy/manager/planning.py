@@ -149,7 +149,8 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     chosen = select_batches(profits, docs["siteid"], ok, size=config.batch_size,
                             samesite=config.batch_samesite, count=count or config.batch_count,
                             site_share=config.batch_site_share, site_weights=site_weights,
-                            site_limits=site_growth(docs["siteid"], visited, config.batch_site_growth, sites))
+                            site_limits=site_growth(docs["siteid"], visited, config.batch_site_growth, sites,
+                                                    start=docs["depth"] == 0))
     lap("selection")
     return Plan(ok, visited, quality, fresh, profits, [ids + 1 for ids in chosen], scores, iterations, timings)
 

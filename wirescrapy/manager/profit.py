@@ -258,9 +258,12 @@ def site_caps(size: int, samesite: int, counts: np.ndarray, share: float = 1.0,
     return caps(low)
 
 
-def site_growth(site_ids: np.ndarray, visited: np.ndarray, growth: float, sites: int) -> np.ndarray | None:
+def site_growth(site_ids: np.ndarray, visited: np.ndarray, growth: float, sites: int,
+                start: np.ndarray | None = None) -> np.ndarray | None:
     """Most pages of each site in a batch (indexed by site-id): ``growth`` times the pages fetched from it
-    so far, at least 1; None when ``growth`` is 0 (no limit).
+    so far, at least 1 and at least its pages not fetched yet among ``start`` (where the crawl was told to
+    start: seeds, pages added at depth 0, which a person asked for and a first harvest is expected to
+    fetch); None when ``growth`` is 0 (no limit).
 
     Why: what the manager knows of a site — its pages, its links, its share of the PageRank — comes from
     the pages fetched from it. After its home page alone, a small site whose home page lists every page
@@ -271,8 +274,14 @@ def site_growth(site_ids: np.ndarray, visited: np.ndarray, growth: float, sites:
     thousands of sites is not limited after its first few cycles."""
     if growth <= 0:
         return None
-    fetched = np.bincount(np.asarray(site_ids, dtype=np.int64), weights=visited, minlength=sites + 1)
-    return np.maximum(np.floor(growth * fetched), 1).astype(np.int64)
+    site_ids = np.asarray(site_ids, dtype=np.int64)
+    fetched = np.bincount(site_ids, weights=visited, minlength=sites + 1)
+    limits = np.maximum(np.floor(growth * fetched), 1).astype(np.int64)
+    if start is not None:
+        waiting = np.bincount(site_ids, weights=np.asarray(start, dtype=bool) & ~np.asarray(visited, dtype=bool),
+                              minlength=sites + 1)
+        limits = np.maximum(limits, waiting.astype(np.int64))
+    return limits
 
 
 def site_catchup(weights: np.ndarray, site_ids: np.ndarray, visited: np.ndarray, size: int) -> np.ndarray:
