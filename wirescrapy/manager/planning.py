@@ -93,7 +93,7 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     sites = max(int(sites or 0), int(docs["siteid"].max(initial=0)))
     site_weights = batch_site_weights(links, site_of, sites, config)
     if site_weights is not None and config.batch_site_catchup:
-        site_weights = site_catchup(site_weights, docs["siteid"], visited,
+        site_weights = site_catchup(site_weights, docs["siteid"], visited, ok & ~visited,
                                     config.batch_size * (count or config.batch_count))
     lap("site shares")
     scores, iterations, per_page = {}, {}, {}
