@@ -97,3 +97,22 @@ def test_an_existing_collection_gets_an_id_when_a_writer_first_opens_it(tmp_path
         assert len(writer.id) == 32 and writer.id != first
     with Collection(tmp_path / "c") as again:
         assert again.id == writer.id
+
+
+def test_a_redirect_target_visited_within_its_revisit_period_is_not_fetched_again(harvest):
+    """A redirect found in a later batch than its target's fetch would fetch the target a second time:
+    the target counts as done while the manager would not put it in a batch either."""
+    import time
+
+    collection = harvest.collection
+    fetched, _ = collection.add_url("http://a.test/page.html")
+    failed, _ = collection.add_url("http://a.test/failed.html")
+    records = collection.documents.records
+    now = time.time()
+    records[fetched]["visits"], records[fetched]["status"], records[fetched]["last_visit"] = 1, 200, now - 60
+    records[failed]["visits"], records[failed]["last_visit"] = 1, now - 2 * 86400  # no status: failed, a day ago
+    assert harvest.redirect_target_done("http://a.test/page.html")  # 200 a minute ago: not due for 7 days
+    assert not harvest.redirect_target_done("http://a.test/failed.html")  # due again after a day
+    assert not harvest.redirect_target_done("http://a.test/never-seen.html")
+    records[fetched]["last_visit"] = now - 8 * 86400
+    assert not harvest.redirect_target_done("http://a.test/page.html")

@@ -13,6 +13,7 @@ from tests.test_ranking import Q, counts_matrix
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE
 from wirescrapy.config import WireConfig, WireSettingsError, default_settings
 from wirescrapy.manager import batch_site_weights, plan
+from wirescrapy.manager.profit import site_catchup, site_growth
 from wirescrapy.manager.sites import site_links, site_pagerank, site_shares, site_sizes
 
 
@@ -193,3 +194,47 @@ def test_a_site_gets_no_more_of_a_batch_than_its_fetched_pages_allow():
 def test_an_empty_collection_plans_no_batch():
     docs = np.zeros(0, DOCUMENT_DTYPE)
     assert plan(docs, csr_matrix((1, 1), dtype=np.float32), config(), 2000.0, count=1).batches == []
+
+
+def test_catchup_weights_are_each_site_s_shortfall_plus_a_quarter_of_its_share():
+    # Shares 0.5 / 0.3 / 0.2 (weights need not sum to 1); fetched 60, 20, 20 of 100; batch of 20: targets
+    # 60, 36, 24 of 120, shortfalls 0 (site 1 is at its part), 16 (site 2, but only 10 pages left to
+    # fetch) and 4; plus a quarter of each share of the batch: 2.5, 1.5, 1.
+    site_ids = np.array([1] * 70 + [2] * 30 + [3] * 30)
+    visited = np.array([True] * 60 + [False] * 10 + [True] * 20 + [False] * 10 + [True] * 20 + [False] * 10)
+    weights = site_catchup(np.array([0.0, 5.0, 3.0, 2.0]), site_ids, visited, ~visited, 20)
+    assert weights.tolist() == pytest.approx([0.0, 2.5, 11.5, 5.0])
+    # Nothing fetched yet: the shortfall is the share of the batch itself, the split unchanged.
+    fresh = site_catchup(np.array([0.0, 5.0, 3.0, 2.0]), site_ids, np.zeros(130, dtype=bool), np.ones(130, bool), 20)
+    assert fresh[1:] == pytest.approx([12.5, 7.5, 5.0])
+    # Every page fetched (revisits only): nothing to catch up, the split by the share.
+    done = site_catchup(np.array([0.0, 5.0, 3.0, 2.0]), site_ids, np.ones(130, bool), np.zeros(130, bool), 20)
+    assert done[1:] == pytest.approx([2.5, 1.5, 1.0])
+
+
+def test_catchup_gives_a_batch_to_the_site_the_earlier_batches_shortchanged():
+    """Two sites estimated alike; site 1 got 2 pages so far, site 2 four: with WIRE_BATCH_SITE_CATCHUP the
+    batch goes mostly to site 1, without it alike."""
+    docs, links = two_site_crawl()
+    settings = {"WIRE_BATCH_SIZE": 6, "WIRE_BATCH_SITE_GROWTH": 0, "WIRE_BATCH_SITE_SPLIT": "even"}  # no weights
+    even = plan(docs, links, config(**settings), 2000.0, count=1).batches[0]
+    assert np.bincount(docs["siteid"][even - 1], minlength=3).tolist() == [0, 3, 3]
+    docs_pages = {**settings, "WIRE_BATCH_SITE_SPLIT": "pages"}
+    # Split by known pages: site 1 knows 25 pages, site 2 13; fetched 2 and 4 of 6, 12 after the batch:
+    # targets 7.9 and 4.1, shortfalls 5.9 and 0.1, plus a quarter of each share of the batch (1.0, 0.5).
+    plain = plan(docs, links, config(**docs_pages, WIRE_BATCH_SITE_CATCHUP=False), 2000.0, count=1).batches[0]
+    caught = plan(docs, links, config(**docs_pages, WIRE_BATCH_SITE_CATCHUP=True), 2000.0, count=1).batches[0]
+    assert np.bincount(docs["siteid"][plain - 1], minlength=3).tolist() == [0, 4, 2]
+    assert np.bincount(docs["siteid"][caught - 1], minlength=3).tolist() == [0, 5, 1]
+
+
+def test_the_growth_limit_lets_a_site_s_start_pages_into_its_first_batch():
+    """A site with nothing fetched gets 1 page a batch, or all its pages the crawl was told to start from
+    (seeds, pages added at depth 0) not fetched yet: a seed list of many pages of one site is harvested in
+    one batch."""
+    site_ids = np.array([1, 1, 1, 1, 2, 2, 2])
+    visited = np.array([False, False, False, False, True, False, False])
+    start = np.array([True, True, True, False, True, False, False])
+    assert site_growth(site_ids, visited, 4, 2).tolist() == [1, 1, 4]
+    assert site_growth(site_ids, visited, 4, 2, start=start).tolist() == [1, 3, 4]
+    assert site_growth(site_ids, visited, 0, 2, start=start) is None

@@ -76,7 +76,9 @@ def test_the_report_holds_what_the_crawl_found(crawl):
         assert next(csv.DictReader(f))["value"] == "test"
     with open(data / "harvests.csv") as f:
         harvests = list(csv.DictReader(f))
-    assert all(int(h["fetched"]) <= int(h["pages_asked"]) for h in harvests)
+    # A batch's fetches count the redirect hops its pages led to (the sample web's /moved and /loop chains),
+    # which it did not ask for: at most two a page asked.
+    assert all(int(h["ok"]) <= int(h["fetched"]) <= 3 * int(h["pages_asked"]) for h in harvests)
     assert all(int(h["links_to_known"]) <= int(h["links_found"]) and int(h["sites"]) >= 1 for h in harvests)
     assert sum(int(h["links_found"]) for h in harvests) > summary["links"]  # links are found again on other pages
     assert sum(int(h["new_sites"]) for h in harvests) == 0  # the three sites were seeded

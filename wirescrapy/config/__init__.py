@@ -89,6 +89,7 @@ class WireConfig:
     batch_samesite: int
     batch_site_share: float
     batch_site_growth: float
+    batch_site_catchup: bool
     batch_site_split: str
     batch_count: int
     max_errors_same_batch: int

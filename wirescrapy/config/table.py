@@ -183,11 +183,18 @@ SETTINGS: tuple[Setting, ...] = (
                 "sites with pages to fetch (see WIRE_BATCH_SITE_SPLIT; the slots a site cannot fill go to "
                 "the others; at least 1 each): a batch spreads over the sites whatever its size (PageRank "
                 "alone piles batches onto the sites crawled most). 0: WIRE_BATCH_SAMESITE alone.", 0),
-        Setting("WIRE_BATCH_SITE_GROWTH", "", 0.0, "float",
+        Setting("WIRE_BATCH_SITE_GROWTH", "", 4.0, "float",
                 "Most URLs from one site in a batch, as a multiple of the documents fetched from it so far "
-                "(at least 1): a site's part of the batches grows as it is seen, so early batches stay short "
-                "rather than staking themselves on sites the manager has barely seen (4 is what "
-                "benchmarks/crawl_order.py --web real measured best). 0: no such limit.", 0),
+                "(at least 1, and at least its pages at depth 0 not fetched yet: seeds): a site's part of the "
+                "batches grows as it is seen, so early batches stay short rather than staking themselves on "
+                "sites the manager has barely seen (4: the most PageRank first on the real-document web, "
+                "benchmarks/crawl_order.py --web real). 0: no such limit.", 0),
+        Setting("WIRE_BATCH_SITE_CATCHUP", "", True, "bool",
+                "Share each batch among sites by what each is behind its estimated share (WIRE_BATCH_SITE_SPLIT) "
+                "of all the pages fetched so far and in this batch (at most its pages left to fetch), plus a "
+                "quarter of its share, rather than by the share alone: what early batches gave the sites the "
+                "estimates of the time overrated goes to the others later (wirescrapy/manager/profit.py "
+                "site_catchup). False: by the share alone."),
         Setting("WIRE_BATCH_SITE_SPLIT", "", "pagerank", "str",
                 "How a batch is shared among sites: `pagerank`, in proportion to each site's estimated "
                 "share of the PageRank (a walk over sites along the links found, jumping to sites in "

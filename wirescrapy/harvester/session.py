@@ -51,6 +51,7 @@ from wirescrapy.manager.batch import (
     read_batch,
     site_part,
 )
+from wirescrapy.manager.profit import too_recent
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 from wirescrapy.url import split
@@ -210,6 +211,25 @@ class Harvest:
             return False
         record = collection.documents.records[doc_id]
         return bool(record["batch"] == batch.number and record["last_visit"] >= self.created)
+
+    def redirect_target_done(self, url: str) -> bool:
+        """Whether a redirect's target ``url`` is not to be fetched now: fetched in this batch, or visited more
+        recently than its minimum revisit period allows (``manager.profit.too_recent``: the manager would not
+        put it in a batch either; a redirect found in a later batch than its target's fetch would otherwise
+        fetch the target again)."""
+        if self.fetched_in_batch(url):
+            return True
+        collection = self.collection
+        if collection is None:
+            return False
+        try:
+            doc_id = collection.lookup(url)
+        except ValueError:
+            return False
+        if not 0 < doc_id <= collection.documents.count:
+            return False
+        record = collection.documents.records[doc_id : doc_id + 1]
+        return bool(too_recent(record, self.config, time.time())[0])
 
     def render_states(self, url: str) -> tuple[int, int]:
         """``(SiteRender, RenderState)`` of a page by URL, from its site and document records (0, 0: unknown);

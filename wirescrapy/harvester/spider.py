@@ -391,7 +391,7 @@ class HarvesterSpider(Renders, SiteFiles, scrapy.Spider):
             fetch.message = redirect.message
             stats.inc_value(f"harvester/redirects/{redirect.error.label}")
         target = redirect.target
-        if not redirect.follow or (page and (self.harvest.fetched_in_batch(target) or not self._new_site_allowed(
+        if not redirect.follow or (page and (self.harvest.redirect_target_done(target) or not self._new_site_allowed(
                 fetch.url, target))):
             return []
         if not self.harvest.owns_site(target):  # recorded, and fetched by the part (or batch) of its site

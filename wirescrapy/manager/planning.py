@@ -37,6 +37,7 @@ from .profit import (
     pages_to_download,
     profit,
     select_batches,
+    site_catchup,
     site_growth,
 )
 from .sites import site_shares
@@ -91,6 +92,9 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     site_of[1:] = docs["siteid"]
     sites = max(int(sites or 0), int(docs["siteid"].max(initial=0)))
     site_weights = batch_site_weights(links, site_of, sites, config)
+    if site_weights is not None and config.batch_site_catchup:
+        site_weights = site_catchup(site_weights, docs["siteid"], visited, ok & ~visited,
+                                    config.batch_size * (count or config.batch_count))
     lap("site shares")
     scores, iterations, per_page = {}, {}, {}
     q = config.pagerank_damping
@@ -145,7 +149,8 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     chosen = select_batches(profits, docs["siteid"], ok, size=config.batch_size,
                             samesite=config.batch_samesite, count=count or config.batch_count,
                             site_share=config.batch_site_share, site_weights=site_weights,
-                            site_limits=site_growth(docs["siteid"], visited, config.batch_site_growth, sites))
+                            site_limits=site_growth(docs["siteid"], visited, config.batch_site_growth, sites,
+                                                    start=docs["depth"] == 0))
     lap("selection")
     return Plan(ok, visited, quality, fresh, profits, [ids + 1 for ids in chosen], scores, iterations, timings)
 

@@ -47,9 +47,11 @@ The batch (``select_batches``)
     The K pages of highest profit, at most ``WIRE_BATCH_SAMESITE`` of a site and, with
     ``WIRE_BATCH_SITE_SHARE`` s > 0, at most s times a share of the batch among the sites with eligible
     pages in proportion to each site's estimated share of the PageRank (``WIRE_BATCH_SITE_SPLIT``,
-    ``sites.py``; ``site_caps``), fewer if fewer are eligible;
-    further batches of the same run take the next best, disjoint from the earlier ones. (``batch.py``
-    writes them, split by site into parts if asked.)
+    ``sites.py``; ``site_caps``), fewer if fewer are eligible — by default in proportion to what each site
+    is behind that share of all the pages fetched so far, plus a quarter of the share itself
+    (``WIRE_BATCH_SITE_CATCHUP``, ``site_catchup``), and no more than ``WIRE_BATCH_SITE_GROWTH`` times the
+    pages fetched from it (``site_growth``); further batches of the same run take the next best, disjoint
+    from the earlier ones. (``batch.py`` writes them, split by site into parts if asked.)
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from wirescrapy.collection.metadata import DocFlag
 from wirescrapy.items import FetchError
 
 NEVER_FETCHED = DocFlag.DUPLICATE | DocFlag.MULTIMEDIA | DocFlag.ROBOTS_DISALLOWED
+CATCHUP_BASE = 0.25  # site_catchup: the part of a site's plain share of a batch it keeps, whatever its shortfall
 LOG_SCALED = ("pagerank", "wlrank", "hub", "authority", "siterank", "opic", "queuesize")
 
 
@@ -258,9 +261,12 @@ def site_caps(size: int, samesite: int, counts: np.ndarray, share: float = 1.0,
     return caps(low)
 
 
-def site_growth(site_ids: np.ndarray, visited: np.ndarray, growth: float, sites: int) -> np.ndarray | None:
+def site_growth(site_ids: np.ndarray, visited: np.ndarray, growth: float, sites: int,
+                start: np.ndarray | None = None) -> np.ndarray | None:
     """Most pages of each site in a batch (indexed by site-id): ``growth`` times the pages fetched from it
-    so far, at least 1; None when ``growth`` is 0 (no limit).
+    so far, at least 1 and at least its pages not fetched yet among ``start`` (where the crawl was told to
+    start: seeds, pages added at depth 0, which a person asked for and a first harvest is expected to
+    fetch); None when ``growth`` is 0 (no limit).
 
     Why: what the manager knows of a site — its pages, its links, its share of the PageRank — comes from
     the pages fetched from it. After its home page alone, a small site whose home page lists every page
@@ -271,8 +277,43 @@ def site_growth(site_ids: np.ndarray, visited: np.ndarray, growth: float, sites:
     thousands of sites is not limited after its first few cycles."""
     if growth <= 0:
         return None
-    fetched = np.bincount(np.asarray(site_ids, dtype=np.int64), weights=visited, minlength=sites + 1)
-    return np.maximum(np.floor(growth * fetched), 1).astype(np.int64)
+    site_ids = np.asarray(site_ids, dtype=np.int64)
+    fetched = np.bincount(site_ids, weights=visited, minlength=sites + 1)
+    limits = np.maximum(np.floor(growth * fetched), 1).astype(np.int64)
+    if start is not None:
+        waiting = np.bincount(site_ids, weights=np.asarray(start, dtype=bool) & ~np.asarray(visited, dtype=bool),
+                              minlength=sites + 1)
+        limits = np.maximum(limits, waiting.astype(np.int64))
+    return limits
+
+
+def site_catchup(weights: np.ndarray, site_ids: np.ndarray, visited: np.ndarray, waiting: np.ndarray,
+                 size: int, base: float = CATCHUP_BASE) -> np.ndarray:
+    """Weights for a batch of ``size`` (indexed by site-id, like ``weights``: each site's estimated share
+    of the PageRank or of the pages, ``WIRE_BATCH_SITE_SPLIT``) that make up for the earlier batches: each
+    site's shortfall w_s × (F + ``size``) − f_s (w normalised to sum 1, f_s the pages fetched from the site
+    so far — ``visited`` — and F their total), at least 0 and at most its pages ``waiting`` (eligible, never
+    fetched), plus ``base`` × w_s × ``size`` (``WIRE_BATCH_SITE_CATCHUP``).
+
+    Why: the estimates are worst when the batches that decide most of a crawl's start are chosen — a
+    site's pages and links show only as it is fetched, so a large site whose home page lists few pages
+    (a manual found language by language) looks small for a few cycles, and a small one whose home page
+    lists them all looks large. Splitting each batch by the current estimate alone never returns what
+    those early batches gave the wrong sites; splitting by the shortfall steers the pages fetched so far,
+    taken together, towards the current estimate (the "deficit" rule of proportional apportionment). The
+    shortfall counts only pages there are to fetch, and the ``base`` share stays, so a crawl whose sites
+    have all been fetched (revisits only) is split by the estimate as without catch-up."""
+    weights = np.asarray(weights, dtype=np.float64)
+    share = np.zeros(len(weights))
+    share[1:] = weights[1:] / weights[1:].sum()
+    site_ids = np.asarray(site_ids, dtype=np.int64)
+    fetched = np.bincount(site_ids, weights=np.asarray(visited, dtype=np.float64), minlength=len(weights))
+    left = np.bincount(site_ids, weights=np.asarray(waiting, dtype=np.float64), minlength=len(weights))
+    fetched, left = fetched[: len(weights)], left[: len(weights)]
+    shortfall = np.clip(share * (fetched.sum() + size) - fetched, 0, left)
+    out = np.zeros(len(weights))
+    out[1:] = np.maximum(shortfall[1:] + base * share[1:] * size, np.finfo(np.float64).tiny)
+    return out
 
 
 def select_batches(profits: np.ndarray, site_ids: np.ndarray, candidates: np.ndarray, *, size: int,

@@ -29,7 +29,8 @@ logger = logging.getLogger(__name__)
 # The settings a batch records in its batch.json, as WIRE_* names.
 MANAGER_SETTINGS = (
     "max_depth_static", "max_depth_dynamic", "max_urls_per_site", "batch_size", "batch_samesite",
-    "batch_site_share", "batch_site_growth", "batch_site_split", "batch_count", "max_errors_different_batch", "score_weights",
+    "batch_site_share", "batch_site_growth", "batch_site_catchup",
+    "batch_site_split", "batch_count", "max_errors_different_batch", "score_weights",
     "score_age_exponent", "score_boost_frontpage", "pagerank_damping", "pagerank_max_error", "hits_max_error",
     "siterank_max_error", "minperiod_unsuccessful", "minperiod_successful_not_ok",
     "minperiod_successful_ok",
