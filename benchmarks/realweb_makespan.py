@@ -21,6 +21,13 @@ requests that overlapped the previous one or started less than the wait after it
 wait for sites that received more than WIRE_LARGE_SITE_PAGES requests, as the harvester counts a site's
 known documents, errors and robots.txt included; the normal wait for the others). The machine's
 load average is printed beside, as the ratio is what compares across runs.
+
+Where the time goes (``where:`` line, from the harvester's log, at millisecond resolution, and nginx's):
+the bound's site's idle time (its makespan share not spent on its own requests and waits) split into
+before its first request, across batch starts (the gap spanning the moment a batch was queued: the end of
+the previous batch, the manager's run, a process start), inside batches, and after its last request; and per
+batch, the mean tail (the batch's last request's end after the bound's site's last one in it), and per job the
+mean time from the process's start to its batch queued (start-up, opening the collection, manager run).
 """
 
 from __future__ import annotations
@@ -28,11 +35,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +53,8 @@ from benchmarks.realweb import RealWeb
 from benchmarks.realweb import sites as realweb_sites
 
 LARGE_SITE_PAGES = 100  # WIRE_LARGE_SITE_PAGES' default
+LOG_FORMAT = "%(asctime)s.%(msecs)03d [%(name)s] %(levelname)s: %(message)s"
+LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\.(\d{3}) ")
 
 
 def harvester(args: argparse.Namespace, web: RealWeb, collection: Path, extra: list[str], log) -> int:
@@ -53,7 +65,7 @@ def harvester(args: argparse.Namespace, web: RealWeb, collection: Path, extra: l
         "-s", f"WIRE_WAIT_NORMAL={args.wait}", "-s", f"WIRE_WAIT_LARGE_SITE={args.wait_large}",
         "-s", f"WIRE_DNS_HOSTS={json.dumps(web.dns_hosts)}",
         "-s", f"WIRE_ACCEPT_DOMAIN_SUFFIXES={realweb_sites.DOMAIN}",
-        "-s", "LOG_LEVEL=INFO",
+        "-s", "LOG_LEVEL=INFO", "-s", f"LOG_FORMAT={LOG_FORMAT}",
         *[arg for setting in args.setting for arg in ("-s", setting)],
     ]  # fmt: skip
     env = dict(os.environ, SCRAPY_SETTINGS_MODULE="settings.test")
@@ -79,8 +91,10 @@ def crawl(args: argparse.Namespace, web: RealWeb, mode: str, workdir: Path) -> d
     since = time.time()
     started = time.perf_counter()
     jobs = 0
+    starts: list[float] = []  # when each job was started
     with open(log_file, "wb") as log:
         if mode == "cycles":
+            starts.append(time.time())
             jobs = 1
             harvester(args, web, collection, ["-a", f"seeds={seeds}", "-a", f"cycles={args.max_cycles}"], log)
         else:
@@ -88,6 +102,7 @@ def crawl(args: argparse.Namespace, web: RealWeb, mode: str, workdir: Path) -> d
                 log.flush()
                 start = log.tell()
                 extra = ["-a", f"seeds={seeds}"] if jobs == 0 else []
+                starts.append(time.time())
                 code = harvester(args, web, collection, extra, log)
                 jobs += 1
                 log.flush()
@@ -95,7 +110,59 @@ def crawl(args: argparse.Namespace, web: RealWeb, mode: str, workdir: Path) -> d
                     break
     wall = time.perf_counter() - started
     requests = web.requests(since)
-    return {"mode": mode, "jobs": jobs, "wall": wall, "requests": requests, "log": log_file}
+    return {"mode": mode, "jobs": jobs, "wall": wall, "requests": requests, "log": log_file, "starts": starts}
+
+
+def log_events(log_file: Path) -> list[tuple[float, str]]:
+    """(time, kind) of the harvester log's events: "batch" (a batch queued), "manager" (a batch written),
+    "closed" (a process's spider closed), at the log's millisecond resolution."""
+    events = []
+    with open(log_file, encoding="utf-8", errors="replace") as log:
+        for line in log:
+            match = LOG_TIME.match(line)
+            if not match:
+                continue
+            kind = ("batch" if "URLs to fetch from" in line else "manager" if "manager: batch" in line
+                    else "closed" if "Spider closed" in line else "")
+            if kind:
+                when = datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S").timestamp() + int(match.group(2)) / 1000
+                events.append((when, kind))
+    return events
+
+
+def where_time_goes(requests: list[nginx.Request], host: str, wait: float, events: list[tuple[float, str]],
+                    starts: list[float]) -> str:
+    """The ``where:`` line (see the module's docstring)."""
+    first, last = min(r.start for r in requests), max(r.end for r in requests)
+    own = sorted((r for r in requests if r.host == host), key=lambda r: r.start)
+    batches = [when for when, kind in events if kind == "batch"]
+    before, after = own[0].start - first, last - own[-1].end
+    across = inside = 0.0
+    for previous, request in pairwise(own):
+        idle = max(request.start - previous.end - wait, 0.0)
+        if any(previous.end <= b <= request.start for b in batches):
+            across += idle
+        else:
+            inside += idle
+    tails, startups = [], []
+    for i, b in enumerate(batches):
+        following = batches[i + 1] if i + 1 < len(batches) else float("inf")
+        mine = [r.end for r in own if b <= r.start < following]
+        rest = [r.end for r in requests if b <= r.start < following]
+        if mine and rest:
+            tails.append(max(rest) - max(mine))
+    for start in starts:
+        queued = [b for b in batches if b >= start]
+        if queued:
+            startups.append(queued[0] - start)
+
+    def mean(values: list[float]) -> str:
+        return f"{sum(values) / len(values):.2f} s" if values else "-"
+
+    return (f"where: {host} idle {before + across + inside + after:.1f} s = {before:.1f} before its first request + "
+            f"{across:.1f} across {len(batches)} batch starts + {inside:.1f} inside batches + {after:.1f} after its "
+            f"last; per batch: tail without it {mean(tails)} (sum {sum(tails):.1f} s); per job: start to batch "
+            f"queued {mean(startups)} (sum {sum(startups):.1f} s)")
 
 
 def bound(requests: list[nginx.Request], wait_of: dict[str, float]) -> tuple[float, str]:
@@ -168,6 +235,8 @@ def main() -> int:
                       f"{makespan / lower:.2f} x the bound; wall clock {result['wall']:.1f} s; politeness: "
                       f"{overlaps} overlapping requests, {short} started before the site's wait; load average "
                       f"{os.getloadavg()[0]:.1f}", flush=True)
+                print("    " + where_time_goes(requests, where, wait_of[where], log_events(result["log"]),
+                                                 result["starts"]), flush=True)
                 for entry in report:
                     if entry.overlaps or entry.short_gaps:
                         print(f"    {entry.host}: {entry.requests} requests, {entry.overlaps} overlaps, "

@@ -51,6 +51,7 @@ from wirescrapy.manager.batch import (
     read_batch,
     site_part,
 )
+from wirescrapy.manager.run import compute, write
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 from wirescrapy.url import split
@@ -126,6 +127,34 @@ class Harvest:
     def plan_next(self, now: float | None = None) -> Path | None:
         """Run the manager for one batch; its directory, or None when no page is due."""
         report = manage(self.collection, self.config, now, batches=1)
+        if not report.paths:
+            logger.info("manager: no page to fetch (%(docs)d documents)", {"docs": report.documents})
+            return None
+        return report.paths[0]
+
+    def plan_snapshot(self, exclude: Iterable[int]):
+        """What the manager needs for the next batch, read now (``WIRE_PLAN_AHEAD``): a function of no
+        arguments, safe to run in another thread, that computes it (``manager.run.compute``), leaving out
+        the doc-ids ``exclude`` (the batch's pages not done: ``not_done``); ``write_planned`` writes its result."""
+        return compute(self.collection, self.config, batches=1, snapshot=True,
+                       exclude=np.fromiter(exclude, dtype=np.int64, count=-1))
+
+    def not_done(self) -> np.ndarray:
+        """Doc-ids of the batch's pages not (yet) recorded as fetched in it: queued, in flight, or fetched and
+        on their way through the pipelines (what a batch planned now must leave out)."""
+        batch, collection = self.batch, self.collection
+        if batch is None or collection is None:
+            return np.zeros(0, dtype=np.int64)
+        ids = np.fromiter((u.doc_id for u in batch.urls), dtype=np.int64, count=len(batch.urls))
+        known = ids[(ids > 0) & (ids <= collection.documents.count)]
+        rows = collection.documents.records[known]
+        done = (rows["batch"] == batch.number) & (rows["last_visit"] >= self.created)
+        return np.union1d(known[~done], ids[ids > collection.documents.count])
+
+    def write_planned(self, computed) -> Path | None:
+        """Write a batch computed ahead (``plan_snapshot``); its directory, or None when it has no page.
+        The batch counts as created now: a page is done in it when visited from now on."""
+        report = write(self.collection, self.config, computed, created=time.time())
         if not report.paths:
             logger.info("manager: no page to fetch (%(docs)d documents)", {"docs": report.documents})
             return None
