@@ -69,8 +69,9 @@ def harvester(args: argparse.Namespace, web: RealWeb, collection: Path, extra: l
         *[arg for setting in args.setting for arg in ("-s", setting)],
     ]  # fmt: skip
     env = dict(os.environ, SCRAPY_SETTINGS_MODULE="settings.test")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return subprocess.run(command, check=False, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
+    code = Path(args.code).resolve() if args.code else ROOT
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(code), env.get("PYTHONPATH")]))
+    return subprocess.run(command, check=False, cwd=code, env=env, stdin=subprocess.DEVNULL, stdout=log,
                           stderr=subprocess.STDOUT, timeout=args.timeout).returncode
 
 
@@ -191,6 +192,8 @@ def main() -> int:
     parser.add_argument("--setting", "-s", action="append", default=[], metavar="NAME=VALUE",
                         help="extra Scrapy setting for every process (repeatable)")
     parser.add_argument("--workdir", help="keep collections, logs and nginx's files here")
+    parser.add_argument("--code", help="checkout of the crawler to run (default: this one), e.g. a worktree of "
+                        "an earlier commit, for a before/after with the same benchmark")
     args = parser.parse_args()
     try:
         chosen = realweb_sites.select(args.real_sites)
