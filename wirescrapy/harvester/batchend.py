@@ -129,8 +129,10 @@ class BatchEnd:
                 logger.error("Planning the next batch ahead failed, planning it now: %(error)r", {"error": exc})
             else:
                 self._plan_seconds = computed.seconds
-                self.crawler.stats.inc_value("harvester/planned_ahead")
-                return self.harvest.write_planned(computed)
+                if computed.plan.batches:
+                    self.crawler.stats.inc_value("harvester/planned_ahead")
+                    return self.harvest.write_planned(computed)
+                # Nothing was due when it was planned: the pages found since may be; ask the manager now.
         return self.harvest.plan_next()
 
     def _stop_watching(self) -> None:

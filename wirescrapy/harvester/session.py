@@ -51,7 +51,7 @@ from wirescrapy.manager.batch import (
     read_batch,
     site_part,
 )
-from wirescrapy.manager.run import compute, write
+from wirescrapy.manager.run import compute, manager_settings, write
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 from wirescrapy.url import split
@@ -139,6 +139,21 @@ class Harvest:
         return compute(self.collection, self.config, batches=1, snapshot=True,
                        exclude=np.fromiter(exclude, dtype=np.int64, count=-1))
 
+    def planned_with_other_settings(self, path: Path) -> bool:
+        """Whether the unfinished batch at ``path`` was planned ahead by an earlier harvester
+        (``WIRE_PLAN_AHEAD``) with other manager settings than this one's, and nothing of it is fetched yet:
+        then it is set aside and planned again (a job started with new settings gets a batch chosen by them)."""
+        try:
+            batch = read_batch(path)
+        except BatchError:
+            return False  # open_batch says what is wrong with it
+        if not batch.info.get("planned_ahead") or batch.info.get("settings") == json.loads(json.dumps(
+                manager_settings(self.config))):
+            return False
+        docs, count = self.collection.documents.records, self.collection.documents.count
+        return not any(0 < u.doc_id <= count and docs[u.doc_id]["batch"] == batch.number
+                       and docs[u.doc_id]["last_visit"] >= float(batch.info.get("created", 0)) for u in batch.urls)
+
     def not_done(self) -> np.ndarray:
         """Doc-ids of the batch's pages not (yet) recorded as fetched in it: queued, in flight, or fetched and
         on their way through the pipelines (what a batch planned now must leave out)."""
@@ -154,7 +169,7 @@ class Harvest:
     def write_planned(self, computed) -> Path | None:
         """Write a batch computed ahead (``plan_snapshot``); its directory, or None when it has no page.
         The batch counts as created now: a page is done in it when visited from now on."""
-        report = write(self.collection, self.config, computed, created=time.time())
+        report = write(self.collection, self.config, computed, created=time.time(), ahead=True)
         if not report.paths:
             logger.info("manager: no page to fetch (%(docs)d documents)", {"docs": report.documents})
             return None

@@ -68,7 +68,7 @@ from wirescrapy.harvester.scheduler import WireScheduler
 from wirescrapy.harvester.session import Harvest, batch_figures
 from wirescrapy.harvester.sitefiles import SiteFiles
 from wirescrapy.items import Fetch, FetchError, Kind
-from wirescrapy.manager.batch import Batch, read_batch
+from wirescrapy.manager.batch import Batch, discard_batch, read_batch
 from wirescrapy.seeder.add import new_site_allowed
 from wirescrapy.url import site_of
 from wirescrapy.warc.reader import archived_fetches
@@ -174,6 +174,11 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
             path = Path(self.batch_dir)
         else:
             path = harvest.unfinished_batch()
+            if path is not None and harvest.planned_with_other_settings(path):
+                self.logger.info("The batch %(path)s was planned ahead with other settings: set aside, and "
+                                 "planned again", {"path": path})
+                discard_batch(harvest.batches_dir, int(path.name))
+                path = None
             if path is not None:
                 self.logger.info("Resuming the unfinished batch %(path)s", {"path": path})
             else:

@@ -100,10 +100,11 @@ def compute(collection, config, now: float | None = None, *, batches: int | None
 
 
 def write(collection, config, computed: Computed, *, parts: int = 1, dry_run: bool = False,
-          created: float | None = None) -> ManagerReport:
+          created: float | None = None, ahead: bool = False) -> ManagerReport:
     """Write what ``compute`` decided into ``collection``: the batches, each page's batch number and the
     scores of the documents and sites it saw (those added since keep theirs). ``created``: the batches'
-    time, from which a page's visit counts as done in them (default: the time the plan was computed for)."""
+    time, from which a page's visit counts as done in them (default: the time the plan was computed for);
+    ``ahead``: planned while a harvest went on (``WIRE_PLAN_AHEAD``), said so in batch.json."""
     now, n, result = computed.now, computed.documents, computed.plan
     docs = collection.documents.records[1 : n + 1]
     sites = collection.sites.records[: computed.sites + 1]
@@ -112,8 +113,8 @@ def write(collection, config, computed: Computed, *, parts: int = 1, dry_run: bo
     numbers, paths, batch_sites = [], [], set()
     info = {
         "collection": str(collection.dir.resolve()), "collection_id": collection.id, "size": config.batch_size,
-        "settings": {"WIRE_" + name.upper(): _json_value(getattr(config, name)) for name in MANAGER_SETTINGS},
-        "planning_seconds": round(computed.seconds, 3),
+        "settings": manager_settings(config), "planning_seconds": round(computed.seconds, 3),
+        **({"planned_ahead": True} if ahead else {}),
     }
     for number, doc_ids in enumerate(result.batches, start=first):
         numbers.append(number)
@@ -134,6 +135,11 @@ def write(collection, config, computed: Computed, *, parts: int = 1, dry_run: bo
     if result.batches:
         top = [(float(result.profit[d - 1]), collection.url(int(d))) for d in result.batches[0][:5]]
     return ManagerReport(now, n, int(result.eligible.sum()), result, numbers, paths, len(batch_sites), top)
+
+
+def manager_settings(config) -> dict:
+    """The settings a batch records in its batch.json (``MANAGER_SETTINGS``), as WIRE_* names and JSON values."""
+    return {"WIRE_" + name.upper(): _json_value(getattr(config, name)) for name in MANAGER_SETTINGS}
 
 
 def _json_value(value):
