@@ -27,7 +27,9 @@ the bound's site's idle time (its makespan share not spent on its own requests a
 before its first request, across batch starts (the gap spanning the moment a batch was queued: the end of
 the previous batch, the manager's run, a process start), inside batches, and after its last request; and per
 batch, the mean tail (the batch's last request's end after the bound's site's last one in it), and per job the
-mean time from the process's start to its batch queued (start-up, opening the collection, manager run).
+mean time from the process's start to its batch queued (start-up, opening the collection, manager run). And
+the CPU time the harvester processes used (user + system, from ``getrusage``): a crawl whose one process is
+busy most of the makespan is bound by its CPU (parsing, storing), not by politeness.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -91,6 +94,7 @@ def crawl(args: argparse.Namespace, web: RealWeb, mode: str, workdir: Path) -> d
     log_file = workdir / f"{mode}.log"
     since = time.time()
     started = time.perf_counter()
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     jobs = 0
     starts: list[float] = []  # when each job was started
     with open(log_file, "wb") as log:
@@ -110,8 +114,11 @@ def crawl(args: argparse.Namespace, web: RealWeb, mode: str, workdir: Path) -> d
                 if code or nothing_left(log_file, start):
                     break
     wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_seconds = (after.ru_utime - cpu.ru_utime) + (after.ru_stime - cpu.ru_stime)
     requests = web.requests(since)
-    return {"mode": mode, "jobs": jobs, "wall": wall, "requests": requests, "log": log_file, "starts": starts}
+    return {"mode": mode, "jobs": jobs, "wall": wall, "requests": requests, "log": log_file, "starts": starts,
+            "cpu": cpu_seconds}
 
 
 def log_events(log_file: Path) -> list[tuple[float, str]]:
@@ -238,6 +245,9 @@ def main() -> int:
                       f"{makespan / lower:.2f} x the bound; wall clock {result['wall']:.1f} s; politeness: "
                       f"{overlaps} overlapping requests, {short} started before the site's wait; load average "
                       f"{os.getloadavg()[0]:.1f}", flush=True)
+                print(f"    CPU: the harvester processes used {result['cpu']:.1f} s of CPU (user + system), "
+                      f"{result['cpu'] / makespan:.0%} of the makespan; the bound's site waits and fetches "
+                      f"{lower:.1f} s", flush=True)
                 print("    " + where_time_goes(requests, where, wait_of[where], log_events(result["log"]),
                                                  result["starts"]), flush=True)
                 for entry in report:
