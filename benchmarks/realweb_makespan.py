@@ -159,10 +159,15 @@ def where_time_goes(requests: list[nginx.Request], host: str, wait: float, event
         rest = [r.end for r in requests if b <= r.start < following]
         if mine and rest:
             tails.append(max(rest) - max(mine))
+    exits = []  # a job's spider closed to the next job's process started: its exit and the next one's spawn
+    closed = [when for when, kind in events if kind == "closed"]
     for start in starts:
         queued = [b for b in batches if b >= start]
         if queued:
             startups.append(queued[0] - start)
+        before = [c for c in closed if c <= start]
+        if before and len(starts) > 1:
+            exits.append(start - before[-1])
 
     def mean(values: list[float]) -> str:
         return f"{sum(values) / len(values):.2f} s" if values else "-"
@@ -170,7 +175,8 @@ def where_time_goes(requests: list[nginx.Request], host: str, wait: float, event
     return (f"where: {host} idle {before + across + inside + after:.1f} s = {before:.1f} before its first request + "
             f"{across:.1f} across {len(batches)} batch starts + {inside:.1f} inside batches + {after:.1f} after its "
             f"last; per batch: tail without it {mean(tails)} (sum {sum(tails):.1f} s); per job: start to batch "
-            f"queued {mean(startups)} (sum {sum(startups):.1f} s)")
+            f"queued {mean(startups)} (sum {sum(startups):.1f} s), spider closed to the next started "
+            f"{mean(exits)} (sum {sum(exits):.1f} s)")
 
 
 def bound(requests: list[nginx.Request], wait_of: dict[str, float]) -> tuple[float, str]:
