@@ -165,9 +165,9 @@ def where_time_goes(requests: list[nginx.Request], host: str, wait: float, event
         queued = [b for b in batches if b >= start]
         if queued:
             startups.append(queued[0] - start)
-        before = [c for c in closed if c <= start]
-        if before and len(starts) > 1:
-            exits.append(start - before[-1])
+        earlier = [c for c in closed if c <= start]
+        if earlier and len(starts) > 1:
+            exits.append(start - earlier[-1])
 
     def mean(values: list[float]) -> str:
         return f"{sum(values) / len(values):.2f} s" if values else "-"
