@@ -19,7 +19,7 @@ WEB = {"sites": 3, "pages_per_site": 30, "seed": 5, "crawl_delay": 0.2, "slow_de
 # Every site stays small (the normal wait, 0.2 s): site0's 30 pages take 6 s and more, the others' one page
 # each much less; softmin ends the batch once site0 is the only site left, after 1.5 s.
 SETTINGS = {"WIRE_LARGE_SITE_PAGES": 10_000, "WIRE_SOFTMIN": 2, "WIRE_SOFTMIN_TIME": 1.5,
-            "WIRE_BATCH_SITE_SHARE": 0}
+            "WIRE_BATCH_SITE_SHARE": 0, "WIRE_PLAN_AHEAD": True}
 
 
 @pytest.mark.timeout(240)

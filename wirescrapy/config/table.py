@@ -258,11 +258,12 @@ SETTINGS: tuple[Setting, ...] = (
                 "a batch ends when its last page is fetched.", 0),
         Setting("WIRE_SOFTMIN_TIME", "harvester/nthreads/softmintime", 60.0, "float",
                 "Seconds a batch runs at least before WIRE_SOFTMIN may end it.", 0),
-        Setting("WIRE_PLAN_AHEAD", "", True, "bool",
+        Setting("WIRE_PLAN_AHEAD", "", False, "bool",
                 "Plan the next batch while the current one finishes (the manager's computation in a thread "
-                "once the pages left take less time than the last run did, leaving out the pages still "
-                "queued or in flight; written when the batch ends), and write it at the end of the last "
-                "cycle too, so the next harvester starts fetching at once."),
+                "once the pages left take less time than twice the last run did, leaving out the batch's "
+                "pages not fetched yet; written when the batch ends), and write it at the end of the last "
+                "cycle too, so the next harvester starts fetching at once. The links found in the last "
+                "moments of a batch wait one batch more."),
         Setting("WIRE_CONNECTION_TIMEOUT", "harvester/timeout/connection", 30.0, "float",
                 "Seconds allowed for a fetch before it fails.", 0.001),
         Setting("WIRE_MAX_FILE_SIZE", "harvester/maxfilesize", 400_000, "int",

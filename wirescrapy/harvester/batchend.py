@@ -34,7 +34,7 @@ logger = logging.getLogger(__name__)
 
 TICK = 0.25  # seconds between two looks at the batch
 PLAN_MARGIN = 2.0  # a plan is started when the pages left need less than this many times the last one's time
-PLAN_LEAST = 1.0  # ... or less than this many seconds
+PLAN_LEAST = 0.1  # ... or less than this many seconds: a plan started earlier misses the links found after it
 
 
 def softmin_due(active_sites: int, pages_left: int, elapsed: float, softmin: int, softmin_time: float) -> bool:
@@ -60,7 +60,7 @@ class BatchEnd:
     _batch_began = 0.0
     _softmin_done = False
     _dropped: frozenset = frozenset()  # doc-ids softmin dropped from the batch
-    _plan_seconds = PLAN_LEAST
+    _plan_seconds = 0.0
 
     def _watch_batch(self) -> None:
         """A batch was queued: watch it for softmin and for the moment to plan the next."""
