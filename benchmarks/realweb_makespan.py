@@ -3,6 +3,8 @@
     python benchmarks/realweb_makespan.py                      # repeated jobs, then one job of N cycles
     python benchmarks/realweb_makespan.py --mode jobs --wait 0.2 --wait-large 0.05
     python benchmarks/realweb_makespan.py --mode cycles --real-sites apache,git,scrapy
+    python benchmarks/realweb_makespan.py -s WIRE_PLAN_AHEAD=True          # the next batch planned in the tail
+    python benchmarks/realweb_makespan.py --code /tmp/base --workdir W    # another checkout (a before/after)
 
 The real-document web (``benchmarks/realweb``: Debian documentation packages, one nginx, every site on its
 own loopback address) is crawled from its home pages to the end, in batches of ``--batch-share`` x N URLs
