@@ -26,6 +26,13 @@ Policies, each adding one change to the one before:
   back to the manager for the next batch;
 * ``overlap``    — the manager plans the next batch while the current one finishes (its run hidden behind
   the harvest's tail), so a cycle costs no idle manager time.
+
+The last two run the crawler's own code, not a model of it: the batch is ``select_batches``' share
+(``site_caps``, in proportion to the pages left as the estimated PageRank share, at most samesite) within
+``WIRE_BATCH_TIME_SHARE``'s limits (``wirescrapy.manager.timeshare.time_limits``, from each site's wait):
+
+* ``crawler``       — WIRE_BATCH_TIME_SHARE, each cycle paying its manager run;
+* ``crawler+ahead`` — and WIRE_PLAN_AHEAD: the manager's run hidden behind the tail (the first one paid).
 """
 
 from __future__ import annotations
@@ -34,10 +41,16 @@ import argparse
 import heapq
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-POLICIES = ("before", "time share", "softmin", "overlap")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from wirescrapy.manager.profit import site_caps
+from wirescrapy.manager.timeshare import time_limits
+
+POLICIES = ("before", "time share", "softmin", "overlap", "crawler", "crawler+ahead")
 
 
 def zipf_sizes(sites: int, largest: int, exponent: float) -> np.ndarray:
@@ -83,6 +96,17 @@ def share_by_time(left: np.ndarray, size: int, per_page: np.ndarray) -> np.ndarr
         else:
             high = middle
     return pages(low)
+
+
+def share_by_crawler(left: np.ndarray, size: int, samesite: int, waits: np.ndarray) -> np.ndarray:
+    """Pages of each site in a batch as the crawler's manager shares it (``select_batches``): its cap in
+    proportion to the pages left within the time limits."""
+    live = np.flatnonzero(left)
+    counts = np.minimum(left[live], time_limits(left[live], waits[live], size))
+    caps = np.minimum(site_caps(size, samesite, counts, 1.0, left[live].astype(np.float64)), counts)
+    batch = np.zeros_like(left)
+    batch[live] = caps
+    return batch
 
 
 def harvest(batch: np.ndarray, waits: np.ndarray, fetch: float, connections: int, softmin: int,
@@ -131,16 +155,18 @@ def crawl(policy: str, sizes: np.ndarray, args: argparse.Namespace) -> tuple[int
     while left.sum():
         if step == 0:
             batch = share_by_size(left, args.batch, args.samesite)
+        elif step >= 4:
+            batch = share_by_crawler(left, args.batch, args.samesite, waits)
         else:
             batch = share_by_time(left, args.batch, per_page)
-        softmin = args.softmin if step >= 2 else 0
+        softmin = args.softmin if step in (2, 3) else 0
         seconds, fetched = harvest(batch, waits, args.fetch, args.connections, softmin, args.softmintime,
                                    not_before)
         left -= fetched
         cycles += 1
         # The manager runs between harvests; planned during the tail of the previous one, it costs nothing
         # (every cycle after the first).
-        gap = seconds + (args.manager if step < 3 or cycles == 1 else 0.0)
+        gap = seconds + (args.manager if step in (0, 1, 2, 4) or cycles == 1 else 0.0)
         makespan += gap
         not_before = np.maximum(not_before - gap, 0.0)
     return cycles, makespan

@@ -3,6 +3,8 @@
     python benchmarks/realweb_makespan.py                      # repeated jobs, then one job of N cycles
     python benchmarks/realweb_makespan.py --mode jobs --wait 0.2 --wait-large 0.05
     python benchmarks/realweb_makespan.py --mode cycles --real-sites apache,git,scrapy
+    python benchmarks/realweb_makespan.py -s WIRE_PLAN_AHEAD=True          # the next batch planned in the tail
+    python benchmarks/realweb_makespan.py --code /tmp/base --workdir W    # another checkout (a before/after)
 
 The real-document web (``benchmarks/realweb``: Debian documentation packages, one nginx, every site on its
 own loopback address) is crawled from its home pages to the end, in batches of ``--batch-share`` x N URLs
@@ -21,6 +23,15 @@ requests that overlapped the previous one or started less than the wait after it
 wait for sites that received more than WIRE_LARGE_SITE_PAGES requests, as the harvester counts a site's
 known documents, errors and robots.txt included; the normal wait for the others). The machine's
 load average is printed beside, as the ratio is what compares across runs.
+
+Where the time goes (``where:`` line, from the harvester's log, at millisecond resolution, and nginx's):
+the bound's site's idle time (its makespan share not spent on its own requests and waits) split into
+before its first request, across batch starts (the gap spanning the moment a batch was queued: the end of
+the previous batch, the manager's run, a process start), inside batches, and after its last request; and per
+batch, the mean tail (the batch's last request's end after the bound's site's last one in it), and per job the
+mean time from the process's start to its batch queued (start-up, opening the collection, manager run). And
+the CPU time the harvester processes used (user + system, from ``getrusage``): a crawl whose one process is
+busy most of the makespan is bound by its CPU (parsing, storing), not by politeness.
 """
 
 from __future__ import annotations
@@ -28,11 +39,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +58,8 @@ from benchmarks.realweb import RealWeb
 from benchmarks.realweb import sites as realweb_sites
 
 LARGE_SITE_PAGES = 100  # WIRE_LARGE_SITE_PAGES' default
+LOG_FORMAT = "%(asctime)s.%(msecs)03d [%(name)s] %(levelname)s: %(message)s"
+LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\.(\d{3}) ")
 
 
 def harvester(args: argparse.Namespace, web: RealWeb, collection: Path, extra: list[str], log) -> int:
@@ -53,12 +70,13 @@ def harvester(args: argparse.Namespace, web: RealWeb, collection: Path, extra: l
         "-s", f"WIRE_WAIT_NORMAL={args.wait}", "-s", f"WIRE_WAIT_LARGE_SITE={args.wait_large}",
         "-s", f"WIRE_DNS_HOSTS={json.dumps(web.dns_hosts)}",
         "-s", f"WIRE_ACCEPT_DOMAIN_SUFFIXES={realweb_sites.DOMAIN}",
-        "-s", "LOG_LEVEL=INFO",
+        "-s", "LOG_LEVEL=INFO", "-s", f"LOG_FORMAT={LOG_FORMAT}",
         *[arg for setting in args.setting for arg in ("-s", setting)],
     ]  # fmt: skip
     env = dict(os.environ, SCRAPY_SETTINGS_MODULE="settings.test")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return subprocess.run(command, check=False, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
+    code = Path(args.code).resolve() if args.code else ROOT
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(code), env.get("PYTHONPATH")]))
+    return subprocess.run(command, check=False, cwd=code, env=env, stdin=subprocess.DEVNULL, stdout=log,
                           stderr=subprocess.STDOUT, timeout=args.timeout).returncode
 
 
@@ -78,9 +96,12 @@ def crawl(args: argparse.Namespace, web: RealWeb, mode: str, workdir: Path) -> d
     log_file = workdir / f"{mode}.log"
     since = time.time()
     started = time.perf_counter()
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     jobs = 0
+    starts: list[float] = []  # when each job was started
     with open(log_file, "wb") as log:
         if mode == "cycles":
+            starts.append(time.time())
             jobs = 1
             harvester(args, web, collection, ["-a", f"seeds={seeds}", "-a", f"cycles={args.max_cycles}"], log)
         else:
@@ -88,14 +109,76 @@ def crawl(args: argparse.Namespace, web: RealWeb, mode: str, workdir: Path) -> d
                 log.flush()
                 start = log.tell()
                 extra = ["-a", f"seeds={seeds}"] if jobs == 0 else []
+                starts.append(time.time())
                 code = harvester(args, web, collection, extra, log)
                 jobs += 1
                 log.flush()
                 if code or nothing_left(log_file, start):
                     break
     wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_seconds = (after.ru_utime - cpu.ru_utime) + (after.ru_stime - cpu.ru_stime)
     requests = web.requests(since)
-    return {"mode": mode, "jobs": jobs, "wall": wall, "requests": requests, "log": log_file}
+    return {"mode": mode, "jobs": jobs, "wall": wall, "requests": requests, "log": log_file, "starts": starts,
+            "cpu": cpu_seconds}
+
+
+def log_events(log_file: Path) -> list[tuple[float, str]]:
+    """(time, kind) of the harvester log's events: "batch" (a batch queued), "manager" (a batch written),
+    "closed" (a process's spider closed), at the log's millisecond resolution."""
+    events = []
+    with open(log_file, encoding="utf-8", errors="replace") as log:
+        for line in log:
+            match = LOG_TIME.match(line)
+            if not match:
+                continue
+            kind = ("batch" if "URLs to fetch from" in line else "manager" if "manager: batch" in line
+                    else "closed" if "Spider closed" in line else "")
+            if kind:
+                when = datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S").timestamp() + int(match.group(2)) / 1000
+                events.append((when, kind))
+    return events
+
+
+def where_time_goes(requests: list[nginx.Request], host: str, wait: float, events: list[tuple[float, str]],
+                    starts: list[float]) -> str:
+    """The ``where:`` line (see the module's docstring)."""
+    first, last = min(r.start for r in requests), max(r.end for r in requests)
+    own = sorted((r for r in requests if r.host == host), key=lambda r: r.start)
+    batches = [when for when, kind in events if kind == "batch"]
+    before, after = own[0].start - first, last - own[-1].end
+    across = inside = 0.0
+    for previous, request in pairwise(own):
+        idle = max(request.start - previous.end - wait, 0.0)
+        if any(previous.end <= b <= request.start for b in batches):
+            across += idle
+        else:
+            inside += idle
+    tails, startups = [], []
+    for i, b in enumerate(batches):
+        following = batches[i + 1] if i + 1 < len(batches) else float("inf")
+        mine = [r.end for r in own if b <= r.start < following]
+        rest = [r.end for r in requests if b <= r.start < following]
+        if mine and rest:
+            tails.append(max(rest) - max(mine))
+    exits = []  # a job's spider closed to the next job's process started: its exit and the next one's spawn
+    closed = [when for when, kind in events if kind == "closed"]
+    for start in starts:
+        queued = [b for b in batches if b >= start]
+        if queued:
+            startups.append(queued[0] - start)
+        earlier = [c for c in closed if c <= start]
+        if earlier and len(starts) > 1:
+            exits.append(start - earlier[-1])
+
+    def mean(values: list[float]) -> str:
+        return f"{sum(values) / len(values):.2f} s" if values else "-"
+
+    return (f"where: {host} idle {before + across + inside + after:.1f} s = {before:.1f} before its first request + "
+            f"{across:.1f} across {len(batches)} batch starts + {inside:.1f} inside batches + {after:.1f} after its "
+            f"last; per batch: tail without it {mean(tails)} (sum {sum(tails):.1f} s); per job: start to batch "
+            f"queued {mean(startups)} (sum {sum(startups):.1f} s), spider closed to the next started "
+            f"{mean(exits)} (sum {sum(exits):.1f} s)")
 
 
 def bound(requests: list[nginx.Request], wait_of: dict[str, float]) -> tuple[float, str]:
@@ -124,6 +207,8 @@ def main() -> int:
     parser.add_argument("--setting", "-s", action="append", default=[], metavar="NAME=VALUE",
                         help="extra Scrapy setting for every process (repeatable)")
     parser.add_argument("--workdir", help="keep collections, logs and nginx's files here")
+    parser.add_argument("--code", help="checkout of the crawler to run (default: this one), e.g. a worktree of "
+                        "an earlier commit, for a before/after with the same benchmark")
     args = parser.parse_args()
     try:
         chosen = realweb_sites.select(args.real_sites)
@@ -168,6 +253,11 @@ def main() -> int:
                       f"{makespan / lower:.2f} x the bound; wall clock {result['wall']:.1f} s; politeness: "
                       f"{overlaps} overlapping requests, {short} started before the site's wait; load average "
                       f"{os.getloadavg()[0]:.1f}", flush=True)
+                print(f"    CPU: the harvester processes used {result['cpu']:.1f} s of CPU (user + system), "
+                      f"{result['cpu'] / makespan:.0%} of the makespan; the bound's site waits and fetches "
+                      f"{lower:.1f} s", flush=True)
+                print("    " + where_time_goes(requests, where, wait_of[where], log_events(result["log"]),
+                                                 result["starts"]), flush=True)
                 for entry in report:
                     if entry.overlaps or entry.short_gaps:
                         print(f"    {entry.host}: {entry.requests} requests, {entry.overlaps} overlaps, "

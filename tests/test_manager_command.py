@@ -76,7 +76,7 @@ def scrapy_manager(directory, *args):
 
 def test_command_writes_batches(collection_dir):
     run = scrapy_manager(collection_dir, "-s", "WIRE_BATCH_SIZE=10", "-s", "WIRE_BATCH_SAMESITE=4", "--batches", "2",
-                         "-s", "WIRE_BATCH_SITE_GROWTH=0")
+                         "-s", "WIRE_BATCH_SITE_GROWTH=0", "-s", "WIRE_BATCH_TIME_SHARE=False")
     assert run.returncode == 0, run.stderr
     out = run.stdout
     assert "25 documents, 22 eligible now (4 downloaded before)" in out  # less robots.txt, duplicate, too recent

@@ -216,7 +216,9 @@ def test_catchup_gives_a_batch_to_the_site_the_earlier_batches_shortchanged():
     """Two sites estimated alike; site 1 got 2 pages so far, site 2 four: with WIRE_BATCH_SITE_CATCHUP the
     batch goes mostly to site 1, without it alike."""
     docs, links = two_site_crawl()
-    settings = {"WIRE_BATCH_SIZE": 6, "WIRE_BATCH_SITE_GROWTH": 0, "WIRE_BATCH_SITE_SPLIT": "even"}  # no weights
+    # No weights, and no limit from the sites' waits (WIRE_BATCH_TIME_SHARE: 15 s sites fetch 1 page in a short batch)
+    settings = {"WIRE_BATCH_SIZE": 6, "WIRE_BATCH_SITE_GROWTH": 0, "WIRE_BATCH_SITE_SPLIT": "even",
+                "WIRE_BATCH_TIME_SHARE": False}
     even = plan(docs, links, config(**settings), 2000.0, count=1).batches[0]
     assert np.bincount(docs["siteid"][even - 1], minlength=3).tolist() == [0, 3, 3]
     docs_pages = {**settings, "WIRE_BATCH_SITE_SPLIT": "pages"}

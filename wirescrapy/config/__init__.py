@@ -90,6 +90,7 @@ class WireConfig:
     batch_site_share: float
     batch_site_growth: float
     batch_site_catchup: bool
+    batch_time_share: bool
     batch_site_split: str
     batch_count: int
     max_errors_same_batch: int
@@ -111,6 +112,9 @@ class WireConfig:
     wait_large_site: float
     large_site_pages: int
     connections: int
+    softmin: int
+    softmin_time: float
+    plan_ahead: bool
     connection_timeout: float
     max_file_size: int
     max_header_size: int

@@ -195,6 +195,11 @@ SETTINGS: tuple[Setting, ...] = (
                 "quarter of its share, rather than by the share alone: what early batches gave the sites the "
                 "estimates of the time overrated goes to the others later (wirescrapy/manager/profit.py "
                 "site_catchup). False: by the share alone."),
+        Setting("WIRE_BATCH_TIME_SHARE", "", True, "bool",
+                "Most URLs from one site in a batch, from what it can fetch in the batch's time (1 + the "
+                "batch's time / the site's wait, Crawl-delay included): no site keeps a batch open while the "
+                "others are done, and the site that takes the whole crawl longest is fetched in every batch "
+                "(wirescrapy/manager/timeshare.py). Sites with a wait of 0 are not limited."),
         Setting("WIRE_BATCH_SITE_SPLIT", "", "pagerank", "str",
                 "How a batch is shared among sites: `pagerank`, in proportion to each site's estimated "
                 "share of the PageRank (a walk over sites along the links found, jumping to sites in "
@@ -254,6 +259,18 @@ SETTINGS: tuple[Setting, ...] = (
                 "Pages above which a site is large and gets the shorter wait.", 0),
         Setting("WIRE_CONNECTIONS", "harvester/nthreads/start", 300, "int",
                 "Sites fetched at the same time (one connection each).", 1),
+        Setting("WIRE_SOFTMIN", "harvester/nthreads/softmin", 0, "int",
+                "A batch ends early when fewer than this many sites still have pages to fetch and it has run "
+                "WIRE_SOFTMIN_TIME seconds; the pages it did not fetch stay eligible for the next batches. 0: "
+                "a batch ends when its last page is fetched.", 0),
+        Setting("WIRE_SOFTMIN_TIME", "harvester/nthreads/softmintime", 60.0, "float",
+                "Seconds a batch runs at least before WIRE_SOFTMIN may end it.", 0),
+        Setting("WIRE_PLAN_AHEAD", "", False, "bool",
+                "Plan the next batch while the current one finishes (the manager's computation in a thread "
+                "once the pages left take less time than twice the last run did, leaving out the batch's "
+                "pages not fetched yet; written when the batch ends), and write it at the end of the last "
+                "cycle too, so the next harvester starts fetching at once. The links found in the last "
+                "moments of a batch wait one batch more."),
         Setting("WIRE_CONNECTION_TIMEOUT", "harvester/timeout/connection", 30.0, "float",
                 "Seconds allowed for a fetch before it fails.", 0.001),
         Setting("WIRE_MAX_FILE_SIZE", "harvester/maxfilesize", 400_000, "int",
@@ -335,8 +352,8 @@ SETTINGS: tuple[Setting, ...] = (
 # WIRE keys without a setting here, and why (documented in the README).
 NOT_IMPLEMENTED = {
     "collection/maxdoc": "not needed: the record files and the URL store grow as ids grow",
-    "harvester/nthreads/softmin, softmintime, hardmin": "Scrapy's engine keeps the connection pool "
-    "full; WIRE_CONNECTIONS is the only bound",
+    "harvester/nthreads/hardmin": "Scrapy's engine keeps the connection pool full; WIRE_SOFTMIN ends a batch "
+    "with few sites left",
     "harvester/timeout/readwrite, poll": "one timeout, WIRE_CONNECTION_TIMEOUT (Scrapy's "
     "DOWNLOAD_TIMEOUT) covers the whole fetch",
     "harvester/timeout/bytes-per-second": "not implemented: a slow page is bounded by the timeout",

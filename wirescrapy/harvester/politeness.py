@@ -188,6 +188,21 @@ class PolitenessQueue:
         else:
             entry.state = _EMPTY
 
+    def drop_rows(self) -> list[int]:
+        """Take every queued row (a non-negative ``int`` item: a batch's page) out of the queue, leaving the
+        other items (robots.txt, follow-ups) queued and the sites' last fetches as they were; returns the
+        rows dropped (``WIRE_SOFTMIN``: the batch ends and its pages left go to the next)."""
+        dropped: list[int] = []
+        for site in self._sites.values():
+            queued = site.items[site.head:]
+            dropped += (item for item in queued if item >= 0)
+            site.items, site.head = array("q", (item for item in queued if item < 0)), 0
+            if site.state == _QUEUED and not len(site):
+                site.state = _EMPTY  # its heap entry is ignored from now on
+                self._queued_sites -= 1
+        self._urls -= len(dropped)
+        return dropped
+
     def visited(self, site: str, now: float) -> None:
         """Count an access to ``site`` that ended at ``now`` outside this queue (before a restart, say):
         its next visit is not before ``now`` + its wait."""

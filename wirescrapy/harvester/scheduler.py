@@ -270,6 +270,18 @@ class WireScheduler(BaseScheduler):
         self._wake_engine()  # the spider called us, not the engine: make it look
         return queued
 
+    def drop_batch_pages(self) -> list[int]:
+        """Take the batch's pages still queued out of the queue (``WIRE_SOFTMIN`` ends the batch): those in
+        flight end as usual, robots.txt and follow-ups stay queued. Returns the doc-ids dropped."""
+        rows = self.queue.drop_rows()
+        for row in rows:
+            self._extras.pop(row, None)
+        doc_ids = self.docs.doc_ids
+        dropped = [doc_ids[row] for row in rows]
+        self.stats.inc_value("scheduler/dropped/batch", len(dropped))
+        self._wake_engine()
+        return dropped
+
     def set_crawl_delay(self, site: str, seconds: float) -> None:
         """Crawl-delay of the site of URL ``site`` (from its robots.txt), its current wait included."""
         self.queue.set_crawl_delay(origin(site), seconds)

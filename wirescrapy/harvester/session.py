@@ -52,6 +52,7 @@ from wirescrapy.manager.batch import (
     site_part,
 )
 from wirescrapy.manager.profit import too_recent
+from wirescrapy.manager.run import compute, manager_settings, write
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 from wirescrapy.url import split
@@ -127,6 +128,49 @@ class Harvest:
     def plan_next(self, now: float | None = None) -> Path | None:
         """Run the manager for one batch; its directory, or None when no page is due."""
         report = manage(self.collection, self.config, now, batches=1)
+        if not report.paths:
+            logger.info("manager: no page to fetch (%(docs)d documents)", {"docs": report.documents})
+            return None
+        return report.paths[0]
+
+    def plan_snapshot(self, exclude: Iterable[int]):
+        """What the manager needs for the next batch, read now (``WIRE_PLAN_AHEAD``): a function of no
+        arguments, safe to run in another thread, that computes it (``manager.run.compute``), leaving out
+        the doc-ids ``exclude`` (the batch's pages not done: ``not_done``); ``write_planned`` writes its result."""
+        return compute(self.collection, self.config, batches=1, snapshot=True,
+                       exclude=np.fromiter(exclude, dtype=np.int64, count=-1))
+
+    def planned_with_other_settings(self, path: Path) -> bool:
+        """Whether the unfinished batch at ``path`` was planned ahead by an earlier harvester
+        (``WIRE_PLAN_AHEAD``) with other manager settings than this one's, and nothing of it is fetched yet:
+        then it is set aside and planned again (a job started with new settings gets a batch chosen by them)."""
+        try:
+            batch = read_batch(path)
+        except BatchError:
+            return False  # open_batch says what is wrong with it
+        if not batch.info.get("planned_ahead") or batch.info.get("settings") == json.loads(json.dumps(
+                manager_settings(self.config))):
+            return False
+        docs, count = self.collection.documents.records, self.collection.documents.count
+        return not any(0 < u.doc_id <= count and docs[u.doc_id]["batch"] == batch.number
+                       and docs[u.doc_id]["last_visit"] >= float(batch.info.get("created", 0)) for u in batch.urls)
+
+    def not_done(self) -> np.ndarray:
+        """Doc-ids of the batch's pages not (yet) recorded as fetched in it: queued, in flight, or fetched and
+        on their way through the pipelines (what a batch planned now must leave out)."""
+        batch, collection = self.batch, self.collection
+        if batch is None or collection is None:
+            return np.zeros(0, dtype=np.int64)
+        ids = np.fromiter((u.doc_id for u in batch.urls), dtype=np.int64, count=len(batch.urls))
+        known = ids[(ids > 0) & (ids <= collection.documents.count)]
+        rows = collection.documents.records[known]
+        done = (rows["batch"] == batch.number) & (rows["last_visit"] >= self.created)
+        return np.union1d(known[~done], ids[ids > collection.documents.count])
+
+    def write_planned(self, computed) -> Path | None:
+        """Write a batch computed ahead (``plan_snapshot``); its directory, or None when it has no page.
+        The batch counts as created now: a page is done in it when visited from now on."""
+        report = write(self.collection, self.config, computed, created=time.time(), ahead=True)
         if not report.paths:
             logger.info("manager: no page to fetch (%(docs)d documents)", {"docs": report.documents})
             return None

@@ -43,6 +43,7 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest, NotCo
 
 from wirescrapy.collection.writes import DISK_FULL, failure_message, is_write_failure
 from wirescrapy.config import WireConfig
+from wirescrapy.harvester.batchend import BatchEnd
 from wirescrapy.harvester.fetch import classify, failure_fetch, kind_of, response_fetch
 from wirescrapy.harvester.meta import (
     CHAIN,
@@ -67,7 +68,7 @@ from wirescrapy.harvester.scheduler import WireScheduler
 from wirescrapy.harvester.session import Harvest, batch_figures
 from wirescrapy.harvester.sitefiles import SiteFiles
 from wirescrapy.items import Fetch, FetchError, Kind
-from wirescrapy.manager.batch import Batch, read_batch
+from wirescrapy.manager.batch import Batch, discard_batch, read_batch
 from wirescrapy.seeder.add import new_site_allowed
 from wirescrapy.url import site_of
 from wirescrapy.warc.reader import archived_fetches
@@ -88,7 +89,7 @@ def mostly_blocked(pages: int, blocked: int) -> bool:
     return pages > 0 and blocked >= BLOCKED_SHARE * pages
 
 
-class HarvesterSpider(Renders, SiteFiles, scrapy.Spider):
+class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
     name = "harvester"
 
     def __init__(self, batch: str | None = None, seeds: str | None = None, cycles: str | int = 1,
@@ -173,6 +174,11 @@ class HarvesterSpider(Renders, SiteFiles, scrapy.Spider):
             path = Path(self.batch_dir)
         else:
             path = harvest.unfinished_batch()
+            if path is not None and harvest.planned_with_other_settings(path):
+                self.logger.info("The batch %(path)s was planned ahead with other settings: set aside, and "
+                                 "planned again", {"path": path})
+                discard_batch(harvest.batches_dir, int(path.name))
+                path = None
             if path is not None:
                 self.logger.info("Resuming the unfinished batch %(path)s", {"path": path})
             else:
@@ -204,6 +210,7 @@ class HarvesterSpider(Renders, SiteFiles, scrapy.Spider):
                          {"number": batch.number, "queued": queued, "urls": len(batch.urls),
                           "sites": len(batch.sites),
                           "resumed": f" ({len(done)} fetched before a restart)" if done else ""})
+        self._watch_batch()
 
     def _idle(self) -> None:
         harvest = self.harvest
@@ -216,8 +223,10 @@ class HarvesterSpider(Renders, SiteFiles, scrapy.Spider):
                                                "warc" if harvest.detached else "harvester"))
             self.cycles_done += 1
             if self.cycles_done >= self.cycles:
+                if self._plans_ahead() and self._planned_next() is not None:  # for the next harvester
+                    self.logger.info("The next batch is written: the next harvester resumes it")
                 return
-            path = harvest.plan_next()
+            path = self._planned_next()
             if path is None:
                 self.logger.info("Cycle %(n)d: nothing more to fetch", {"n": self.cycles_done + 1})
                 return
@@ -248,6 +257,7 @@ class HarvesterSpider(Renders, SiteFiles, scrapy.Spider):
         WireScheduler.of(self.crawler).stop()
 
     def _closed(self, reason: str) -> None:
+        self._stop_watching()
         if self.harvest is None:
             return
         try:

@@ -41,6 +41,7 @@ from .profit import (
     site_growth,
 )
 from .sites import site_shares
+from .timeshare import site_time_limits
 
 
 @dataclass
@@ -61,11 +62,13 @@ class Plan:
 
 def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int | None = None,
          exclude: np.ndarray | None = None, links_in_page_order: Callable[[], csr_matrix] | None = None,
-         sites: int | None = None, rng: np.random.Generator | None = None) -> Plan:
+         sites: int | None = None, rng: np.random.Generator | None = None,
+         site_records: np.ndarray | None = None) -> Plan:
     """Steps 1–5 of a manager run over ``docs`` (the records of doc-ids 1..n) and ``links`` (the link
     counts as ``LinkGraph.to_csr(n)`` gives them). ``links_in_page_order`` returns the links with each
     page's list in page order, for the weighted link rank (default: ``links``). ``sites``: the highest
-    site-id (default: the highest in ``docs``)."""
+    site-id (default: the highest in ``docs``). ``site_records``: the site records (indexed by site-id), for
+    each site's wait (``WIRE_BATCH_TIME_SHARE``; without them every site has the normal wait)."""
     n = len(docs)
     if links.shape != (n + 1, n + 1):
         raise ValueError(f"links must be ({n + 1}, {n + 1}) for {n} documents, got {links.shape}")
@@ -149,10 +152,17 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     chosen = select_batches(profits, docs["siteid"], ok, size=config.batch_size,
                             samesite=config.batch_samesite, count=count or config.batch_count,
                             site_share=config.batch_site_share, site_weights=site_weights,
-                            site_limits=site_growth(docs["siteid"], visited, config.batch_site_growth, sites,
-                                                    start=docs["depth"] == 0))
+                            site_limits=_smaller(
+                                site_growth(docs["siteid"], visited, config.batch_site_growth, sites,
+                                            start=docs["depth"] == 0),
+                                site_time_limits(docs["siteid"], ok, site_records, config, sites)))
     lap("selection")
     return Plan(ok, visited, quality, fresh, profits, [ids + 1 for ids in chosen], scores, iterations, timings)
+
+
+def _smaller(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    """The smaller of two per-site limits (None: no limit)."""
+    return b if a is None else a if b is None else np.minimum(a, b)
 
 
 def _returning(value):

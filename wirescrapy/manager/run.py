@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 # The settings a batch records in its batch.json, as WIRE_* names.
 MANAGER_SETTINGS = (
     "max_depth_static", "max_depth_dynamic", "max_urls_per_site", "batch_size", "batch_samesite",
-    "batch_site_share", "batch_site_growth", "batch_site_catchup",
+    "batch_site_share", "batch_site_growth", "batch_site_catchup", "batch_time_share",
     "batch_site_split", "batch_count", "max_errors_different_batch", "score_weights",
     "score_age_exponent", "score_boost_frontpage", "pagerank_damping", "pagerank_max_error", "hits_max_error",
     "siterank_max_error", "minperiod_unsuccessful", "minperiod_successful_not_ok",
@@ -49,30 +49,73 @@ class ManagerReport:
     top: list[tuple[float, str]]  # the best pages of the first batch: (profit, URL)
 
 
+@dataclass
+class Computed:
+    """A manager run's decision, not written yet (``compute``): what ``write`` writes."""
+
+    now: float
+    documents: int  # the documents (doc-ids 1..documents) and sites it saw
+    sites: int
+    plan: Plan
+    seconds: float  # what computing it took (``WIRE_PLAN_AHEAD`` starts the next one that long before it is due)
+
+
 def manage(collection, config, now: float | None = None, *, batches: int | None = None, parts: int = 1,
            dry_run: bool = False, rng: np.random.Generator | None = None) -> ManagerReport:
     """Run the manager over ``collection`` (open for writing unless ``dry_run``); ``batches`` and
     ``parts`` override ``WIRE_BATCH_COUNT`` and the default of one part."""
+    return write(collection, config, compute(collection, config, now, batches=batches, rng=rng)(), parts=parts,
+                 dry_run=dry_run)
+
+
+def compute(collection, config, now: float | None = None, *, batches: int | None = None,
+            exclude: np.ndarray | None = None, rng: np.random.Generator | None = None, snapshot: bool = False):
+    """Read what a manager run needs from ``collection`` now and return a function of no arguments that
+    computes the plan from it and returns a ``Computed`` for ``write``. With ``snapshot`` the records are
+    copied, so the function touches nothing of the collection and may run in another thread while the
+    harvest goes on writing (``WIRE_PLAN_AHEAD``); without, it reads them in place. ``exclude``: doc-ids left out besides robots.txt, closed sites and parts out (the pages
+    still queued or in flight in the harvest)."""
     now = time.time() if now is None else float(now)
     n = collection.documents.count
     site_count = collection.sites.count
     docs = collection.documents.records[1 : n + 1]
     sites = collection.sites.records[: site_count + 1]
+    if snapshot:
+        docs, sites = np.array(docs), np.array(sites)
     robots_docs = sites["robots_docid"][1:]
-    result = plan(
-        docs, collection.links.to_csr(n_docs=n), config, now, count=batches,
-        exclude=np.concatenate([robots_docs[robots_docs > 0], pages_of_closed_sites(docs, sites, config, now),
-                                np.asarray(pages_out(collection.dir / "batches", now, config.part_timeout),
-                                           dtype=np.int64)]),
-        links_in_page_order=lambda: collection.links.to_csr(n_docs=n, ordered=True),
-        sites=site_count, rng=rng,
-    )
+    left_out = np.concatenate([robots_docs[robots_docs > 0], pages_of_closed_sites(docs, sites, config, now),
+                               np.asarray(pages_out(collection.dir / "batches", now, config.part_timeout),
+                                          dtype=np.int64),
+                               np.asarray(exclude if exclude is not None else [], dtype=np.int64)])
+    links = collection.links.to_csr(n_docs=n)
+    ordered = collection.links.to_csr(n_docs=n, ordered=True) if config.score_weights["wlrank"] > 0 else None
+
+    def run() -> Computed:
+        started = time.perf_counter()
+        result = plan(docs, links, config, now, count=batches, exclude=left_out,
+                      links_in_page_order=None if ordered is None else (lambda: ordered),
+                      sites=site_count, rng=rng, site_records=sites)
+        return Computed(now, n, site_count, result, time.perf_counter() - started)
+
+    return run
+
+
+def write(collection, config, computed: Computed, *, parts: int = 1, dry_run: bool = False,
+          created: float | None = None, ahead: bool = False) -> ManagerReport:
+    """Write what ``compute`` decided into ``collection``: the batches, each page's batch number and the
+    scores of the documents and sites it saw (those added since keep theirs). ``created``: the batches'
+    time, from which a page's visit counts as done in them (default: the time the plan was computed for);
+    ``ahead``: planned while a harvest went on (``WIRE_PLAN_AHEAD``), said so in batch.json."""
+    now, n, result = computed.now, computed.documents, computed.plan
+    docs = collection.documents.records[1 : n + 1]
+    sites = collection.sites.records[: computed.sites + 1]
     batches_dir = collection.dir / "batches"
     first = next_batch_number(batches_dir, at_least=int(docs["batch"].max(initial=0)) + 1)
     numbers, paths, batch_sites = [], [], set()
     info = {
         "collection": str(collection.dir.resolve()), "collection_id": collection.id, "size": config.batch_size,
-        "settings": {"WIRE_" + name.upper(): _json_value(getattr(config, name)) for name in MANAGER_SETTINGS},
+        "settings": manager_settings(config), "planning_seconds": round(computed.seconds, 3),
+        **({"planned_ahead": True} if ahead else {}),
     }
     for number, doc_ids in enumerate(result.batches, start=first):
         numbers.append(number)
@@ -80,7 +123,8 @@ def manage(collection, config, now: float | None = None, *, batches: int | None 
         if dry_run:
             continue
         urls, site_list = _batch_rows(collection, config, docs, sites, doc_ids, result.profit, now)
-        paths += write_batch(batches_dir, number, urls, site_list, parts=parts, info=info, created=now)
+        paths += write_batch(batches_dir, number, urls, site_list, parts=parts, info=info,
+                             created=now if created is None else created)
         docs["batch"][doc_ids - 1] = number
         logger.info("manager: batch %(number)06d, %(urls)d URLs of %(sites)d sites, in %(path)s",
                     {"number": number, "urls": len(urls), "sites": len(site_list), "path": batches_dir})
@@ -92,6 +136,11 @@ def manage(collection, config, now: float | None = None, *, batches: int | None 
     if result.batches:
         top = [(float(result.profit[d - 1]), collection.url(int(d))) for d in result.batches[0][:5]]
     return ManagerReport(now, n, int(result.eligible.sum()), result, numbers, paths, len(batch_sites), top)
+
+
+def manager_settings(config) -> dict:
+    """The settings a batch records in its batch.json (``MANAGER_SETTINGS``), as WIRE_* names and JSON values."""
+    return {"WIRE_" + name.upper(): _json_value(getattr(config, name)) for name in MANAGER_SETTINGS}
 
 
 def _json_value(value):

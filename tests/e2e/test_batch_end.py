@@ -1,0 +1,66 @@
+"""End to end: a batch ended early by WIRE's softmin (``WIRE_SOFTMIN``, ``WIRE_SOFTMIN_TIME``) leaves the pages
+it did not fetch to the next batches, the next batch planned while one finishes (``WIRE_PLAN_AHEAD``) starts at
+once, and politeness holds across every batch boundary and from one harvester process to the next (the
+sample web's access log)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.e2e.test_harvester import WAIT, harvest
+from wirescrapy.collection import Collection
+from wirescrapy.manager.batch import read_batch
+from wirescrapy.sampleweb import SampleWebProcess
+from wirescrapy.sampleweb.accesslog import by_host, too_close
+
+WEB = {"sites": 3, "pages_per_site": 30, "seed": 5, "crawl_delay": 0.2, "slow_delay": 0.3}
+# Every site stays small (the normal wait, 0.2 s): site0's 30 pages take 6 s and more, the others' one page
+# each much less; softmin ends the batch once site0 is the only site left, after 1.5 s.
+SETTINGS = {"WIRE_LARGE_SITE_PAGES": 10_000, "WIRE_SOFTMIN": 2, "WIRE_SOFTMIN_TIME": 1.5,
+            "WIRE_BATCH_SITE_SHARE": 0, "WIRE_PLAN_AHEAD": True}
+
+
+@pytest.mark.timeout(240)
+def test_a_batch_ended_by_softmin_leaves_its_pages_to_the_next_and_stays_polite(tmp_path):
+    with SampleWebProcess(workdir=tmp_path / "web", **WEB) as web:
+        site0 = sorted(url for url in web.truth.pages if "//site0." in url)
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("\n".join([*site0, *web.seeds]) + "\n")  # the first batch: all of site0, the others' home
+        collection = tmp_path / "collection"
+        first = harvest(collection, "-a", f"seeds={seeds}", settings=SETTINGS)  # one cycle
+        assert "WIRE_SOFTMIN 2" in first.stderr and "pages left for the next batches" in first.stderr
+        batches = collection / "batches"
+        one = json.loads((batches / "000001" / "harvest.json").read_text())
+        first_urls = {url.url for url in read_batch(batches / "000001").urls}
+        assert set(site0) <= first_urls
+        assert 0 < one["fetched"] < len(first_urls)  # ended with pages left
+        # The next batch was written at the end of this harvester (WIRE_PLAN_AHEAD): the next one resumes it,
+        # and it holds site0's pages the first batch did not fetch.
+        assert "The next batch is written" in first.stderr
+        with Collection(collection, readonly=True) as stored:
+            left = {url for url in site0 if stored.documents.records[stored.lookup(url)]["visits"] == 0}
+        assert left
+        second_urls = {url.url for url in read_batch(batches / "000002").urls}
+        assert left <= second_urls
+        # The rest of the crawl without softmin (with it, each batch would end after 1.5 s with one site left).
+        rest = harvest(collection, "-a", "cycles=30", settings={**SETTINGS, "WIRE_SOFTMIN": 0})
+        assert "Resuming the unfinished batch" in rest.stderr
+        assert "nothing more to fetch" in rest.stderr or "no page to fetch" in rest.stderr
+        log = web.access_log()
+        with Collection(collection, readonly=True) as stored:
+            for url in web.truth.pages - {web.url(1, "/odd/after-big.html")}:  # past WIRE_MAX_FILE_SIZE's cut
+                doc = stored.lookup(url)
+                assert doc and stored.documents.records[doc]["visits"] >= 1, url
+    # No page is requested twice, but a redirect's target (a redirect fetched in a later batch than its target
+    # is followed again, as it is without softmin) and the pages that failed.
+    requests: dict[tuple[str, str], int] = {}
+    for records in by_host(log).values():
+        for previous, record in zip([None, *records], records):
+            if previous is None or not 300 <= previous["status"] < 400:
+                requests[record["host"], record["path"]] = requests.get((record["host"], record["path"]), 0) + 1
+    retried = ("/robots.txt", "/error.html", "/drop.html")  # a 500 and a cut page: tried again in their batch
+    assert not {key: n for key, n in requests.items() if n > 1 and key[1] not in retried}
+    for host, records in by_host(log).items():  # across batches and processes
+        assert not too_close(records, WAIT), (host, too_close(records, WAIT)[:5])

@@ -1,0 +1,135 @@
+"""A site's part of a batch from what it can fetch in the batch's time (wirescrapy/manager/timeshare.py), and
+the pure rules of a batch's end (wirescrapy/harvester/batchend.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scrapy.settings import Settings
+
+from tests.test_sites import two_site_crawl
+from wirescrapy.collection.metadata import SITE_DTYPE
+from wirescrapy.config import WireConfig, default_settings
+from wirescrapy.harvester.batchend import PLAN_LEAST, plan_due, softmin_due
+from wirescrapy.harvester.politeness import PolitenessQueue, Waits
+from wirescrapy.manager import plan
+from wirescrapy.manager.timeshare import (
+    even_time,
+    site_time_limits,
+    site_waits,
+    time_limits,
+)
+
+
+def config(**overrides) -> WireConfig:
+    settings = Settings(default_settings())
+    settings.setdict(overrides, priority="cmdline")
+    return WireConfig.from_settings(settings)
+
+
+def test_site_waits_follow_the_harvester_s_politeness():
+    waits = site_waits(np.array([0, 100, 101, 5000]), np.array([0.0, 0.0, 0.0, 9.0]), 15.0, 5.0, 100)
+    assert waits.tolist() == [15.0, 15.0, 5.0, 9.0]  # the large-site wait above 100 pages; Crawl-delay never cut
+
+
+def test_the_even_time_lets_every_site_end_together():
+    # Two sites at 1 s and one at 4 s a page, K = 9: in 4 s the first two fetch 5 each, the last 2 (12 > 9);
+    # in 3 s, 4 + 4 + 1 = 9.
+    t = even_time(np.array([100, 100, 100]), np.array([1.0, 1.0, 4.0]), 9)
+    assert 3.0 <= t < 4.0
+    assert even_time(np.array([2, 3]), np.array([1.0, 1.0]), 9) == math.inf  # everything fits
+    assert even_time(np.array([5, 5, 5]), np.array([1.0, 1.0, 1.0]), 2) == 0.0  # one page each is already too many
+    assert even_time(np.array([50, 50]), np.array([0.0, 1.0]), 60) >= 9.0  # a site without a wait takes its 50
+
+
+def test_a_site_s_part_is_what_it_fetches_in_the_batch_s_time():
+    # Four sites of 5 pages at 1 s, K = 8: they need 3 batches at least, the pace is 4 s / 3; the even time
+    # (2 pages each, under 2 s) is longer and decides.
+    assert time_limits(np.array([5, 5, 5, 5]), np.array([1.0, 1.0, 1.0, 1.0]), 8).tolist() == [2, 2, 2, 2]
+    # The site with 4 times the wait, and 3 pages, gets 2: the pace of the 1-s sites (99 s over 23 batches,
+    # 4.3 s a batch) is the batch's time, 5 of their pages.
+    assert time_limits(np.array([100, 100, 3]), np.array([1.0, 1.0, 4.0]), 9).tolist() == [5, 5, 2]
+    # The slowest site (1,000 pages at 1 s, the others 10 each) sets the pace: its 999 s over the 11
+    # batches its candidates need at least (1,020 / 100): 90 s a batch, so 91 of its pages, and the others
+    # are not limited below their 10.
+    limits = time_limits(np.array([1000, 10, 10]), np.array([1.0, 1.0, 1.0]), 100)
+    assert limits.tolist() == [91, 10, 10]
+    # A site without a wait, or without candidates, keeps its count; everything fitting: no limit.
+    assert time_limits(np.array([30, 0, 7]), np.array([0.0, 1.0, 2.0]), 10).tolist()[:2] == [30, 0]
+    assert time_limits(np.array([3, 4]), np.array([1.0, 1.0]), 10).tolist() == [3, 4]
+    assert time_limits(np.array([0, 0]), np.array([1.0, 1.0]), 10).tolist() == [0, 0]
+    with pytest.raises(ValueError, match="waits"):
+        time_limits(np.array([1]), np.array([-1.0]), 10)
+    with pytest.raises(ValueError, match="size"):
+        time_limits(np.array([1]), np.array([1.0]), 0)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_no_site_keeps_the_batch_open_longer_than_the_pace_or_the_even_time(seed):
+    rng = np.random.default_rng(seed)
+    candidates = rng.integers(0, 400, 30)
+    waits = rng.choice([0.05, 0.2, 1.0], 30)
+    size = 200
+    limits = time_limits(candidates, waits, size)
+    assert np.all(limits <= candidates) and np.all(limits[candidates > 0] >= 1)
+    pace = ((candidates - 1).clip(0) * waits).max() / math.ceil(candidates.sum() / size)
+    t = max(even_time(candidates, waits, size), pace)
+    assert np.all((limits - 1) * waits <= t + 1e-9)  # every site's part fits in the batch's time ...
+    slowest = np.argmax((candidates - 1).clip(0) * waits)
+    assert limits[slowest] == min(candidates[slowest], 1 + math.floor(t / waits[slowest]))  # ... the slowest fills it
+
+
+def test_the_manager_limits_sites_by_their_waits():
+    """Site 1 has 25 documents (the large-site wait, 1 s), site 2 13 (the normal wait, 4 s): in a batch of 12
+    site 2 gets a quarter of site 1's time's worth; without WIRE_BATCH_TIME_SHARE the PageRank share alone."""
+    docs, links = two_site_crawl()
+    sites = np.zeros(3, SITE_DTYPE)
+    sites["docs"][1:] = [25, 13]
+    settings = {"WIRE_BATCH_SIZE": 12, "WIRE_BATCH_SITE_GROWTH": 0, "WIRE_BATCH_SITE_SPLIT": "even",
+                "WIRE_WAIT_NORMAL": 4.0, "WIRE_WAIT_LARGE_SITE": 1.0, "WIRE_LARGE_SITE_PAGES": 20}
+    limits = site_time_limits(docs["siteid"], np.ones(len(docs), bool), sites, config(**settings), 2)
+    timed = plan(docs, links, config(**settings), 2000.0, count=1, site_records=sites)
+    per_site = np.bincount(docs["siteid"][timed.batches[0] - 1], minlength=3)
+    assert 1 <= per_site[2] <= limits[2] < per_site[1] <= limits[1]
+    assert (per_site[2] - 1) * 4.0 <= (limits[1] - 1) * 1.0  # site 2 is not the one the batch waits for
+    untimed = plan(docs, links, config(**settings, WIRE_BATCH_TIME_SHARE=False), 2000.0, count=1,
+                   site_records=sites)
+    assert np.bincount(docs["siteid"][untimed.batches[0] - 1], minlength=3).tolist() == [0, 6, 6]
+    assert site_time_limits(docs["siteid"], np.ones(len(docs), bool), sites,
+                            config(WIRE_BATCH_TIME_SHARE=False), 2) is None
+
+
+def test_softmin_ends_a_batch_with_few_sites_left_after_its_minimum_time():
+    assert softmin_due(active_sites=2, pages_left=40, elapsed=61.0, softmin=3, softmin_time=60.0)
+    assert not softmin_due(2, 40, 59.0, 3, 60.0)  # too early
+    assert not softmin_due(3, 40, 61.0, 3, 60.0)  # enough sites still active
+    assert not softmin_due(1, 0, 61.0, 3, 60.0)  # nothing left to hand over
+    assert not softmin_due(1, 40, 1e9, 0, 0.0)  # off
+
+
+def test_the_next_batch_is_planned_when_the_pages_left_take_about_a_manager_run():
+    assert plan_due(time_left=3.0, last_plan_seconds=2.0)
+    assert not plan_due(5.0, 2.0)
+    assert plan_due(PLAN_LEAST, 0.0) and not plan_due(PLAN_LEAST + 0.1, 0.0)
+
+
+def test_dropping_a_batch_s_rows_keeps_robots_txt_follow_ups_and_the_last_fetch():
+    q = PolitenessQueue(Waits(2.0, 1.0, 100))
+    for row in (1, 2, 3):
+        q.add("a", row)
+    q.add("b", 4)
+    q.add("c", 5)
+    q.add("c", "robots.txt request", front=True)
+    q.add("c", "redirect follow-up")
+    assert q.pop_ready(0.0) == ("a", 1)
+    assert sorted(q.drop_rows()) == [2, 3, 4, 5]  # a's 2 and 3, b's 4, c's 5
+    assert len(q) == 2 and q.queued("a") == 0 and q.queued("b") == 0 and q.queued("c") == 2
+    counts = q.counts(0.0)
+    assert (counts.fetching, counts.ready + counts.waiting, counts.urls) == (1, 1, 2)
+    q.finished("a", 10.0)
+    assert q.pop_ready(10.0) == ("c", "robots.txt request")
+    assert q.pop_ready(10.0) is None  # a and b are done; c waits for its wait
+    q.add("a", 6)  # a's next page still waits a's wait from its last fetch
+    assert q.pop_ready(11.9) is None and q.pop_ready(12.0) == ("a", 6)

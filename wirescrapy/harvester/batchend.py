@@ -1,0 +1,143 @@
+"""The end of a batch: WIRE's softmin, and the next batch planned while this one finishes.
+
+A batch's harvest ends with its stragglers: the sites whose pages take longest at one page per wait. Two
+answers, both watched by a timer of the spider (``BatchEnd``) while a batch runs:
+
+* **softmin** (WIRE's ``harvester/nthreads/softmin`` and ``softmintime``; ``WIRE_SOFTMIN``,
+  ``WIRE_SOFTMIN_TIME``): once the batch has run ``WIRE_SOFTMIN_TIME`` seconds and fewer than
+  ``WIRE_SOFTMIN`` sites still have pages queued or in flight, the pages still queued are dropped
+  (``WireScheduler.drop_batch_pages``): the fetches in flight end as usual and the batch ends. The
+  dropped pages were not visited, so they stay eligible and the next manager run may choose them again.
+* **planning ahead** (``WIRE_PLAN_AHEAD``): once the batch's pages left need less time than the last
+  manager run took (``plan_due``), the manager's records and links are copied and its computation runs in
+  a thread, leaving out the batch's pages not recorded as fetched yet (queued, in flight, or on their way
+  through the pipelines; not those softmin dropped); when the batch ends, what it decided is
+  written (in the reactor's thread, the harvest's only writer of the collection) and the next batch starts
+  at once. The last cycle of a harvester writes the next batch too, so that the next
+  ``scrapy crawl harvester`` (a cron job) resumes it and fetches at once, without a manager run first.
+
+Politeness across the boundary is the scheduler's: its queue keeps each site's last access from one batch
+to the next, and a new process reads it from the site records (``Harvest.last_visit``).
+A kill loses nothing: a computation not written is simply lost, and a written batch is resumed.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from wirescrapy.harvester.scheduler import WireScheduler
+
+logger = logging.getLogger(__name__)
+
+TICK = 0.25  # seconds between two looks at the batch
+PLAN_MARGIN = 2.0  # a plan is started when the pages left need less than this many times the last one's time
+PLAN_LEAST = 0.1  # ... or less than this many seconds: a plan started earlier misses the links found after it
+
+
+def softmin_due(active_sites: int, pages_left: int, elapsed: float, softmin: int, softmin_time: float) -> bool:
+    """Whether WIRE's softmin ends the batch now: fewer than ``softmin`` sites still active (with pages
+    queued or in flight), pages left to drop, and the batch ``elapsed`` seconds old, at least
+    ``softmin_time``; ``softmin`` 0: never."""
+    return softmin > 0 and pages_left > 0 and active_sites < softmin and elapsed >= softmin_time
+
+
+def plan_due(time_left: float, last_plan_seconds: float) -> bool:
+    """Whether to start planning the next batch: the pages left need (at least) ``time_left`` seconds, less
+    than the margin over what the last manager computation took."""
+    return time_left <= max(PLAN_MARGIN * last_plan_seconds, PLAN_LEAST)
+
+
+class BatchEnd:
+    """The spider's side (a mixin of ``HarvesterSpider``): ``_watch_batch`` when a batch starts,
+    ``_planned_next`` when it ends, ``_stop_watching`` when the spider closes."""
+
+    _timer = None
+    _executor: ThreadPoolExecutor | None = None
+    _ahead: Future | None = None
+    _batch_began = 0.0
+    _softmin_done = False
+    _dropped: frozenset = frozenset()  # doc-ids softmin dropped from the batch
+    _plan_seconds = 0.0
+
+    def _watch_batch(self) -> None:
+        """A batch was queued: watch it for softmin and for the moment to plan the next."""
+        config = self.config
+        self._batch_began = time.monotonic()
+        self._softmin_done = False
+        self._dropped = frozenset()
+        self._ahead = None
+        if self.batch is not None:
+            self._plan_seconds = float(self.batch.info.get("planning_seconds", self._plan_seconds) or 0.0)
+        if not (config.softmin or self._plans_ahead()):
+            return
+        if self._timer is None:
+            from twisted.internet.task import LoopingCall
+
+            self._timer = LoopingCall(self._look)
+        if not self._timer.running:
+            self._timer.start(TICK, now=False)
+
+    def _plans_ahead(self) -> bool:
+        # A batch given with -a batch=DIR (maybe a part) and a detached harvest are not this harvester's to plan.
+        return self.config.plan_ahead and not self.batch_dir and self.harvest is not None and not self.harvest.detached
+
+    def _look(self) -> None:
+        harvest = self.harvest
+        if harvest is None or harvest.batch is None or harvest.stopped:
+            return
+        scheduler = WireScheduler.of(self.crawler)
+        now = scheduler.clock()
+        if self.config.softmin and not self._softmin_done:
+            counts = scheduler.counts()
+            active = counts.fetching + counts.ready + counts.waiting
+            if softmin_due(active, counts.urls, time.monotonic() - self._batch_began, self.config.softmin,
+                           self.config.softmin_time):
+                self._softmin_done = True
+                self._dropped = frozenset(scheduler.drop_batch_pages())
+                dropped = len(self._dropped)
+                self.crawler.stats.inc_value("harvester/softmin/dropped", dropped)
+                logger.info("Batch %(number)06d: %(active)d sites still active (WIRE_SOFTMIN %(softmin)d): it ends "
+                            "once the fetches in flight end, %(dropped)d pages left for the next batches",
+                            {"number": harvest.batch.number, "active": active, "softmin": self.config.softmin,
+                             "dropped": dropped})
+        if self._ahead is None and self._plans_ahead() and plan_due(scheduler.queue.time_left(now),
+                                                                     self._plan_seconds):
+            self._plan_ahead(scheduler)
+
+    def _plan_ahead(self, scheduler: WireScheduler) -> None:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wire-plan")
+        # Left out: the batch's pages not recorded as fetched yet, but for those softmin handed back.
+        not_done = self.harvest.not_done()
+        run = self.harvest.plan_snapshot(doc for doc in not_done.tolist() if doc not in self._dropped)
+        self._ahead = self._executor.submit(run)
+        logger.debug("Planning the next batch while batch %(number)06d finishes", {"number": self.harvest.batch.number})
+
+    def _planned_next(self) -> Path | None:
+        """The batch ended: the next one's directory — the one planned ahead, written now, or the manager's
+        run now if none was — or None when no page is due."""
+        ahead, self._ahead = self._ahead, None
+        if self._timer is not None and self._timer.running:
+            self._timer.stop()
+        if ahead is not None:
+            try:
+                computed = ahead.result()  # the batch is over: waiting here is what a manager run would cost
+            except Exception as exc:  # noqa: BLE001 -- a defect in the computation: plan again, in the open
+                logger.error("Planning the next batch ahead failed, planning it now: %(error)r", {"error": exc})
+            else:
+                self._plan_seconds = computed.seconds
+                if computed.plan.batches:
+                    self.crawler.stats.inc_value("harvester/planned_ahead")
+                    return self.harvest.write_planned(computed)
+                # Nothing was due when it was planned: the pages found since may be; ask the manager now.
+        return self.harvest.plan_next()
+
+    def _stop_watching(self) -> None:
+        if self._timer is not None and self._timer.running:
+            self._timer.stop()
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
