@@ -53,13 +53,12 @@ def test_a_batch_ended_by_softmin_leaves_its_pages_to_the_next_and_stays_polite(
             for url in web.truth.pages - {web.url(1, "/odd/after-big.html")}:  # past WIRE_MAX_FILE_SIZE's cut
                 doc = stored.lookup(url)
                 assert doc and stored.documents.records[doc]["visits"] >= 1, url
-    # No page is requested twice, but a redirect's target (a redirect fetched in a later batch than its target
-    # is followed again, as it is without softmin) and the pages that failed.
+    # No page is requested twice (a redirect's target included: one fetched in an earlier batch than its
+    # redirect, within its revisit period, is not followed again), but the pages that failed.
     requests: dict[tuple[str, str], int] = {}
     for records in by_host(log).values():
-        for previous, record in zip([None, *records], records):
-            if previous is None or not 300 <= previous["status"] < 400:
-                requests[record["host"], record["path"]] = requests.get((record["host"], record["path"]), 0) + 1
+        for record in records:
+            requests[record["host"], record["path"]] = requests.get((record["host"], record["path"]), 0) + 1
     retried = ("/robots.txt", "/error.html", "/drop.html")  # a 500 and a cut page: tried again in their batch
     assert not {key: n for key, n in requests.items() if n > 1 and key[1] not in retried}
     for host, records in by_host(log).items():  # across batches and processes
