@@ -40,7 +40,8 @@ def collection_dir(tmp_path):
         collection.sites.records[2]["robots_state"] = RobotsState.UNREACHABLE
         config = WireConfig.from_settings(Settings({**default_settings(), "WIRE_COLLECTION_DIR": str(directory),
                                                     "WIRE_BATCH_SIZE": 3,
-                                                    "WIRE_BATCH_SITE_GROWTH": 0}))  # full batches of 3
+                                                    "WIRE_BATCH_SITE_GROWTH": 0,  # full batches of 3
+                                                    "WIRE_BATCH_TIME_SHARE": False}))
         paths = manage(collection, config, NOW, batches=3).paths
     harvest = {"batch": 1, "part": 0, "started": NOW, "finished": NOW + 60, "urls": 3, "fetched": 3, "ok": 2,
                "errors": {"timeout": 1}}

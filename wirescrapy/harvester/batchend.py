@@ -13,7 +13,8 @@ answers, both watched by a timer of the spider (``BatchEnd``) while a batch runs
   a thread, leaving out the batch's pages not recorded as fetched yet (queued, in flight, or on their way
   through the pipelines; not those softmin dropped); when the batch ends, what it decided is
   written (in the reactor's thread, the harvest's only writer of the collection) and the next batch starts
-  at once. The last cycle of a harvester writes the next batch too, so that the next
+  at once — unless a page it left out was not fetched after all (dropped by softmin after the plan began,
+  failed, or still queued when the batch ended): then the manager plans again, so no page skips a batch. The last cycle of a harvester writes the next batch too, so that the next
   ``scrapy crawl harvester`` (a cron job) resumes it and fetches at once, without a manager run first.
 
 Politeness across the boundary is the scheduler's: its queue keeps each site's last access from one batch
@@ -60,6 +61,7 @@ class BatchEnd:
     _batch_began = 0.0
     _softmin_done = False
     _dropped: frozenset = frozenset()  # doc-ids softmin dropped from the batch
+    _left_out: frozenset = frozenset()  # doc-ids the batch planned ahead left out (not fetched yet when it began)
     _plan_seconds = 0.0
 
     def _watch_batch(self) -> None:
@@ -99,6 +101,9 @@ class BatchEnd:
                 self._dropped = frozenset(scheduler.drop_batch_pages())
                 dropped = len(self._dropped)
                 self.crawler.stats.inc_value("harvester/softmin/dropped", dropped)
+                if self._ahead is not None:  # planned before the drop, it left these pages out: plan again
+                    self._ahead.cancel()
+                    self._ahead = None
                 logger.info("Batch %(number)06d: %(active)d sites still active (WIRE_SOFTMIN %(softmin)d): it ends "
                             "once the fetches in flight end, %(dropped)d pages left for the next batches",
                             {"number": harvest.batch.number, "active": active, "softmin": self.config.softmin,
@@ -112,7 +117,8 @@ class BatchEnd:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wire-plan")
         # Left out: the batch's pages not recorded as fetched yet, but for those softmin handed back.
         not_done = self.harvest.not_done()
-        run = self.harvest.plan_snapshot(doc for doc in not_done.tolist() if doc not in self._dropped)
+        self._left_out = frozenset(doc for doc in not_done.tolist() if doc not in self._dropped)
+        run = self.harvest.plan_snapshot(self._left_out)
         self._ahead = self._executor.submit(run)
         logger.debug("Planning the next batch while batch %(number)06d finishes", {"number": self.harvest.batch.number})
 
@@ -129,7 +135,11 @@ class BatchEnd:
                 logger.error("Planning the next batch ahead failed, planning it now: %(error)r", {"error": exc})
             else:
                 self._plan_seconds = computed.seconds
-                if computed.plan.batches:
+                unfetched = self._left_out.intersection(self.harvest.not_done().tolist())
+                if unfetched:  # left out as queued or in flight, then not fetched (softmin, a failure): plan again
+                    logger.info("%(n)d pages left out of the batch planned ahead were not fetched: planning it again",
+                                {"n": len(unfetched)})
+                elif computed.plan.batches:
                     self.crawler.stats.inc_value("harvester/planned_ahead")
                     return self.harvest.write_planned(computed)
                 # Nothing was due when it was planned: the pages found since may be; ask the manager now.
