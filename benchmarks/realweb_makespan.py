@@ -217,6 +217,7 @@ def main() -> int:
     workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="wire-realweb-makespan-"))
     workdir.mkdir(parents=True, exist_ok=True)
     modes = ["jobs", "cycles"] if args.mode == "both" else [args.mode]
+    problems = 0  # crawls that reached no page or broke politeness: the exit status says so
     try:
         with RealWeb(workdir / "web", chosen) as web:
             n = len(web.truth.pages)
@@ -231,6 +232,7 @@ def main() -> int:
                 requests = result["requests"]
                 if not requests:
                     print(f"{mode}: no request reached nginx, see {result['log']}")
+                    problems += 1
                     continue
                 first = min(r.start for r in requests)
                 last = max(r.end for r in requests)
@@ -258,6 +260,7 @@ def main() -> int:
                       f"{lower:.1f} s", flush=True)
                 print("    " + where_time_goes(requests, where, wait_of[where], log_events(result["log"]),
                                                  result["starts"]), flush=True)
+                problems += bool(overlaps or short)
                 for entry in report:
                     if entry.overlaps or entry.short_gaps:
                         print(f"    {entry.host}: {entry.requests} requests, {entry.overlaps} overlaps, "
@@ -266,6 +269,9 @@ def main() -> int:
     finally:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
+    if problems:
+        print(f"problem: {problems} crawl(s) reached no page or broke politeness (above)", file=sys.stderr)
+        return 1
     return 0
 
 
