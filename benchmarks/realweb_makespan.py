@@ -22,7 +22,8 @@ smallest wait + the site's own fetch times — and the ratio; then the politenes
 requests that overlapped the previous one or started less than the wait after it ended (the large-site
 wait for sites that received more than WIRE_LARGE_SITE_PAGES requests, as the harvester counts a site's
 known documents, errors and robots.txt included; the normal wait for the others). The machine's
-load average is printed beside, as the ratio is what compares across runs.
+load average is printed beside, as the ratio is what compares across runs. The exit status is 1 when a
+crawl reached no page or broke politeness (CI runs the three small sites as a smoke run).
 
 Where the time goes (``where:`` line, from the harvester's log, at millisecond resolution, and nginx's):
 the bound's site's idle time (its makespan share not spent on its own requests and waits) split into
