@@ -238,6 +238,14 @@ class Harvest:
             return None
         return int(name) if name.isdigit() else None
 
+    def _stored_doc(self, url: str) -> int:
+        """The doc-id of ``url`` when the collection holds its record, else 0."""
+        try:
+            doc_id = self.collection.lookup(url)
+        except ValueError:
+            return 0
+        return doc_id if 0 < doc_id <= self.collection.documents.count else 0
+
     def fetched_in_batch(self, url: str = "", doc_id: int = 0) -> bool:
         """Whether the page (by URL or doc-id) was fetched in the batch being harvested."""
         batch = self.batch
@@ -247,10 +255,7 @@ class Harvest:
         if collection is None:
             return (doc_id or self._batch_docs.get(url, 0)) in self._fetched
         if not doc_id:
-            try:
-                doc_id = collection.lookup(url)
-            except ValueError:
-                return False
+            doc_id = self._stored_doc(url)
         if not 0 < doc_id <= collection.documents.count:
             return False
         record = collection.documents.records[doc_id]
@@ -261,18 +266,14 @@ class Harvest:
         recently than its minimum revisit period allows (``manager.profit.too_recent``: the manager would not
         put it in a batch either; a redirect found in a later batch than its target's fetch would otherwise
         fetch the target again)."""
-        if self.fetched_in_batch(url):
+        if self.collection is None:
+            return self.fetched_in_batch(url)
+        doc_id = self._stored_doc(url)
+        if not doc_id:
+            return False
+        if self.fetched_in_batch(doc_id=doc_id):
             return True
-        collection = self.collection
-        if collection is None:
-            return False
-        try:
-            doc_id = collection.lookup(url)
-        except ValueError:
-            return False
-        if not 0 < doc_id <= collection.documents.count:
-            return False
-        record = collection.documents.records[doc_id : doc_id + 1]
+        record = self.collection.documents.records[doc_id : doc_id + 1]
         return bool(too_recent(record, self.config, time.time())[0])
 
     def render_states(self, url: str) -> tuple[int, int]:
