@@ -101,9 +101,6 @@ class BatchEnd:
                 self._dropped = frozenset(scheduler.drop_batch_pages())
                 dropped = len(self._dropped)
                 self.crawler.stats.inc_value("harvester/softmin/dropped", dropped)
-                if self._ahead is not None:  # planned before the drop, it left these pages out: plan again
-                    self._ahead.cancel()
-                    self._ahead = None
                 logger.info("Batch %(number)06d: %(active)d sites still active (WIRE_SOFTMIN %(softmin)d): it ends "
                             "once the fetches in flight end, %(dropped)d pages left for the next batches",
                             {"number": harvest.batch.number, "active": active, "softmin": self.config.softmin,
