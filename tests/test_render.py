@@ -4,21 +4,28 @@ is in ``tests/e2e/test_render.py``)."""
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import NotConfigured, StopDownload
+from scrapy.settings import Settings
+from scrapy_splash import SplashJsonResponse
+from twisted.internet.error import ConnectionLost, ConnectionRefusedError
 from xxhash import xxh3_64_intdigest
 
 from tests.components import T0, Bench, run_now
 from wirescrapy.collection.metadata import RenderState, SiteRender
+from wirescrapy.config import WireConfig
 from wirescrapy.gatherer.parser import Parser
+from wirescrapy.harvester.fetch import render_fetch
 from wirescrapy.harvester import meta
 from wirescrapy.harvester.meta import RENDER
 from wirescrapy.harvester.middlewares import BlockedIP, RobotsDisallowed
 from wirescrapy.harvester.render import (
     LUA,
     RenderMode,
+    answered,
     direct,
     failure,
     looks_script_built,
@@ -103,6 +110,50 @@ def test_only_a_splash_that_did_not_answer_pauses_rendering():
     assert not pauses_rendering(froze, FetchError.CONNECTION_LOST, 0)  # the page froze it: never rendered again
 
 
+def test_a_render_answered_past_its_bound_or_not_as_json_is_the_page_s_failure():
+    """Splash answered: its answer was cut at the render's size bound, or scrapy-splash could not read it as JSON
+    (a ValueError); a refused or lost connection was no answer."""
+    assert answered(StopDownload(fail=False), truncated=True)
+    assert answered(json.JSONDecodeError("Unterminated string", '{"html64": "PGh0', 11), truncated=False)
+    assert not answered(ConnectionRefusedError(), truncated=False)
+    assert not answered(ConnectionLost(), truncated=False)
+    # and so it does not pause rendering: failure() and pauses_rendering() are given Splash's 200
+    kind = failure(None, 200, 0.5, 5.0)[1]
+    assert kind is FetchError.RENDER_FAILED and not pauses_rendering(kind, None, 200)
+
+
+def splash_answer(data: dict, url: str = SITE + "/p.html") -> SplashJsonResponse:
+    request = render_request(url, WireConfig.from_settings(Settings()), "wirescrapy/0.1", how="direct", meta={},
+                             callback=None, errback=None)
+    return SplashJsonResponse("http://127.0.0.1:8050/execute", status=200, body=json.dumps(data).encode(),
+                              request=request)
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def test_a_render_s_answer_is_read_from_base64_and_its_lengths():
+    """The script cuts the DOM and the raw body at WIRE_MAX_FILE_SIZE and sends them base64-encoded, with their
+    whole lengths: the fetch is truncated when either was longer; bytes that are not UTF-8 survive."""
+    dom, raw = "<p>caf\u00e9 \x01\x02</p>".encode(), b"<p>caf\xe9</p>"
+    data = {"ok": True, "html64": b64(dom), "html_length": len(dom),
+            "raw": {"status": 200, "type": "text/html; charset=latin-1", "body64": b64(raw), "length": len(raw)},
+            "views": {"1": SITE + "/v.html"}}  # a Lua table of Splash: a dict
+    fetch = render_fetch(splash_answer(data), data, 100, T0)
+    assert (fetch.body, fetch.raw_body, fetch.raw_length, fetch.truncated) == (dom, raw, len(raw), False)
+    assert (fetch.status, fetch.mime, fetch.script_links) == (200, "text/html", [SITE + "/v.html"])
+    cut = {**data, "html_length": 5000, "raw": {**data["raw"], "length": 70}}
+    fetch = render_fetch(splash_answer(cut), cut, 100, T0)
+    assert fetch.truncated and fetch.raw_length == 70 and fetch.body == dom
+    longer = {**data, "html64": b64(b"x" * 150), "html_length": 150}  # a Splash that did not cut
+    fetch = render_fetch(splash_answer(longer), longer, 100, T0)
+    assert fetch.body == b"x" * 100 and fetch.truncated
+    broken = {**data, "html64": "not base64!", "html_length": "many", "raw": {"status": 200, "body64": None}}
+    fetch = render_fetch(splash_answer(broken), broken, 100, T0)
+    assert (fetch.body, fetch.raw_body, fetch.raw_length, fetch.truncated) == (b"", b"", 0, False)
+
+
 def test_the_splash_request_runs_the_polite_script(tmp_path):
     with Bench(tmp_path, WIRE_RENDER_SUBRESOURCES=3, WIRE_RENDER_TIMEOUT=12.0) as bench:
         request = render_request(SITE + "/p.html", bench.config, "wirescrapy/0.1", how="follow",
@@ -117,6 +168,7 @@ def test_the_splash_request_runs_the_polite_script(tmp_path):
     assert request.meta[RENDER] == "follow" and request.meta["dont_retry"] and request.meta["x"] == 1
     assert page_url(request) == SITE + "/p.html"
     assert "images_enabled = false" in LUA and "request:abort()" in LUA
+    assert args["max_bytes"] == bench.config.max_file_size  # the script cuts the DOM and the raw body there
     json.dumps(args)  # what scrapy-splash sends
 
 

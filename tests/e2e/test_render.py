@@ -269,7 +269,8 @@ def test_a_page_rendered_again_while_in_splash_memory_cache_is_fetched_once_and_
                 raw = base64.b64decode(out["raw"]["body64"])
                 assert out["raw"]["status"] == 200 and b"<script" in raw, (name, attempt)
                 views = out["views"].values() if isinstance(out["views"], dict) else out["views"]  # a Lua table
-                assert link in out["html"] + " ".join(views) and link.encode() not in raw, (name, attempt)
+                dom = base64.b64decode(out["html64"]).decode()
+                assert link in dom + " ".join(views) and link.encode() not in raw, (name, attempt)
                 assert not [r for r in sent if r["host"] != host], sent
                 assert [r["path"] for r in sent].count(PREFIX + name) == 1 and sent[0]["path"] == PREFIX + name, sent
                 assert len(sent) - 1 <= config.render_subresources, sent
@@ -345,5 +346,79 @@ def test_a_page_that_redirects_is_rendered_with_its_targets_url_as_base(shared_s
         server.shutdown()
         server.server_close()
     assert out["ok"] and out["raw"]["status"] == 302, out
-    assert '<a href="written.html">' in out["html"], out["html"]  # /b/s.js ran
+    dom = base64.b64decode(out["html64"]).decode()
+    assert '<a href="written.html">' in dom, dom  # /b/s.js ran
     assert seen == ["/a/old", "/b/page.html", "/b/s.js"]
+
+
+def test_a_page_larger_than_the_max_file_size_is_rendered_cut_and_the_renders_after_it_go_on(tmp_path, shared_splash):  # noqa: F811
+    """Every page of a site rendered; one page is 30 × WIRE_MAX_FILE_SIZE and full of control characters (JSON
+    escapes each as 6 bytes: its DOM as JSON text would be 180 × the limit). Splash's answer stays within the
+    harvester's bound for a render's answer, the page is stored rendered and cut (TRUNCATED), and every page after
+    it is rendered too (before: the answer was cut on the wire, unreadable, taken for Splash down, and rendering
+    paused while the next pages were fetched raw)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from wirescrapy.collection.metadata import DocFlag
+    from wirescrapy.harvester.middlewares.fetchlimits import RENDER_SIZE_FACTOR
+
+    limit = 20_000
+    after = [f"/after-{i}.html" for i in range(4)]
+    script = "<script>document.write('<a href=\"/written' + '.html\">w</a>')</script>"
+    pages = {
+        "/": "".join(f'<a href="{p}">{p}</a>' for p in ["/big.html", *after]),
+        "/big.html": script + "<p>" + "\x01\x02\x03 text " * (30 * limit // 9 + 1) + "</p><a href='/tail.html'>t</a>",
+        **{p: script + f'<p>{p}</p><a href="/">home</a>' for p in after},
+        "/written.html": "the link the script writes", "/tail.html": "past the cut",
+    }
+
+    class Site(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = pages.get(self.path, "").encode()
+            self.send_response(200 if self.path in pages else 404)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    site = f"http://127.0.0.1:{server.server_port}"
+    try:
+        settings = Settings()
+        settings.setmodule("settings.test", priority="project")
+        settings.set("WIRE_MAX_FILE_SIZE", limit)
+        settings.set("WIRE_MAX_STORED_SIZE", limit)
+        args = render_request(site + "/big.html", WireConfig.from_settings(settings), "wirescrapy-test",
+                              how="direct", meta={}, callback=None, errback=None).meta["splash"]["args"]
+        post = urllib.request.Request(shared_splash + "/execute", json.dumps(args).encode(),
+                                      {"Content-Type": "application/json"})
+        with urllib.request.urlopen(post, timeout=60) as answer:
+            body = answer.read()
+        out = json.loads(body)
+        assert len(body) <= RENDER_SIZE_FACTOR * limit, len(body)
+        assert out["ok"] and out["html_length"] > 30 * limit and out["raw"]["length"] > 30 * limit
+        assert len(base64.b64decode(out["html64"])) == limit == len(base64.b64decode(out["raw"]["body64"]))
+
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text(site + "/\n")
+        run = harvest(tmp_path / "c", shared_splash, "-a", f"seeds={seeds}", "-a", "cycles=2",
+                      settings={"WIRE_RENDER_JS": "127.0.0.1", "WIRE_MAX_FILE_SIZE": limit,
+                                "WIRE_MAX_STORED_SIZE": limit})
+    finally:
+        server.shutdown()
+        server.server_close()
+    docs = records(tmp_path / "c")["docs"]
+    for path in ["/", "/big.html", *after]:
+        doc = docs[site + path]
+        assert (doc["status"], doc["error"], doc["render"]) == (200, 0, RenderState.RENDERED), (path, doc)
+        assert path == "/" or site + "/written.html" in doc["links"], (path, doc)  # rendered: the script's link
+    assert site + "/tail.html" not in docs  # past the cut
+    with Collection(tmp_path / "c", readonly=True) as store:
+        big = store.documents.records[store.lookup(site + "/big.html")]
+        assert int(big["flags"]) & DocFlag.TRUNCATED and int(big["raw_length"]) > 30 * limit
+    assert "Splash did not answer" not in run.stderr and "render_failed" not in run.stderr

@@ -110,7 +110,8 @@ def failure_fetch(request: Request, exc: BaseException, now: float) -> Fetch:
 
 def render_fetch(response: Response, data: dict, max_file_size: int, now: float) -> Fetch:
     """The fetch of a render that Splash answered at ``now`` with ``data`` (what :data:`render.LUA`
-    returns): the rendered DOM, UTF-8, as the body; the raw HTML apart, both cut at ``max_file_size``."""
+    returns): the rendered DOM, UTF-8, as the body; the raw HTML apart, both cut at ``max_file_size`` (by the
+    script already) and ``truncated`` when either was longer."""
     fetch = _fetch(response.request, now)
     raw = data.get("raw") or {}
     status = int(raw.get("status") or 0)
@@ -122,19 +123,28 @@ def render_fetch(response: Response, data: dict, max_file_size: int, now: float)
     fetch.mime = media_type(raw.get("type") or "")
     fetch.content_type = "text/html; charset=utf-8"
     fetch.latency = float(response.meta.get("download_latency", 0.0))
-    try:
-        fetch.raw_body = base64.b64decode(raw.get("body64") or "")[:max_file_size]
-    except ValueError:
-        fetch.raw_body = b""
-    fetch.raw_length = len(fetch.raw_body)
-    body = str(data.get("html") or "").encode("utf-8", "surrogatepass")
-    fetch.truncated = len(body) > max_file_size
-    fetch.body = body[:max_file_size]
+    fetch.raw_body = _base64(raw.get("body64"))[:max_file_size]
+    fetch.raw_length = max(_length(raw.get("length")), len(fetch.raw_body))
+    fetch.body = _base64(data.get("html64"))[:max_file_size]
+    fetch.truncated = max(_length(data.get("html_length")), len(fetch.body), fetch.raw_length) > max_file_size
     views = data.get("views") or []
     fetch.script_links = [str(v) for v in (views.values() if isinstance(views, dict) else views)]
     fetch.render = RenderState.RENDERED
     fetch.render_follow_up = response.request.meta.get(RENDER) == "follow"
     return fetch
+
+
+def _base64(text) -> bytes:
+    """The bytes of a base64 text of the render script's; none when it is not one."""
+    try:
+        return base64.b64decode(text or "", validate=True)
+    except (TypeError, ValueError):
+        return b""
+
+
+def _length(value) -> int:
+    """A length the render script reported; 0 when it is not a count."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _fetch(request: Request, now: float) -> Fetch:

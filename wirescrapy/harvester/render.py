@@ -10,6 +10,7 @@ Pure policy (no reactor, no I/O) and the one place that builds a render request:
 * :func:`site_after` — ``auto``: what a render tells of its site (``SiteRender``);
 * :func:`failure` — a render that failed: Splash down (``render_failed``, rendered at a later visit) or
   Splash gave up or froze on the page (``render_timeout``, never rendered again);
+* :func:`answered` — whether a render that failed in the download was answered by Splash all the same;
 * :func:`pauses_rendering` — whether a failed render says Splash is down (it did not answer), which pauses
   rendering for a moment, or only that this page's render failed;
 * :func:`render_request` — the ``SplashRequest`` to Splash's ``/execute`` with :data:`LUA`, the script
@@ -161,6 +162,13 @@ def pauses_rendering(kind: FetchError, error: FetchError | None, splash_status: 
     return error is not None or splash_status in SPLASH_BUSY
 
 
+def answered(exc: BaseException, truncated: bool) -> bool:
+    """Whether a render whose request failed with ``exc`` was answered by Splash all the same: its answer was cut
+    at the size bound (``truncated``: :data:`LUA` bounds it, so Splash broke the bound) or was not JSON
+    (scrapy-splash could not read it). Then Splash is up and the failure is the page's."""
+    return truncated or isinstance(exc, ValueError)
+
+
 def page_url(request) -> str:
     """The page a request is for: a Splash request's page, not Splash's endpoint."""
     splash = request.meta.get("splash")
@@ -176,6 +184,7 @@ def render_request(url: str, config: WireConfig, user_agent: str, *, how: str, m
         "lua_source": LUA, "site": origin(url), "subresources": config.render_subresources,
         "wait": config.render_wait, "timeout": config.render_timeout, "views": MAX_VIEWS,
         "resource_timeout": max(config.render_timeout / 2, 1.0), "headers": {"User-Agent": user_agent},
+        "max_bytes": config.max_file_size,
     }
     address = mapped_address({host_name(k): v for k, v in config.dns_hosts.items()}, request_host(url))
     if address is not None:
@@ -199,8 +208,12 @@ def render_request(url: str, config: WireConfig, user_agent: str, *, how: str, m
 # it is to the page's site. A same-site redirect's target is not followed by the HTTP client (aborted before
 # any connection) but rendered by a second go with its own URL as base, so relative scripts and links resolve
 # as in a browser; it counts as a subresource, the raw answer stays the redirect's; another site's is aborted.
+# The answer is bounded by construction (``max_bytes``, the crawler's WIRE_MAX_FILE_SIZE): the raw body and the
+# DOM are each cut there and sent base64-encoded (4/3 of the cut; JSON-escaping the DOM as text would cost up to
+# 6 bytes per control character), with their whole lengths; the view links add at most ``max_bytes`` of URLs.
 LUA = """
 base64 = require("base64")
+treat = require("treat")
 function main(splash, args)
   splash.images_enabled = false
   splash.resource_timeout = args.resource_timeout
@@ -238,7 +251,11 @@ function main(splash, args)
     if raw.status == nil and page ~= nil and response.url == page then
       raw.status = response.status
       raw.type = response.headers["Content-Type"] or ""
-      if response.body then raw.body64 = base64.encode(response.body) end
+      if response.body then
+        local body = treat.as_string(response.body)
+        raw.length = #body
+        raw.body64 = base64.encode(string.sub(body, 1, args.max_bytes))
+      end
     end
   end)
   local ok, reason = splash:go{args.url, baseurl=args.url, headers=args.headers}
@@ -253,6 +270,8 @@ function main(splash, args)
   end
   splash:wait(args.wait)
   local html = splash:html()
+  local html_length = #html
+  html = base64.encode(string.sub(html, 1, args.max_bytes))
   local routes = splash:evaljs([[
     (function (limit) {
       var seen = [], anchors = document.querySelectorAll('a[href^="#/"]');
@@ -263,7 +282,7 @@ function main(splash, args)
       return seen;
     })(]] .. args.views .. [[)
   ]])
-  local views = {}
+  local views, view_bytes = {}, 0
   if routes and #routes > 0 then
     local go = splash:jsfunc("function (hash) { location.hash = hash; }")
     local hrefs = splash:jsfunc("function () { return Array.prototype.map.call("
@@ -271,9 +290,14 @@ function main(splash, args)
     for _, route in ipairs(routes) do
       go(route)
       splash:wait(0.05)
-      for _, href in ipairs(hrefs()) do views[#views + 1] = href end
+      for _, href in ipairs(hrefs()) do
+        if view_bytes + #href <= args.max_bytes then
+          view_bytes = view_bytes + #href
+          views[#views + 1] = href
+        end
+      end
     end
   end
-  return {ok=true, html=html, raw=raw, views=views, requests=used, blocked=blocked}
+  return {ok=true, html64=html, html_length=html_length, raw=raw, views=views, requests=used, blocked=blocked}
 end
 """

@@ -55,6 +55,7 @@ from wirescrapy.harvester.meta import (
     RDF,
     RENDER,
     SITE_ID,
+    TRUNCATED,
 )
 from wirescrapy.harvester.middlewares import AlreadyFetched, RobotsNotReady
 from wirescrapy.harvester.redirects import (
@@ -62,6 +63,7 @@ from wirescrapy.harvester.redirects import (
     decide_redirect,
     is_redirect,
 )
+from wirescrapy.harvester.render import answered as render_answered
 from wirescrapy.harvester.renders import FOLLOW_UP_PRIORITY, Renders, after_render
 from wirescrapy.harvester.robots import origin_of
 from wirescrapy.harvester.scheduler import WireScheduler
@@ -362,6 +364,9 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
         request = failure.request
         exc = failure.value
         if RENDER in request.meta and not isinstance(exc, IgnoreRequest):  # refused before Splash: as a page
+            if render_answered(exc, bool(request.meta.get(TRUNCATED))):  # this page's failure, Splash is up
+                yield from self._render_failed(request, None, 200, f"unreadable answer of Splash: {exc}")
+                return
             error = classify(exc)
             yield from self._render_failed(request, error, 0, f"{error.label}: {exc}")
             return

@@ -29,7 +29,9 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 
-RENDER_SIZE_FACTOR = 4
+# A render's answer (harvester/render.py's LUA, bounded by construction): the raw body and the DOM each cut at the
+# max file size and base64-encoded (2 × 4/3), view links of at most the max file size (and their JSON quotes).
+RENDER_SIZE_FACTOR = 5
 
 
 class FetchLimitsMiddleware:
@@ -66,7 +68,7 @@ class FetchLimitsMiddleware:
         received = meta.get(RECEIVED, 0) + len(data)
         meta[RECEIVED] = received
         kind = meta.get(KIND)
-        if RENDER in meta:  # Splash's JSON: the rendered DOM and the raw HTML, each cut later
+        if RENDER in meta:  # Splash's JSON: past this, Splash broke the script's bound (a failed render)
             limit = RENDER_SIZE_FACTOR * self.max_file_size
         else:
             limit = self.max_file_size if kind is None else self.limits[kind]
