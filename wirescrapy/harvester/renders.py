@@ -6,7 +6,8 @@ A render that failed because Splash did not answer (refused, lost early; or it a
 behind a proxy) pauses rendering for ``SPLASH_DOWN_PAUSE`` seconds: meanwhile pages are fetched raw, their render
 recorded as failed (rendered at a later visit), so a site is not visited twice per page while Splash restarts. A
 render Splash answered but could not do (the render script says why: the page's request failed, it was not
-made) is that page's failure alone and pauses nothing (``render.pauses_rendering``)."""
+made), or an answer past its size bound or unreadable (``render.answered``), is that page's failure alone and
+pauses nothing (``render.pauses_rendering``)."""
 
 from __future__ import annotations
 
