@@ -59,10 +59,20 @@ def test_values_from_the_command_line_are_converted():
     ("WIRE_LINK_ATTRIBUTES", ["href"]),
     ("WIRE_PAGE_COMPRESSION", 30),
     ("WIRE_PAGERANK_DAMPING", 1.5),
+    ("WIRE_RENDER_JS", "autoo"),  # a mode misspelled would be a host suffix that matches nothing
+    ("WIRE_RENDER_JS", "on"),
+    ("WIRE_RENDER_JS", "*.gov.cl"),
+    ("WIRE_ACCEPT_DOMAIN_SUFFIXES", [".cl", "http://uchile.cl"]),
 ])
 def test_bad_values_are_refused_naming_the_setting(name, value):
     with pytest.raises(WireSettingsError, match=name):
         config(**{name: value})
+
+
+def test_render_js_takes_national_domains_close_to_its_mode_names():
+    """Short country suffixes near ``auto`` and ``off`` (.au, .at, .to) are suffixes, not misspelled modes."""
+    for value in ("au", ".at,to", "auto.cl", "auto", "OFF"):
+        assert config(WIRE_RENDER_JS=value).render_js == value
 
 
 def test_impossible_combinations_are_refused():

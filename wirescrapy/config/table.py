@@ -3,7 +3,9 @@ without a setting (``NOT_IMPLEMENTED``), and the README's table generated from t
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -47,9 +49,13 @@ def _extensions(values: Sequence[str]) -> str | None:
     return None
 
 
+_HOST_SUFFIX = re.compile(r"\.?[\w-]+(\.[\w-]+)*")  # labels of a host name: letters, digits, hyphens
+_MEANT_ON = frozenset({"on", "true", "yes", "1", "all", "always", "js", "javascript", "splash", "enabled"})
+
+
 def _suffixes(values: Sequence[str]) -> str | None:
     for value in values:
-        if not value or " " in value or "/" in value:
+        if _HOST_SUFFIX.fullmatch(value) is None:
             return f"{value!r} is not a domain suffix such as '.cl' or '.uchile.cl'"
     return None
 
@@ -63,6 +69,11 @@ def _render_js(value: str) -> str | None:
     suffixes = [part.strip() for part in value.split(",")]
     if not any(suffixes):
         return "expected off, auto, or comma-separated host suffixes such as .example.org"
+    word = value.strip().lower()
+    if word in _MEANT_ON or difflib.get_close_matches(word, ("auto", "off"), n=1, cutoff=0.75):
+        # a mode misspelled, or a wish to render everything, would be taken for a host suffix matching nothing
+        return (f"{value.strip()!r} is neither off, auto nor a host suffix such as .example.org (to render "
+                "every site: the suffixes of their hosts, or auto)")
     return _suffixes([part for part in suffixes if part])
 
 
