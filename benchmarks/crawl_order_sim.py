@@ -126,6 +126,7 @@ from scrapy.settings import Settings
 
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE, SITE_DTYPE, DocFlag
 from wirescrapy.config import SITE_SPLITS, WireConfig, default_settings
+from wirescrapy.gatherer.pipelines.linkgraph import follows_duplicate
 from wirescrapy.manager import plan, ranking
 from wirescrapy.sampleweb import SampleWeb, SampleWebConfig
 from wirescrapy.sampleweb.shape import SHAPES
@@ -134,6 +135,7 @@ FRONT_PAGE_BOOST = 2.0
 NOW = 1_700_000_000.0
 BATCH_SECONDS = 3600.0  # between manager runs: far less than the revisit periods, so nothing is refetched
 EXTRA_SETTINGS: dict[str, object] = {}  # --setting: for every manager run
+CONTENT_SEEN = {"on": False}  # --content-seen: duplicates modelled as the gatherer treats them
 
 
 class Simulation:
@@ -149,6 +151,11 @@ class Simulation:
             self.site[i] = numbers.setdefault(split.hostname, len(numbers))
             self.home[i] = split.path == "/"
         self.seeds = seeds
+        self.content = np.zeros(self.n + 1, dtype=np.int64)  # content key per page (equal: duplicates), 0: unique
+
+    def place(self, page: int) -> tuple[int, bytes]:
+        """The page's site number and path, as ``linkgraph.follows_duplicate`` takes them."""
+        return int(self.site[page]), urlsplit(self.graph.urls[page - 1]).path.encode()
 
     def crawl(self, score, batch_size: int, samesite: int) -> list[int]:
         known = list(self.seeds)  # discovery order
@@ -255,6 +262,8 @@ class Records:
         self.site_ids: dict[int, int] = {}
         self.rows: list[int] = []
         self.cols: list[int] = []
+        self.first_with: dict[int, int] = {}  # content key -> doc-id of its first fetch (content-seen)
+        self.follow_duplicates = bool(EXTRA_SETTINGS.get("WIRE_FOLLOW_DUPLICATE_LINKS", False))
         for seed in sim.seeds:
             self.discover(seed, 0, DocFlag.SEED)
 
@@ -293,7 +302,18 @@ class Records:
         record["visits"], record["status"] = 1, 200
         record["first_visit"] = record["last_visit"] = when
         depth = int(record["depth"][0])
-        for target in self.sim.out[self.page_of[doc_id]].tolist():
+        page = self.page_of[doc_id]
+        targets = self.sim.out[page]
+        key = int(self.sim.content[page]) if CONTENT_SEEN["on"] else 0
+        if key and (original := self.first_with.setdefault(key, doc_id)) != doc_id:
+            # The gatherer's content-seen: its links are not followed, or only those its original's do not reach.
+            record["flags"] = record["flags"] | np.uint16(DocFlag.DUPLICATE)
+            record["duplicate_of"] = original
+            if not self.follow_duplicates or not follows_duplicate(*self.sim.place(self.page_of[original]),
+                                                                   *self.sim.place(page)):
+                return
+            targets = np.setdiff1d(targets, self.sim.out[self.page_of[original]])
+        for target in targets.tolist():
             self.rows.append(doc_id)
             self.cols.append(self.discover(target, depth + 1))
 
@@ -361,6 +381,10 @@ def main() -> int:
                         help="real: the web of real documents (benchmarks/realweb), its truth read from the files "
                         "(no server); prints the manager's rows and a per-site table")
     parser.add_argument("--real-sites", help="real web: comma-separated sites (default: all)")
+    parser.add_argument("--content-seen", action="store_true",
+                        help="real web: model the gatherer's content-seen (a page whose file's bytes an earlier "
+                        "fetch had is a duplicate: its links are not followed; with -s "
+                        "WIRE_FOLLOW_DUPLICATE_LINKS=true those its original's do not reach are)")
     parser.add_argument("--truth-cache", help="real web: keep its ground truth in this file (pickle) between runs")
     parser.add_argument("--webs", help="summary over several webs instead, comma-separated SITESxPAGES:SEED "
                         f"('six' for {SIX_WEBS}): the manager's share / oracle at 20 %% per web, mean and least")
@@ -477,6 +501,20 @@ def real_truth(chosen, cache: str | None):
     return truth
 
 
+def content_keys(graph: crawl_order.FinalGraph, chosen) -> np.ndarray:
+    """A key per page of the real web's final graph, equal for pages served from files of equal bytes (the
+    gatherer's content-seen compares cleaned documents: equal files, equal documents)."""
+    from xxhash import xxh3_64_intdigest
+
+    hosts = {site.host: realweb_truth.Host(f"http://{site.host}:8080", site.root, site.index) for site in chosen}
+    keys = np.zeros(graph.n, dtype=np.int64)
+    for i, url in enumerate(graph.urls):
+        kind, local = realweb_truth._serve(hosts[urlsplit(url).hostname], url)
+        if kind == "page":
+            keys[i] = xxh3_64_intdigest(Path(local).read_bytes()[: realweb_truth.MAX_FILE_SIZE]) >> 1 or 1
+    return keys
+
+
 def simulate_real(args: argparse.Namespace, chosen) -> None:
     truth = real_truth(chosen, args.truth_cache)
     graph = crawl_order.final_graph(truth)
@@ -484,6 +522,9 @@ def simulate_real(args: argparse.Namespace, chosen) -> None:
     batch_size = max(1, round(args.batch_share * n))
     budget = math.ceil(0.2 * n)
     sim = Simulation(graph, [graph.index[seed] for seed in truth.seeds])
+    if args.content_seen:
+        CONTENT_SEEN["on"] = True
+        sim.content[1:] = content_keys(graph, chosen)
     oracle = crawl_order.oracle_order(graph)
     bfs = crawl_order.bfs_order(truth, graph)
     held_out = {site.host for site in chosen if site.held_out}
