@@ -135,6 +135,7 @@ FRONT_PAGE_BOOST = 2.0
 NOW = 1_700_000_000.0
 BATCH_SECONDS = 3600.0  # between manager runs: far less than the revisit periods, so nothing is refetched
 EXTRA_SETTINGS: dict[str, object] = {}  # --setting: for every manager run
+ROBOTS_DOCS = {"on": False}  # --robots-docs: each site's robots.txt a fetched document, as the gatherer files it
 CONTENT_SEEN = {"on": False}  # --content-seen: duplicates modelled as the gatherer treats them
 
 
@@ -256,7 +257,9 @@ class Records:
 
     def __init__(self, sim: Simulation):
         self.sim = sim
-        self.docs = np.zeros(sim.n + 1, dtype=DOCUMENT_DTYPE)  # by doc-id; record 0 unused
+        sites = len(np.unique(sim.site[1:]))
+        self.docs = np.zeros(sim.n + 1 + sites, dtype=DOCUMENT_DTYPE)  # by doc-id; record 0 unused
+        self.robots: dict[int, int] = {}  # site-id -> its robots.txt's doc-id (ROBOTS_DOCS)
         self.doc_of = np.zeros(sim.n + 1, dtype=np.int64)  # final-graph page -> doc-id, 0 if unknown
         self.page_of = [0]  # doc-id -> page
         self.site_ids: dict[int, int] = {}
@@ -281,8 +284,14 @@ class Records:
         self.doc_of[page] = doc_id
         record = self.docs[doc_id : doc_id + 1]
         record["docid"], record["depth"] = doc_id, depth
-        record["siteid"] = self.site_ids.setdefault(int(self.sim.site[page]), len(self.site_ids) + 1)
+        record["siteid"] = site_id = self.site_ids.setdefault(int(self.sim.site[page]), len(self.site_ids) + 1)
         record["flags"] = flags | (DocFlag.FRONT_PAGE if self.sim.home[page] else 0)
+        if ROBOTS_DOCS["on"] and site_id not in self.robots:
+            # The gatherer files a site's robots.txt as a document at depth 0, fetched with its first page,
+            # never in a batch; it counts among the site's fetched documents (WIRE_BATCH_SITE_GROWTH).
+            robots = self.robots[site_id] = len(self.page_of)
+            self.page_of.append(0)
+            self.docs[robots : robots + 1]["docid"], self.docs[robots : robots + 1]["siteid"] = robots, site_id
         return doc_id
 
     def sites(self) -> np.ndarray:
@@ -342,13 +351,18 @@ def manager_crawl(sim: Simulation, weights: dict[str, float], batch_size: int, s
     while True:
         docs = records.docs[1 : records.count + 1]
         result = plan(docs, records.links(), config, now, count=1, sites=len(records.site_ids),
-                      rng=np.random.default_rng(0))
+                      rng=np.random.default_rng(0), exclude=np.asarray(list(records.robots.values()), dtype=np.int64))
         if not result.batches:
             return order
         batch = result.batches[0]
         order += [records.page_of[d] for d in batch.tolist()]
         for tick, doc_id in enumerate(harvest_order(batch, records.docs["siteid"]).tolist()):
             records.fetch(doc_id, now + 1 + tick * 1e-3)
+            robots = records.robots.get(int(records.docs["siteid"][doc_id]), 0)
+            if robots and not records.docs["visits"][robots]:
+                records.docs[robots : robots + 1]["visits"], records.docs[robots : robots + 1]["status"] = 1, 200
+                records.docs[robots : robots + 1]["first_visit"] = now + tick * 1e-3
+                records.docs[robots : robots + 1]["last_visit"] = now + tick * 1e-3
         now += BATCH_SECONDS
 
 
@@ -381,6 +395,9 @@ def main() -> int:
                         help="real: the web of real documents (benchmarks/realweb), its truth read from the files "
                         "(no server); prints the manager's rows and a per-site table")
     parser.add_argument("--real-sites", help="real web: comma-separated sites (default: all)")
+    parser.add_argument("--robots-docs", action="store_true",
+                        help="file each site's robots.txt as a document fetched with its first page, as the gatherer "
+                        "does (it counts for WIRE_BATCH_SITE_GROWTH: a real crawl's second batch takes 8 a site)")
     parser.add_argument("--content-seen", action="store_true",
                         help="real web: model the gatherer's content-seen (a page whose file's bytes an earlier "
                         "fetch had is a duplicate: its links are not followed; with -s "
@@ -391,6 +408,7 @@ def main() -> int:
     parser.add_argument("--setting", "-s", action="append", default=[], metavar="NAME=VALUE",
                         help="extra setting for the manager's runs, the value as JSON (repeatable)")
     args = parser.parse_args()
+    ROBOTS_DOCS["on"] = args.robots_docs
     for setting in args.setting:
         name, _, value = setting.partition("=")
         EXTRA_SETTINGS[name] = json.loads(value)
