@@ -1,8 +1,8 @@
 """The link graph: a page's links through the seeder rules into the URL store and the graph, within the page's
 budget of new sites (``seeder/add.py``; what it refused is counted on its site and logged).
 
-A duplicate's links (content-seen: the page's content is its original's) are ignored, as WIRE does — but
-with ``WIRE_FOLLOW_DUPLICATE_LINKS`` those that lead elsewhere than its original's links are kept, when the
+A duplicate's links (content-seen: the page's content is its original's) are ignored in WIRE; with
+``WIRE_FOLLOW_DUPLICATE_LINKS`` (the default) those that lead elsewhere than its original's links are kept, when the
 duplicate and its original are on the same site and the duplicate's path does not continue the original's
 (``follows_duplicate``): relative links in a copy stored at another path (a manual's untranslated pages
 linked into each language's tree, a version directory linked to another) reach pages no other page links
