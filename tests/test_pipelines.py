@@ -297,6 +297,26 @@ def test_an_exact_duplicate_is_a_reference_to_its_original_and_its_links_are_ign
     assert bench.stats["gatherer/duplicates"] == 1
 
 
+def test_a_copy_at_another_path_follows_the_links_its_original_s_do_not_reach(tmp_path):
+    """WIRE_FOLLOW_DUPLICATE_LINKS: relative links in a copy stored elsewhere lead elsewhere; those are kept."""
+    with Bench(tmp_path, WIRE_FOLLOW_DUPLICATE_LINKS=True) as bench:
+        original, _ = bench.seed(SITE + "/en/a.html", SITE + "/da/a.html")
+        body = html("b.html", "/index.html", OTHER + "/x.html")
+        bench.gather(bench.page(SITE + "/en/a.html", 200, body))
+        record = bench.gather(bench.page(SITE + "/da/a.html", 200, body))
+        assert flags(bench.record(SITE + "/da/a.html")) & DocFlag.DUPLICATE and record["duplicate_of"] == original
+        assert bench.links(SITE + "/en/a.html") == [SITE + "/en/b.html", SITE + "/index.html", OTHER + "/x.html"]
+        assert bench.links(SITE + "/da/a.html") == [SITE + "/da/b.html"]  # the others its original reaches
+        assert bench.record(SITE + "/da/b.html")["depth"] == bench.record(SITE + "/da/a.html")["depth"] + 1
+        assert bench.stats["gatherer/links/duplicates"] == 1
+        # A copy under its original's path (a trap repeating one page), or on another site: links ignored.
+        bench.seed(SITE + "/en/a.html/x/", OTHER + "/en/a.html")
+        bench.gather(bench.page(SITE + "/en/a.html/x/", 200, body))
+        bench.gather(bench.page(OTHER + "/en/a.html", 200, body))
+        assert bench.links(SITE + "/en/a.html/x/") == [] and bench.links(OTHER + "/en/a.html") == []
+        assert not bench.collection.lookup(SITE + "/en/a.html/x/b.html")
+
+
 def test_a_duplicate_that_changes_becomes_an_original(bench):
     _, copy = bench.seed(SITE + "/a.html", SITE + "/copy.html")
     bench.gather(bench.page(SITE + "/a.html", 200, html(), at=T0))

@@ -139,6 +139,7 @@ class WireConfig:
     discard_content: tuple[str, ...]
     default_charset: str
     obey_nofollow: bool
+    follow_duplicate_links: bool
 
     @classmethod
     def from_settings(cls, settings) -> WireConfig:

@@ -356,6 +356,12 @@ SETTINGS: tuple[Setting, ...] = (
                 "Encoding assumed when neither the header, a BOM, a meta tag nor detection decides."),
         Setting("WIRE_OBEY_NOFOLLOW", "", True, "bool",
                 "Links with rel=nofollow, and pages with a robots meta `nofollow`, add no URLs."),
+        Setting("WIRE_FOLLOW_DUPLICATE_LINKS", "", True, "bool",
+                "A duplicate's links (content-seen: its content is an earlier page's) that lead elsewhere than "
+                "its original's are followed, when both are on one site and the duplicate's path does not "
+                "continue the original's: relative links in a copy stored at another path reach pages only "
+                "copies link to (wirescrapy/gatherer/pipelines/linkgraph.py). Off: a duplicate's links are "
+                "ignored, as in WIRE."),
     ),
 )
 

@@ -14,8 +14,9 @@ order  pipeline                does
 300    PageStorePipeline       content-seen and page store: an exact duplicate becomes a reference to
                                its original's doc-id; notes whether the content changed
 400    LinkGraphPipeline       the page's links through the seeder rules into the URL store, their
-                               doc-ids into the link graph (a duplicate's links are ignored; a
-                               redirect's only link is its target); a sitemap's URLs to the seeder
+                               doc-ids into the link graph (a duplicate's only those its original's
+                               do not reach, for a copy elsewhere on its site; a redirect's only link
+                               is its target); a sitemap's URLs to the seeder
 500    MetadataPipeline        the document and site records: status, MIME type, lengths, latency,
                                speed, visits, first/last visit, changes, errors, robots.txt state
 =====  ======================  ===================================================================
