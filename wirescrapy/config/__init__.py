@@ -139,6 +139,7 @@ class WireConfig:
     discard_content: tuple[str, ...]
     default_charset: str
     obey_nofollow: bool
+    parse_workers: int
 
     @classmethod
     def from_settings(cls, settings) -> WireConfig:

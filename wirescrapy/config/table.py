@@ -345,6 +345,10 @@ SETTINGS: tuple[Setting, ...] = (
                 "Encoding assumed when neither the header, a BOM, a meta tag nor detection decides."),
         Setting("WIRE_OBEY_NOFOLLOW", "", True, "bool",
                 "Links with rel=nofollow, and pages with a robots meta `nofollow`, add no URLs."),
+        Setting("WIRE_PARSE_WORKERS", "", 1, "int",
+                "Processes that parse the pages beside the crawl's own (other cores), so that parsing never "
+                "holds up the requests; the results are stored in the order the fetches ended, as without "
+                "them. 0: parse in the crawl's process.", 0, 64),
     ),
 )
 
