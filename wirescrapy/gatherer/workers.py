@@ -2,14 +2,18 @@
 (``WIRE_PARSE_WORKERS``).
 
 Why: the harvester is one process with one reactor thread, which also hands out the requests. Every
-millisecond it spends parsing a page is a millisecond a site whose wait has ended waits longer, and on a web
-of large pages that adds up to much of a crawl's time. Parsing is pure (``Parser.parse``: bytes and a URL in,
-a ``ParsedPage`` out), so it runs in a pool of worker processes (``concurrent.futures``, other cores), and only
-its result comes back; what touches the collection stays in the reactor thread.
+millisecond it spends on a page is a millisecond a site whose wait has ended waits longer, and on a web of
+large pages that adds up to much of a crawl's time. What the gatherer does to a page before it touches the
+collection is pure, so it runs in a pool of worker processes (``concurrent.futures``, other cores), and only
+its result comes back (``parse_page``): the parse (``Parser.parse``: bytes and a URL in, a ``ParsedPage`` out),
+the language of its text (``language.identify``) and each link's decision by the seeder's rules
+(``SeederRules.classify``: canonical form, domain, patterns, extension, depth), which the link-graph step then
+applies to the collection. What touches the collection stays in the reactor thread.
 
 The workers are started with ``spawn``: they hold none of the crawl's open files (the collection's lock
-stays the crawl's alone), each builds its own ``Parser`` from the same options, ignores ``SIGINT`` (Scrapy's
-graceful stop is the crawl's to make) and exits when the crawl's process is gone (a ``kill -9``).
+stays the crawl's alone), each builds its own parser and rules from the crawl's ``WireConfig`` and loads the
+language model at once, ignores ``SIGINT`` (Scrapy's graceful stop is the crawl's to make) and exits when the
+crawl's process is gone (a ``kill -9``).
 
 A job's end is handed back through ``call_soon`` (``reactor.callFromThread``); every other method runs in the
 owner's thread, so the bookkeeping needs no lock.
@@ -35,15 +39,19 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from wirescrapy.config import WireConfig
+from wirescrapy.gatherer.language import identify
 from wirescrapy.gatherer.parser import Parser
 from wirescrapy.items import ParsedPage
+from wirescrapy.seeder.rules import Decision, SeederRules
 
 __all__ = ["ParseWorkers", "WorkerDied", "parse_page"]
 
 logger = logging.getLogger(__name__)
 
-# (page, raw page or None) — a render's raw HTML is parsed with its DOM (``ParsePipeline._rendered``).
-Parsed = tuple[ParsedPage, ParsedPage | None]
+# (page, raw page or None, its links' decisions or None) — a render's raw HTML is parsed with its DOM
+# (``ParsePipeline._rendered``).
+Parsed = tuple[ParsedPage, ParsedPage | None, list[Decision] | None]
 RAW_CONTENT_TYPE = "text/html; charset=utf-8"  # a render's raw HTML, as Splash hands it over
 
 
@@ -51,19 +59,27 @@ class WorkerDied(Exception):
     """A parse worker died on this page twice, the second time parsing it alone: given up."""
 
 
-def parse_page(parser: Parser, body: bytes, url: str, content_type: str | None, raw_body: bytes | None) -> Parsed:
-    """A page's parse: what a worker returns, and what the reactor thread does with no workers."""
+def parse_page(parser: Parser, body: bytes, url: str, content_type: str | None, raw_body: bytes | None,
+               rules: SeederRules | None = None, depth: int = 0) -> Parsed:
+    """A page parsed, its language found and, given ``rules``, its links' decisions as links of a page at
+    ``depth``: what a worker returns (the reactor thread, with no workers, leaves the decisions to the
+    link-graph step, which makes them only for the pages it adds links of)."""
     page = parser.parse(body, url, content_type)
-    return page, (parser.parse(raw_body, url, RAW_CONTENT_TYPE) if raw_body else None)
+    page.language = identify(page.text)
+    raw_page = parser.parse(raw_body, url, RAW_CONTENT_TYPE) if raw_body else None
+    decisions = [rules.classify(link.url, depth) for link in page.links] if rules is not None else None
+    return page, raw_page, decisions
 
 
-_parser: Parser | None = None  # a worker's own parser (``_start_worker``)
+_parser: Parser | None = None  # a worker's own parser and rules (``_start_worker``)
+_rules: SeederRules | None = None
 
 
-def _start_worker(options: dict[str, Any], parent: int) -> None:
-    global _parser
+def _start_worker(config: WireConfig, parent: int) -> None:
+    global _parser, _rules
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _parser = Parser(**options)
+    _parser, _rules = Parser.from_config(config), SeederRules(config)
+    identify("the language model loads on first use: now, not at the first page")
     threading.Thread(target=_watch_parent, args=(parent,), name="parent-watch", daemon=True).start()
 
 
@@ -78,8 +94,8 @@ def _ready() -> None:
     pass
 
 
-def _parse_in_worker(body: bytes, url: str, content_type: str | None, raw_body: bytes | None) -> Parsed:
-    return parse_page(_parser, body, url, content_type, raw_body)
+def _parse_in_worker(body: bytes, url: str, content_type: str | None, raw_body: bytes | None, depth: int) -> Parsed:
+    return parse_page(_parser, body, url, content_type, raw_body, _rules, depth)
 
 
 class _Job:
@@ -93,15 +109,16 @@ class _Job:
 
 
 class ParseWorkers:
-    """``workers`` processes parsing pages with a ``Parser(**options)``; ``parse`` hands each result (or the
-    exception the parse raised, or ``WorkerDied``) to its ``done`` through ``call_soon``."""
+    """``workers`` processes parsing pages as ``parse_page`` does with ``config``'s parser and rules; ``parse``
+    hands each result (or the exception the parse raised, or ``WorkerDied``) to its ``done`` through
+    ``call_soon``."""
 
-    def __init__(self, workers: int, options: dict[str, Any], call_soon: Callable[..., Any]):
+    def __init__(self, workers: int, config: WireConfig, call_soon: Callable[..., Any]):
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers!r}")
         self.workers = workers
-        self.options = dict(options)
-        Parser(**self.options)  # bad options fail here, in the crawl's process, not in every worker
+        self.config = config
+        Parser.from_config(config)  # bad options fail here, in the crawl's process, not in every worker
         self.call_soon = call_soon
         self.breaks = 0  # pools broken, for the stats
         self.given_up = 0
@@ -111,9 +128,10 @@ class ParseWorkers:
         self._suspects: deque[_Job] = deque()  # jobs of a broken pool, to try again one at a time
         self._closed = False
 
-    def parse(self, body: bytes, url: str, content_type: str | None, raw_body: bytes | None,
+    def parse(self, body: bytes, url: str, content_type: str | None, raw_body: bytes | None, depth: int,
               done: Callable[[Parsed | BaseException], None]) -> None:
-        job = _Job((body, url, content_type, raw_body), url, done)
+        """Parse a page at ``depth`` (its links' decisions are made as links of a page at that depth)."""
+        job = _Job((body, url, content_type, raw_body, depth), url, done)
         if self._suspects:
             self._waiting.append(job)
         else:
@@ -138,7 +156,7 @@ class ParseWorkers:
 
     def _new_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_start_worker, initargs=(self.options, os.getpid()))
+                                   initializer=_start_worker, initargs=(self.config, os.getpid()))
 
     def start(self) -> None:
         """Start the workers now (they take a moment to import and build their parser), not at the first page."""

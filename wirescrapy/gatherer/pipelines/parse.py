@@ -58,8 +58,7 @@ class ParsePipeline(GathererStep):
         if self.config.parse_workers:
             from twisted.internet import reactor
 
-            self.workers = ParseWorkers(self.config.parse_workers, Parser.options(self.config),
-                                        reactor.callFromThread)
+            self.workers = ParseWorkers(self.config.parse_workers, self.config, reactor.callFromThread)
         self._line: deque[_Waiting] = deque()
         self._parsed: Parsed | BaseException | None = None  # the worker's result for the fetch being released
         self._releasing = False
@@ -82,7 +81,7 @@ class ParsePipeline(GathererStep):
         self._line.append(waiting)
         if self._wants_worker(item, spider):
             self.workers.parse(item.body, item.url, item.content_type or None,
-                               item.raw_body if item.render == RenderState.RENDERED else None,
+                               item.raw_body if item.render == RenderState.RENDERED else None, item.depth,
                                lambda parsed: self._parse_ended(waiting, parsed))
         else:
             waiting.ready = True
@@ -127,7 +126,7 @@ class ParsePipeline(GathererStep):
             parsed = parse_page(self.parser, fetch.body, fetch.url, fetch.content_type or None, raw_body)
         elif isinstance(parsed, BaseException):
             raise parsed
-        fetch.page, raw_page = parsed
+        fetch.page, raw_page, fetch.link_decisions = parsed
         self.stats.inc_value("gatherer/parsed")
         self.stats.inc_value("gatherer/parsed_bytes", len(fetch.body))
         if fetch.render == RenderState.RENDERED:
