@@ -82,20 +82,15 @@ class Parser:
 
     @classmethod
     def from_config(cls, config: WireConfig) -> Parser:
-        return cls(**cls.options(config))
-
-    @staticmethod
-    def options(config: WireConfig) -> dict:
-        """The keyword arguments ``from_config`` builds a parser with (plain values: a parse worker gets them)."""
-        return {
-            "link_attributes": config.link_attributes,
-            "keep_tags": config.keep_tags,
-            "keep_attributes": config.keep_attributes,
-            "discard_content": config.discard_content,
-            "max_stored_size": config.max_stored_size,
-            "default_charset": config.default_charset,
-            "obey_nofollow": config.obey_nofollow,
-        }
+        return cls(
+            link_attributes=config.link_attributes,
+            keep_tags=config.keep_tags,
+            keep_attributes=config.keep_attributes,
+            discard_content=config.discard_content,
+            max_stored_size=config.max_stored_size,
+            default_charset=config.default_charset,
+            obey_nofollow=config.obey_nofollow,
+        )
 
     @classmethod
     def from_settings(cls, settings) -> Parser:

@@ -143,10 +143,6 @@ class ParseWorkers:
         processes = getattr(self._pool, "_processes", None) or {}
         return [process.pid for process in list(processes.values()) if process.pid]
 
-    @property
-    def pending(self) -> int:
-        return len(self._running) + len(self._waiting) + len(self._suspects)
-
     def close(self) -> None:
         """Stop the workers; a job still running is not handed back."""
         self._closed = True
