@@ -63,9 +63,11 @@ LOG_FORMAT = "%(asctime)s.%(msecs)03d [%(name)s] %(levelname)s: %(message)s"
 LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\.(\d{3}) ")
 
 
-def harvester(args: argparse.Namespace, web: RealWeb, collection: Path, extra: list[str], log) -> int:
+def harvester(args: argparse.Namespace, web: RealWeb, collection: Path, extra: list[str], log,
+              profile_file: Path | None = None) -> int:
+    profile = ["-m", "cProfile", "-o", str(profile_file)] if profile_file else []
     command = [
-        sys.executable, "-m", "scrapy", "crawl", "harvester", *extra,
+        sys.executable, *profile, "-m", "scrapy", "crawl", "harvester", *extra,
         "-s", f"WIRE_COLLECTION_DIR={collection}",
         "-s", f"WIRE_BATCH_SIZE={args.batch_size}",
         "-s", f"WIRE_WAIT_NORMAL={args.wait}", "-s", f"WIRE_WAIT_LARGE_SITE={args.wait_large}",
@@ -79,6 +81,21 @@ def harvester(args: argparse.Namespace, web: RealWeb, collection: Path, extra: l
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(code), env.get("PYTHONPATH")]))
     return subprocess.run(command, check=False, cwd=code, env=env, stdin=subprocess.DEVNULL, stdout=log,
                           stderr=subprocess.STDOUT, timeout=args.timeout).returncode
+
+
+def profile_file(args: argparse.Namespace, workdir: Path, mode: str, job: int) -> Path | None:
+    return workdir / f"profile-{mode}-{job:03d}.prof" if args.profile else None
+
+
+def print_profile(workdir: Path, mode: str, top: int = 30) -> None:
+    """The harvesters' functions of most own time (``--profile``), summed over the mode's jobs."""
+    import pstats
+
+    files = sorted(str(path) for path in workdir.glob(f"profile-{mode}-*.prof"))
+    if files:
+        print(f"    profile ({len(files)} processes, the reactor thread; cProfile slows it down):", flush=True)
+        pstats.Stats(*files, stream=sys.stdout).sort_stats("tottime").print_stats(top)
+        pstats.Stats(*files, stream=sys.stdout).sort_stats("cumulative").print_stats(top)
 
 
 def nothing_left(log_file: Path, start: int) -> bool:
@@ -104,14 +121,15 @@ def crawl(args: argparse.Namespace, web: RealWeb, mode: str, workdir: Path) -> d
         if mode == "cycles":
             starts.append(time.time())
             jobs = 1
-            harvester(args, web, collection, ["-a", f"seeds={seeds}", "-a", f"cycles={args.max_cycles}"], log)
+            harvester(args, web, collection, ["-a", f"seeds={seeds}", "-a", f"cycles={args.max_cycles}"], log,
+                      profile_file(args, workdir, mode, 0))
         else:
             while jobs < args.max_cycles:
                 log.flush()
                 start = log.tell()
                 extra = ["-a", f"seeds={seeds}"] if jobs == 0 else []
                 starts.append(time.time())
-                code = harvester(args, web, collection, extra, log)
+                code = harvester(args, web, collection, extra, log, profile_file(args, workdir, mode, jobs))
                 jobs += 1
                 log.flush()
                 if code or nothing_left(log_file, start):
@@ -207,6 +225,9 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=1800, help="seconds one process may take")
     parser.add_argument("--setting", "-s", action="append", default=[], metavar="NAME=VALUE",
                         help="extra Scrapy setting for every process (repeatable)")
+    parser.add_argument("--profile", action="store_true",
+                        help="run each harvester under cProfile (the reactor thread: where its CPU goes; the "
+                             "makespan is then not comparable) and print its functions of most own time")
     parser.add_argument("--workdir", help="keep collections, logs and nginx's files here")
     parser.add_argument("--code", help="checkout of the crawler to run (default: this one), e.g. a worktree of "
                         "an earlier commit, for a before/after with the same benchmark")
@@ -262,6 +283,8 @@ def main() -> int:
                 print("    " + where_time_goes(requests, where, wait_of[where], log_events(result["log"]),
                                                  result["starts"]), flush=True)
                 problems += bool(overlaps or short)
+                if args.profile:
+                    print_profile(workdir, mode)
                 for entry in report:
                     if entry.overlaps or entry.short_gaps:
                         print(f"    {entry.host}: {entry.requests} requests, {entry.overlaps} overlaps, "

@@ -78,6 +78,9 @@ class Bench:
             install_reactor(REACTOR)
         values = {name: value for name, value in vars(test_settings).items() if name.isupper()}
         values["WIRE_COLLECTION_DIR"] = str(Path(directory) / "collection")
+        # No reactor runs here to hand back a parse worker's result: pages are parsed in this thread (the
+        # workers' path: tests/test_parse_workers.py and the end-to-end crawls).
+        values["WIRE_PARSE_WORKERS"] = 0
         values.update(settings)
         self.crawler = crawler = get_crawler(BenchSpider, values)
         self.spider = crawler.spider = BenchSpider.from_crawler(crawler)

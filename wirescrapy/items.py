@@ -48,6 +48,7 @@ class ParsedPage:
     nofollow: bool = False  # robots meta nofollow/none: the page's links are not to be followed
     noindex: bool = False  # robots meta noindex/none
     original_size: int = 0  # bytes of the body as downloaded
+    language: str | None = None  # ISO 639-1 code of its text, "" too short to tell (None: not identified yet)
 
 
 
@@ -137,6 +138,7 @@ class Fetch:
     changed: bool = False  # the content differs from the previous visit's
     links: list[int] = field(default_factory=list)  # doc-ids linked (pages only), in page order
     raw_page: ParsedPage | None = None  # a render: the raw HTML parsed (content-seen, links it gained)
+    link_decisions: list | None = None  # the seeder rules' Decision for the first links of page.links (parse worker)
     render_links: int = 0  # a render: links found only in the rendered DOM
     render_wanted: bool = False  # a raw page that looks script-built, on a site still being tried (auto)
 

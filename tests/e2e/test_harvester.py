@@ -472,3 +472,48 @@ def test_robots_txt_redirected_to_another_site_or_answered_203(robots_web, tmp_p
     seeds.write_text(web.url("c", "/secret/y.html") + "\n")
     harvest(collection, "-a", f"seeds={seeds}")
     assert ("c", "/secret/y.html") not in web.requests and web.requests.count(("c", "/robots.txt")) == 1
+
+
+def _stored(collection: Path, urls) -> dict:
+    """Each page's stored document and the URLs of its links, by URL (doc-ids depend on the fetches' order)."""
+    with Collection(collection, readonly=True) as stored:
+        pages = {}
+        for url in urls:
+            doc = stored.lookup(url)
+            assert doc and stored.documents.records[doc]["visits"] >= 1, url
+            original = stored.links  # a duplicate's content is its original's
+            pages[url] = (stored.load_page(doc), sorted(stored.url(int(t)) for t in original.links(doc)))
+        return pages
+
+
+def test_a_killed_parse_worker_loses_no_page_and_the_workers_store_what_the_crawl_s_thread_does(tmp_path):
+    with SampleWebProcess(workdir=tmp_path / "web", **{**WEB, "sites": 4, "pages_per_site": 30}) as web:
+        seeds = tmp_path / "seeds.txt"
+        pages = sorted(web.truth.pages)
+        seeds.write_text("\n".join(pages) + "\n")  # one batch holds every page
+        inline = tmp_path / "inline"
+        harvest(inline, "-a", f"seeds={seeds}", settings={"WIRE_PARSE_WORKERS": 0})
+        collection = tmp_path / "workers"
+        command = [sys.executable, "-m", "scrapy", "crawl", "harvester", "-a", f"seeds={seeds}",
+                   "-s", f"WIRE_COLLECTION_DIR={collection}", "-s", "WIRE_PARSE_WORKERS=1",
+                   "-s", f"WIRE_LARGE_SITE_PAGES={SETTINGS['WIRE_LARGE_SITE_PAGES']}"]
+        started = time.time()
+        process = subprocess.Popen(command, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                   text=True, start_new_session=True)
+        try:
+            deadline = time.time() + 60
+            while len([r for r in web.access_log() if r["start"] > started]) < 40 and time.time() < deadline:
+                time.sleep(0.05)
+            workers = [int(pid) for pid in Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+                       if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+            assert len(workers) == 1, workers
+            os.kill(workers[0], signal.SIGKILL)
+            _, stderr = process.communicate(timeout=120)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+        assert process.returncode == 0, stderr[-4000:]
+        assert "'gatherer/parse_workers/broken': 1" in stderr, stderr[-4000:]
+        assert "'gatherer/parse_workers/given_up': 0" in stderr, stderr[-4000:]
+        assert "gatherer/failed" not in stderr
+        assert _stored(collection, pages) == _stored(inline, pages)

@@ -28,7 +28,6 @@ from wirescrapy.commands.base import WireCommand
 from wirescrapy.commands.report import make_report
 from wirescrapy.harvester.session import HARVEST_FILE
 from wirescrapy.manager.batch import batch_numbers, read_batch
-from wirescrapy.sampleweb import DOMAIN, SampleWebProcess
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 
@@ -70,6 +69,9 @@ class Command(WireCommand, ScrapyCommand):
             raise UsageError("--sites must be >= 1")
         if opts.pages < MIN_PAGES:
             raise UsageError(f"--pages must be >= {MIN_PAGES}")
+        # Imported here, not at every command's start (see commands/report.py).
+        from wirescrapy.sampleweb import SampleWebProcess
+
         config = self.wire_config()
         self._start(Path(opts.dir), opts.keep, config)
         workdir = Path(tempfile.mkdtemp(prefix="wirescrapy-demo-"))
@@ -126,6 +128,8 @@ def previous_demo(directory: Path) -> bool | None:
             hosts = [urlsplit(urls.site_name(i)).hostname or "" for i in range(1, urls.site_count + 1)]
     except Exception:  # noqa: BLE001 - whatever it is, it is not a collection the demo may remove
         return False
+    from wirescrapy.sampleweb import DOMAIN
+
     return all(host.endswith("." + DOMAIN) for host in hosts)
 
 

@@ -21,8 +21,14 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from wirescrapy.commands.base import WireCommand
-from wirescrapy.report.export import CONTENTS, EXPORTS, FORMATS, RowWriter, Selection
-from wirescrapy.warc.export import write_collection_warc
+
+
+def _exports():
+    """The report's export module: imported when the command runs, not at the start of every command (Scrapy
+    imports every command module, a crawl job's start-up included)."""
+    from wirescrapy.report import export
+
+    return export
 
 
 def _range(text: str, what: str) -> tuple[int, int | None]:
@@ -41,15 +47,16 @@ def _range(text: str, what: str) -> tuple[int, int | None]:
 
 class Command(WireCommand, ScrapyCommand):
     def syntax(self):
-        return f"{{{','.join(EXPORTS)}}} [options] | --warc FILE"
+        return f"{{{','.join(_exports().EXPORTS)}}} [options] | --warc FILE"
 
     def short_desc(self):
         return "Export documents, the link graph, sites or seeds as JSON Lines or CSV"
 
     def add_options(self, parser):
         super().add_options(parser)
+        export = _exports()
         out = parser.add_argument_group("output")
-        out.add_argument("--format", choices=FORMATS, default="jsonl", help="default: %(default)s")
+        out.add_argument("--format", choices=export.FORMATS, default="jsonl", help="default: %(default)s")
         out.add_argument("--output", "-O", metavar="FILE", default="-", help="file to write (default: stdout)")
         out.add_argument("--warc", metavar="FILE", help="write the stored pages as WARC response records to FILE "
                          "(gzipped per record) instead of WHAT")
@@ -60,7 +67,7 @@ class Command(WireCommand, ScrapyCommand):
                             help="documents of the site (scheme://host[:port]); repeatable")
         select.add_argument("--depth", metavar="A-B", help="depth: N, A-B or A-")
         select.add_argument("--fetched", action="store_true", help="fetched documents only")
-        select.add_argument("--content", choices=CONTENTS, default="none",
+        select.add_argument("--content", choices=export.CONTENTS, default="none",
                             help="add the stored cleaned document or its text (default: %(default)s)")
 
     def run(self, args, opts):
@@ -69,8 +76,9 @@ class Command(WireCommand, ScrapyCommand):
                 raise UsageError("--warc writes the stored pages: give no WHAT with it")
             self.export_warc(opts.warc)
             return
-        if len(args) != 1 or args[0] not in EXPORTS:
-            raise UsageError(f"say what to export: one of {', '.join(EXPORTS)}")
+        export = _exports()
+        if len(args) != 1 or args[0] not in export.EXPORTS:
+            raise UsageError(f"say what to export: one of {', '.join(export.EXPORTS)}")
         selection = self.selection(opts)
         config = self.wire_config()
         collection = self.read_collection(config)
@@ -81,9 +89,9 @@ class Command(WireCommand, ScrapyCommand):
         except OSError as exc:
             raise UsageError(f"cannot write {opts.output}: {exc}") from None
         with collection, target as stream:
-            writer = RowWriter(stream, opts.format)
+            writer = export.RowWriter(stream, opts.format)
             try:
-                for row in EXPORTS[args[0]](collection, selection):
+                for row in export.EXPORTS[args[0]](collection, selection):
                     writer.write(row)
             except BrokenPipeError:  # `scrapy export … | head`: the reader has what it wanted
                 sys.stderr.close()
@@ -92,6 +100,8 @@ class Command(WireCommand, ScrapyCommand):
             print(f"{writer.rows:,} {args[0]} rows written to {opts.output}", file=sys.stderr)
 
     def export_warc(self, path: str) -> None:
+        from wirescrapy.warc.export import write_collection_warc
+
         collection = self.read_collection(self.wire_config())
         try:
             with collection:
@@ -101,8 +111,8 @@ class Command(WireCommand, ScrapyCommand):
         print(f"{written:,} stored pages written to {path} as WARC", file=sys.stderr)
 
     @staticmethod
-    def selection(opts) -> Selection:
-        selection = Selection(sites=tuple(opts.site), content=opts.content, fetched_only=opts.fetched)
+    def selection(opts):
+        selection = _exports().Selection(sites=tuple(opts.site), content=opts.content, fetched_only=opts.fetched)
         if opts.docids:
             selection.first, selection.last = _range(opts.docids, "--docids")
         if opts.depth:

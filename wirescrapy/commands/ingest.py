@@ -62,6 +62,11 @@ class Command(WireCommand, ScrapyCommand):
         for directory in args:
             if not Path(directory).is_dir():
                 raise UsageError(f"{directory}: no such directory")
+        # Pages parsed in this thread, whatever WIRE_PARSE_WORKERS says: the fetches are items of the start
+        # generator, not of responses, and Scrapy closes the spider without waiting for such items' pipelines
+        # (a page still with a parse worker would be lost); and each fetch's `_applied` reads what the
+        # fetches before it wrote.
+        self.settings.set("WIRE_PARSE_WORKERS", 0, priority="cmdline")
         self.crawl(IngestSpider, dirs=args)
 
 

@@ -14,12 +14,15 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from wirescrapy.commands.base import WireCommand
-from wirescrapy.report import build_report
-from wirescrapy.report.render import write_report
 
 
 def make_report(command: WireCommand, config, out: str | Path, costs: bool = False) -> Path:
     """Build and write the report of ``config``'s collection into ``out``; the path of ``index.html``."""
+    # Imported here: Scrapy imports every command module at the start of every command, a crawl's included,
+    # and the report's modules (scipy's graph algorithms) are a good part of a crawl job's start-up.
+    from wirescrapy.report import build_report
+    from wirescrapy.report.render import write_report
+
     collection = command.read_collection(config)
     started = time.perf_counter()
     with collection:

@@ -14,7 +14,7 @@ module, with ``-s`` on the command line, or per Scrapyd job. This package is the
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -140,6 +140,12 @@ class WireConfig:
     default_charset: str
     obey_nofollow: bool
     follow_duplicate_links: bool
+    parse_workers: int
+
+    def __reduce__(self):
+        # Pickled for a parse worker (gatherer/workers.py): its read-only mappings travel as dicts.
+        values = {spec.name: getattr(self, spec.name) for spec in fields(self)}
+        return _unpickled, ({name: dict(v) if isinstance(v, MappingProxyType) else v for name, v in values.items()},)
 
     @classmethod
     def from_settings(cls, settings) -> WireConfig:
@@ -169,3 +175,7 @@ class WireConfig:
 class _Shared(NamedTuple):  # a crawler's WireConfig, and whether its settings were frozen when it was read
     config: WireConfig
     final: bool
+
+
+def _unpickled(values: dict) -> WireConfig:
+    return WireConfig(**{name: MappingProxyType(v) if isinstance(v, dict) else v for name, v in values.items()})

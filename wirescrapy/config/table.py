@@ -362,6 +362,10 @@ SETTINGS: tuple[Setting, ...] = (
                 "continue the original's: relative links in a copy stored at another path reach pages only "
                 "copies link to (wirescrapy/gatherer/pipelines/linkgraph.py). Off: a duplicate's links are "
                 "ignored, as in WIRE."),
+        Setting("WIRE_PARSE_WORKERS", "", 1, "int",
+                "Processes that parse the pages beside the crawl's own (other cores), so that parsing never "
+                "holds up the requests; the results are stored in the order the fetches ended, as without "
+                "them. 0: parse in the crawl's process.", 0, 64),
     ),
 )
 

@@ -20,7 +20,6 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 COMPONENTS = ("MAIN", "IN", "OUT", "TENDRILS", "TUNNELS", "ISLANDS")
 MAIN_PARTS = ("MAIN-NORM", "MAIN-IN", "MAIN-OUT", "MAIN-MAIN")  # index: 1 linked from IN + 2 linking to OUT
@@ -64,6 +63,9 @@ def bowtie(graph: csr_matrix) -> BowTie:
     graph.eliminate_zeros()
     sites = np.ones(size, dtype=bool)
     sites[0] = False
+    # scipy's graph algorithms, imported here: not at every command's start (see commands/report.py).
+    from scipy.sparse.csgraph import connected_components
+
     _, labels = connected_components(graph, directed=True, connection="strong")
     sizes = np.bincount(labels[1:])
     main_label = int(np.argmax(sizes))

@@ -25,7 +25,7 @@ from __future__ import annotations
 import enum
 import urllib.parse
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -166,26 +166,33 @@ def add_decision(collection: Collection, rules: SeederRules, decision: Decision,
 
 
 def add_links(collection: Collection, rules: SeederRules, links: Iterable[str], parent_depth: int | None,
-              base_url: str | None = None, new_sites: NewSites | None = None) -> AddReport:
+              base_url: str | None = None, new_sites: NewSites | None = None,
+              classified: Sequence[Decision] = ()) -> AddReport:
     """Add the links of a page at ``parent_depth`` (relative ones resolved against ``base_url``); ``new_sites``:
-    the page's budget of new sites."""
-    return add_listed(collection, rules, ((link, None) for link in links), parent_depth, base_url, new_sites)
+    the page's budget of new sites; ``classified``: the decisions ``rules.classify(link, parent_depth)`` made
+    beforehand for the first links (in a parse worker, ``gatherer/workers.py``), not made again."""
+    return add_listed(collection, rules, ((link, None) for link in links), parent_depth, base_url, new_sites,
+                      classified)
 
 
 def add_listed(collection: Collection, rules: SeederRules, entries: Iterable[tuple[str, float | None]],
                parent_depth: int | None, base_url: str | None = None,
-               new_sites: NewSites | None = None) -> AddReport:
+               new_sites: NewSites | None = None, classified: Sequence[Decision] = ()) -> AddReport:
     """Add (URL, last-modified or None) entries, from a sitemap or a robots.rdf, as links of a page at
     ``parent_depth``; ``new_sites``: the budget of new sites they may add."""
     report = AddReport()
     seen: set[int] = set()
-    for link, last_modified in entries:
-        if base_url:
-            try:
-                link = urllib.parse.urljoin(base_url, link.strip())
-            except ValueError:  # e.g. an unclosed "[": classify reports the bad URL
-                pass
-        decision = rules.classify(link, parent_depth)
+    made = len(classified)
+    for i, (link, last_modified) in enumerate(entries):
+        if i < made:
+            decision = classified[i]
+        else:
+            if base_url:
+                try:
+                    link = urllib.parse.urljoin(base_url, link.strip())
+                except ValueError:  # e.g. an unclosed "[": classify reports the bad URL
+                    pass
+            decision = rules.classify(link, parent_depth)
         count_out_of_crawl(collection, decision)
         doc_id, outcome = add_decision(collection, rules, decision, last_modified=last_modified,
                                        report=report, new_sites=new_sites)

@@ -28,7 +28,10 @@ The metadata record is written last, and it is what marks a page fetched in its 
 see ``harvester/session.py``): a kill before it means the page is fetched again on restart, and its
 content, already stored, is found unchanged by content-seen.
 
-They run in the crawl's process, on the reactor thread, one item at a time; each is small and synchronous.
+They run in the crawl's process, on the reactor thread, one item at a time; each is small and synchronous,
+but for the parse step with ``WIRE_PARSE_WORKERS`` > 0: what is pure of a page's gathering (the parse, the
+language, each link's decision by the seeder's rules) runs in worker processes (``gatherer/workers.py``), and
+the step hands the fetches on in the order they reached it (``parse.py``).
 A pipeline's failure on one item is logged with the URL and recorded on the page as a gatherer error
 (``FetchError.GATHERER``, see ``base.py``): the steps after it leave the fetch alone but the metadata step,
 the page counts a failed visit and is fetched again in a later batch, and the items after it go on — never a

@@ -56,7 +56,7 @@ class LinkGraphPipeline(GathererStep):
             page = fetch.page  # the parser left out what WIRE_OBEY_NOFOLLOW says not to follow
             new_sites = NewSites.of_page(collection, rules, fetch.site_id)
             report = add_links(collection, rules, [link.url for link in page.links], parent_depth=fetch.depth,
-                               new_sites=new_sites)
+                               new_sites=new_sites, classified=fetch.link_decisions or ())
             self._new_sites(fetch, collection, new_sites)
             fetch.links = report.targets
             self.stats.inc_value("gatherer/links/found", len(page.links))
@@ -85,7 +85,7 @@ class LinkGraphPipeline(GathererStep):
             return
         new_sites = NewSites.of_page(collection, harvest.rules, fetch.site_id)
         report = add_links(collection, harvest.rules, [link.url for link in fetch.page.links],
-                           parent_depth=fetch.depth, new_sites=new_sites)
+                           parent_depth=fetch.depth, new_sites=new_sites, classified=fetch.link_decisions or ())
         self._new_sites(fetch, collection, new_sites)
         fetch.links = elsewhere(report.targets, collection.links.links(fetch.original))
         self.stats.inc_value("gatherer/links/new", report.added)

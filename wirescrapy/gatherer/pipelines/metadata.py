@@ -172,7 +172,8 @@ class MetadataPipeline(GathererStep):
         _visit(record, now, fetch.changed)
         record["last_modified"] = max(record["last_modified"], fetch.last_modified)
         if fetch.page is not None and fetch.status == 200 and fetch.kind is Kind.PAGE:
-            record["language"] = identify(fetch.page.text).encode("ascii", "replace")[:4]
+            language = fetch.page.language if fetch.page.language is not None else identify(fetch.page.text)
+            record["language"] = language.encode("ascii", "replace")[:4]
 
     @staticmethod
     def _flags(fetch: Fetch) -> int:

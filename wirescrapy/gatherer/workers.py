@@ -1,0 +1,217 @@
+"""Parse workers: the gatherer's parsing in other processes, off the crawl's reactor thread
+(``WIRE_PARSE_WORKERS``).
+
+Why: the harvester is one process with one reactor thread, which also hands out the requests. Every
+millisecond it spends on a page is a millisecond a site whose wait has ended waits longer, and on a web of
+large pages that adds up to much of a crawl's time. What the gatherer does to a page before it touches the
+collection is pure, so it runs in a pool of worker processes (``concurrent.futures``, other cores), and only
+its result comes back (``parse_page``): the parse (``Parser.parse``: bytes and a URL in, a ``ParsedPage`` out),
+the language of its text (``language.identify``) and each link's decision by the seeder's rules
+(``SeederRules.classify``: canonical form, domain, patterns, extension, depth), which the link-graph step then
+applies to the collection. What touches the collection stays in the reactor thread.
+
+The workers are started with ``spawn``: they hold none of the crawl's open files (the collection's lock
+stays the crawl's alone), each builds its own parser and rules from the crawl's ``WireConfig`` and loads the
+language model at once, ignores ``SIGINT`` (Scrapy's graceful stop is the crawl's to make) and exits when the
+crawl's process is gone (a ``kill -9``).
+
+A job's end is handed back through ``call_soon`` (``reactor.callFromThread``); every other method runs in the
+owner's thread, so the bookkeeping needs no lock.
+
+Crash behaviour: a worker that dies (a page that crashes the C scanner, the kernel's OOM killer, a kill)
+breaks the pool (``BrokenProcessPool``) and fails every job in it. Each of those jobs is tried again alone,
+in a new pool, before any other; a job that breaks a pool again while alone in it is given up: its ``done``
+gets a :class:`WorkerDied` (the gatherer records it as the page's error, and the page is fetched again in a
+later batch), and the crawl goes on. A parser exception is no crash: it comes back as the job's result.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from wirescrapy.config import WireConfig
+from wirescrapy.gatherer.language import identify
+from wirescrapy.gatherer.parser import Parser
+from wirescrapy.items import ParsedPage
+from wirescrapy.seeder.rules import Decision, SeederRules
+
+__all__ = ["ParseWorkers", "WorkerDied", "parse_page"]
+
+logger = logging.getLogger(__name__)
+
+# (page, raw page or None, its links' decisions or None) — a render's raw HTML is parsed with its DOM
+# (``ParsePipeline._rendered``).
+Parsed = tuple[ParsedPage, ParsedPage | None, list[Decision] | None]
+RAW_CONTENT_TYPE = "text/html; charset=utf-8"  # a render's raw HTML, as Splash hands it over
+
+
+class WorkerDied(Exception):
+    """A parse worker died on this page twice, the second time parsing it alone: given up."""
+
+
+def parse_page(parser: Parser, body: bytes, url: str, content_type: str | None, raw_body: bytes | None,
+               rules: SeederRules | None = None, depth: int = 0) -> Parsed:
+    """A page parsed, its language found and, given ``rules``, its links' decisions as links of a page at
+    ``depth``: what a worker returns (the reactor thread, with no workers, leaves the decisions to the
+    link-graph step, which makes them only for the pages it adds links of)."""
+    page = parser.parse(body, url, content_type)
+    page.language = identify(page.text)
+    raw_page = parser.parse(raw_body, url, RAW_CONTENT_TYPE) if raw_body else None
+    decisions = [rules.classify(link.url, depth) for link in page.links] if rules is not None else None
+    return page, raw_page, decisions
+
+
+_parser: Parser | None = None  # a worker's own parser and rules (``_start_worker``)
+_rules: SeederRules | None = None
+
+
+def _start_worker(config: WireConfig, parent: int) -> None:
+    global _parser, _rules
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _parser, _rules = Parser.from_config(config), SeederRules(config)
+    identify("the language model loads on first use: now, not at the first page")
+    threading.Thread(target=_watch_parent, args=(parent,), name="parent-watch", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    # Blocked on its call queue, a worker whose crawl was killed would wait forever: it goes with the crawl.
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
+
+
+def _ready() -> None:
+    pass
+
+
+def _parse_in_worker(body: bytes, url: str, content_type: str | None, raw_body: bytes | None, depth: int) -> Parsed:
+    return parse_page(_parser, body, url, content_type, raw_body, _rules, depth)
+
+
+class _Job:
+    __slots__ = ("alone", "args", "breaks", "done", "pool", "url")
+
+    def __init__(self, args: tuple, url: str, done: Callable[[Parsed | BaseException], None]):
+        self.args, self.url, self.done = args, url, done
+        self.breaks = 0  # pools it was in when they broke
+        self.alone = False  # the only job in its pool (tried again after a break)
+        self.pool: ProcessPoolExecutor | None = None
+
+
+class ParseWorkers:
+    """``workers`` processes parsing pages as ``parse_page`` does with ``config``'s parser and rules; ``parse``
+    hands each result (or the exception the parse raised, or ``WorkerDied``) to its ``done`` through
+    ``call_soon``."""
+
+    def __init__(self, workers: int, config: WireConfig, call_soon: Callable[..., Any]):
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers!r}")
+        self.workers = workers
+        self.config = config
+        Parser.from_config(config)  # bad options fail here, in the crawl's process, not in every worker
+        self.call_soon = call_soon
+        self.breaks = 0  # pools broken, for the stats
+        self.given_up = 0
+        self._pool: ProcessPoolExecutor | None = None
+        self._running: set[_Job] = set()
+        self._waiting: deque[_Job] = deque()  # held back while jobs of a broken pool are tried again
+        self._suspects: deque[_Job] = deque()  # jobs of a broken pool, to try again one at a time
+        self._closed = False
+
+    def parse(self, body: bytes, url: str, content_type: str | None, raw_body: bytes | None, depth: int,
+              done: Callable[[Parsed | BaseException], None]) -> None:
+        """Parse a page at ``depth`` (its links' decisions are made as links of a page at that depth)."""
+        job = _Job((body, url, content_type, raw_body, depth), url, done)
+        if self._suspects:
+            self._waiting.append(job)
+        else:
+            self._start(job)
+
+    @property
+    def pids(self) -> list[int]:
+        """The running workers' process ids."""
+        processes = getattr(self._pool, "_processes", None) or {}
+        return [process.pid for process in list(processes.values()) if process.pid]
+
+    def close(self) -> None:
+        """Stop the workers; a job still running is not handed back."""
+        self._closed = True
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_start_worker, initargs=(self.config, os.getpid()))
+
+    def start(self) -> None:
+        """Start the workers now (they take a moment to import and build their parser), not at the first page."""
+        if self._pool is None:
+            self._pool = self._new_pool()
+            for _ in range(self.workers):
+                self._pool.submit(_ready)
+
+    def _start(self, job: _Job) -> None:
+        for _ in range(2):
+            if self._pool is None:
+                self._pool = self._new_pool()
+            try:
+                future = self._pool.submit(_parse_in_worker, *job.args)
+                break
+            except BrokenProcessPool:  # a worker died while no job of ours was in it
+                self._broken(self._pool)
+        else:  # no worker starts at all: the page is not parsed, the crawl goes on
+            logger.error("No parse worker could be started for %(url)s", {"url": job.url})
+            self.given_up += 1
+            job.done(WorkerDied(f"no parse worker could be started for {job.url}"))
+            return
+        job.pool = self._pool
+        self._running.add(job)
+        future.add_done_callback(lambda f: self.call_soon(self._ended, job, f))
+
+    def _broken(self, pool: ProcessPoolExecutor) -> None:
+        if pool is self._pool:
+            self.breaks += 1
+            self._pool = None
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def _ended(self, job: _Job, future: Future) -> None:
+        if self._closed:
+            return
+        self._running.discard(job)
+        exc = None if future.cancelled() else future.exception()
+        if future.cancelled() or isinstance(exc, BrokenProcessPool):
+            self._broken(job.pool)
+            job.breaks += 1
+            if job.alone and job.breaks >= 2:
+                self.given_up += 1
+                logger.error("A parse worker died twice on %(url)s, the second time parsing it alone: the page "
+                             "is recorded as a gatherer error and fetched again in a later batch", {"url": job.url})
+                job.done(WorkerDied(f"the parse worker died on {job.url} ({job.breaks} times)"))
+            else:
+                if not self._suspects:
+                    logger.warning("A parse worker died: the pages it had are parsed again, one at a time")
+                self._suspects.append(job)
+        else:
+            job.done(exc if exc is not None else future.result())
+        self._next()
+
+    def _next(self) -> None:
+        if self._suspects:
+            if not self._running:
+                job = self._suspects.popleft()
+                job.alone = True
+                self._start(job)
+            return
+        while self._waiting:
+            self._start(self._waiting.popleft())
