@@ -356,12 +356,12 @@ SETTINGS: tuple[Setting, ...] = (
                 "Encoding assumed when neither the header, a BOM, a meta tag nor detection decides."),
         Setting("WIRE_OBEY_NOFOLLOW", "", True, "bool",
                 "Links with rel=nofollow, and pages with a robots meta `nofollow`, add no URLs."),
-        Setting("WIRE_FOLLOW_DUPLICATE_LINKS", "", True, "bool",
-                "A duplicate's links (content-seen: its content is an earlier page's) that lead elsewhere than "
-                "its original's are followed, when both are on one site and the duplicate's path does not "
+        Setting("WIRE_FOLLOW_DUPLICATE_LINKS", "", False, "bool",
+                "On: a duplicate's links (content-seen: its content is an earlier page's) that lead elsewhere "
+                "than its original's are followed, when both are on one site and the duplicate's path does not "
                 "continue the original's: relative links in a copy stored at another path reach pages only "
-                "copies link to (wirescrapy/gatherer/pipelines/linkgraph.py). Off: a duplicate's links are "
-                "ignored, as in WIRE."),
+                "copies link to (wirescrapy/gatherer/pipelines/linkgraph.py). Off, as in WIRE: a duplicate's "
+                "links are ignored, which stops a tree of copies (a session id in the path) at its first copy."),
         Setting("WIRE_PARSE_WORKERS", "", 1, "int",
                 "Processes that parse the pages beside the crawl's own (other cores), so that parsing never "
                 "holds up the requests; the results are stored in the order the fetches ended, as without "
