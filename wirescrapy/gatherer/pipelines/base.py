@@ -51,7 +51,11 @@ class GathererStep:
         harvest = getattr(spider, "harvest", None)
         if harvest is None or harvest.collection is None or not isinstance(item, Fetch):
             return item  # not a harvest's fetch, or a detached harvest's: WARC is its only output
-        if harvest.stopped or (item.error is FetchError.GATHERER and not self.records_failures):
+        if harvest.stopped:  # a write failed (a full disk): nothing more is recorded, and the last step counts it
+            if self.records_failures:
+                self.stats.inc_value("gatherer/not_recorded_after_stop")
+            return item
+        if item.error is FetchError.GATHERER and not self.records_failures:
             return item
         try:
             self.process(item, harvest)
