@@ -8,12 +8,15 @@ included); Splash killed in the middle of a crawl; a page whose script never end
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import pairwise
 from pathlib import Path
 
@@ -72,6 +75,45 @@ def records(collection: Path) -> dict[str, dict]:
         sites = {store.urls.site_name(s): (int(r["render"]), int(r["render_tries"]), int(r["render_gains"]))
                  for s in range(1, store.sites.count + 1) for r in [store.sites.records[s]]}
     return {"docs": found, "sites": sites}
+
+
+@contextlib.contextmanager
+def loopback_site(answer):
+    """A real HTTP server on 127.0.0.1 for the time of the block: ``answer(path)`` gives each GET's status,
+    headers and body. Yields its origin."""
+
+    class Site(BaseHTTPRequestHandler):
+        def do_GET(self):
+            status, headers, body = answer(self.path)
+            self.send_response(status)
+            for name, value in {**headers, "Content-Length": str(len(body))}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def splash_answer(splash: str, url: str, **settings) -> bytes:
+    """Splash's answer to the crawler's own render request for ``url`` (settings.test, and ``settings``)."""
+    configured = Settings()
+    configured.setmodule("settings.test", priority="project")
+    for name, value in settings.items():
+        configured.set(name, value)
+    args = render_request(url, WireConfig.from_settings(configured), "wirescrapy-test", how="direct", meta={},
+                          callback=None, errback=None).meta["splash"]["args"]
+    post = urllib.request.Request(splash + "/execute", json.dumps(args).encode(), {"Content-Type": "application/json"})
+    with urllib.request.urlopen(post, timeout=60) as answer:
+        return answer.read()
 
 
 @pytest.fixture(scope="module")
@@ -304,47 +346,20 @@ def test_a_page_that_redirects_is_rendered_with_its_targets_url_as_base(shared_s
     """The script fetches the page itself and renders its bytes under a base URL: after a same-site redirect the
     base must be the target's (its relative script and links resolve as a browser would), the target requested
     once, the raw answer the redirect's."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     seen = []
 
-    class Site(BaseHTTPRequestHandler):
-        def do_GET(self):
-            seen.append(self.path)
-            if self.path == "/a/old":
-                self.send_response(302)
-                self.send_header("Location", "/b/page.html")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-            script = self.path.endswith(".js")
-            body = (b"document.write('<a href=\"written.html\">w</a>')" if script else
-                    b"<html><head><script src='s.js'></script></head><body><a href='x.html'>x</a></body></html>")
-            self.send_response(200 if self.path in ("/b/s.js", "/b/page.html") else 404)
-            self.send_header("Content-Type", "application/javascript" if script else "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def answer(path: str):
+        seen.append(path)
+        if path == "/a/old":
+            return 302, {"Location": "/b/page.html"}, b""
+        if path.endswith(".js"):
+            return (200 if path == "/b/s.js" else 404, {"Content-Type": "application/javascript"},
+                    b"document.write('<a href=\"written.html\">w</a>')")
+        return (200 if path == "/b/page.html" else 404, {"Content-Type": "text/html"},
+                b"<html><head><script src='s.js'></script></head><body><a href='x.html'>x</a></body></html>")
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        settings = Settings()
-        settings.setmodule("settings.test", priority="project")
-        site = f"http://127.0.0.1:{server.server_port}"
-        args = render_request(site + "/a/old", WireConfig.from_settings(settings), "wirescrapy-test", how="direct",
-                              meta={}, callback=None, errback=None).meta["splash"]["args"]
-        post = urllib.request.Request(shared_splash + "/execute", json.dumps(args).encode(),
-                                      {"Content-Type": "application/json"})
-        with urllib.request.urlopen(post, timeout=60) as answer:
-            out = json.load(answer)
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_site(answer) as site:
+        out = json.loads(splash_answer(shared_splash, site + "/a/old"))
     assert out["ok"] and out["raw"]["status"] == 302, out
     dom = base64.b64decode(out["html64"]).decode()
     assert '<a href="written.html">' in dom, dom  # /b/s.js ran
@@ -357,9 +372,6 @@ def test_a_page_larger_than_the_max_file_size_is_rendered_cut_and_the_renders_af
     harvester's bound for a render's answer, the page is stored rendered and cut (TRUNCATED), and every page after
     it is rendered too (before: the answer was cut on the wire, unreadable, taken for Splash down, and rendering
     paused while the next pages were fetched raw)."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     from wirescrapy.collection.metadata import DocFlag
     from wirescrapy.harvester.middlewares.fetchlimits import RENDER_SIZE_FACTOR
 
@@ -373,32 +385,11 @@ def test_a_page_larger_than_the_max_file_size_is_rendered_cut_and_the_renders_af
         "/written.html": "the link the script writes", "/tail.html": "past the cut",
     }
 
-    class Site(BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = pages.get(self.path, "").encode()
-            self.send_response(200 if self.path in pages else 404)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def answer(path: str):
+        return 200 if path in pages else 404, {"Content-Type": "text/html; charset=utf-8"}, pages.get(path, "").encode()
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    site = f"http://127.0.0.1:{server.server_port}"
-    try:
-        settings = Settings()
-        settings.setmodule("settings.test", priority="project")
-        settings.set("WIRE_MAX_FILE_SIZE", limit)
-        settings.set("WIRE_MAX_STORED_SIZE", limit)
-        args = render_request(site + "/big.html", WireConfig.from_settings(settings), "wirescrapy-test",
-                              how="direct", meta={}, callback=None, errback=None).meta["splash"]["args"]
-        post = urllib.request.Request(shared_splash + "/execute", json.dumps(args).encode(),
-                                      {"Content-Type": "application/json"})
-        with urllib.request.urlopen(post, timeout=60) as answer:
-            body = answer.read()
+    with loopback_site(answer) as site:
+        body = splash_answer(shared_splash, site + "/big.html", WIRE_MAX_FILE_SIZE=limit, WIRE_MAX_STORED_SIZE=limit)
         out = json.loads(body)
         assert len(body) <= RENDER_SIZE_FACTOR * limit, len(body)
         assert out["ok"] and out["html_length"] > 30 * limit and out["raw"]["length"] > 30 * limit
@@ -409,9 +400,6 @@ def test_a_page_larger_than_the_max_file_size_is_rendered_cut_and_the_renders_af
         run = harvest(tmp_path / "c", shared_splash, "-a", f"seeds={seeds}", "-a", "cycles=2",
                       settings={"WIRE_RENDER_JS": "127.0.0.1", "WIRE_MAX_FILE_SIZE": limit,
                                 "WIRE_MAX_STORED_SIZE": limit})
-    finally:
-        server.shutdown()
-        server.server_close()
     docs = records(tmp_path / "c")["docs"]
     for path in ["/", "/big.html", *after]:
         doc = docs[site + path]
