@@ -317,19 +317,27 @@ def redirect_loops(fetched: dict, links: dict) -> set[frozenset]:
 
     Which page of a loop gets the error depends on which was fetched first (the follow-up that closes the
     chain gets it), and a kill changes the order: a → b → a, a fetched first, records the error on b; b
-    fetched first after a restart records it on a. The loop itself is the fact to compare."""
+    fetched first after a restart records it on a; and a chain cut by a kill, its last hop fetched in a later
+    harvest, records none (a redirect to a page visited within its revisit period is not followed again). The
+    loop itself is the fact to compare: a cycle of redirects (a 3xx or the loop error, one link each)."""
+    redirects = set()
+    for url, (status, error, content) in list(fetched.items()):
+        if error == FetchError.REDIRECT_LOOP:
+            fetched[url] = (status, 0, content)
+            redirects.add(url)
+        elif 300 <= status < 400:
+            redirects.add(url)
     loops = set()
-    for start, (status, error, content) in list(fetched.items()):
-        if error != FetchError.REDIRECT_LOOP:
-            continue
-        fetched[start] = (status, 0, content)
+    for start in redirects:
         cycle, here = [start], start
         while len(links.get(here, ())) == 1 and len(cycle) <= 20:
             (here,) = links[here]
             if here == start:
+                loops.add(frozenset(cycle))
+                break
+            if here not in redirects or here in cycle:
                 break
             cycle.append(here)
-        loops.add(frozenset(cycle))
     return loops
 
 
