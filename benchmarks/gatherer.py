@@ -4,6 +4,7 @@
     python benchmarks/gatherer.py --limit 40    # smoke run
     python benchmarks/gatherer.py --steps       # and where the parser's time goes, step by step
     python benchmarks/gatherer.py --links       # and the links into a collection (the seeder's work per link)
+    python benchmarks/gatherer.py --pickle      # and what a parse worker's result costs to send back
 
 The corpus is Debian's ``python3-doc`` (the Python documentation as HTML: ~530 pages, ~50 MB, UTF-8, much
 markup: syntax-highlighted code, tables, thousands of links); it is installed with apt-get when missing.
@@ -20,6 +21,10 @@ the seeder's rules (``SeederRules.classify``: canonical form, session ids, domai
 depth) into a fresh collection's URL store (``seeder.add.add_links``: known or new, site limits, home pages
 of new sites) and the page's out-links into the link graph; per link, first pass (most links new) and
 second pass (all known, as on a recrawl), against the parse itself.
+``--pickle`` times pickling and unpickling each page's ``parse_page`` result (the page, its links and their
+decisions by the seeder's rules: what a parse worker sends back, ``WIRE_PARSE_WORKERS``, unpickled by the
+worker pool's thread under the crawl's GIL), with ``Decision``'s own ``__reduce__`` against the dataclasses
+default for frozen slots classes (``__getstate__``/``__setstate__`` calling ``fields()`` per object).
 Rates are per CPU second of this process (``time.process_time``, the best of ``--repeat`` runs) so that other
 work on the machine weighs less; the load average is printed with them.
 """
@@ -174,6 +179,49 @@ def print_links(pages, repeat: int) -> None:
     print(f"  parsing, for comparison  {parse / count * 1e6:6.2f} us/link")
 
 
+def run_pickle(results: list, repeat: int) -> tuple[float, float, int]:
+    """Best CPU seconds to pickle, and to unpickle, every result; the bytes."""
+    import pickle
+
+    best_dumps = best_loads = float("inf")
+    data: list[bytes] = []
+    for _ in range(repeat):
+        start = time.process_time()
+        data = [pickle.dumps(result, pickle.HIGHEST_PROTOCOL) for result in results]
+        best_dumps = min(best_dumps, time.process_time() - start)
+        start = time.process_time()
+        for blob in data:
+            pickle.loads(blob)
+        best_loads = min(best_loads, time.process_time() - start)
+    return best_dumps, best_loads, sum(map(len, data))
+
+
+def print_pickle(pages, repeat: int) -> None:
+    import dataclasses
+
+    from wirescrapy.gatherer.workers import parse_page
+    from wirescrapy.seeder.rules import Decision, SeederRules
+
+    parser, rules = Parser.default(), SeederRules.default()
+    results = [parse_page(parser, body, url, "text/html", None, rules, 1) for url, body in pages]
+    decisions = sum(len(result[2]) for result in results)
+    ours = run_pickle(results, repeat)
+    own = Decision.__reduce__
+    try:  # the dataclasses default, as Decision had it before its own __reduce__
+        del Decision.__reduce__
+        assert Decision.__getstate__ is dataclasses._dataclass_getstate, "not dataclasses' default pickling"
+        base = run_pickle(results, repeat)
+    finally:
+        Decision.__reduce__ = own
+    print(f"\nparse results sent back by a parse worker ({len(results)} pages, {decisions:,} link decisions, "
+          f"CPU, best of {repeat}):")
+    for name, (dumps, loads, size) in (("Decision.__reduce__", ours), ("dataclasses' default", base)):
+        print(f"  {name:22s} pickle {dumps / len(results) * 1e3:6.3f} ms/page, unpickle "
+              f"{loads / len(results) * 1e3:6.3f} ms/page, {size / len(results) / 1e3:6.1f} kB/page")
+    print(f"  unpickling with Decision.__reduce__: {base[1] / ours[1]:.2f}x the speed; pickling "
+          f"{base[0] / ours[0]:.2f}x")
+
+
 def print_steps(pages, total: int, repeat: int) -> None:
     run_steps(pages[: max(1, len(pages) // 10)])  # warm-up
     best: dict[str, float] = {}
@@ -213,6 +261,7 @@ def main(argv=None) -> None:
     arguments.add_argument("--repeat", type=int, default=3, help="runs per contender; the best counts")
     arguments.add_argument("--steps", action="store_true", help="also time the parser's steps one by one")
     arguments.add_argument("--links", action="store_true", help="also time adding the links to a collection")
+    arguments.add_argument("--pickle", action="store_true", help="also time sending a parse worker's results back")
     options = arguments.parse_args(argv)
 
     pages = load(options.limit)
@@ -242,6 +291,8 @@ def main(argv=None) -> None:
         print_steps(pages, total, options.repeat)
     if options.links:
         print_links(pages, options.repeat)
+    if options.pickle:
+        print_pickle(pages, options.repeat)
     print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -350,3 +350,17 @@ def test_add_listed_keeps_the_latest_modification(collection):
 def test_depth_beyond_the_record_is_clipped(collection):
     add_links(collection, make_rules(), ["http://a.cl/i.gif"], parent_depth=70_000)
     assert collection.documents.records[collection.lookup("http://a.cl/i.gif")]["depth"] == 0xFFFF
+
+
+# -- decisions as parse workers send them back ------------------------------------------------------------
+
+@pytest.mark.parametrize("url", ["http://www.uchile.cl/a/b.html?x=1", "http://www.uchile.cl/f.pdf",
+                                 "http://elsewhere.org/", "http://www.uchile.cl/a.exe", "not a url"])
+def test_a_decision_survives_pickling_whole(url):
+    import pickle
+
+    decision = make_rules(WIRE_ACCEPT_DOMAIN_SUFFIXES=".cl").classify(url, 2)
+    copy = pickle.loads(pickle.dumps(decision, pickle.HIGHEST_PROTOCOL))
+    assert copy == decision
+    assert (copy.verdict, copy.reason, copy.site, copy.target, copy.flags) == \
+        (decision.verdict, decision.reason, decision.site, decision.target, decision.flags)

@@ -100,6 +100,13 @@ class Decision:
         why = f" ({self.reason.value}{': ' + self.detail if self.detail else ''})" if self.reason else ""
         return f"{self.verdict.value} {self.url} depth={self.depth}{why}"
 
+    def __reduce__(self):
+        # Parse workers send a page's decisions back by the hundred (gatherer/workers.py). A frozen slots
+        # dataclass pickles through dataclasses' __getstate__/__setstate__, which call fields() on every
+        # object: this halves both ends (benchmarks/gatherer.py --pickle).
+        return Decision, (self.url, self.verdict, self.depth, self.dynamic, self.reason, self.detail, self.site,
+                          self.target)
+
 
 class SeederRules:
     """The accept / reject / transform rules of one configuration (a ``WireConfig``)."""
