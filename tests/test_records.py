@@ -70,8 +70,33 @@ def test_the_collection_refuses_record_writes_outside_its_documents_and_sites(tm
                 collection.store_page(bad, b"<html>page</html>")
             with pytest.raises(RecordIdError):
                 collection.reach(bad, 0)
+            with pytest.raises(RecordIdError):
+                collection.reach_many([(doc_id, 0, 0, 0), (bad, 0, 0, 0)])
+            assert collection.documents.record(doc_id)["depth"] == 0
         with pytest.raises(RecordIdError, match=r"sites.rec: no record 0 \(id 0 is the header\)"):
             collection.sites.record(0)
         with pytest.raises(RecordIdError, match=r"sites.rec: no record 2 \(1 records\)"):
             collection.sites.record(2)
         assert collection.pages.count() == 0
+
+
+def test_reach_many_is_reach_for_each_entry_a_document_maybe_more_than_once(tmp_path):
+    from wirescrapy.collection import Collection
+    from wirescrapy.collection.metadata import DocFlag
+
+    entries = [(1, 5, 0, 3), (2, 9, int(DocFlag.DYNAMIC), 0), (1, 4, int(DocFlag.FRONT_PAGE), 7), (3, 1, 0, 1),
+               (1, 6, int(DocFlag.MULTIMEDIA), 2)]
+    fields = ("depth", "flags", "redirects")
+    results = []
+    for many in (False, True):
+        with Collection(tmp_path / f"c{many}") as collection:
+            for i, depth in enumerate((7, 3, 2)):
+                collection.add_document("http://a.example", f"/{i}", depth=depth, redirects=i + 2)
+            if many:
+                collection.reach_many(entries)
+            else:
+                for doc_id, depth, flags, redirects in entries:
+                    collection.reach(doc_id, depth, flags, redirects)
+            results.append([tuple(int(collection.documents.record(d)[f]) for f in fields) for d in (1, 2, 3)])
+    assert results[0] == results[1]
+    assert results[1][0] == (4, int(DocFlag.FRONT_PAGE | DocFlag.MULTIMEDIA), 2)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +51,7 @@ from .lock import CollectionLock
 from .metadata import DOCUMENT_DTYPE, DOCUMENT_KIND, SITE_DTYPE, SITE_KIND, DocFlag
 from .outlinks import OutLinks
 from .pages import PageStore
-from .records import RecordFile
+from .records import RecordFile, RecordIdError
 from .upgrade import check_current
 from .urls import URLStore
 
@@ -172,6 +173,22 @@ class Collection:
         record["redirects"] = min(record["redirects"], redirects)
         if flags:
             record["flags"] |= flags
+
+    def reach_many(self, reached: Sequence[tuple[int, int, int, int]]) -> None:
+        """``reach`` for many documents at once: (doc-id, depth, flags, redirects) each, a doc-id maybe more
+        than once (a page's links to the documents the collection holds: one array operation per field, not
+        six record accesses per link)."""
+        if not reached:
+            return
+        ids, depths, flags, redirects = (np.fromiter(column, np.int64, len(reached)) for column in zip(*reached))
+        if ids.min() < 1 or ids.max() > self.documents.count:
+            raise RecordIdError(f"documents: no record {ids.max() if ids.min() >= 1 else ids.min()} "
+                                f"({self.documents.count} records)")
+        records = self.documents.records
+        for field, values, add in (("depth", depths, np.minimum), ("redirects", redirects, np.minimum),
+                                   ("flags", flags, np.bitwise_or)):
+            column = records[field]
+            add.at(column, ids, values.astype(column.dtype))
 
     def add_url(self, url: str, depth: int = 0, flags: int = 0) -> tuple[int, bool]:
         """The doc-id of a canonical URL and whether it is new (a known one is ``reach``-ed)."""

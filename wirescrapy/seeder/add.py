@@ -120,7 +120,7 @@ def new_site_allowed(collection: Collection, rules: SeederRules, source: str, ta
 def add_decision(collection: Collection, rules: SeederRules, decision: Decision, flags: int = 0,
                  last_modified: float | None = None, report: AddReport | None = None,
                  add_root: bool | None = None, redirects: int = 0,
-                 new_sites: NewSites | None = None) -> tuple[int, Outcome]:
+                 new_sites: NewSites | None = None, reached: list | None = None) -> tuple[int, Outcome]:
     """Apply one decision: the doc-id (0 if not added) and what happened.
 
     A known URL keeps its smallest depth and redirect hops and gains ``flags``; a new one is added unless its
@@ -128,16 +128,20 @@ def add_decision(collection: Collection, rules: SeederRules, decision: Decision,
     past the bounds on new sites (``new_sites``: the linking page's budget; without one, ``WIRE_MAX_SITES``
     only); the first URL of a new site brings the site's home page at the same depth and hops (``add_root``,
     by default ``WIRE_ADD_ROOT``).
-    ``last_modified`` (from a sitemap) is kept when later than what the document has.
+    ``last_modified`` (from a sitemap) is kept when later than what the document has. ``reached``: where a
+    known URL's (doc-id, depth, flags, hops) go for ``Collection.reach_many``, instead of reaching it now.
     """
     if not decision.kept:
         return 0, Outcome.SKIPPED
-    flags = int(decision.flags | flags)
+    flags = decision.flag_bits | int(flags)
     depth = min(decision.depth, MAX_STORED_DEPTH)
     site_id, doc_id = collection.find(decision.site, decision.target)
     redirects = min(redirects, 0xFF)
     if doc_id:
-        collection.reach(doc_id, depth, flags, redirects)
+        if reached is None:
+            collection.reach(doc_id, depth, flags, redirects)
+        else:
+            reached.append((doc_id, depth, flags, redirects))
         outcome = Outcome.KNOWN
     else:
         if not rules.within_redirect_limit(redirects):
@@ -182,6 +186,7 @@ def add_listed(collection: Collection, rules: SeederRules, entries: Iterable[tup
     ``parent_depth``; ``new_sites``: the budget of new sites they may add."""
     report = AddReport()
     seen: set[int] = set()
+    reached: list[tuple[int, int, int, int]] = []  # the known URLs, reached at the end, all at once
     made = len(classified)
     for i, (link, last_modified) in enumerate(entries):
         if i < made:
@@ -195,11 +200,12 @@ def add_listed(collection: Collection, rules: SeederRules, entries: Iterable[tup
             decision = rules.classify(link, parent_depth)
         count_out_of_crawl(collection, decision)
         doc_id, outcome = add_decision(collection, rules, decision, last_modified=last_modified,
-                                       report=report, new_sites=new_sites)
+                                       report=report, new_sites=new_sites, reached=reached)
         report.count(decision, outcome)
         if doc_id and decision.fetch and doc_id not in seen:
             seen.add(doc_id)
             report.targets.append(doc_id)
+    collection.reach_many(reached)
     return report
 
 

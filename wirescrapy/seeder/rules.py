@@ -65,6 +65,9 @@ class Reason(enum.Enum):
     UNKNOWN_EXTENSION = "unknown extension"
 
 
+_DYNAMIC, _MULTIMEDIA, _FRONT_PAGE = int(DocFlag.DYNAMIC), int(DocFlag.MULTIMEDIA), int(DocFlag.FRONT_PAGE)
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     url: str  # canonical, after the transforms; the text given when it is a bad URL or scheme
@@ -87,14 +90,17 @@ class Decision:
 
     @property
     def flags(self) -> DocFlag:
-        flags = DocFlag(0)
-        if self.dynamic:
-            flags |= DocFlag.DYNAMIC
+        return DocFlag(self.flag_bits)
+
+    @property
+    def flag_bits(self) -> int:
+        """``flags`` as an int, without building enum values (this is done for every link of every page)."""
+        bits = _DYNAMIC if self.dynamic else 0
         if self.verdict is Verdict.LOG:
-            flags |= DocFlag.MULTIMEDIA
-        if self.kept and self.target == "/":
-            flags |= DocFlag.FRONT_PAGE
-        return flags
+            bits |= _MULTIMEDIA
+        if self.target == "/" and self.kept:
+            bits |= _FRONT_PAGE
+        return bits
 
     def __str__(self) -> str:
         why = f" ({self.reason.value}{': ' + self.detail if self.detail else ''})" if self.reason else ""
