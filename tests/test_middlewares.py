@@ -11,6 +11,7 @@ reactor (Scrapy's threaded resolver); that path, and a DNS failure, are left to 
 from __future__ import annotations
 
 import logging
+import math
 import time
 
 import pytest
@@ -22,13 +23,22 @@ from twisted.web._newclient import ResponseFailed
 from tests.components import T0, Bench, run_now
 from wirescrapy.collection.metadata import DocFlag
 from wirescrapy.config import BLOCKED_NETWORKS
-from wirescrapy.harvester.meta import IP, MIME_REFUSED, RECEIVED, STARTED, TRUNCATED
+from wirescrapy.harvester.meta import (
+    IP,
+    MIME_REFUSED,
+    NOT_BEFORE,
+    RECEIVED,
+    STARTED,
+    TRUNCATED,
+)
 from wirescrapy.harvester.middlewares import (
     AlreadyFetched,
     BlockedIP,
     RobotsDisallowed,
     RobotsNotReady,
 )
+from wirescrapy.harvester.middlewares.fetchlimits import hold_time
+from wirescrapy.harvester.politeness import DISPATCH_LEAD
 from wirescrapy.items import FetchError, Kind
 from wirescrapy.seeder.robots import MAX_ROBOTS_BYTES
 from wirescrapy.seeder.sitemaps import MAX_BYTES as MAX_SITEMAP_BYTES
@@ -261,6 +271,27 @@ def test_the_time_a_request_goes_to_the_network_is_stamped(bench):
     before = time.time()
     assert passes(bench.middleware("FetchLimitsMiddleware"), request, bench.spider)
     assert before <= request.meta[STARTED] <= time.time()
+
+
+def test_a_request_handed_out_before_its_site_s_wait_ends_is_held_until_then(bench):
+    from twisted.internet.defer import Deferred
+
+    middleware = bench.middleware("FetchLimitsMiddleware")
+    request = scrapy.Request(SITE + "/a.html", meta={NOT_BEFORE: time.time() + 0.0015})
+    held = middleware.process_request(request, bench.spider)
+    assert isinstance(held, Deferred) and STARTED not in request.meta  # stamped when it goes
+    held.cancel()
+    held.addErrback(lambda failure: None)
+    late = scrapy.Request(SITE + "/b.html", meta={NOT_BEFORE: time.time() - 1})
+    assert passes(middleware, late, bench.spider) and STARTED in late.meta
+
+
+@pytest.mark.parametrize(("not_before", "now", "hold"), [
+    (None, 100.0, 0.0), (99.0, 100.0, 0.0), (-math.inf, 100.0, 0.0), (100.0015, 100.0, 0.0015),
+    (100.5, 100.0, DISPATCH_LEAD), (3700.0, 100.0, DISPATCH_LEAD),  # a clock stepped back an hour: no longer
+])
+def test_a_hold_lasts_until_the_site_is_ready_and_never_longer_than_the_scheduler_s_lead(not_before, now, hold):
+    assert hold_time(not_before, now) == pytest.approx(hold)
 
 
 @pytest.mark.parametrize("content_type, stopped", [

@@ -24,6 +24,20 @@ def test_one_request_in_flight_per_site():
     assert q.pop_ready(17.0) == ("http://a.cl", 2)
 
 
+def test_a_site_may_be_popped_a_lead_before_its_wait_ends_with_the_time_it_is_ready():
+    q = queue()
+    for item in (1, 2):
+        q.add("http://a.cl", item)
+    q.add("http://b.cl", 3)
+    assert q.pop_due(0.0, 0.002) == ("http://a.cl", 1, -inf)  # never visited: ready since always
+    assert q.pop_due(0.0, 0.002) == ("http://b.cl", 3, -inf)
+    q.finished("http://a.cl", 2.0)
+    assert q.pop_due(16.997, 0.002) is None  # ready at 17.0: more than the lead away
+    assert q.pop_ready(16.998) is None
+    assert q.pop_due(16.998, 0.002) == ("http://a.cl", 2, 17.0)
+    assert q.is_fetching("http://a.cl")
+
+
 def test_the_wait_starts_when_the_fetch_ends():
     q = queue()
     q.add("s", 1)

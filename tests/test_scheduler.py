@@ -24,7 +24,8 @@ from scrapy import signals
 from scrapy.crawler import CrawlerProcess
 from scrapy.exceptions import IgnoreRequest, StopDownload
 
-from wirescrapy.harvester.meta import DOC_ID, HOLD_SITE
+from wirescrapy.harvester.meta import DOC_ID, HOLD_SITE, NOT_BEFORE
+from wirescrapy.harvester.politeness import DISPATCH_LEAD
 from wirescrapy.harvester.scheduler import WireScheduler
 from wirescrapy.manager.batch import BatchSite, BatchURL
 from wirescrapy.sampleweb.accesslog import by_host, too_close
@@ -183,6 +184,23 @@ def test_a_batch_becomes_requests_only_when_their_site_is_ready():
     download(sched, second)
     assert sched.queue.next_ready_time() == 1015.0  # a.cl waits WIRE_WAIT_NORMAL from the end of x
     assert sched.crawler.stats.get_value("scheduler/released/fetched") == 2
+
+
+def test_a_site_s_request_is_handed_out_a_lead_before_its_wait_ends_marked_to_be_held_until_then():
+    now = [1000.0]
+    sched = scheduler(clock=lambda: now[0])
+    for path in ("/1", "/2"):
+        sched.enqueue_request(scrapy.Request("http://a.cl" + path))
+    first = take(sched)
+    assert NOT_BEFORE not in first.meta  # ready already
+    download(sched, first)  # ends at 1000.0: the next may go at 1015.0
+    now[0] = 1015.0 - 1.5 * DISPATCH_LEAD
+    assert take(sched) is None
+    now[0] = 1015.0 - DISPATCH_LEAD / 2
+    before = time.time()
+    second = take(sched)
+    assert second.url == "http://a.cl/2"
+    assert before + DISPATCH_LEAD / 2 <= second.meta[NOT_BEFORE] <= time.time() + DISPATCH_LEAD / 2
 
 
 def test_a_site_is_released_once_whatever_the_signals_say():

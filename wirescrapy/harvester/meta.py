@@ -44,6 +44,9 @@ RDF = "wire_rdf"
 # The address the host resolved to (BlockedIPMiddleware). Read by the spider (Fetch.ip, unless the response
 # names its own).
 IP = "wire_ip"
+# Unix time before which the request must not go to the network (WireScheduler: a site's request is handed out
+# up to politeness.DISPATCH_LEAD before its wait ends). Read by FetchLimitsMiddleware, which holds it until then.
+NOT_BEFORE = "wire_not_before"
 # Unix time the request went to the network (FetchLimitsMiddleware). Read by the spider (Fetch.started).
 STARTED = "wire_started"
 # Unix time the download ended, whatever its outcome (WireScheduler, on request_left_downloader: the moment the

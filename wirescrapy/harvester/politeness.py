@@ -43,6 +43,12 @@ _COMPACT_AT = 4096
 
 _EMPTY, _QUEUED, _FETCHING = 0, 1, 2
 
+# How long before its wait ends a site's next request may be handed out (``PolitenessQueue.pop_due``): the
+# engine and the downloader middlewares take 1-2 ms a request, which then overlap the wait instead of adding
+# to it, and the request is held at the last middleware until the wait is over (the request's ``meta``
+# ``NOT_BEFORE``: ``FetchLimitsMiddleware``). Also the most such a hold may last.
+DISPATCH_LEAD = 0.002
+
 
 @dataclass(frozen=True)
 class Waits:
@@ -142,13 +148,20 @@ class PolitenessQueue:
     def pop_ready(self, now: float) -> tuple[str, Any] | None:
         """The next ``(site, item)`` whose site may be visited at ``now``, the site marked fetching; or
         None. Among ready sites, the one that became ready first (then the one queued first) wins."""
+        popped = self.pop_due(now)
+        return None if popped is None else popped[:2]
+
+    def pop_due(self, now: float, lead: float = 0.0) -> tuple[str, Any, float] | None:
+        """``pop_ready`` for a site that may be visited by ``now + lead``: ``(site, item, ready)``, where
+        ``ready`` is when it may be (its request must not reach the network before; ``-inf`` for a site
+        never visited)."""
         heap = self._heap
         while heap:
             ready, seq, site = heap[0]
             if site.entry != seq or site.state != _QUEUED:
                 heapq.heappop(heap)  # superseded by a later entry of the same site
                 continue
-            if ready > now:
+            if ready > now + lead:
                 return None
             heapq.heappop(heap)
             site.entry = 0
@@ -156,7 +169,7 @@ class PolitenessQueue:
             self._queued_sites -= 1
             self._fetching += 1
             self._urls -= 1
-            return site.key, self._take(site)
+            return site.key, self._take(site), ready
         return None
 
     def next_ready_time(self) -> float | None:

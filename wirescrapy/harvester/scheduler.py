@@ -47,9 +47,9 @@ request whatever order the signals come in.
 
 Waking the engine: the engine asks ``next_request`` after a download, after ``crawl()`` and on a 5-second
 heartbeat. When every site with URLs is waiting, ``next_request`` sets a ``reactor.callLater`` for the
-moment the first of them becomes ready, and that call runs the engine's ``nextcall`` at once (not
-scheduled for the next turn of the reactor, behind whatever else became ready meanwhile): no second of a
-wait is lost to the heartbeat, and no millisecond to the reactor's turns.
+moment the first of them becomes ready, less ``DISPATCH_LEAD``, and that call runs the engine's
+``nextcall`` at once (not a reactor turn later). The request goes out with ``meta[NOT_BEFORE]``, and the last
+middleware holds it until the wait is over: the engine's work overlaps the wait's last 2 ms.
 
 Resuming a batch after a kill: nothing of this queue is on disk. The pipeline records every fetched page
 in the collection; a restarted harvester passes the doc-ids already recorded for this batch as
@@ -71,8 +71,21 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.meta import DEPTH, DOC_ID, ENDED, HOLD_SITE, HOPS, SITE_ID
-from wirescrapy.harvester.politeness import DocTable, PolitenessQueue, Waits
+from wirescrapy.harvester.meta import (
+    DEPTH,
+    DOC_ID,
+    ENDED,
+    HOLD_SITE,
+    HOPS,
+    NOT_BEFORE,
+    SITE_ID,
+)
+from wirescrapy.harvester.politeness import (
+    DISPATCH_LEAD,
+    DocTable,
+    PolitenessQueue,
+    Waits,
+)
 from wirescrapy.harvester.render import page_url
 from wirescrapy.url import origin, split
 
@@ -202,12 +215,16 @@ class WireScheduler(BaseScheduler):
             self._release_stale_holds(now)
         if self.queue.fetching >= self.connections:
             return None  # a download will end, and the engine will ask again
-        popped = self.queue.pop_ready(now)
+        popped = self.queue.pop_due(now, DISPATCH_LEAD)
         if popped is None:
             self._schedule_wakeup(now)
             return None
-        site, item = popped
+        site, item, ready = popped
         request = self._batch_request(site, item) if type(item) is int else item
+        if ready > now:  # handed out before its wait ends: held at the last middleware until then
+            request.meta[NOT_BEFORE] = time.time() + (ready - now)
+        else:
+            request.meta.pop(NOT_BEFORE, None)
         self._in_flight[request] = site
         self._not_reached[request] = None
         self.stats.inc_value("scheduler/dequeued")
@@ -382,7 +399,7 @@ class WireScheduler(BaseScheduler):
             return
         from twisted.internet import reactor
 
-        delay = max(0.0, when - now) + _WAKE_SLACK
+        delay = max(0.0, when - DISPATCH_LEAD - now) + _WAKE_SLACK
         timer = self._timer
         if timer is None or not timer.active():
             self._timer = reactor.callLater(delay, self._wake_engine, now=True)

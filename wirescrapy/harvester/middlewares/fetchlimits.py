@@ -1,5 +1,9 @@
 """Only the accepted media types, and at most the max file size, of each response: counted on the wire and,
-for a compressed body (``Content-Encoding`` gzip or deflate, or a sitemap's raw ``.xml.gz``), inflated too."""
+for a compressed body (``Content-Encoding`` gzip or deflate, or a sitemap's raw ``.xml.gz``), inflated too.
+
+The last middleware before the network, it also holds a request the scheduler handed out before its site's
+wait ended (``meta[NOT_BEFORE]``, at most ``DISPATCH_LEAD``) until the wait is over, and stamps when it went
+(``meta[STARTED]``)."""
 
 from __future__ import annotations
 
@@ -9,15 +13,25 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.exceptions import StopDownload
+from twisted.internet.task import deferLater
 
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.meta import KIND, MIME_REFUSED, RECEIVED, RENDER, STARTED, TRUNCATED
+from wirescrapy.harvester.meta import (
+    KIND,
+    MIME_REFUSED,
+    NOT_BEFORE,
+    RECEIVED,
+    RENDER,
+    STARTED,
+    TRUNCATED,
+)
 from wirescrapy.harvester.middlewares.decompression import (
     CODINGS,
     GZIP_MAGIC,
     InflatedSize,
     content_codings,
 )
+from wirescrapy.harvester.politeness import DISPATCH_LEAD
 from wirescrapy.items import Kind
 from wirescrapy.seeder.robots import MAX_ROBOTS_BYTES
 from wirescrapy.seeder.sitemaps import MAX_BYTES as MAX_SITEMAP_BYTES
@@ -27,6 +41,7 @@ if TYPE_CHECKING:
 
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+    from twisted.internet.defer import Deferred
 
 
 # A render's answer (harvester/render.py's LUA, bounded by construction): the raw body and the DOM each cut at the
@@ -51,7 +66,16 @@ class FetchLimitsMiddleware:
         crawler.signals.connect(middleware.bytes_received, signal=signals.bytes_received)
         return middleware
 
-    def process_request(self, request: Request, spider: Spider) -> None:
+    def process_request(self, request: Request, spider: Spider) -> Deferred[None] | None:
+        hold = hold_time(request.meta.get(NOT_BEFORE), time.time())
+        if hold > 0:
+            from twisted.internet import reactor
+
+            return deferLater(reactor, hold, self._started, request)
+        return self._started(request)
+
+    @staticmethod
+    def _started(request: Request) -> None:
         request.meta[STARTED] = time.time()
 
     def headers_received(self, headers, body_length, request: Request, spider: Spider) -> None:
@@ -79,6 +103,14 @@ class FetchLimitsMiddleware:
         if received > limit or (inflated is not None and inflated.feed(data, limit) > limit):
             request.meta[TRUNCATED] = True
             raise StopDownload(fail=False)
+
+
+def hold_time(not_before: float | None, now: float) -> float:
+    """Seconds to hold a request whose site may be visited at ``not_before`` (Unix time; None: at once), at
+    most ``DISPATCH_LEAD`` (the scheduler's lead; a clock that stepped back holds no longer)."""
+    if not_before is None:
+        return 0.0
+    return min(max(not_before - now, 0.0), DISPATCH_LEAD)
 
 
 def media_type(value: bytes | str | None) -> str:
