@@ -188,24 +188,26 @@ def add_listed(collection: Collection, rules: SeederRules, entries: Iterable[tup
     seen: set[int] = set()
     reached: list[tuple[int, int, int, int]] = []  # the known URLs, reached at the end, all at once
     made = len(classified)
-    for i, (link, last_modified) in enumerate(entries):
-        if i < made:
-            decision = classified[i]
-        else:
-            if base_url:
-                try:
-                    link = urllib.parse.urljoin(base_url, link.strip())
-                except ValueError:  # e.g. an unclosed "[": classify reports the bad URL
-                    pass
-            decision = rules.classify(link, parent_depth)
-        count_out_of_crawl(collection, decision)
-        doc_id, outcome = add_decision(collection, rules, decision, last_modified=last_modified,
-                                       report=report, new_sites=new_sites, reached=reached)
-        report.count(decision, outcome)
-        if doc_id and decision.fetch and doc_id not in seen:
-            seen.add(doc_id)
-            report.targets.append(doc_id)
-    collection.reach_many(reached)
+    try:
+        for i, (link, last_modified) in enumerate(entries):
+            if i < made:
+                decision = classified[i]
+            else:
+                if base_url:
+                    try:
+                        link = urllib.parse.urljoin(base_url, link.strip())
+                    except ValueError:  # e.g. an unclosed "[": classify reports the bad URL
+                        pass
+                decision = rules.classify(link, parent_depth)
+            count_out_of_crawl(collection, decision)
+            doc_id, outcome = add_decision(collection, rules, decision, last_modified=last_modified,
+                                           report=report, new_sites=new_sites, reached=reached)
+            report.count(decision, outcome)
+            if doc_id and decision.fetch and doc_id not in seen:
+                seen.add(doc_id)
+                report.targets.append(doc_id)
+    finally:  # the links met before a failure (a full disk) count, as they did one by one
+        collection.reach_many(reached)
     return report
 
 
