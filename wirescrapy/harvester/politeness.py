@@ -35,7 +35,7 @@ from math import inf, isfinite
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
 # Consumed items at the head of a site's array are dropped in one move once they are this many and at
 # least half of it: O(1) amortised per pop, and a drained queue never holds its old rows.
@@ -48,6 +48,15 @@ _EMPTY, _QUEUED, _FETCHING = 0, 1, 2
 # to it, and the request is held at the last middleware until the wait is over (the request's ``meta``
 # ``NOT_BEFORE``: ``FetchLimitsMiddleware``). Also the most such a hold may last.
 DISPATCH_LEAD = 0.002
+# The middleware that holds such a request: without it enabled, no request is handed out early.
+HOLDER = "wirescrapy.harvester.middlewares.fetchlimits.FetchLimitsMiddleware"
+
+
+def dispatch_lead(middlewares: Iterable[Any]) -> float:
+    """``DISPATCH_LEAD`` if ``HOLDER`` is among the enabled downloader ``middlewares`` (paths or classes, as
+    Scrapy's ``build_component_list`` gives them), else 0."""
+    paths = {m if isinstance(m, str) else f"{m.__module__}.{m.__qualname__}" for m in middlewares}
+    return DISPATCH_LEAD if HOLDER in paths else 0.0
 
 
 @dataclass(frozen=True)

@@ -4,60 +4,55 @@ Enable it with ``SCHEDULER = "wirescrapy.harvester.scheduler.WireScheduler"``. T
 :class:`~wirescrapy.harvester.politeness.PolitenessQueue`; this class connects it to the engine:
 
 * ``enqueue_request`` puts a Request in its site's FIFO (site: ``scheme://host[:port]``, see
-  :func:`wirescrapy.url.origin`), at the front when ``request.priority > 0`` (a
-  redirect follow-up gets +2 from ``REDIRECT_PRIORITY_ADJUST``; give robots.txt a positive priority), else
-  at the back. Duplicates are filtered with ``DUPEFILTER_CLASS`` unless ``dont_filter``, as Scrapy's own
-  scheduler does. Every request goes through here, robots.txt and redirects included, so none escapes
-  the one-connection rule (``ROBOTSTXT_OBEY`` must stay off: its middleware fetches robots.txt with
-  ``engine.download``, past any scheduler).
-* A render (``WIRE_RENDER_JS``) is queued on its page's site, not on Splash's address: the ``SplashRequest``
-  and the request to Splash that scrapy-splash's middleware makes of it (sent back here, at the front) are
-  that site's access; the first is released without a wait when the middleware replaces it, the second
-  starts the site's wait when the render ends (:func:`~wirescrapy.harvester.render.page_url`).
-* :meth:`WireScheduler.enqueue_batch` takes a whole batch in compact form (no Request per URL); the
-  Request is built when its site's turn comes, with ``meta`` keys ``DOC_ID``, ``SITE_ID`` and ``DEPTH``
-  (:mod:`wirescrapy.harvester.meta`), ``HOPS`` for a URL that redirects led to, and ``dont_filter=True``
-  (the manager wrote each doc-id once). A revisit of a page whose server gave validators is conditional:
+  :func:`wirescrapy.url.origin`), at the front when ``request.priority > 0`` (a redirect follow-up gets +2 from
+  ``REDIRECT_PRIORITY_ADJUST``; give robots.txt a positive priority), else at the back. Duplicates are filtered with
+  ``DUPEFILTER_CLASS`` unless ``dont_filter``, as Scrapy's own scheduler does. Every request goes through here,
+  robots.txt and redirects included, so none escapes the one-connection rule (``ROBOTSTXT_OBEY`` must stay off: its
+  middleware fetches robots.txt with ``engine.download``, past any scheduler).
+* A render (``WIRE_RENDER_JS``) is queued on its page's site, not on Splash's address: the ``SplashRequest`` and the
+  request to Splash that scrapy-splash's middleware makes of it (sent back here, at the front) are that site's
+  access; the first is released without a wait when the middleware replaces it, the second starts the site's wait
+  when the render ends (:func:`~wirescrapy.harvester.render.page_url`).
+* :meth:`WireScheduler.enqueue_batch` takes a whole batch in compact form (no Request per URL); the Request is built
+  when its site's turn comes, with ``meta`` keys ``DOC_ID``, ``SITE_ID`` and ``DEPTH``
+  (:mod:`wirescrapy.harvester.meta`), ``HOPS`` for a URL that redirects led to, and ``dont_filter=True`` (the
+  manager wrote each doc-id once). A revisit of a page whose server gave validators is conditional:
   ``If-None-Match`` and ``If-Modified-Since``, exactly as the server sent ``ETag`` and ``Last-Modified``.
 * ``next_request`` pops the first ready site and marks it fetching.
 
 When a fetch ends, the site's wait starts. The signals used, and why:
 
-* ``request_left_downloader`` is sent by the downloader when the download handler is done with a
-  request, whatever the outcome: a response, an HTTP error status, a download error, a timeout, a DNS
-  error, a refused connection, or a ``StopDownload`` raised from ``headers_received``/``bytes_received``.
-  That is exactly "the network access ended", the moment WIRE starts the wait. ``response_downloaded``
-  and ``response_received`` miss failures; ``request_dropped`` is only for requests this scheduler
-  refused, which were never in flight.
-* A request can also end without ever reaching the downloader: a downloader middleware's
-  ``process_request`` raised ``IgnoreRequest`` or answered it (a cache), and no signal says so. Such a
-  request never gets ``request_reached_downloader``; once it has also left ``engine.downloader.active``
-  (which the engine empties before it calls ``next_request`` again), the site is released without a new
-  wait, as no access was made.
+* ``request_left_downloader`` is sent by the downloader when the download handler is done with a request, whatever
+  the outcome: a response, an HTTP error status, a download error, a timeout, a DNS error, a refused connection, or
+  a ``StopDownload`` raised from ``headers_received``/``bytes_received``. That is exactly "the network access
+  ended", the moment WIRE starts the wait. ``response_downloaded`` and ``response_received`` miss failures;
+  ``request_dropped`` is only for requests this scheduler refused, which were never in flight.
+* A request can also end without ever reaching the downloader: a downloader middleware's ``process_request`` raised
+  ``IgnoreRequest`` or answered it (a cache), and no signal says so. Such a request never gets
+  ``request_reached_downloader``; once it has also left ``engine.downloader.active`` (which the engine empties
+  before it calls ``next_request`` again), the site is released without a new wait, as no access was made.
 
-A request with ``meta[HOLD_SITE]`` (robots.txt) keeps its site busy after its download until the spider
-calls ``release_site`` (or ``release_held``): the site's next page must not reach the robots.txt check before
-the spider has read the rules, which happens in the callback, after ``request_left_downloader`` (with waits
-of 0 the page would come at once). A robots.txt that redirects to another site keeps its own site held
-through the chain: the spider releases the site when the chain ends. The wait still counts from the end of
-the download.
+A request with ``meta[HOLD_SITE]`` (robots.txt) keeps its site busy after its download until the spider calls
+``release_site`` (or ``release_held``): the site's next page must not reach the robots.txt check before the spider
+has read the rules, which happens in the callback, after ``request_left_downloader`` (with waits of 0 the page would
+come at once). A robots.txt that redirects to another site keeps its own site held through the chain: the spider
+releases the site when the chain ends. The wait still counts from the end of the download.
 
 Each released request is removed from the in-flight map first, so a site is released exactly once per
 request whatever order the signals come in.
 
-Waking the engine: the engine asks ``next_request`` after a download, after ``crawl()`` and on a 5-second
-heartbeat. When every site with URLs is waiting, ``next_request`` sets a ``reactor.callLater`` for the
-moment the first of them becomes ready, less ``DISPATCH_LEAD``, and that call runs the engine's
-``nextcall`` at once (not a reactor turn later). The request goes out with ``meta[NOT_BEFORE]``, and the last
-middleware holds it until the wait is over: the engine's work overlaps the wait's last 2 ms.
+Waking the engine: the engine asks ``next_request`` after a download, after ``crawl()`` and on a 5-second heartbeat.
+When every site is waiting, a ``reactor.callLater`` runs the engine's ``nextcall`` (at once, not a reactor turn
+later) when the first becomes ready, less ``DISPATCH_LEAD`` if ``FetchLimitsMiddleware`` is on: it holds the request
+(``meta[NOT_BEFORE]``) until the wait is over, by the wall clock too (servers log by it; it drifts from the
+monotonic one by ~0.1 ‰), so the engine's work overlaps the wait's last 2 ms.
 
-Resuming a batch after a kill: nothing of this queue is on disk. The pipeline records every fetched page
-in the collection; a restarted harvester passes the doc-ids already recorded for this batch as
-``skip`` to ``enqueue_batch``, and tells ``visited`` when each site was last accessed (its site record's
-``last_visit``), so that no site is visited again before its wait is over — across a restart, or from
-one scheduled job to the next (``resumed=True`` makes every site wait from now instead, when that is not
-known). Requests in flight or queued follow-ups (redirects)
-at the kill are lost with the process: a page whose record was not written is fetched again.
+Resuming a batch after a kill: nothing of this queue is on disk. The pipeline records every fetched page in the
+collection; a restarted harvester passes the doc-ids already recorded for this batch as ``skip`` to
+``enqueue_batch``, and tells ``visited`` when each site was last accessed (its site record's ``last_visit``), so
+that no site is visited again before its wait is over — across a restart, or from one scheduled job to the next
+(``resumed=True`` makes every site wait from now instead, when that is not known). Requests in flight or queued
+follow-ups (redirects) at the kill are lost with the process: a page whose record was not written is fetched again.
 """
 
 from __future__ import annotations
@@ -68,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
 from scrapy.core.scheduler import BaseScheduler
+from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from wirescrapy.config import WireConfig
@@ -81,10 +77,10 @@ from wirescrapy.harvester.meta import (
     SITE_ID,
 )
 from wirescrapy.harvester.politeness import (
-    DISPATCH_LEAD,
     DocTable,
     PolitenessQueue,
     Waits,
+    dispatch_lead,
 )
 from wirescrapy.harvester.render import page_url
 from wirescrapy.url import origin, split
@@ -104,9 +100,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# A HOLD_SITE request's site stays "fetching" after the download until the spider releases it, or until
-# this many seconds have passed (the callback raised before releasing it, or the robots.txt was redirected
-# to a site that kept it waiting that long).
+# A HOLD_SITE request's site stays "fetching" after the download until the spider releases it, or this many
+# seconds (the callback raised before releasing it, or the robots.txt was redirected to a site that held it).
 _MAX_HOLD = 60.0
 
 # Added to each wake-up so that it does not come a hair before the site is ready (the reactor's clock
@@ -142,6 +137,7 @@ class WireScheduler(BaseScheduler):
         self.dupefilter = dupefilter
         self.connections: int = config.connections
         self.queue = PolitenessQueue(Waits(config.wait_normal, config.wait_large_site, config.large_site_pages))
+        self.lead = dispatch_lead(build_component_list(crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES")))
         self.docs = DocTable()
         self._extras: dict[int, tuple[int, bytes, bytes]] = {}  # row -> redirect hops, ETag, Last-Modified (when any)
         self.spider: Spider | None = None
@@ -150,6 +146,7 @@ class WireScheduler(BaseScheduler):
         self._in_flight: dict[Request, str] = {}  # request -> its site
         self._not_reached: dict[Request, None] = {}  # in flight, not yet at the downloader (ordered set)
         self._held: dict[Request, float] = {}  # downloaded HOLD_SITE requests -> when their download ended
+        self._ends: dict[str, float] = {}  # site -> Unix time its last fetch ended
         self._timer: DelayedCall | None = None
         self._stopped = False
         crawler.signals.connect(self._reached_downloader, signal=signals.request_reached_downloader)
@@ -215,14 +212,16 @@ class WireScheduler(BaseScheduler):
             self._release_stale_holds(now)
         if self.queue.fetching >= self.connections:
             return None  # a download will end, and the engine will ask again
-        popped = self.queue.pop_due(now, DISPATCH_LEAD)
+        popped = self.queue.pop_due(now, self.lead)
         if popped is None:
             self._schedule_wakeup(now)
             return None
         site, item, ready = popped
         request = self._batch_request(site, item) if type(item) is int else item
-        if ready > now:  # handed out before its wait ends: held at the last middleware until then
-            request.meta[NOT_BEFORE] = time.time() + (ready - now)
+        wall = time.time()
+        not_before = max(wall + (ready - now), self._ends.get(site, 0.0) + self.queue.wait_of(site))
+        if self.lead and not_before > wall:  # handed out before its wait ends: held at the last middleware
+            request.meta[NOT_BEFORE] = not_before
         else:
             request.meta.pop(NOT_BEFORE, None)
         self._in_flight[request] = site
@@ -387,6 +386,8 @@ class WireScheduler(BaseScheduler):
         self._not_reached.pop(request, None)
         self._held.pop(request, None)
         self.queue.finished(site, self._clock() if ended is None else ended, fetched=fetched)
+        if fetched:
+            self._ends[site] = request.meta.get(ENDED) or time.time()
         self.stats.inc_value("scheduler/released/fetched" if fetched else "scheduler/released/not_fetched")
 
     # -- waking the engine -----------------------------------------------------------------------------
@@ -399,7 +400,7 @@ class WireScheduler(BaseScheduler):
             return
         from twisted.internet import reactor
 
-        delay = max(0.0, when - DISPATCH_LEAD - now) + _WAKE_SLACK
+        delay = max(0.0, when - self.lead - now) + _WAKE_SLACK
         timer = self._timer
         if timer is None or not timer.active():
             self._timer = reactor.callLater(delay, self._wake_engine, now=True)

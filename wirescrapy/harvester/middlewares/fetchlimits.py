@@ -2,7 +2,7 @@
 for a compressed body (``Content-Encoding`` gzip or deflate, or a sitemap's raw ``.xml.gz``), inflated too.
 
 The last middleware before the network, it also holds a request the scheduler handed out before its site's
-wait ended (``meta[NOT_BEFORE]``, at most ``DISPATCH_LEAD``) until the wait is over, and stamps when it went
+wait ended (``meta[NOT_BEFORE]``, a few ms) until the wait is over, and stamps when it went
 (``meta[STARTED]``)."""
 
 from __future__ import annotations
@@ -105,12 +105,17 @@ class FetchLimitsMiddleware:
             raise StopDownload(fail=False)
 
 
+# The longest hold: the scheduler's lead, and the wall clock's drift from the monotonic one over a long wait
+# (~0.1 ‰); a wall clock stepped back holds no longer.
+MAX_HOLD = DISPATCH_LEAD + 0.05
+
+
 def hold_time(not_before: float | None, now: float) -> float:
     """Seconds to hold a request whose site may be visited at ``not_before`` (Unix time; None: at once), at
-    most ``DISPATCH_LEAD`` (the scheduler's lead; a clock that stepped back holds no longer)."""
+    most ``MAX_HOLD``."""
     if not_before is None:
         return 0.0
-    return min(max(not_before - now, 0.0), DISPATCH_LEAD)
+    return min(max(not_before - now, 0.0), MAX_HOLD)
 
 
 def media_type(value: bytes | str | None) -> str:
