@@ -46,7 +46,7 @@ _EMPTY, _QUEUED, _FETCHING = 0, 1, 2
 # How long before its wait ends a site's next request may be handed out (``PolitenessQueue.pop_due``): the
 # engine and the downloader middlewares take 1-2 ms a request, which then overlap the wait instead of adding
 # to it, and the request is held at the last middleware until the wait is over (the request's ``meta``
-# ``NOT_BEFORE``: ``FetchLimitsMiddleware``). Also the most such a hold may last.
+# ``NOT_BEFORE``: ``FetchLimitsMiddleware``).
 DISPATCH_LEAD = 0.002
 # The middleware that holds such a request: without it enabled, no request is handed out early.
 HOLDER = "wirescrapy.harvester.middlewares.fetchlimits.FetchLimitsMiddleware"
