@@ -218,12 +218,12 @@ class WireScheduler(BaseScheduler):
             return None
         site, item, ready = popped
         request = self._batch_request(site, item) if type(item) is int else item
-        wall = time.time()
-        not_before = max(wall + (ready - now), self._ends.get(site, 0.0) + self.queue.wait_of(site))
-        if self.lead and not_before > wall:  # handed out before its wait ends: held at the last middleware
-            request.meta[NOT_BEFORE] = not_before
-        else:
-            request.meta.pop(NOT_BEFORE, None)
+        request.meta.pop(NOT_BEFORE, None)
+        if self.lead:  # handed out before its wait ends: held at the last middleware until it is over
+            wall = time.time()
+            not_before = max(wall + (ready - now), self._ends.get(site, 0.0) + self.queue.wait_of(site))
+            if not_before > wall:
+                request.meta[NOT_BEFORE] = not_before
         self._in_flight[request] = site
         self._not_reached[request] = None
         self.stats.inc_value("scheduler/dequeued")
@@ -386,7 +386,7 @@ class WireScheduler(BaseScheduler):
         self._not_reached.pop(request, None)
         self._held.pop(request, None)
         self.queue.finished(site, self._clock() if ended is None else ended, fetched=fetched)
-        if fetched:
+        if fetched and self.lead:
             self._ends[site] = request.meta.get(ENDED) or time.time()
         self.stats.inc_value("scheduler/released/fetched" if fetched else "scheduler/released/not_fetched")
 
