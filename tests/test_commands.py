@@ -42,6 +42,12 @@ def test_only_real_commands_are_listed():
         "crawl", "demo", "export", "ingest", "manager", "report", "seed", "status"}
 
 
+def test_a_command_starts_without_warnings_a_user_can_do_nothing_about():
+    run = scrapy("list")
+    assert run.returncode == 0 and run.stdout.split() == ["harvester"]
+    assert "Warning" not in run.stderr, run.stderr[-3000:]
+
+
 def test_demo_help_reads_as_written():
     parser = argparse.ArgumentParser(prog="scrapy demo", formatter_class=ScrapyHelpFormatter)
     demo = Demo()

@@ -38,10 +38,17 @@ from __future__ import annotations
 
 import enum
 import re
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from scrapy_splash import SplashRequest
+from scrapy.exceptions import ScrapyDeprecationWarning
+
+with warnings.catch_warnings():
+    # scrapy-splash imports scrapy.utils.url.canonicalize_url, which Scrapy 2.13 deprecates for w3lib's (the same
+    # function): a warning at the start of every command, about code the user cannot change.
+    warnings.filterwarnings("ignore", r"The scrapy\.utils\.url\.canonicalize_url function", ScrapyDeprecationWarning)
+    from scrapy_splash import SplashRequest
 
 from wirescrapy.collection.metadata import RenderState, SiteRender
 from wirescrapy.harvester.meta import RENDER
