@@ -16,7 +16,6 @@ import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
-from urllib.parse import urlsplit
 
 import pytest
 import scrapy
@@ -71,7 +70,6 @@ class PoliteSpider(scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         crawler.signals.connect(spider._headers, signal=signals.headers_received)
         crawler.signals.connect(spider._dropped, signal=signals.request_dropped)
-        crawler.signals.connect(spider._downloaded, signal=signals.response_downloaded)
         return spider
 
     def __init__(self, plan, **kwargs):
@@ -79,7 +77,6 @@ class PoliteSpider(scrapy.Spider):
         self.plan = plan
         self.outcomes = []
         self.dropped = []
-        self.downloaded = {}  # URL -> when Scrapy had built its response
         self.started = time.time()
 
     async def start(self):
@@ -93,8 +90,7 @@ class PoliteSpider(scrapy.Spider):
 
     def parse(self, response):
         self.outcomes.append({"url": response.request.url, "status": response.status,
-                              "doc": response.request.meta.get(DOC_ID), "ended": response.request.meta.get(ENDED),
-                              "downloaded": self.downloaded.get(response.request.url)})
+                              "doc": response.request.meta.get(DOC_ID)})
         if response.url.endswith("/robots.txt") and response.status == 200:
             delay = Protego.parse(response.text).crawl_delay("wirescrapy")
             if delay:
@@ -107,9 +103,6 @@ class PoliteSpider(scrapy.Spider):
     def _headers(self, headers, body_length, request, spider):
         if request.meta.get("stop"):
             raise StopDownload(fail=True)
-
-    def _downloaded(self, response, request, spider):
-        self.downloaded[request.url] = time.time()
 
     def _dropped(self, request, spider):
         self.dropped.append(request.url)
@@ -245,36 +238,6 @@ def test_a_site_is_released_once_whatever_the_signals_say():
     download(sched, foreign)
     assert sched.crawler.stats.get_value("scheduler/released/fetched") == 1
     assert not sched.queue.is_fetching("http://a.cl") and len(sched) == 1
-
-
-def arrive(sched, request, length, *chunks):
-    """The response to ``request`` comes in: its headers (``length``: the body's, or Twisted's UNKNOWN_LENGTH),
-    then the body's chunks, as the download handler signals them; each chunk is (clock time, bytes)."""
-    sched.crawler.signals.send_catch_log(signals.headers_received, headers={}, body_length=length,
-                                         request=request, spider=None)
-    for at, data in chunks:
-        sched.body_ends._clock = lambda at=at: at
-        sched.crawler.signals.send_catch_log(signals.bytes_received, data=data, request=request, spider=None)
-
-
-@pytest.mark.parametrize(("length", "chunks", "ready"), [
-    (6, [(1000.1, b"abc"), (1000.2, b"def")], 1000.2 + 0.2),  # the last byte's arrival
-    (0, [], 1000.0 + 0.2),  # no body: its headers' arrival
-    (7, [(1000.1, b"abc"), (1000.2, b"def")], 1000.5 + 0.2),  # a byte short: the download's end
-    ("twisted.web.iweb.UNKNOWN_LENGTH", [(1000.1, b"abc"), (1000.2, b"def")], 1000.5 + 0.2),  # chunked: the same
-])
-def test_a_site_s_wait_counts_from_the_last_byte_of_a_body_of_known_length(length, chunks, ready):
-    now = [1000.0]
-    sched = scheduler(clock=lambda: now[0], WIRE_WAIT_NORMAL=0.2, WIRE_WAIT_LARGE_SITE=0.2)
-    sched.body_ends._clock = lambda: now[0]
-    sched.enqueue_request(scrapy.Request("http://a.cl/1"))
-    sched.enqueue_request(scrapy.Request("http://a.cl/2"))
-    request = take(sched)
-    arrive(sched, request, length, *chunks)
-    now[0] = 1000.5  # the download handler is done with it
-    download(sched, request)
-    assert sched.queue.next_ready_time() == pytest.approx(ready)
-    assert len(sched.body_ends) == 0  # nothing kept of a request that left the downloader
 
 
 def test_a_held_site_waits_for_the_spider_then_its_wait_counts_from_the_download():
@@ -480,12 +443,6 @@ def test_politeness_holds_on_every_path(sample_web, tmp_path):
     for name, records in hosts.items():
         assert_polite(records, waits[name])
     assert hosts[host[0]][0]["path"] == hosts[host[1]][0]["path"] == "/robots.txt"  # front of the queue
-    # Each wait counted from the arrival of the response's last byte: after the server's end, and before
-    # Scrapy had built the response (the download handler's end, the fallback, comes after that).
-    server_end = {(r["host"], r["path"]): r["end"] for records in hosts.values() for r in records}
-    for outcome in (o for o in result["outcomes"] if o.get("status") == 200):
-        url = urlsplit(outcome["url"])
-        assert server_end[url.hostname, url.path] <= outcome["ended"] < outcome["downloaded"], outcome
     assert {r["path"] for r in hosts[host[0]]} >= {"/moved/a", "/moved/b", "/page/3.html"}
     # The refused request cost site 2 no wait: no gap there is near two waits.
     assert max(gaps(hosts[host[2]])) < 0.2 + 0.15

@@ -26,8 +26,7 @@ When a fetch ends, the site's wait starts. The signals used, and why:
   the outcome: a response, an HTTP error status, a download error, a timeout, a DNS error, a refused connection, or
   a ``StopDownload`` raised from ``headers_received``/``bytes_received``. That is exactly "the network access
   ended", the moment WIRE starts the wait. ``response_downloaded`` and ``response_received`` miss failures;
-  ``request_dropped`` is only for requests this scheduler refused, which were never in flight. A response of known
-  length ended when its last byte came in, ~2 ms before (:class:`~wirescrapy.harvester.bodyend.BodyEnds`).
+  ``request_dropped`` is only for requests this scheduler refused, which were never in flight.
 * A request can also end without ever reaching the downloader: a downloader middleware's ``process_request`` raised
   ``IgnoreRequest`` or answered it (a cache), and no signal says so. Such a request never gets
   ``request_reached_downloader``; once it has also left ``engine.downloader.active`` (which the engine empties
@@ -39,7 +38,8 @@ has read the rules, which happens in the callback, after ``request_left_download
 come at once). A robots.txt that redirects to another site keeps its own site held through the chain: the spider
 releases the site when the chain ends. The wait still counts from the end of the download.
 
-Each released request leaves the in-flight map first: a site is released once per request, whatever the signals' order.
+Each released request is removed from the in-flight map first, so a site is released exactly once per
+request whatever order the signals come in.
 
 Waking the engine: the engine asks ``next_request`` after a download, after ``crawl()`` and on a 5-second heartbeat.
 When every site is waiting, a ``reactor.callLater`` runs the engine's ``nextcall`` (at once, not a reactor turn
@@ -67,7 +67,6 @@ from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from wirescrapy.config import WireConfig
-from wirescrapy.harvester.bodyend import BodyEnds
 from wirescrapy.harvester.meta import (
     DEPTH,
     DOC_ID,
@@ -148,8 +147,6 @@ class WireScheduler(BaseScheduler):
         self._not_reached: dict[Request, None] = {}  # in flight, not yet at the downloader (ordered set)
         self._held: dict[Request, float] = {}  # downloaded HOLD_SITE requests -> when their download ended
         self._ends: dict[str, float] = {}  # site -> Unix time its last fetch ended
-        self.body_ends = BodyEnds(clock)  # when a response's last byte came: its site's wait starts there
-        self.body_ends.connect(crawler)
         self._timer: DelayedCall | None = None
         self._stopped = False
         crawler.signals.connect(self._reached_downloader, signal=signals.request_reached_downloader)
@@ -343,11 +340,11 @@ class WireScheduler(BaseScheduler):
         self._not_reached.pop(request, None)
 
     def _left_downloader(self, request: Request, spider: Spider) -> None:
-        ended, request.meta[ENDED] = self.body_ends.pop(request) or (self._clock(), time.time())
+        request.meta[ENDED] = time.time()
         if request.meta.get(HOLD_SITE) and request in self._in_flight:
-            self._held[request] = ended  # the spider releases it (release_held)
+            self._held[request] = self._clock()  # the spider releases it (release_held)
             return
-        self._release(request, fetched=True, ended=ended)
+        self._release(request, fetched=True)
 
     def release_held(self, request: Request) -> None:
         """End a ``HOLD_SITE`` request's hold on its site: the spider has read the response. The site's
@@ -420,7 +417,10 @@ class WireScheduler(BaseScheduler):
         slot = _engine_slot(self.crawler)
         if slot is None:
             return
-        slot.nextcall() if now else slot.nextcall.schedule()
+        if now:
+            slot.nextcall()
+        else:
+            slot.nextcall.schedule()
 
     # -- helpers ---------------------------------------------------------------------------------------
 
