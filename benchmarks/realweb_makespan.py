@@ -106,6 +106,17 @@ def nothing_left(log_file: Path, start: int) -> bool:
     return "URLs to fetch from" not in text
 
 
+def batch_site_docs(collection: Path) -> dict[str, int]:
+    """Host -> the most documents of it that a batch of ``collection`` listed (``sites.jsonl``'s ``docs``)."""
+    docs: dict[str, int] = {}
+    for path in [*collection.glob("batches/*/sites.jsonl"), *collection.glob("batches/*/part-*/sites.jsonl")]:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            site = json.loads(line)
+            host = site["origin"].split("//", 1)[-1].rsplit(":", 1)[0].lower()
+            docs[host] = max(docs.get(host, 0), int(site["docs"]))
+    return docs
+
+
 def crawl(args: argparse.Namespace, web: RealWeb, mode: str, workdir: Path) -> dict:
     collection = workdir / f"collection-{mode}"
     shutil.rmtree(collection, ignore_errors=True)
@@ -261,8 +272,9 @@ def main() -> int:
                 makespan = last - first
                 # The harvester gives a site the large-site wait when the batch knows more than
                 # WIRE_LARGE_SITE_PAGES of its documents (errors, files and robots.txt too): judged here by
-                # the requests the site received.
-                counts: dict[str, int] = {}
+                # the requests the site received, or by the documents its batches knew (a crawl cut short by
+                # --max-cycles may know more than it fetched).
+                counts = batch_site_docs(workdir / f"collection-{mode}")
                 for request in requests:
                     counts[request.host] = counts.get(request.host, 0) + 1
                 wait_of = {host: args.wait_large if counts.get(host, 0) > LARGE_SITE_PAGES else args.wait

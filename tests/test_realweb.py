@@ -81,3 +81,21 @@ def test_nginx_serves_each_host_on_its_address_and_logs_every_request(tree, tmp_
     report = {entry.host: entry for entry in nginx.politeness(requests, {"127.0.0.2": 3600.0})}
     assert report["127.0.0.2"].short_gaps == 1 and report["127.0.0.2"].overlaps == 0
     assert report["127.0.0.3"].requests == 1
+
+
+def test_the_makespan_check_knows_a_site_s_wait_from_the_documents_its_batches_listed(tmp_path):
+    """A crawl cut short (--max-cycles) may have fetched 100 pages or fewer of a site its batches already knew
+    more than 100 documents of: the harvester gave it the large-site wait, and so does the check."""
+    from benchmarks.realweb_makespan import batch_site_docs
+
+    for batch, docs in (("000001", 40), ("000002", 130)):
+        directory = tmp_path / "batches" / batch
+        directory.mkdir(parents=True)
+        (directory / "sites.jsonl").write_text(
+            f'{{"siteid": 1, "origin": "http://Python.realweb.test:8080", "docs": {docs}}}\n'
+            '{"siteid": 2, "origin": "http://sqlite.realweb.test:8080", "docs": 7}\n', encoding="utf-8")
+    split = tmp_path / "batches" / "000003" / "part-1"
+    split.mkdir(parents=True)
+    (split / "sites.jsonl").write_text('{"siteid": 2, "origin": "http://sqlite.realweb.test:8080", "docs": 9}\n',
+                                       encoding="utf-8")
+    assert batch_site_docs(tmp_path) == {"python.realweb.test": 130, "sqlite.realweb.test": 9}
