@@ -127,6 +127,7 @@ def test_ingest_of_no_harvest_s_warc_or_another_collection_s_is_one_line(tmp_pat
     (["-s", "WIRE_BATCH_SIZE=abc"],
      "invalid setting: WIRE_BATCH_SIZE: expected int, got 'abc' (invalid literal for int() with base 10: 'abc')"),
     (["-a", "cycles=x"], "harvester: cycles must be a whole number, got 'x'"),
+    (["-s", "WIRE_WAIT_NORML=1"], "invalid setting: WIRE_WAIT_NORML: no such setting (did you mean WIRE_WAIT_NORMAL?)"),
 ])
 def test_crawl_with_a_bad_setting_or_argument_says_so_in_one_line(tmp_path, args, message):
     assert_one_line_error(scrapy("crawl", "harvester", "-s", f"WIRE_COLLECTION_DIR={tmp_path}", *args), message)

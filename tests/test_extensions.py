@@ -41,9 +41,6 @@ def test_a_real_run_with_a_bad_setting_fetches_nothing_and_says_why():
     assert "Spider opened" not in run.stderr
 
 
-def test_a_misspelled_setting_is_named_with_the_closest_one(caplog, monkeypatch):
-    from wirescrapy import settingnames
-
-    monkeypatch.setattr(settingnames, "_warned", set())
-    WireSettingsCheck.from_crawler(crawler(WIRE_BATCH_SIZ=5))
-    assert "Unknown setting WIRE_BATCH_SIZ ignored: did you mean WIRE_BATCH_SIZE?" in caplog.text
+def test_a_misspelled_setting_stops_the_crawl_naming_the_closest_one():
+    with pytest.raises(UsageError, match=r"invalid setting: WIRE_BATCH_SIZ: no such setting \(did you mean WIRE_BATCH_SIZE\?\)"):
+        WireSettingsCheck.from_crawler(crawler(WIRE_BATCH_SIZ=5))

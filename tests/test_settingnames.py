@@ -1,11 +1,10 @@
 from __future__ import annotations
 
-import logging
-
+import pytest
 from scrapy.settings import Settings
 
-from wirescrapy import settingnames
-from wirescrapy.settingnames import unknown_settings, warn_unknown_settings
+from wirescrapy.config import WireSettingsError
+from wirescrapy.settingnames import check_setting_names, unknown_settings
 
 
 def test_a_misspelled_setting_gets_the_closest_name():
@@ -13,11 +12,9 @@ def test_a_misspelled_setting_gets_the_closest_name():
         ("WIRE_BATCH_SIZ", "WIRE_BATCH_SIZE"), ("WIRE_QQQQQQ", None)]
 
 
-def test_each_unknown_setting_is_warned_of_once(caplog, monkeypatch):
-    monkeypatch.setattr(settingnames, "_warned", set())
-    settings = Settings({"WIRE_WAIT_NORMALL": 2, "WIRE_WAIT_NORMAL": 2})
-    with caplog.at_level(logging.WARNING):
-        warn_unknown_settings(settings)
-        warn_unknown_settings(settings)
-    assert [r.getMessage() for r in caplog.records] == [
-        "Unknown setting WIRE_WAIT_NORMALL ignored: did you mean WIRE_WAIT_NORMAL?"]
+def test_an_unknown_wire_setting_is_an_error_naming_the_closest_one():
+    with pytest.raises(WireSettingsError, match=r"^WIRE_WAIT_NORMALL: no such setting \(did you mean WIRE_WAIT_NORMAL\?\)$"):
+        check_setting_names(Settings({"WIRE_WAIT_NORMALL": 2, "WIRE_WAIT_NORMAL": 2}))
+    with pytest.raises(WireSettingsError, match="WIRE_QQQQQQ: no such setting .see the README's settings table.$"):
+        check_setting_names(Settings({"WIRE_QQQQQQ": 1}))
+    check_setting_names(Settings({"WIRE_WAIT_NORMAL": 2, "LOG_LEVEL": "INFO", "SOME_OTHER_SETTING": 1}))

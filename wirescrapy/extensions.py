@@ -5,12 +5,12 @@ from __future__ import annotations
 from scrapy.exceptions import UsageError
 
 from wirescrapy.config import WireConfig, WireSettingsError
-from wirescrapy.settingnames import warn_unknown_settings
+from wirescrapy.settingnames import check_setting_names
 
 
 class WireSettingsCheck:
     """Validates every WIRE_* setting when a crawl starts, so a bad value stops the run at once with a
-    message naming the setting, instead of failing later deep inside a component; warns of a ``WIRE_*``
+    message naming the setting, instead of failing later deep inside a component; so does a ``WIRE_*``
     name that is no setting (a misspelling), naming the closest one."""
 
     def __init__(self, config: WireConfig):
@@ -18,8 +18,8 @@ class WireSettingsCheck:
 
     @classmethod
     def from_crawler(cls, crawler):
-        warn_unknown_settings(crawler.settings)
         try:
+            check_setting_names(crawler.settings)
             return cls(WireConfig.from_crawler(crawler))
         except WireSettingsError as exc:
             raise UsageError(f"invalid setting: {exc}") from None

@@ -27,7 +27,7 @@ from wirescrapy.collection.records import RecordFileError
 from wirescrapy.collection.writes import failure_message, is_write_failure
 from wirescrapy.config import WireConfig, WireSettingsError
 from wirescrapy.manager.batch import BatchError
-from wirescrapy.settingnames import warn_unknown_settings
+from wirescrapy.settingnames import check_setting_names
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +57,8 @@ class WireCommand:
             self.settings.set("LOG_LEVEL", "WARNING", priority="cmdline")
 
     def wire_config(self) -> WireConfig:
-        warn_unknown_settings(self.settings)
         try:
+            check_setting_names(self.settings)
             return WireConfig.from_settings(self.settings)
         except WireSettingsError as exc:
             raise UsageError(input_error_message(exc)) from None
