@@ -44,3 +44,45 @@ def test_a_real_run_with_a_bad_setting_fetches_nothing_and_says_why():
 def test_a_misspelled_setting_stops_the_crawl_naming_the_closest_one():
     with pytest.raises(UsageError, match=r"invalid setting: WIRE_BATCH_SIZ: no such setting \(did you mean WIRE_BATCH_SIZE\?\)"):
         WireSettingsCheck.from_crawler(crawler(WIRE_BATCH_SIZ=5))
+
+
+def test_a_log_file_that_fails_is_said_once_counted_and_a_file_handler_installed_later_is_guarded_too(capsys):
+    import contextlib
+    import io
+    import logging
+
+    from scrapy.statscollectors import MemoryStatsCollector
+
+    from wirescrapy.extensions import LogFileGuard
+
+    c = crawler()
+    stats, said = MemoryStatsCollector(c), io.StringIO()
+    guard = LogFileGuard(stats, stderr=said)
+    logger = logging.getLogger("wirescrapy.test_log_file_guard")
+    logger.propagate, logger.level = False, logging.INFO  # only the handlers below
+    first, later = logging.FileHandler("/dev/full"), logging.FileHandler("/dev/full")
+    try:
+        logger.addHandler(first)
+        logging.root.addHandler(first)  # the guard looks at the root logger's handlers
+        guard.guard_file_handlers()
+        logger.addHandler(guard)
+        logger.addHandler(later)  # after the guard, as Scrapy's root handler is installed again
+        logging.root.addHandler(later)
+        for n in range(3):
+            logger.info("line %d", n)
+        assert stats.get_value("log/lines_lost") == 6  # three lines, two files
+        assert said.getvalue().splitlines() == [
+            ("wirescrapy: log file /dev/full: disk full; the crawl goes on, its log lines are lost while the file "
+             "cannot be written")]  # one file name, said once
+        guard.spider_closed(None)
+        assert said.getvalue().splitlines()[-1] == "wirescrapy: 6 log lines could not be written to /dev/full"
+        # Not the file's fault (a log call with bad arguments): reported as Python does, not counted.
+        first.emit(logging.LogRecord("x", logging.INFO, __file__, 1, "%d", ("not a number",), None))
+        assert "--- Logging error ---" in capsys.readouterr().err
+        assert stats.get_value("log/lines_lost") == 6
+    finally:
+        logger.handlers.clear()
+        for handler in (first, later):
+            logging.root.removeHandler(handler)
+            with contextlib.suppress(OSError):  # its buffer cannot be flushed: /dev/full
+                handler.close()

@@ -41,6 +41,23 @@ def test_a_second_demo_starts_clean_and_says_so(tmp_path):
     assert re.search(r"^\s+1\s+2\s+2\s+2\s+\d+", run.stdout, re.MULTILINE)  # batch 1 of this web
 
 
+@pytest.mark.timeout(120)
+def test_a_log_file_that_cannot_be_written_is_one_line_and_the_crawl_goes_on(tmp_path):
+    """/dev/full: every write fails with ENOSPC, as on a full disk. Python's logging would print a traceback
+    for each line; the crawl says it once, counts what was lost, and fetches its pages."""
+    run = subprocess.run([sys.executable, "-m", "scrapy", "demo", "--dir", str(tmp_path / "c"), "--sites", "1",
+                          "--pages", "4", "--cycles", "2", "-s", "LOG_FILE=/dev/full"],
+                         check=False, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr and "Logging error" not in run.stderr, run.stderr[-3000:]
+    said = [line for line in run.stderr.splitlines() if line.startswith("wirescrapy: ")]
+    assert said[0] == ("wirescrapy: log file /dev/full: disk full; the crawl goes on, its log lines are lost while "
+                       "the file cannot be written"), run.stderr[-3000:]
+    assert re.fullmatch(r"wirescrapy: [1-9]\d* log lines? could not be written to /dev/full", said[1]), said
+    with Collection(tmp_path / "c", readonly=True) as collection:
+        assert collection.summary()["ok"] > 1
+
+
 @pytest.mark.timeout(60)
 def test_the_manager_refuses_a_missing_collection(tmp_path):
     run = subprocess.run([sys.executable, "-m", "scrapy", "manager", "-s", f"WIRE_COLLECTION_DIR={tmp_path / 'no'}"],
