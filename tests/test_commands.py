@@ -42,10 +42,15 @@ def test_only_real_commands_are_listed():
         "crawl", "demo", "export", "ingest", "manager", "report", "seed", "status"}
 
 
-def test_a_command_starts_without_warnings_a_user_can_do_nothing_about():
+def test_a_command_starts_without_warnings_a_user_can_do_nothing_about(tmp_path):
     run = scrapy("list")
     assert run.returncode == 0 and run.stdout.split() == ["harvester"]
     assert "Warning" not in run.stderr, run.stderr[-3000:]
+    crawl = scrapy("crawl", "harvester", "-s", f"WIRE_COLLECTION_DIR={tmp_path / 'c'}")  # nothing to fetch
+    assert crawl.returncode == 0 and "manager: no page to fetch" in crawl.stderr, crawl.stderr[-3000:]
+    warnings = [line.split(" WARNING: ", 1)[1] for line in crawl.stderr.splitlines() if " WARNING: " in line]
+    assert warnings == [f"The collection {tmp_path / 'c'} is empty: give seeds (-a seeds=FILE, or scrapy seed FILE)"]
+    assert "Warning" not in crawl.stderr, crawl.stderr[-3000:]
 
 
 def test_demo_help_reads_as_written():

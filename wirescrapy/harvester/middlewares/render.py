@@ -33,7 +33,7 @@ class RenderMiddleware:
         self.config = config
         self.mode = RenderMode.parse(config.render_js)
         if not self.mode.on:
-            raise NotConfigured("WIRE_RENDER_JS is off")
+            raise NotConfigured  # WIRE_RENDER_JS is off; without a message, as Scrapy logs one at WARNING
         self.user_agent = user_agent
 
     @classmethod
