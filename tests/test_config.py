@@ -158,3 +158,16 @@ def test_scrapy_settings_follow_the_wire_ones():
     settings = Settings({"WIRE_CONNECTIONS": "many"})
     WireAddon().update_settings(settings)  # left for WireSettingsCheck to report
     assert settings.getint("CONCURRENT_REQUESTS") == 16
+
+
+def test_without_cookies_scrapy_s_cookies_middleware_is_not_even_loaded():
+    from scrapy.settings import Settings
+    from scrapy.utils.conf import build_component_list
+
+    from wirescrapy.addon import COOKIES_MIDDLEWARE, WireAddon
+
+    for enabled in (False, True):
+        settings = Settings({"COOKIES_ENABLED": enabled})
+        WireAddon().update_settings(settings)
+        middlewares = build_component_list(settings.getwithbase("DOWNLOADER_MIDDLEWARES"))
+        assert (COOKIES_MIDDLEWARE in middlewares) is enabled
