@@ -46,6 +46,7 @@ DOWNLOADER_MIDDLEWARES = {
     "wirescrapy.harvester.middlewares.render.RenderMiddleware": 130,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "wirescrapy.harvester.middlewares.retry.WireRetryMiddleware": 550,
+    "wirescrapy.harvester.middlewares.sitemapslots.SitemapSlotsMiddleware": 945,  # at most 8 sitemaps at once
     "wirescrapy.harvester.middlewares.fetchlimits.FetchLimitsMiddleware": 950,
     # scrapy-splash (WIRE_RENDER_JS): a render's request becomes the request to Splash's /execute (SPLASH_URL)
     "scrapy_splash.SplashCookiesMiddleware": 723,

@@ -25,6 +25,7 @@ from wirescrapy.collection.metadata import DocFlag
 from wirescrapy.config import BLOCKED_NETWORKS
 from wirescrapy.harvester.meta import (
     IP,
+    KIND,
     MIME_REFUSED,
     NOT_BEFORE,
     RECEIVED,
@@ -341,3 +342,53 @@ def test_robots_txt_and_sitemaps_have_their_own_size_limits(tmp_path, kind, limi
         request = bench.request(SITE + ("/robots.txt" if kind is Kind.ROBOTS else "/sitemap.xml"), kind)
         assert not bench.bytes_received(request, bytes(limit))
         assert bench.bytes_received(request, b"x") and request.meta[TRUNCATED]
+
+
+# -- at most SITEMAPS_AT_ONCE sitemaps downloading at once -------------------------------------------------
+
+def test_slots_are_given_first_come_first_served():
+    from wirescrapy.harvester.middlewares.sitemapslots import Slots
+
+    slots = Slots(2)
+    assert slots.take("a") and slots.take("b") and slots.take("a")  # a holder asking again keeps its slot
+    assert not slots.take("c") and not slots.take("d") and not slots.take("e")
+    assert slots.give_back("d") is None  # d no longer waits
+    assert slots.give_back("a") == "c" and slots.holders == {"b", "c"}
+    assert slots.give_back("zzz") is None and slots.give_back("b") == "e" and slots.give_back("c") is None
+    assert slots.holders == {"e"} and not slots.waiting
+    with pytest.raises(ValueError, match="size"):
+        Slots(0)
+
+
+def test_a_sitemap_past_the_limit_waits_for_one_that_ends_whichever_way_it_ends():
+    from types import SimpleNamespace
+
+    from scrapy.settings import Settings
+    from scrapy.statscollectors import MemoryStatsCollector
+    from twisted.internet.defer import Deferred
+
+    from wirescrapy.harvester.middlewares.sitemapslots import (
+        SITEMAPS_AT_ONCE,
+        SitemapSlotsMiddleware,
+    )
+
+    stats = MemoryStatsCollector(SimpleNamespace(settings=Settings()))
+    middleware = SitemapSlotsMiddleware(stats)
+    assert middleware.slots.size == SITEMAPS_AT_ONCE
+    middleware = SitemapSlotsMiddleware(stats, size=2)
+    sitemaps = [scrapy.Request(f"http://s{i}.cl/sitemap.xml", meta={KIND: Kind.SITEMAP.value}) for i in range(4)]
+    page = scrapy.Request("http://s0.cl/page.html")
+    assert middleware.process_request(sitemaps[0], None) is None
+    assert middleware.process_request(sitemaps[1], None) is None
+    waiting = [middleware.process_request(sitemap, None) for sitemap in sitemaps[2:]]
+    assert all(isinstance(d, Deferred) and not d.called for d in waiting)
+    assert middleware.process_request(page, None) is None  # pages never wait
+    assert stats.get_value("harvester/sitemaps/waited_for_a_slot") == 2
+    response = HtmlResponse(sitemaps[0].url, body=b"<urlset/>")
+    assert middleware.process_response(sitemaps[0], response, None) is response  # downloaded: the next goes
+    assert waiting[0].called and not waiting[1].called
+    middleware.process_exception(sitemaps[2], TimeoutError(), None)  # failed: the next goes
+    assert waiting[1].called
+    middleware.process_response(sitemaps[1], response, None)
+    middleware.process_response(sitemaps[3], response, None)
+    assert not middleware.slots.holders and not middleware.deferreds
