@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import sys
+import weakref
 
 from scrapy import signals
 from scrapy.exceptions import UsageError
@@ -49,7 +50,7 @@ class LogFileGuard(logging.Handler):
         self.stderr = stderr
         self.lost = 0
         self.files: list[str] = []
-        self.guarded: set[int] = set()
+        self.guarded: weakref.WeakSet[logging.Handler] = weakref.WeakSet()
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -62,8 +63,8 @@ class LogFileGuard(logging.Handler):
 
     def guard_file_handlers(self) -> None:
         for handler in logging.root.handlers:
-            if isinstance(handler, logging.FileHandler) and id(handler) not in self.guarded:
-                self.guarded.add(id(handler))
+            if isinstance(handler, logging.FileHandler) and handler not in self.guarded:
+                self.guarded.add(handler)
                 handler.handleError = functools.partial(self._failed, handler, handler.handleError)
 
     def handle(self, record: logging.LogRecord) -> bool:
