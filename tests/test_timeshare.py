@@ -101,12 +101,32 @@ def test_the_manager_limits_sites_by_their_waits():
                             config(WIRE_BATCH_TIME_SHARE=False), 2) is None
 
 
-def test_softmin_ends_a_batch_with_few_sites_left_after_its_minimum_time():
-    assert softmin_due(active_sites=2, pages_left=40, elapsed=61.0, softmin=3, softmin_time=60.0)
-    assert not softmin_due(2, 40, 59.0, 3, 60.0)  # too early
-    assert not softmin_due(3, 40, 61.0, 3, 60.0)  # enough sites still active
-    assert not softmin_due(1, 0, 61.0, 3, 60.0)  # nothing left to hand over
-    assert not softmin_due(1, 40, 1e9, 0, 0.0)  # off
+def test_softmin_ends_a_batch_with_few_sites_left_when_it_pays():
+    due = {"began_with": 10, "time_left": 5.0, "restart": 0.3}
+    assert softmin_due(active_sites=2, pages_left=40, elapsed=61.0, softmin=3, softmin_time=60.0, **due)
+    assert not softmin_due(2, 40, 59.0, 3, 60.0, **due)  # too early
+    assert not softmin_due(3, 40, 61.0, 3, 60.0, **due)  # enough sites still active
+    assert not softmin_due(1, 0, 61.0, 3, 60.0, **due)  # nothing left to hand over
+    assert not softmin_due(1, 40, 1e9, 0, 0.0, **due)  # off
+    assert softmin_due(2, 40, 0.0, 3, 0.0, **due)  # no minimum time (the default)
+    # A batch of few sites from the start: its breadth did not collapse, a new batch would be as narrow.
+    assert softmin_due(2, 40, 0.0, 3, 0.0, **{**due, "began_with": 3})
+    assert not softmin_due(2, 40, 0.0, 3, 0.0, **{**due, "began_with": 2})
+    # The stragglers' pages must need at least twice what a new batch costs: a manager run, or a new job's
+    # start for a job's only batch; with waits of 0 they need no time at all.
+    assert softmin_due(2, 40, 0.0, 3, 0.0, **{**due, "time_left": 0.61})
+    assert not softmin_due(2, 40, 0.0, 3, 0.0, **{**due, "time_left": 0.6})
+    assert not softmin_due(2, 40, 0.0, 3, 0.0, **{**due, "restart": 2.5})
+    assert not softmin_due(2, 40, 0.0, 3, 0.0, **{**due, "time_left": 0.0, "restart": 0.0})
+
+
+def test_the_process_started_before_this_test():
+    import time
+
+    from wirescrapy.harvester.batchend import process_started
+
+    started = process_started()
+    assert started < time.monotonic() - 0.1  # pytest's own start took longer than that
 
 
 def test_the_next_batch_is_planned_when_the_pages_left_take_about_a_manager_run():

@@ -270,11 +270,12 @@ SETTINGS: tuple[Setting, ...] = (
                 "Pages above which a site is large and gets the shorter wait.", 0),
         Setting("WIRE_CONNECTIONS", "harvester/nthreads/start", 300, "int",
                 "Sites fetched at the same time (one connection each).", 1),
-        Setting("WIRE_SOFTMIN", "harvester/nthreads/softmin", 0, "int",
-                "A batch ends early when fewer than this many sites still have pages to fetch and it has run "
-                "WIRE_SOFTMIN_TIME seconds; the pages it did not fetch stay eligible for the next batches. 0: "
-                "a batch ends when its last page is fetched.", 0),
-        Setting("WIRE_SOFTMIN_TIME", "harvester/nthreads/softmintime", 60.0, "float",
+        Setting("WIRE_SOFTMIN", "harvester/nthreads/softmin", 3, "int",
+                "A batch that began with at least this many sites ends early when fewer still have pages to "
+                "fetch and those pages need at least twice what starting the batch took (the manager's run, or "
+                "a new job's start); the pages it did not fetch stay eligible for the next batches, which "
+                "fetch them beside the sites that were idle. 0: a batch ends when its last page is fetched.", 0),
+        Setting("WIRE_SOFTMIN_TIME", "harvester/nthreads/softmintime", 0.0, "float",
                 "Seconds a batch runs at least before WIRE_SOFTMIN may end it.", 0),
         Setting("WIRE_PLAN_AHEAD", "", False, "bool",
                 "Plan the next batch while the current one finishes (the manager's computation in a thread "

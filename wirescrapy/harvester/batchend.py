@@ -4,10 +4,15 @@ A batch's harvest ends with its stragglers: the sites whose pages take longest a
 answers, both watched by a timer of the spider (``BatchEnd``) while a batch runs:
 
 * **softmin** (WIRE's ``harvester/nthreads/softmin`` and ``softmintime``; ``WIRE_SOFTMIN``,
-  ``WIRE_SOFTMIN_TIME``): once the batch has run ``WIRE_SOFTMIN_TIME`` seconds and fewer than
-  ``WIRE_SOFTMIN`` sites still have pages queued or in flight, the pages still queued are dropped
+  ``WIRE_SOFTMIN_TIME``): once fewer than ``WIRE_SOFTMIN`` sites still have pages queued or in flight, in
+  a batch that began with at least that many, the pages still queued are dropped
   (``WireScheduler.drop_batch_pages``): the fetches in flight end as usual and the batch ends. The
-  dropped pages were not visited, so they stay eligible and the next manager run may choose them again.
+  dropped pages were not visited, so they stay eligible and the next manager run may choose them again,
+  with the pages of the sites that were idle meanwhile. Only when it pays (``softmin_due``): the pages left
+  need at least twice what starting this batch took (from the previous batch's end, or from the process's
+  start for its first batch: a job of one cycle ends, and the next job starts a process), and the batch has
+  run ``WIRE_SOFTMIN_TIME`` seconds. So a batch of few sites, or one whose stragglers are nearly done, runs
+  to its end, and so does a crawl with waits of 0.
 * **planning ahead** (``WIRE_PLAN_AHEAD``): once the batch's pages left need less time than the last
   manager run took (``plan_due``), the manager's records and links are copied and its computation runs in
   a thread, leaving out the batch's pages not recorded as fetched yet (queued, in flight, or on their way
@@ -25,6 +30,7 @@ A kill loses nothing: a computation not written is simply lost, and a written ba
 from __future__ import annotations
 
 import logging
+import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -36,13 +42,30 @@ logger = logging.getLogger(__name__)
 TICK = 0.25  # seconds between two looks at the batch
 PLAN_MARGIN = 2.0  # a plan is started when the pages left need less than this many times the last one's time
 PLAN_LEAST = 0.1  # ... or less than this many seconds: a plan started earlier misses the links found after it
+SOFTMIN_GAIN = 2.0  # softmin ends a batch only if its pages left need this many times what a new batch costs
+_IMPORTED = time.monotonic()
 
 
-def softmin_due(active_sites: int, pages_left: int, elapsed: float, softmin: int, softmin_time: float) -> bool:
+def softmin_due(active_sites: int, pages_left: int, elapsed: float, softmin: int, softmin_time: float, *,
+                began_with: int, time_left: float, restart: float) -> bool:
     """Whether WIRE's softmin ends the batch now: fewer than ``softmin`` sites still active (with pages
-    queued or in flight), pages left to drop, and the batch ``elapsed`` seconds old, at least
-    ``softmin_time``; ``softmin`` 0: never."""
-    return softmin > 0 and pages_left > 0 and active_sites < softmin and elapsed >= softmin_time
+    queued or in flight) of a batch that ``began_with`` at least ``softmin`` sites, pages left to drop, the
+    batch ``elapsed`` seconds old, at least ``softmin_time``, and its pages left needing ``time_left``
+    seconds, more than ``SOFTMIN_GAIN`` times the ``restart`` a new batch costs; ``softmin`` 0: never."""
+    return (softmin > 0 and pages_left > 0 and active_sites < softmin <= began_with and elapsed >= softmin_time
+            and time_left > SOFTMIN_GAIN * restart)
+
+
+def process_started() -> float:
+    """When this process started, on ``time.monotonic``'s clock (Linux's /proc; else when this module was
+    imported)."""
+    try:
+        with open("/proc/self/stat", "rb") as stat, open("/proc/uptime", "rb") as uptime:
+            ticks = int(stat.read().rsplit(b")", 1)[1].split()[19])
+            age = float(uptime.read().split()[0]) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return _IMPORTED
+    return time.monotonic() - max(age, 0.0)
 
 
 def plan_due(time_left: float, last_plan_seconds: float) -> bool:
@@ -63,11 +86,16 @@ class BatchEnd:
     _dropped: frozenset = frozenset()  # doc-ids softmin dropped from the batch
     _left_out: frozenset = frozenset()  # doc-ids the batch planned ahead left out (not fetched yet when it began)
     _plan_seconds = 0.0
+    _batch_ended: float | None = None  # when this process's last batch ended (time.monotonic)
+    _restart = 0.0  # what starting this batch took: from the last one's end, or from the process's start
+    _began_with = 0  # sites in this batch
 
     def _watch_batch(self) -> None:
         """A batch was queued: watch it for softmin and for the moment to plan the next."""
         config = self.config
         self._batch_began = time.monotonic()
+        self._restart = self._batch_began - (process_started() if self._batch_ended is None else self._batch_ended)
+        self._began_with = len(self.batch.sites) if self.batch is not None else 0
         self._softmin_done = False
         self._dropped = frozenset()
         self._ahead = None
@@ -96,7 +124,8 @@ class BatchEnd:
             counts = scheduler.counts()
             active = counts.fetching + counts.ready + counts.waiting
             if softmin_due(active, counts.urls, time.monotonic() - self._batch_began, self.config.softmin,
-                           self.config.softmin_time):
+                           self.config.softmin_time, began_with=self._began_with,
+                           time_left=scheduler.queue.time_left(now), restart=self._restart):
                 self._softmin_done = True
                 self._dropped = frozenset(scheduler.drop_batch_pages())
                 dropped = len(self._dropped)
@@ -122,6 +151,7 @@ class BatchEnd:
     def _planned_next(self) -> Path | None:
         """The batch ended: the next one's directory — the one planned ahead, written now, or the manager's
         run now if none was — or None when no page is due."""
+        self._batch_ended = time.monotonic()
         ahead, self._ahead = self._ahead, None
         if self._timer is not None and self._timer.running:
             self._timer.stop()
