@@ -35,8 +35,6 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from scrapy import signals
-
 from wirescrapy.harvester.scheduler import WireScheduler
 
 logger = logging.getLogger(__name__)
@@ -44,7 +42,6 @@ logger = logging.getLogger(__name__)
 TICK = 0.25  # seconds between two looks at the batch
 PLAN_MARGIN = 2.0  # a plan is started when the pages left need less than this many times the last one's time
 PLAN_LEAST = 0.1  # ... or less than this many seconds: a plan started earlier misses the links found after it
-DRAIN_POLL = 0.002  # seconds between two looks for the end of a batch's last fetches in the gatherer
 SOFTMIN_GAIN = 2.0  # softmin ends a batch only if its pages left need this many times what a new batch costs
 _IMPORTED = time.monotonic()
 
@@ -57,13 +54,6 @@ def softmin_due(active_sites: int, pages_left: int, elapsed: float, softmin: int
     seconds, more than ``SOFTMIN_GAIN`` times the ``restart`` a new batch costs; ``softmin`` 0: never."""
     return (softmin > 0 and pages_left > 0 and active_sites < softmin <= began_with and elapsed >= softmin_time
             and time_left > SOFTMIN_GAIN * restart)
-
-
-def _scheduler(crawler) -> WireScheduler | None:
-    try:
-        return WireScheduler.of(crawler)
-    except RuntimeError:  # the spider is closed
-        return None
 
 
 def process_started() -> float:
@@ -99,8 +89,6 @@ class BatchEnd:
     _batch_ended: float | None = None  # when this process's last batch ended (time.monotonic)
     _restart = 0.0  # what starting this batch took: from the last one's end, or from the process's start
     _began_with = 0  # sites in this batch
-    _watching_items = False
-    _draining = False  # the batch's requests are all done: waiting for the gatherer to finish its last fetches
 
     def _watch_batch(self) -> None:
         """A batch was queued: watch it for softmin and for the moment to plan the next."""
@@ -113,10 +101,6 @@ class BatchEnd:
         self._ahead = None
         if self.batch is not None:
             self._plan_seconds = float(self.batch.info.get("planning_seconds", self._plan_seconds) or 0.0)
-        if not self._watching_items:
-            self._watching_items = True
-            for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
-                self.crawler.signals.connect(self._item_done, signal=signal)
         if not (config.softmin or self._plans_ahead()):
             return
         if self._timer is None:
@@ -125,30 +109,6 @@ class BatchEnd:
             self._timer = LoopingCall(self._look)
         if not self._timer.running:
             self._timer.start(TICK, now=False)
-
-    def _item_done(self, **kwargs) -> None:
-        # The gatherer finished a fetch. Once the batch's last one is through, the engine is idle, but nothing
-        # tells it (Scrapy's engine looks after a download, or on its 5 s heartbeat): look for it every
-        # DRAIN_POLL seconds, a few loop turns while Scrapy's scraper lets the response go, and wake the engine.
-        if self._draining or self.harvest is None or self.harvest.batch is None:
-            return
-        scheduler = _scheduler(self.crawler)
-        if scheduler is not None and not scheduler.has_pending_requests():
-            self._draining = True
-            self._check_drained()
-
-    def _check_drained(self) -> None:
-        engine = self.crawler.engine
-        scheduler = _scheduler(self.crawler)
-        if engine is None or engine.spider is None or scheduler is None or scheduler.has_pending_requests():
-            self._draining = False  # closed, or more requests: their downloads will wake the engine
-        elif engine.spider_is_idle():
-            self._draining = False
-            scheduler.wake_engine(now=True)
-        else:
-            from twisted.internet import reactor
-
-            reactor.callLater(DRAIN_POLL, self._check_drained)
 
     def _plans_ahead(self) -> bool:
         # A batch given with -a batch=DIR (maybe a part) and a detached harvest are not this harvester's to plan.

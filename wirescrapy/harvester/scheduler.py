@@ -236,7 +236,7 @@ class WireScheduler(BaseScheduler):
         engine finds the crawl idle. The queue stays as it is, for the counts logged at close."""
         self._stopped = True
         self._cancel_wakeup()
-        self.wake_engine()
+        self._wake_engine()
 
     def enqueue_batch(
         self,
@@ -285,7 +285,7 @@ class WireScheduler(BaseScheduler):
         self.stats.inc_value("scheduler/enqueued", queued)
         self.stats.inc_value("scheduler/enqueued/batch", queued)
         logger.info("Harvester queued %(urls)d URLs of %(sites)d sites", {"urls": queued, "sites": len(seen)})
-        self.wake_engine()  # the spider called us, not the engine: make it look
+        self._wake_engine()  # the spider called us, not the engine: make it look
         return queued
 
     def drop_batch_pages(self) -> list[int]:
@@ -297,24 +297,24 @@ class WireScheduler(BaseScheduler):
         doc_ids = self.docs.doc_ids
         dropped = [doc_ids[row] for row in rows]
         self.stats.inc_value("scheduler/dropped/batch", len(dropped))
-        self.wake_engine()
+        self._wake_engine()
         return dropped
 
     def set_crawl_delay(self, site: str, seconds: float) -> None:
         """Crawl-delay of the site of URL ``site`` (from its robots.txt), its current wait included."""
         self.queue.set_crawl_delay(origin(site), seconds)
-        self.wake_engine()
+        self._wake_engine()
 
     def visited(self, site: str, seconds_ago: float) -> None:
         """The site of URL ``site`` was last accessed ``seconds_ago`` (by an earlier run: its site record's
         ``last_visit``): its next visit waits its wait from then."""
         self.queue.visited(origin(site), self._clock() - max(seconds_ago, 0.0))
-        self.wake_engine()
+        self._wake_engine()
 
     def set_pages(self, site: str, pages: int) -> None:
         """Page count of the site of URL ``site``, for the large-site wait."""
         self.queue.set_pages(origin(site), pages)
-        self.wake_engine()
+        self._wake_engine()
 
     def counts(self) -> Counts:
         return self.queue.counts(self._clock())
@@ -352,7 +352,7 @@ class WireScheduler(BaseScheduler):
         ended = self._held.pop(request, None)
         if ended is not None:
             self._release(request, fetched=True, ended=ended)
-            self.wake_engine()
+            self._wake_engine()
 
     def release_site(self, site: str) -> None:
         """End the hold on the site of URL ``site``, whichever of its requests holds it: the spider has read
@@ -403,7 +403,7 @@ class WireScheduler(BaseScheduler):
         delay = max(0.0, when - self.lead - now) + _WAKE_SLACK
         timer = self._timer
         if timer is None or not timer.active():
-            self._timer = reactor.callLater(delay, self.wake_engine, now=True)
+            self._timer = reactor.callLater(delay, self._wake_engine, now=True)
         elif timer.getTime() > reactor.seconds() + delay:
             timer.reset(delay)
 
@@ -412,8 +412,8 @@ class WireScheduler(BaseScheduler):
             self._timer.cancel()
         self._timer = None
 
-    def wake_engine(self, now: bool = False) -> None:
-        """Make the engine ask for requests, and see whether the spider is idle: ``now`` from a timer."""
+    def _wake_engine(self, now: bool = False) -> None:
+        # ``now``: from the wake-up timer, where nothing of the engine's is on the stack.
         slot = _engine_slot(self.crawler)
         if slot is None:
             return
