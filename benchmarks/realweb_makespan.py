@@ -15,6 +15,10 @@ for sites of more than WIRE_LARGE_SITE_PAGES pages), in one of two ways:
   until one finds nothing more to fetch: what a scheduled recrawl (cron, Scrapyd) does;
 * ``cycles`` — one process, ``-a cycles=N``.
 
+Each crawl runs with ``settings.test`` (loopback allowed), but with the crawler's own default for what that
+module pins for the tests (``DEFAULTS``: WIRE_SOFTMIN, off there so that a test's cycle fetches its whole batch),
+as the checkout crawled defines it: the figures are the crawler's defaults'.
+
 From nginx's access log: the makespan (first request's start to the last response's end; the processes'
 start-up before the first request and after the last is not in it, and is printed apart as the wall
 clock), the lower bound no polite crawler can beat — max over sites of (requests - 1) x the site's
@@ -38,6 +42,7 @@ busy most of the makespan is bound by its CPU (parsing, storing), not by politen
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -59,6 +64,7 @@ from benchmarks.realweb import RealWeb
 from benchmarks.realweb import sites as realweb_sites
 
 LARGE_SITE_PAGES = 100  # WIRE_LARGE_SITE_PAGES' default
+DEFAULTS = ("WIRE_SOFTMIN",)  # pinned by settings.test for the tests, the crawler's own default here
 LOG_FORMAT = "%(asctime)s.%(msecs)03d [%(name)s] %(levelname)s: %(message)s"
 LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\.(\d{3}) ")
 
@@ -74,13 +80,36 @@ def harvester(args: argparse.Namespace, web: RealWeb, collection: Path, extra: l
         "-s", f"WIRE_DNS_HOSTS={json.dumps(web.dns_hosts)}",
         "-s", f"WIRE_ACCEPT_DOMAIN_SUFFIXES={realweb_sites.DOMAIN}",
         "-s", "LOG_LEVEL=INFO", "-s", f"LOG_FORMAT={LOG_FORMAT}",
-        *[arg for setting in args.setting for arg in ("-s", setting)],
+        *[arg for setting in (*code_defaults(args), *args.setting) for arg in ("-s", setting)],
     ]  # fmt: skip
+    env = code_env(args)
+    code = Path(args.code).resolve() if args.code else ROOT
+    return subprocess.run(command, check=False, cwd=code, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                          stderr=subprocess.STDOUT, timeout=args.timeout).returncode
+
+
+def code_env(args: argparse.Namespace) -> dict:
+    """The environment of a crawl of ``args.code``: its ``settings.test`` (loopback allowed), its modules."""
     env = dict(os.environ, SCRAPY_SETTINGS_MODULE="settings.test")
     code = Path(args.code).resolve() if args.code else ROOT
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(code), env.get("PYTHONPATH")]))
-    return subprocess.run(command, check=False, cwd=code, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                          stderr=subprocess.STDOUT, timeout=args.timeout).returncode
+    return env
+
+
+@functools.cache
+def _defaults(code: str) -> tuple[str, ...]:
+    script = ("from wirescrapy.config import SETTINGS\n"
+              f"print('\\n'.join(f'{{s.name}}={{s.default}}' for s in SETTINGS if s.name in {DEFAULTS!r}))")
+    env = code_env(argparse.Namespace(code=code))
+    run = subprocess.run([sys.executable, "-c", script], cwd=code, env=env, capture_output=True, text=True,
+                         check=True)
+    return tuple(run.stdout.split())
+
+
+def code_defaults(args: argparse.Namespace) -> tuple[str, ...]:
+    """``NAME=VALUE`` for the settings ``settings.test`` pins for the tests (``DEFAULTS``) that a crawl measured
+    here runs with the crawler's own default, as that checkout (``--code``) defines it."""
+    return _defaults(str(Path(args.code).resolve() if args.code else ROOT))
 
 
 def profile_file(args: argparse.Namespace, workdir: Path, mode: str, job: int) -> Path | None:
