@@ -53,11 +53,12 @@ def test_a_log_file_that_fails_is_said_once_counted_and_a_file_handler_installed
 
     from scrapy.statscollectors import MemoryStatsCollector
 
-    from wirescrapy.extensions import LogFileGuard
+    from wirescrapy.logfile import LogFileGuard
 
     c = crawler()
     stats, said = MemoryStatsCollector(c), io.StringIO()
-    guard = LogFileGuard(stats, stderr=said)
+    guard = LogFileGuard(stderr=said)
+    guard.stats = stats
     logger = logging.getLogger("wirescrapy.test_log_file_guard")
     logger.propagate, logger.level = False, logging.INFO  # only the handlers below
     first, later = logging.FileHandler("/dev/full"), logging.FileHandler("/dev/full")
@@ -74,7 +75,7 @@ def test_a_log_file_that_fails_is_said_once_counted_and_a_file_handler_installed
         assert said.getvalue().splitlines() == [
             ("wirescrapy: log file /dev/full: disk full; the crawl goes on, its log lines are lost while the file "
              "cannot be written")]  # one file name, said once
-        guard.spider_closed(None)
+        guard.say_lost()  # at the process's end
         assert said.getvalue().splitlines()[-1] == "wirescrapy: 6 log lines could not be written to /dev/full"
         # Not the file's fault (a log call with bad arguments): reported as Python does, not counted.
         first.emit(logging.LogRecord("x", logging.INFO, __file__, 1, "%d", ("not a number",), None))

@@ -26,6 +26,7 @@ from wirescrapy.collection.lock import CollectionLockedError
 from wirescrapy.collection.records import RecordFileError
 from wirescrapy.collection.writes import failure_message, is_write_failure
 from wirescrapy.config import WireConfig, WireSettingsError
+from wirescrapy.logfile import install_log_file_guard
 from wirescrapy.manager.batch import BatchError
 from wirescrapy.settingnames import check_setting_names
 
@@ -53,6 +54,7 @@ class WireCommand:
 
     def process_options(self, args, opts):
         super().process_options(args, opts)
+        install_log_file_guard()  # before Scrapy's root handler: a LOG_FILE that cannot be written is one line
         if self.quiet and not opts.loglevel:
             self.settings.set("LOG_LEVEL", "WARNING", priority="cmdline")
 
