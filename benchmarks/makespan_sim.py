@@ -1,6 +1,6 @@
 """Whole-crawl time at WIRE's scale, simulated: makespan against the politeness lower bound, before and after.
 
-    python benchmarks/makespan_sim.py                       # 10,000 sites, Zipf sizes, K = 100,000 (about a minute)
+    python benchmarks/makespan_sim.py                       # 10,000 sites, Zipf sizes, K = 100,000 (seconds)
     python benchmarks/makespan_sim.py --sites 2000 --largest 5000 --batch 20000
 
 A web of ``--sites`` sites whose sizes follow Zipf's law (site i has ``--largest`` / i^``--exponent`` pages,
@@ -27,30 +27,49 @@ Policies, each adding one change to the one before:
 * ``overlap``    — the manager plans the next batch while the current one finishes (its run hidden behind
   the harvest's tail), so a cycle costs no idle manager time.
 
-The last two run the crawler's own code, not a model of it: the batch is ``select_batches``' share
+The crawler's policies run its own code, not a model of it: the batch is ``select_batches``' share
 (``site_caps``, in proportion to the pages left as the estimated PageRank share, at most samesite) within
 ``WIRE_BATCH_TIME_SHARE``'s limits (``wirescrapy.manager.timeshare.time_limits``, from each site's wait):
 
-* ``crawler``       — WIRE_BATCH_TIME_SHARE, each cycle paying its manager run;
-* ``crawler+ahead`` — and WIRE_PLAN_AHEAD: the manager's run hidden behind the tail (the first one paid).
+* ``crawler``               — WIRE_BATCH_TIME_SHARE, each cycle paying its manager run, no softmin;
+* ``crawler+ahead``         — and WIRE_PLAN_AHEAD: the manager's run starts when ``plan_due`` says (the
+  batch's pages left need less than twice its last run), so it is hidden behind the tail when the tail is
+  long enough (the first one paid);
+* ``crawler+softmin``       — the crawler's defaults: ``crawler`` with its softmin, on by default: ``softmin_due`` with
+  WIRE_SOFTMIN and WIRE_SOFTMIN_TIME at their defaults (``wirescrapy.config``), looked at every
+  ``batchend.TICK`` like the spider's timer, the restart a manager run;
+* ``crawler+softmin+ahead`` — both. The restart softmin weighs is what the crawler measures: from the
+  previous batch's end to this one's start, the part of the plan's run not hidden behind the tail, and a
+  whole run more when softmin dropped pages the plan had left out (the crawler plans again then).
+
+These four run the harvest as the spider watches it (``harvest_watched``): a site is active while it has
+pages queued or one in flight, and the pages left need ``time_left``, the politeness queue's estimate
+(``PolitenessQueue.time_left``).
 """
 
 from __future__ import annotations
 
 import argparse
 import heapq
+import math
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from wirescrapy.config import default_settings
+from wirescrapy.harvester.batchend import TICK, plan_due, softmin_due
 from wirescrapy.manager.profit import site_caps
 from wirescrapy.manager.timeshare import time_limits
 
-POLICIES = ("before", "time share", "softmin", "overlap", "crawler", "crawler+ahead")
+# The crawler's policies: whether softmin is on (at the crawler's defaults) and whether it plans ahead.
+CRAWLER = {"crawler": (False, False), "crawler+ahead": (False, True), "crawler+softmin": (True, False),
+           "crawler+softmin+ahead": (True, True)}
+POLICIES = ("before", "time share", "softmin", "overlap", *CRAWLER)
 
 
 def zipf_sizes(sites: int, largest: int, exponent: float) -> np.ndarray:
@@ -145,7 +164,145 @@ def harvest(batch: np.ndarray, waits: np.ndarray, fetch: float, connections: int
     return max(end, now), fetched
 
 
+def time_left(at: float, left: np.ndarray, not_before: np.ndarray, waits: np.ndarray) -> float:
+    """``PolitenessQueue.time_left`` at ``at``: over the sites with pages queued (``left``), the time until the
+    site is ready (``not_before``, the end of its last fetch + its wait; its wait whole while a fetch is in
+    flight) plus one wait per page after its first."""
+    queued = np.flatnonzero(left)
+    if not len(queued):
+        return 0.0
+    wait = waits[queued]
+    return float((np.clip(not_before[queued] - at, 0.0, wait) + (left[queued] - 1) * wait).max())
+
+
+def plan_threshold(plan_seconds: float) -> float:
+    """The most time left at which ``plan_due`` starts a plan (it does for every less), found by asking it:
+    the harvest skips the looks that could not start one."""
+    low, high = 0.0, 1.0
+    while plan_due(high, plan_seconds) and high < 1e12:
+        high *= 2
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (middle, high) if plan_due(middle, plan_seconds) else (low, middle)
+    return low
+
+
+def _tick_at_or_after(seconds: float) -> int:
+    """The spider's first look at or after ``seconds`` into the batch, as a count of ``TICK``: its timer
+    starts with the batch, the first look one tick in."""
+    return max(1, math.ceil(seconds / TICK - 1e-9))
+
+
+@dataclass
+class Harvested:
+    """A batch's harvest: how long it took, the pages fetched per site, and the times (from its start) when
+    softmin ended it and when the plan of the next batch began, if they did."""
+
+    seconds: float
+    fetched: np.ndarray
+    dropped_at: float | None
+    planned_at: float | None
+
+    def next_restart(self, manager: float) -> float:
+        """What starting the next batch takes, from this one's end, as the crawler measures it: a manager run;
+        planned ahead, what of it was not over by the end, and a run more if softmin dropped pages the plan
+        left out (``BatchEnd._planned_next`` plans again)."""
+        if self.planned_at is None:
+            return manager
+        again = self.dropped_at is not None and self.planned_at < self.dropped_at
+        return max(0.0, self.planned_at + manager - self.seconds) + (manager if again else 0.0)
+
+
+def harvest_watched(batch: np.ndarray, waits: np.ndarray, fetch: float, connections: int, not_before: np.ndarray,
+                    *, softmin: int, softmin_time: float, restart: float, plan_seconds: float | None) -> Harvested:
+    """``harvest`` (``softmin`` aside) watched as the spider's timer watches a batch (``BatchEnd._look``, every
+    ``TICK`` seconds): softmin ends it when ``softmin_due`` says (``restart``: what starting it took), and with
+    ``plan_seconds`` (the last manager run) the next batch's plan begins when ``plan_due`` says.
+
+    The looks that cannot change anything are skipped, not decided here: between two changes of the sites
+    active (a fetch dispatched, a site's last fetch ending) and ``softmin_time``, only the time left changes,
+    and it only falls (by at most the time gone by), so softmin is asked at the first look after each change,
+    first with an unbounded time left (``softmin_due`` can only say yes to more), and the plan is asked no
+    sooner than its time left could have fallen to what ``plan_due`` accepts."""
+    left = batch.copy()
+    fetched = np.zeros_like(batch)
+    ready = [(float(not_before[site]), int(site)) for site in np.flatnonzero(batch)]  # (may fetch at, site)
+    heapq.heapify(ready)
+    busy: list[float] = []  # end times of fetches in flight
+    last_ends: list[float] = []  # end times of the last fetches in flight of sites with no page queued
+    began_with, queued = len(ready), int(batch.sum())
+    plans = plan_seconds is not None
+    threshold = plan_threshold(plan_seconds) if plans else 0.0
+    plan_tick = 1  # the plan's next look, in ticks
+    tick = 1  # the next look not taken yet, in ticks
+    dropped_at = planned_at = None
+    now = end = 0.0
+
+    def look(at: float) -> None:
+        nonlocal dropped_at, planned_at, plan_tick
+        while last_ends and last_ends[0] <= at:
+            heapq.heappop(last_ends)
+        if softmin and dropped_at is None:
+            rule = (len(ready) + len(last_ends), queued, at, softmin, softmin_time)
+            if (softmin_due(*rule, began_with=began_with, time_left=math.inf, restart=restart)
+                    and softmin_due(*rule, began_with=began_with, time_left=time_left(at, left, not_before, waits),
+                                    restart=restart)):
+                dropped_at = at
+        if plans and planned_at is None and (at >= plan_tick * TICK or dropped_at is not None):
+            remaining = 0.0 if dropped_at is not None else time_left(at, left, not_before, waits)
+            if plan_due(remaining, plan_seconds):
+                planned_at = at
+            else:
+                plan_tick = max(_tick_at_or_after(at + remaining - threshold), round(at / TICK) + 1)
+
+    def look_until(limit: float) -> None:
+        """Take the looks before ``limit`` that may change something."""
+        nonlocal tick
+        while tick * TICK < limit and dropped_at is None:
+            look(tick * TICK)
+            changes = [plan_tick] if plans and planned_at is None else []
+            if softmin:
+                if last_ends:
+                    changes.append(_tick_at_or_after(last_ends[0]))
+                if softmin_time > tick * TICK:
+                    changes.append(_tick_at_or_after(softmin_time))
+            # else the next look that may change something is the first after the next dispatch
+            tick = max(min(changes), tick + 1) if changes else math.inf
+
+    watched = softmin > 0 or plans
+    while ready:
+        when, site = ready[0]
+        at = max(now, when, busy[0] if len(busy) >= connections else 0.0)
+        if watched:
+            look_until(at)
+        if dropped_at is not None:
+            break
+        heapq.heappop(ready)
+        if len(busy) >= connections:
+            heapq.heappop(busy)
+        now = at
+        tick = min(tick, _tick_at_or_after(now))
+        finish = now + fetch
+        heapq.heappush(busy, finish)
+        end = max(end, finish)
+        left[site] -= 1
+        queued -= 1
+        fetched[site] += 1
+        not_before[site] = finish + waits[site]
+        if left[site]:
+            heapq.heappush(ready, (finish + waits[site], site))
+        else:
+            heapq.heappush(last_ends, finish)
+    seconds = max(end, now, dropped_at or 0.0)
+    if watched and dropped_at is None:
+        look_until(seconds)
+    return Harvested(seconds, fetched, dropped_at, planned_at)
+
+
 def crawl(policy: str, sizes: np.ndarray, args: argparse.Namespace) -> tuple[int, float]:
+    if policy in CRAWLER:
+        cycles, makespan, _ = crawl_as_crawler(policy, sizes, args)
+        return cycles, makespan
     waits = waits_of(sizes, args)
     per_page = waits + args.fetch
     left = sizes.copy()
@@ -155,8 +312,6 @@ def crawl(policy: str, sizes: np.ndarray, args: argparse.Namespace) -> tuple[int
     while left.sum():
         if step == 0:
             batch = share_by_size(left, args.batch, args.samesite)
-        elif step >= 4:
-            batch = share_by_crawler(left, args.batch, args.samesite, waits)
         else:
             batch = share_by_time(left, args.batch, per_page)
         softmin = args.softmin if step in (2, 3) else 0
@@ -166,13 +321,41 @@ def crawl(policy: str, sizes: np.ndarray, args: argparse.Namespace) -> tuple[int
         cycles += 1
         # The manager runs between harvests; planned during the tail of the previous one, it costs nothing
         # (every cycle after the first).
-        gap = seconds + (args.manager if step in (0, 1, 2, 4) or cycles == 1 else 0.0)
+        gap = seconds + (args.manager if step in (0, 1, 2) or cycles == 1 else 0.0)
         makespan += gap
         not_before = np.maximum(not_before - gap, 0.0)
     return cycles, makespan
 
 
-def main() -> int:
+def crawl_as_crawler(policy: str, sizes: np.ndarray, args: argparse.Namespace) -> tuple[int, float, np.ndarray]:
+    """The crawl of ``policy`` (one of ``CRAWLER``) to its end: cycles, makespan and the pages fetched per site.
+    A cycle costs its restart (the first: a manager run from the process's start) then its harvest."""
+    softmin_on, ahead = CRAWLER[policy]
+    defaults = default_settings()
+    softmin = defaults["WIRE_SOFTMIN"] if softmin_on else 0
+    softmin_time = defaults["WIRE_SOFTMIN_TIME"]
+    waits = waits_of(sizes, args)
+    left = sizes.copy()
+    done = np.zeros_like(sizes)
+    makespan, cycles = 0.0, 0
+    not_before = np.zeros(len(sizes))
+    restart = args.manager
+    while left.sum():
+        batch = share_by_crawler(left, args.batch, args.samesite, waits)
+        end = harvest_watched(batch, waits, args.fetch, args.connections, not_before, softmin=softmin,
+                              softmin_time=softmin_time, restart=restart,
+                              plan_seconds=args.manager if ahead else None)
+        left -= end.fetched
+        done += end.fetched
+        cycles += 1
+        makespan += restart + end.seconds
+        restart = end.next_restart(args.manager)
+        # Politeness across the boundary: each site's next visit, from the next batch's start.
+        not_before = np.maximum(not_before - end.seconds - restart, 0.0)
+    return cycles, makespan, done
+
+
+def options() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sites", type=int, default=10_000)
@@ -188,9 +371,16 @@ def main() -> int:
     parser.add_argument("--fetch", type=float, default=0.5, help="seconds a fetch takes")
     parser.add_argument("--manager", type=float, default=120.0, help="seconds of a manager run")
     parser.add_argument("--softmin", type=int, default=30, help="sites still active below which a batch "
-                        "ends (softmin policy; default a tenth of the connections)")
-    parser.add_argument("--softmintime", type=float, default=600.0, help="seconds a batch runs at least")
+                        "ends (the softmin and overlap policies; default a tenth of the connections; the crawler's "
+                        "policies use WIRE_SOFTMIN's default)")
+    parser.add_argument("--softmintime", type=float, default=600.0, help="seconds a batch runs at least (softmin and "
+                        "overlap; the crawler's policies use WIRE_SOFTMIN_TIME's default)")
     parser.add_argument("--policies", default=",".join(POLICIES))
+    return parser
+
+
+def main() -> int:
+    parser = options()
     args = parser.parse_args()
     policies = args.policies.split(",")
     if unknown := [p for p in policies if p not in POLICIES]:
@@ -204,11 +394,11 @@ def main() -> int:
           f"K = {args.batch}; waits {args.wait:g} s / {args.wait_large:g} s (over {args.large_pages} pages); fetch "
           f"{args.fetch:g} s; {args.connections} connections; manager {args.manager:g} s a cycle")
     print(f"lower bound {bound:,.0f} s (largest site {site_bound:,.0f} s, connections {connection_bound:,.0f} s)")
-    print(f"{'policy':<12} {'cycles':>6} {'makespan s':>12} {'/bound':>7} {'sim s':>6}")
+    print(f"{'policy':<21} {'cycles':>6} {'makespan s':>12} {'/bound':>7} {'sim s':>6}")
     for policy in policies:
         started = time.perf_counter()
         cycles, makespan = crawl(policy, sizes, args)
-        print(f"{policy:<12} {cycles:6d} {makespan:12,.0f} {makespan / bound:7.2f} "
+        print(f"{policy:<21} {cycles:6d} {makespan:12,.0f} {makespan / bound:7.2f} "
               f"{time.perf_counter() - started:6.1f}", flush=True)
     return 0
 

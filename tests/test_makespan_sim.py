@@ -1,0 +1,72 @@
+"""benchmarks/makespan_sim.py's crawler policies on a tiny web: every page fetched once, softmin ending batches
+early when (and only when) the crawler's rule says it pays, and no crawl under its politeness bound."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmarks import makespan_sim
+from wirescrapy.harvester.politeness import PolitenessQueue, Waits
+
+# One straggler of 60 pages among 49 sites of 4: each batch, the small sites end within seconds and the
+# straggler alone keeps it open for minutes.
+STRAGGLER = np.array([60] + [4] * 49)
+
+
+def crawled(policy: str, sizes: np.ndarray, *options: str) -> tuple[int, float, np.ndarray]:
+    args = makespan_sim.options().parse_args(["--batch", "100", *options])
+    return makespan_sim.crawl_as_crawler(policy, sizes, args)
+
+
+def bound(sizes: np.ndarray, *options: str) -> float:
+    args = makespan_sim.options().parse_args(list(options))
+    waits = makespan_sim.waits_of(sizes, args)
+    return float((sizes * (waits + args.fetch) - waits).max())
+
+
+@pytest.mark.parametrize("policy", list(makespan_sim.CRAWLER))
+def test_every_page_is_fetched_once_and_no_crawl_beats_the_bound(policy):
+    sizes = np.random.default_rng(7).zipf(1.6, 50).clip(1, 80)
+    _, makespan, done = crawled(policy, sizes, "--manager", "10")
+    assert np.array_equal(done, sizes)
+    assert makespan >= bound(sizes)
+    _, makespan, done = crawled(policy, STRAGGLER, "--manager", "10")
+    assert np.array_equal(done, STRAGGLER)
+    assert makespan >= bound(STRAGGLER)
+
+
+@pytest.mark.parametrize("ahead", ["", "+ahead"])
+def test_softmin_ends_a_straggler_s_batches_early_when_a_restart_is_cheap(ahead):
+    cheap = ("--manager", "10")  # the straggler's pages left need far more than twice a restart
+    cycles, _, _ = crawled("crawler" + ahead, STRAGGLER, *cheap)
+    softmin_cycles, _, _ = crawled("crawler+softmin" + ahead, STRAGGLER, *cheap)
+    assert softmin_cycles > cycles
+    dear = ("--manager", "1000")  # and here less: softmin lets the batches run to their end
+    assert crawled("crawler+softmin" + ahead, STRAGGLER, *dear)[0] == crawled("crawler" + ahead, STRAGGLER, *dear)[0]
+
+
+def test_a_batch_ahead_restarts_at_once_unless_softmin_dropped_pages_it_left_out():
+    fetched = np.zeros(1, dtype=np.int64)
+    assert makespan_sim.Harvested(100.0, fetched, None, None).next_restart(30.0) == 30.0  # not planned ahead
+    assert makespan_sim.Harvested(100.0, fetched, None, 60.0).next_restart(30.0) == 0.0  # hidden behind the tail
+    assert makespan_sim.Harvested(100.0, fetched, None, 80.0).next_restart(30.0) == 10.0  # partly
+    assert makespan_sim.Harvested(100.0, fetched, 90.0, 90.0).next_restart(30.0) == 20.0  # planned after the drop
+    assert makespan_sim.Harvested(100.0, fetched, 90.0, 80.0).next_restart(30.0) == 40.0  # before it: again
+
+
+def test_time_left_is_the_politeness_queue_s():
+    queue = PolitenessQueue(Waits(normal=15.0, large_site=5.0, large_site_pages=100))
+    for site, pages in enumerate([3, 6, 2]):
+        for row in range(pages):
+            queue.add(str(site), row)
+    assert queue.pop_ready(0.0) == ("0", 0)
+    queue.finished("0", 0.5)  # 2 left, ready at 15.5
+    assert queue.pop_ready(1.0) == ("1", 0)  # in flight, 5 left
+    left = np.array([2, 5, 2])
+    not_before = np.array([15.5, 1.5 + 15.0, 0.0])  # site 1's fetch ends at 1.5; site 2 never fetched
+    waits = np.full(3, 15.0)
+    assert makespan_sim.time_left(1.2, left, not_before, waits) == pytest.approx(queue.time_left(1.2)) == 75.0
+    queue.finished("1", 1.5)
+    assert makespan_sim.time_left(4.0, left, not_before, waits) == pytest.approx(queue.time_left(4.0)) == 72.5
+    assert makespan_sim.time_left(40.0, left, not_before, waits) == pytest.approx(queue.time_left(40.0)) == 60.0
