@@ -25,7 +25,7 @@ SITES = [
     BatchSite(1, "http://a.example", "192.0.2.1", RobotsState.VALID, 1000.0, False,
               b"User-agent: *\nDisallow: /private\n", 2.5, 120),
     BatchSite(2, "https://b.example:8443", "", RobotsState.UNKNOWN, 0.0, True, None, 0.0, 3),
-    BatchSite(3, "http://c.example", "2001:db8::1", RobotsState.MISSING, 500.0, False, None, 0.0, 7),
+    BatchSite(3, "http://c.example", "2001:db8::1", RobotsState.MISSING, 500.0, False, None, 0.0, 7, left=40),
 ]
 URLS = [
     BatchURL(10, 2, 0, False, 0.9, 0.0, "https://b.example:8443/"),
@@ -48,6 +48,7 @@ def test_round_trip(tmp_path):
     assert batch.sites[1].urls == 2 and batch.sites[1].docs == 120 and batch.sites[1].crawl_delay == 2.5
     assert batch.sites[2].robots_txt is None and batch.sites[2].robots_due
     assert batch.sites[3].ip == "2001:db8::1" and batch.sites[3].robots_state is RobotsState.MISSING
+    assert (batch.sites[1].left, batch.sites[3].left) == (0, 40)
     info = json.loads((paths[0] / "batch.json").read_text())
     assert info["format"] == "wirescrapy-batch" and info["version"] == 2
     assert (info["urls"], info["sites"], info["new_pages"], info["revisits"], info["size"]) == (4, 3, 3, 1, 100)

@@ -102,6 +102,9 @@ def test_command_writes_batches(collection_dir):
     assert first.urls[0].url == SITES[0] + "/"  # most linked-to, a front page
     site = first.sites[1]
     assert (site.origin, site.ip, site.robots_txt, site.crawl_delay) == (SITES[0], "192.0.2.7", ROBOTS, 2.0)
+    # Each site's eligible pages left for later batches: 22 eligible, 10 in the first batch, 9 in the second.
+    assert sum(site.left for site in first.sites.values()) == 22 - 10
+    assert all(second.sites[s].left == first.sites[s].left - second.sites[s].urls for s in second.sites)
 
     with Collection(collection_dir, readonly=True) as collection:
         docs = collection.documents.records[1 : collection.documents.count + 1]

@@ -12,7 +12,7 @@ from scrapy.settings import Settings
 from tests.test_sites import two_site_crawl
 from wirescrapy.collection.metadata import SITE_DTYPE
 from wirescrapy.config import WireConfig, default_settings
-from wirescrapy.harvester.batchend import PLAN_LEAST, plan_due, softmin_due
+from wirescrapy.harvester.batchend import slowest_active, PLAN_LEAST, plan_due, softmin_due
 from wirescrapy.harvester.politeness import PolitenessQueue, Waits
 from wirescrapy.manager import plan
 from wirescrapy.manager.timeshare import (
@@ -118,6 +118,21 @@ def test_softmin_ends_a_batch_with_few_sites_left_when_it_pays():
     assert not softmin_due(2, 40, 0.0, 3, 0.0, **{**due, "time_left": 0.6})
     assert not softmin_due(2, 40, 0.0, 3, 0.0, **{**due, "restart": 2.5})
     assert not softmin_due(2, 40, 0.0, 3, 0.0, **{**due, "time_left": 0.0, "restart": 0.0})
+
+
+def test_softmin_spares_the_site_the_crawl_waits_for():
+    # Two stragglers still active; "big" has the most crawl time left, queued (3 s) and for later (100 s).
+    active = {"big": 3.0, "small": 4.0}
+    later = {"big": 100.0, "small": 0.0, "idle": 20.0}
+    assert slowest_active(active, later, restart=0.5)  # ending the batch would hold "big" up
+    # "big" done with its part of the batch: the idle one and the stragglers' ends are all that is held up.
+    assert not slowest_active({"small": 4.0}, later, restart=0.5)
+    # An idle site needs the longest: the stragglers hold it up, ending the batch frees it.
+    assert not slowest_active(active, {"big": 1.0, "small": 0.0, "idle": 50.0}, restart=0.5)
+    # Within the restart of the longest: ending the batch would make it the longest.
+    assert slowest_active(active, {"big": 1.0, "small": 0.0, "idle": 4.5}, restart=0.5)
+    assert not slowest_active(active, {"big": 1.0, "small": 0.0, "idle": 4.6}, restart=0.5)
+    assert not slowest_active({}, later, restart=0.5)
 
 
 def test_the_process_started_before_this_test():

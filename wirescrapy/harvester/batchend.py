@@ -12,7 +12,10 @@ answers, both watched by a timer of the spider (``BatchEnd``) while a batch runs
   need at least twice what starting this batch took (from the previous batch's end, or from the process's
   start for its first batch: a job of one cycle ends, and the next job starts a process), and the batch has
   run ``WIRE_SOFTMIN_TIME`` seconds. So a batch of few sites, or one whose stragglers are nearly done, runs
-  to its end, and so does a crawl with waits of 0.
+  to its end, and so does a crawl with waits of 0. Nor does it end while the site the whole crawl waits for
+  longest is still active (``slowest_active``: its pages queued plus those the manager left for later
+  batches, ``BatchSite.left``, at its wait): dropping its pages would only hold it up for the restart, and
+  with it the crawl — the stragglers softmin is for are the others, keeping it and the idle sites waiting.
 * **planning ahead** (``WIRE_PLAN_AHEAD``): once the batch's pages left need less time than the last
   manager run took (``plan_due``), the manager's records and links are copied and its computation runs in
   a thread, leaving out the batch's pages not recorded as fetched yet (queued, in flight, or on their way
@@ -32,10 +35,13 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from types import MappingProxyType
 
 from wirescrapy.harvester.scheduler import WireScheduler
+from wirescrapy.url import origin
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +60,18 @@ def softmin_due(active_sites: int, pages_left: int, elapsed: float, softmin: int
     seconds, more than ``SOFTMIN_GAIN`` times the ``restart`` a new batch costs; ``softmin`` 0: never."""
     return (softmin > 0 and pages_left > 0 and active_sites < softmin <= began_with and elapsed >= softmin_time
             and time_left > SOFTMIN_GAIN * restart)
+
+
+def slowest_active(active: Mapping[str, float], later: Mapping[str, float], restart: float) -> bool:
+    """Whether ending the batch now would hold up the site the crawl waits for longest: one still active
+    whose crawl time left — its pages queued in the batch (``active``: seconds, by site, for the sites with
+    pages queued or a fetch in flight) plus those the manager left for later batches (``later``: seconds,
+    by site) — comes within ``restart`` (what a new batch costs it) of the longest of every site's."""
+    if not active:
+        return False
+    need = {site: active.get(site, 0.0) + later.get(site, 0.0) for site in active.keys() | later.keys()}
+    longest = max(need.values())
+    return any(need[site] + restart >= longest for site in active)
 
 
 def process_started() -> float:
@@ -89,6 +107,7 @@ class BatchEnd:
     _batch_ended: float | None = None  # when this process's last batch ended (time.monotonic)
     _restart = 0.0  # what starting this batch took: from the last one's end, or from the process's start
     _began_with = 0  # sites in this batch
+    _later: Mapping[str, int] = MappingProxyType({})  # by site: its pages the manager left for later batches (``BatchSite.left``)
 
     def _watch_batch(self) -> None:
         """A batch was queued: watch it for softmin and for the moment to plan the next."""
@@ -96,6 +115,7 @@ class BatchEnd:
         self._batch_began = time.monotonic()
         self._restart = self._batch_began - (process_started() if self._batch_ended is None else self._batch_ended)
         self._began_with = len(self.batch.sites) if self.batch is not None else 0
+        self._later = {} if self.batch is None else {origin(site.origin): site.left for site in self.batch.sites.values()}
         self._softmin_done = False
         self._dropped = frozenset()
         self._ahead = None
@@ -123,9 +143,13 @@ class BatchEnd:
         if self.config.softmin and not self._softmin_done:
             counts = scheduler.counts()
             active = counts.fetching + counts.ready + counts.waiting
+            queue = scheduler.queue
+            site_times = queue.site_times(now)
+            later = {site: left * queue.wait_of(site) for site, left in self._later.items()}
             if softmin_due(active, counts.urls, time.monotonic() - self._batch_began, self.config.softmin,
                            self.config.softmin_time, began_with=self._began_with,
-                           time_left=scheduler.queue.time_left(now), restart=self._restart):
+                           time_left=max(site_times.values(), default=0.0), restart=self._restart) and (
+                    not slowest_active(site_times, later, self._restart)):
                 self._softmin_done = True
                 self._dropped = frozenset(scheduler.drop_batch_pages())
                 dropped = len(self._dropped)

@@ -41,7 +41,9 @@ Layout (all text is UTF-8)::
     address, "robots_state": "UNKNOWN" | "VALID" | "MISSING" | "UNREACHABLE", "robots_fetched": <Unix
     seconds, 0 never>, "robots_due": <fetch robots.txt before the pages>, "robots_txt": <base64 of the
     stored body> or null, "crawl_delay": <seconds, 0 none>, "docs": <documents of the site in the
-    collection, for the large-site wait>, "urls": <its pages in this batch>}``.
+    collection, for the large-site wait>, "urls": <its pages in this batch>, "left": <its pages the manager
+    could have chosen, left for later batches: the crawl time the site still needs beyond this batch, which
+    ``WIRE_SOFTMIN`` weighs; absent from batches written before it, read as 0>}``.
 
 A part is chosen per site by ``site_part``: xxh3-64 of the origin modulo the number of parts, so each site
 is in exactly one part and politeness holds across machines.
@@ -121,6 +123,7 @@ class BatchSite:
     crawl_delay: float = 0.0
     docs: int = 0
     urls: int = 0
+    left: int = 0  # its pages the manager could have chosen but left for later batches (0: not recorded)
 
 
 @dataclass
@@ -266,7 +269,7 @@ def _write_part(directory: Path, urls: list[BatchURL], sites: dict[int, BatchSit
             "robots_state": RobotsState(site.robots_state).name, "robots_fetched": site.robots_fetched,
             "robots_due": bool(site.robots_due),
             "robots_txt": None if site.robots_txt is None else base64.b64encode(site.robots_txt).decode("ascii"),
-            "crawl_delay": site.crawl_delay, "docs": site.docs, "urls": counts[site_id],
+            "crawl_delay": site.crawl_delay, "docs": site.docs, "urls": counts[site_id], "left": site.left,
         }, ensure_ascii=False))
     files[SITES_FILE] = _write_file(directory / SITES_FILE, "".join(line + "\n" for line in site_lines).encode("utf-8"))
     new_pages = sum(1 for url in urls if url.last_visit <= 0)
@@ -377,5 +380,6 @@ def read_batch(path: str | os.PathLike) -> Batch:
             robots_state=RobotsState[record["robots_state"]], robots_fetched=record["robots_fetched"],
             robots_due=record["robots_due"], robots_txt=None if body is None else base64.b64decode(body),
             crawl_delay=record["crawl_delay"], docs=record["docs"], urls=record["urls"],
+            left=record.get("left", 0),
         )
     return Batch(path, info["batch"], info["part"], info["parts"], info, urls, sites)

@@ -117,12 +117,15 @@ def write(collection, config, computed: Computed, *, parts: int = 1, dry_run: bo
         "settings": manager_settings(config), "planning_seconds": round(computed.seconds, 3),
         **({"planned_ahead": True} if ahead else {}),
     }
+    # Each site's pages the manager could have chosen and left for later batches, batch by batch.
+    left = np.bincount(docs["siteid"][result.eligible], minlength=len(sites)).astype(np.int64)
     for number, doc_ids in enumerate(result.batches, start=first):
         numbers.append(number)
         batch_sites.update(np.unique(docs["siteid"][doc_ids - 1]).tolist())
+        left -= np.bincount(docs["siteid"][doc_ids - 1], minlength=len(left))[: len(left)]
         if dry_run:
             continue
-        urls, site_list = _batch_rows(collection, config, docs, sites, doc_ids, result.profit, now)
+        urls, site_list = _batch_rows(collection, config, docs, sites, doc_ids, result.profit, now, left)
         paths += write_batch(batches_dir, number, urls, site_list, parts=parts, info=info,
                              created=now if created is None else created)
         docs["batch"][doc_ids - 1] = number
@@ -164,9 +167,10 @@ def store_scores(docs: np.ndarray, sites: np.ndarray, result: Plan) -> None:
         sites["pagerank_sum"][1:] = sums[1 : len(sites)]
 
 
-def _batch_rows(collection, config, docs, sites, doc_ids, profits, now) -> tuple[list[BatchURL], list[BatchSite]]:
+def _batch_rows(collection, config, docs, sites, doc_ids, profits, now,
+                left: np.ndarray) -> tuple[list[BatchURL], list[BatchSite]]:
     """The batch's rows: URLs from the URL store (with the redirect hops that led to them and their stored
-    page's validators), sites' origins, IPs and robots.txt."""
+    page's validators), sites' origins, IPs, robots.txt and pages ``left`` for later batches (by site-id)."""
     rows = docs[doc_ids - 1]
     urls = [
         BatchURL(int(d), int(r["siteid"]), int(r["depth"]), bool(r["flags"] & DocFlag.DYNAMIC),
@@ -189,6 +193,7 @@ def _batch_rows(collection, config, docs, sites, doc_ids, profits, now) -> tuple
             robots_state=state, robots_fetched=fetched,
             robots_due=state is RobotsState.UNKNOWN or now >= fetched + period, robots_txt=body,
             crawl_delay=float(record["crawl_delay"]), docs=int(record["docs"]),
+            left=max(int(left[site_id]), 0) if site_id < len(left) else 0,
         ))
     return urls, site_list
 
