@@ -62,7 +62,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from wirescrapy.config import default_settings
-from wirescrapy.harvester.batchend import TICK, plan_due, softmin_due
+from wirescrapy.harvester.batchend import TICK, plan_due, slowest_active, softmin_due
 from wirescrapy.manager.profit import site_caps
 from wirescrapy.manager.timeshare import time_limits
 
@@ -214,10 +214,13 @@ class Harvested:
 
 
 def harvest_watched(batch: np.ndarray, waits: np.ndarray, fetch: float, connections: int, not_before: np.ndarray,
-                    *, softmin: int, softmin_time: float, restart: float, plan_seconds: float | None) -> Harvested:
+                    *, softmin: int, softmin_time: float, restart: float, plan_seconds: float | None,
+                    later: np.ndarray | None = None) -> Harvested:
     """``harvest`` (``softmin`` aside) watched as the spider's timer watches a batch (``BatchEnd._look``, every
     ``TICK`` seconds): softmin ends it when ``softmin_due`` says (``restart``: what starting it took), and with
-    ``plan_seconds`` (the last manager run) the next batch's plan begins when ``plan_due`` says.
+    ``plan_seconds`` (the last manager run) the next batch's plan begins when ``plan_due`` says. With ``later``
+    (seconds by site: its pages left for later batches at its wait, ``BatchSite.left``) softmin spares the
+    site the crawl waits for longest as the spider does (``slowest_active``).
 
     The looks that cannot change anything are skipped, not decided here: between two changes of the sites
     active (a fetch dispatched, a site's last fetch ending) and ``softmin_time``, only the time left changes,
@@ -229,7 +232,7 @@ def harvest_watched(batch: np.ndarray, waits: np.ndarray, fetch: float, connecti
     ready = [(float(not_before[site]), int(site)) for site in np.flatnonzero(batch)]  # (may fetch at, site)
     heapq.heapify(ready)
     busy: list[float] = []  # end times of fetches in flight
-    last_ends: list[float] = []  # end times of the last fetches in flight of sites with no page queued
+    last_ends: list[tuple[float, int]] = []  # (end time, site) of the last fetches in flight of sites with no page queued
     began_with, queued = len(ready), int(batch.sum())
     plans = plan_seconds is not None
     threshold = plan_threshold(plan_seconds) if plans else 0.0
@@ -238,15 +241,26 @@ def harvest_watched(batch: np.ndarray, waits: np.ndarray, fetch: float, connecti
     dropped_at = planned_at = None
     now = end = 0.0
 
+    later_seconds = {} if later is None else {int(site): float(later[site]) for site in np.flatnonzero(later)}
+
+    def site_times(at: float) -> dict[int, float]:
+        """``PolitenessQueue.site_times``: the active sites' queued pages' time, 0 for a last fetch in flight."""
+        times = dict.fromkeys((site for _, site in last_ends), 0.0)
+        sites = np.flatnonzero(left)
+        wait = waits[sites]
+        times.update(zip(sites.tolist(), (np.clip(not_before[sites] - at, 0.0, wait) + (left[sites] - 1) * wait).tolist()))
+        return times
+
     def look(at: float) -> None:
         nonlocal dropped_at, planned_at, plan_tick
-        while last_ends and last_ends[0] <= at:
+        while last_ends and last_ends[0][0] <= at:
             heapq.heappop(last_ends)
         if softmin and dropped_at is None:
             rule = (len(ready) + len(last_ends), queued, at, softmin, softmin_time)
             if (softmin_due(*rule, began_with=began_with, time_left=math.inf, restart=restart)
                     and softmin_due(*rule, began_with=began_with, time_left=time_left(at, left, not_before, waits),
-                                    restart=restart)):
+                                    restart=restart)
+                    and not (later is not None and slowest_active(site_times(at), later_seconds, restart))):
                 dropped_at = at
         if plans and planned_at is None and (at >= plan_tick * TICK or dropped_at is not None):
             remaining = 0.0 if dropped_at is not None else time_left(at, left, not_before, waits)
@@ -263,7 +277,7 @@ def harvest_watched(batch: np.ndarray, waits: np.ndarray, fetch: float, connecti
             changes = [plan_tick] if plans and planned_at is None else []
             if softmin:
                 if last_ends:
-                    changes.append(_tick_at_or_after(last_ends[0]))
+                    changes.append(_tick_at_or_after(last_ends[0][0]))
                 if softmin_time > tick * TICK:
                     changes.append(_tick_at_or_after(softmin_time))
             # else the next look that may change something is the first after the next dispatch
@@ -292,7 +306,7 @@ def harvest_watched(batch: np.ndarray, waits: np.ndarray, fetch: float, connecti
         if left[site]:
             heapq.heappush(ready, (finish + waits[site], site))
         else:
-            heapq.heappush(last_ends, finish)
+            heapq.heappush(last_ends, (finish, site))
     seconds = max(end, now, dropped_at or 0.0)
     if watched and dropped_at is None:
         look_until(seconds)
@@ -344,7 +358,7 @@ def crawl_as_crawler(policy: str, sizes: np.ndarray, args: argparse.Namespace) -
         batch = share_by_crawler(left, args.batch, args.samesite, waits)
         end = harvest_watched(batch, waits, args.fetch, args.connections, not_before, softmin=softmin,
                               softmin_time=softmin_time, restart=restart,
-                              plan_seconds=args.manager if ahead else None)
+                              plan_seconds=args.manager if ahead else None, later=(left - batch) * waits)
         left -= end.fetched
         done += end.fetched
         cycles += 1
