@@ -273,8 +273,10 @@ SETTINGS: tuple[Setting, ...] = (
         Setting("WIRE_SOFTMIN", "harvester/nthreads/softmin", 3, "int",
                 "A batch that began with at least this many sites ends early when fewer still have pages to "
                 "fetch and those pages need at least twice what starting the batch took (the manager's run, or "
-                "a new job's start); the pages it did not fetch stay eligible for the next batches, which "
-                "fetch them beside the sites that were idle. 0: a batch ends when its last page is fetched.", 0),
+                "a new job's start), unless one of them is the site the crawl waits for longest (its pages "
+                "left for later batches included); the pages it did not fetch stay eligible for the next "
+                "batches, which fetch them beside the sites that were idle. 0: a batch ends when its last page "
+                "is fetched.", 0),
         Setting("WIRE_SOFTMIN_TIME", "harvester/nthreads/softmintime", 0.0, "float",
                 "Seconds a batch runs at least before WIRE_SOFTMIN may end it.", 0),
         Setting("WIRE_PLAN_AHEAD", "", False, "bool",
