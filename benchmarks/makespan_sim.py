@@ -62,7 +62,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from wirescrapy.config import default_settings
-from wirescrapy.harvester.batchend import TICK, plan_due, slowest_active, softmin_due
+from wirescrapy.harvester.batchend import TICK, critical_idle, plan_due, softmin_due
 from wirescrapy.manager.profit import site_caps
 from wirescrapy.manager.timeshare import time_limits
 
@@ -219,8 +219,9 @@ def harvest_watched(batch: np.ndarray, waits: np.ndarray, fetch: float, connecti
     """``harvest`` (``softmin`` aside) watched as the spider's timer watches a batch (``BatchEnd._look``, every
     ``TICK`` seconds): softmin ends it when ``softmin_due`` says (``restart``: what starting it took), and with
     ``plan_seconds`` (the last manager run) the next batch's plan begins when ``plan_due`` says. With ``later``
-    (seconds by site: its pages left for later batches at its wait, ``BatchSite.left``) softmin spares the
-    site the crawl waits for longest as the spider does (``slowest_active``).
+    (seconds by site: its pages left for later batches at its wait, ``BatchSite.left``) softmin weighs the
+    time the stragglers keep the site the crawl waits for longest idle, as the spider does (``critical_idle``);
+    without, the time the pages left need (WIRE's softmin).
 
     The looks that cannot change anything are skipped, not decided here: between two changes of the sites
     active (a fetch dispatched, a site's last fetch ending) and ``softmin_time``, only the time left changes,
@@ -258,9 +259,9 @@ def harvest_watched(batch: np.ndarray, waits: np.ndarray, fetch: float, connecti
         if softmin and dropped_at is None:
             rule = (len(ready) + len(last_ends), queued, at, softmin, softmin_time)
             if (softmin_due(*rule, began_with=began_with, time_left=math.inf, restart=restart)
-                    and softmin_due(*rule, began_with=began_with, time_left=time_left(at, left, not_before, waits),
-                                    restart=restart)
-                    and not (later is not None and slowest_active(site_times(at), later_seconds, restart))):
+                    and softmin_due(*rule, began_with=began_with, restart=restart,
+                                    time_left=time_left(at, left, not_before, waits) if later is None
+                                    else critical_idle(site_times(at), later_seconds))):
                 dropped_at = at
         if plans and planned_at is None and (at >= plan_tick * TICK or dropped_at is not None):
             remaining = 0.0 if dropped_at is not None else time_left(at, left, not_before, waits)

@@ -12,7 +12,7 @@ from scrapy.settings import Settings
 from tests.test_sites import two_site_crawl
 from wirescrapy.collection.metadata import SITE_DTYPE
 from wirescrapy.config import WireConfig, default_settings
-from wirescrapy.harvester.batchend import slowest_active, PLAN_LEAST, plan_due, softmin_due
+from wirescrapy.harvester.batchend import PLAN_LEAST, critical_idle, plan_due, softmin_due
 from wirescrapy.harvester.politeness import PolitenessQueue, Waits
 from wirescrapy.manager import plan
 from wirescrapy.manager.timeshare import (
@@ -120,19 +120,17 @@ def test_softmin_ends_a_batch_with_few_sites_left_when_it_pays():
     assert not softmin_due(2, 40, 0.0, 3, 0.0, **{**due, "time_left": 0.0, "restart": 0.0})
 
 
-def test_softmin_spares_the_site_the_crawl_waits_for():
-    # Two stragglers still active; "big" has the most crawl time left, queued (3 s) and for later (100 s).
-    active = {"big": 3.0, "small": 4.0}
+def test_softmin_weighs_the_time_the_stragglers_keep_the_slowest_site_idle():
+    # "big" needs the most crawl time: 3 s queued, 100 s for later batches.
     later = {"big": 100.0, "small": 0.0, "idle": 20.0}
-    assert slowest_active(active, later, restart=0.5)  # ending the batch would hold "big" up
-    # "big" done with its part of the batch: the idle one and the stragglers' ends are all that is held up.
-    assert not slowest_active({"small": 4.0}, later, restart=0.5)
-    # An idle site needs the longest: the stragglers hold it up, ending the batch frees it.
-    assert not slowest_active(active, {"big": 1.0, "small": 0.0, "idle": 50.0}, restart=0.5)
-    # Within the restart of the longest: ending the batch would make it the longest.
-    assert slowest_active(active, {"big": 1.0, "small": 0.0, "idle": 4.5}, restart=0.5)
-    assert not slowest_active(active, {"big": 1.0, "small": 0.0, "idle": 4.6}, restart=0.5)
-    assert not slowest_active({}, later, restart=0.5)
+    assert critical_idle({"big": 3.0, "small": 4.0}, later) == pytest.approx(1.0)  # "small" outlasts it by 1 s
+    assert critical_idle({"big": 5.0, "small": 4.0}, later) < 0  # it ends the batch itself
+    assert critical_idle({"small": 4.0}, later) == 4.0  # done with its part: it waits for "small"
+    # An idle site needs the longest: the stragglers hold it up as long as they run.
+    assert critical_idle({"big": 3.0, "small": 4.0}, {"big": 1.0, "idle": 50.0}) == 4.0
+    # Nothing left for later batches: the next batch would hold the same stragglers, nothing is gained.
+    assert critical_idle({"big": 3.0, "small": 4.0}, {}) < 0
+    assert critical_idle({}, later) == 0.0 and critical_idle({}, {}) == 0.0
 
 
 def test_the_process_started_before_this_test():

@@ -12,10 +12,11 @@ answers, both watched by a timer of the spider (``BatchEnd``) while a batch runs
   need at least twice what starting this batch took (from the previous batch's end, or from the process's
   start for its first batch: a job of one cycle ends, and the next job starts a process), and the batch has
   run ``WIRE_SOFTMIN_TIME`` seconds. So a batch of few sites, or one whose stragglers are nearly done, runs
-  to its end, and so does a crawl with waits of 0. Nor does it end while the site the whole crawl waits for
-  longest is still active (``slowest_active``: its pages queued plus those the manager left for later
-  batches, ``BatchSite.left``, at its wait): dropping its pages would only hold it up for the restart, and
-  with it the crawl — the stragglers softmin is for are the others, keeping it and the idle sites waiting.
+  to its end, and so does a crawl with waits of 0. What the pages left need is weighed for the site the
+  whole crawl waits for longest (``critical_idle``: its pages queued plus those the manager left for later
+  batches, ``BatchSite.left``, at its wait): the time the other sites' queues would keep it idle, waiting
+  for the batch's end. Ending the batch sooner holds it up for the restart when it is still fetching, and
+  gains nothing when it would end the batch itself, or when nothing is left for later batches.
 * **planning ahead** (``WIRE_PLAN_AHEAD``): once the batch's pages left need less time than the last
   manager run took (``plan_due``), the manager's records and links are copied and its computation runs in
   a thread, leaving out the batch's pages not recorded as fetched yet (queued, in flight, or on their way
@@ -56,22 +57,25 @@ def softmin_due(active_sites: int, pages_left: int, elapsed: float, softmin: int
                 began_with: int, time_left: float, restart: float) -> bool:
     """Whether WIRE's softmin ends the batch now: fewer than ``softmin`` sites still active (with pages
     queued or in flight) of a batch that ``began_with`` at least ``softmin`` sites, pages left to drop, the
-    batch ``elapsed`` seconds old, at least ``softmin_time``, and its pages left needing ``time_left``
-    seconds, more than ``SOFTMIN_GAIN`` times the ``restart`` a new batch costs; ``softmin`` 0: never."""
+    batch ``elapsed`` seconds old, at least ``softmin_time``, and the pages left keeping the crawl waiting
+    ``time_left`` seconds (``critical_idle``), more than ``SOFTMIN_GAIN`` times the ``restart`` a new batch
+    costs; ``softmin`` 0: never."""
     return (softmin > 0 and pages_left > 0 and active_sites < softmin <= began_with and elapsed >= softmin_time
             and time_left > SOFTMIN_GAIN * restart)
 
 
-def slowest_active(active: Mapping[str, float], later: Mapping[str, float], restart: float) -> bool:
-    """Whether ending the batch now would hold up the site the crawl waits for longest: one still active
-    whose crawl time left — its pages queued in the batch (``active``: seconds, by site, for the sites with
-    pages queued or a fetch in flight) plus those the manager left for later batches (``later``: seconds,
-    by site) — comes within ``restart`` (what a new batch costs it) of the longest of every site's."""
-    if not active:
-        return False
+def critical_idle(active: Mapping[str, float], later: Mapping[str, float]) -> float:
+    """How long the batch's stragglers would keep the site the crawl waits for longest idle: the site with the
+    most crawl time left — its pages queued in the batch (``active``: seconds, by site, for the sites with
+    pages queued or a fetch in flight) plus those the manager left for later batches (``later``: seconds, by
+    site) — waits for the batch's end to go on with its pages for later: the longest queue of the other
+    active sites less its own (0 or less: the batch ends with it, and ending it sooner gains nothing)."""
     need = {site: active.get(site, 0.0) + later.get(site, 0.0) for site in active.keys() | later.keys()}
-    longest = max(need.values())
-    return any(need[site] + restart >= longest for site in active)
+    if not need:
+        return 0.0
+    critical = max(need, key=lambda site: (need[site], active.get(site, -1.0)))
+    others = [seconds for site, seconds in active.items() if site != critical]
+    return max(others, default=0.0) - active.get(critical, 0.0)
 
 
 def process_started() -> float:
@@ -148,8 +152,7 @@ class BatchEnd:
             later = {site: left * queue.wait_of(site) for site, left in self._later.items()}
             if softmin_due(active, counts.urls, time.monotonic() - self._batch_began, self.config.softmin,
                            self.config.softmin_time, began_with=self._began_with,
-                           time_left=max(site_times.values(), default=0.0), restart=self._restart) and (
-                    not slowest_active(site_times, later, self._restart)):
+                           time_left=critical_idle(site_times, later), restart=self._restart):
                 self._softmin_done = True
                 self._dropped = frozenset(scheduler.drop_batch_pages())
                 dropped = len(self._dropped)
