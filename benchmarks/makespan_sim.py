@@ -44,7 +44,9 @@ The crawler's policies run its own code, not a model of it: the batch is ``selec
 
 These four run the harvest as the spider watches it (``harvest_watched``): a site is active while it has
 pages queued or one in flight, and the pages left need ``time_left``, the politeness queue's estimate
-(``PolitenessQueue.time_left``).
+(``PolitenessQueue.time_left``). They are one harvester of many cycles; with ``--jobs`` every cycle is a
+job of its own (a harvester's last cycle), where softmin weighs what the stragglers keep the site the crawl
+waits for longest idle (``critical_idle``, from each site's pages left for later batches).
 """
 
 from __future__ import annotations
@@ -359,7 +361,8 @@ def crawl_as_crawler(policy: str, sizes: np.ndarray, args: argparse.Namespace) -
         batch = share_by_crawler(left, args.batch, args.samesite, waits)
         end = harvest_watched(batch, waits, args.fetch, args.connections, not_before, softmin=softmin,
                               softmin_time=softmin_time, restart=restart,
-                              plan_seconds=args.manager if ahead else None, later=(left - batch) * waits)
+                              plan_seconds=args.manager if ahead else None,
+                              later=(left - batch) * waits if args.jobs else None)
         left -= end.fetched
         done += end.fetched
         cycles += 1
@@ -390,6 +393,8 @@ def options() -> argparse.ArgumentParser:
                         "policies use WIRE_SOFTMIN's default)")
     parser.add_argument("--softmintime", type=float, default=600.0, help="seconds a batch runs at least (softmin and "
                         "overlap; the crawler's policies use WIRE_SOFTMIN_TIME's default)")
+    parser.add_argument("--jobs", action="store_true", help="the crawler's policies as one job a cycle (a "
+                        "harvester's last cycle: softmin weighs critical_idle), not one harvester of many cycles")
     parser.add_argument("--policies", default=",".join(POLICIES))
     return parser
 

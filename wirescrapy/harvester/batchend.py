@@ -12,11 +12,16 @@ answers, both watched by a timer of the spider (``BatchEnd``) while a batch runs
   need at least twice what starting this batch took (from the previous batch's end, or from the process's
   start for its first batch: a job of one cycle ends, and the next job starts a process), and the batch has
   run ``WIRE_SOFTMIN_TIME`` seconds. So a batch of few sites, or one whose stragglers are nearly done, runs
-  to its end, and so does a crawl with waits of 0. What the pages left need is weighed for the site the
-  whole crawl waits for longest (``critical_idle``: its pages queued plus those the manager left for later
-  batches, ``BatchSite.left``, at its wait): the time the other sites' queues would keep it idle, waiting
-  for the batch's end. Ending the batch sooner holds it up for the restart when it is still fetching, and
-  gains nothing when it would end the batch itself, or when nothing is left for later batches.
+  to its end, and so does a crawl with waits of 0.
+
+  The pages left are weighed by what ending the batch gains. Inside a harvester of several cycles, the next
+  batch follows at once and its manager run sees the links this batch found: what the stragglers' pages
+  need (``time_left``, their longest queue) is the time the other sites wait. In a harvester's last cycle,
+  the next batch is the next job's, a process start away at the least (a cron job may come much later),
+  and only one site's wait matters: the site the whole crawl waits for longest (``critical_idle``: its
+  pages queued plus those the manager left for later batches, ``BatchSite.left``, at its wait). The gain
+  is the time the other sites' queues would keep it idle; none when it would end the batch itself, or when
+  nothing is left for later batches (``benchmarks/realweb_makespan.py`` measures both ways).
 * **planning ahead** (``WIRE_PLAN_AHEAD``): once the batch's pages left need less time than the last
   manager run took (``plan_due``), the manager's records and links are copied and its computation runs in
   a thread, leaving out the batch's pages not recorded as fetched yet (queued, in flight, or on their way
@@ -57,8 +62,8 @@ def softmin_due(active_sites: int, pages_left: int, elapsed: float, softmin: int
                 began_with: int, time_left: float, restart: float) -> bool:
     """Whether WIRE's softmin ends the batch now: fewer than ``softmin`` sites still active (with pages
     queued or in flight) of a batch that ``began_with`` at least ``softmin`` sites, pages left to drop, the
-    batch ``elapsed`` seconds old, at least ``softmin_time``, and the pages left keeping the crawl waiting
-    ``time_left`` seconds (``critical_idle``), more than ``SOFTMIN_GAIN`` times the ``restart`` a new batch
+    batch ``elapsed`` seconds old, at least ``softmin_time``, and ending it gaining ``time_left`` seconds (what
+    the pages left need, or ``critical_idle``), more than ``SOFTMIN_GAIN`` times the ``restart`` a new batch
     costs; ``softmin`` 0: never."""
     return (softmin > 0 and pages_left > 0 and active_sites < softmin <= began_with and elapsed >= softmin_time
             and time_left > SOFTMIN_GAIN * restart)
@@ -149,10 +154,14 @@ class BatchEnd:
             active = counts.fetching + counts.ready + counts.waiting
             queue = scheduler.queue
             site_times = queue.site_times(now)
-            later = {site: left * queue.wait_of(site) for site, left in self._later.items()}
+            if self.cycles_done + 1 >= self.cycles:  # the process's last cycle: the next batch is the next job's
+                time_left = critical_idle(site_times, {site: left * queue.wait_of(site)
+                                                       for site, left in self._later.items()})
+            else:
+                time_left = max(site_times.values(), default=0.0)
             if softmin_due(active, counts.urls, time.monotonic() - self._batch_began, self.config.softmin,
-                           self.config.softmin_time, began_with=self._began_with,
-                           time_left=critical_idle(site_times, later), restart=self._restart):
+                           self.config.softmin_time, began_with=self._began_with, time_left=time_left,
+                           restart=self._restart):
                 self._softmin_done = True
                 self._dropped = frozenset(scheduler.drop_batch_pages())
                 dropped = len(self._dropped)
