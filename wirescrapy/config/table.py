@@ -272,11 +272,11 @@ SETTINGS: tuple[Setting, ...] = (
                 "Sites fetched at the same time (one connection each).", 1),
         Setting("WIRE_SOFTMIN", "harvester/nthreads/softmin", 3, "int",
                 "A batch that began with at least this many sites ends early when fewer still have pages to "
-                "fetch and those pages need at least twice what starting the batch took (the manager's run, or "
-                "a new job's start), unless one of them is the site the crawl waits for longest (its pages "
-                "left for later batches included); the pages it did not fetch stay eligible for the next "
-                "batches, which fetch them beside the sites that were idle. 0: a batch ends when its last page "
-                "is fetched.", 0),
+                "fetch and those pages need at least twice what starting the next batch takes (the manager's "
+                "run); in a harvester's last cycle (a job's only one), when they would keep the site the crawl "
+                "waits for longest (its pages left for later batches included) idle at least twice a new job's "
+                "start. The pages it did not fetch stay eligible for the next batches, which fetch them beside "
+                "the sites that were idle. 0: a batch ends when its last page is fetched.", 0),
         Setting("WIRE_SOFTMIN_TIME", "harvester/nthreads/softmintime", 0.0, "float",
                 "Seconds a batch runs at least before WIRE_SOFTMIN may end it.", 0),
         Setting("WIRE_PLAN_AHEAD", "", False, "bool",
