@@ -35,8 +35,8 @@ The crawler's policies run its own code, not a model of it: the batch is ``selec
 * ``crawler+ahead``         — and WIRE_PLAN_AHEAD: the manager's run starts when ``plan_due`` says (the
   batch's pages left need less than twice its last run), so it is hidden behind the tail when the tail is
   long enough (the first one paid);
-* ``crawler+softmin``       — the crawler's defaults: ``crawler`` with its softmin, on by default: ``softmin_due`` with
-  WIRE_SOFTMIN and WIRE_SOFTMIN_TIME at their defaults (``wirescrapy.config``), looked at every
+* ``crawler+softmin``       — the crawler's defaults: ``crawler`` with its softmin, on by default: ``softmin_due``
+  with WIRE_SOFTMIN and WIRE_SOFTMIN_TIME at their defaults (``wirescrapy.config``), looked at every
   ``batchend.TICK`` like the spider's timer, the restart a manager run;
 * ``crawler+softmin+ahead`` — both. The restart softmin weighs is what the crawler measures: from the
   previous batch's end to this one's start, the part of the plan's run not hidden behind the tail, and a
@@ -235,7 +235,7 @@ def harvest_watched(batch: np.ndarray, waits: np.ndarray, fetch: float, connecti
     ready = [(float(not_before[site]), int(site)) for site in np.flatnonzero(batch)]  # (may fetch at, site)
     heapq.heapify(ready)
     busy: list[float] = []  # end times of fetches in flight
-    last_ends: list[tuple[float, int]] = []  # (end time, site) of the last fetches in flight of sites with no page queued
+    last_ends: list[tuple[float, int]] = []  # (end, site): last fetches in flight of sites with no page queued
     began_with, queued = len(ready), int(batch.sum())
     plans = plan_seconds is not None
     threshold = plan_threshold(plan_seconds) if plans else 0.0
@@ -243,7 +243,6 @@ def harvest_watched(batch: np.ndarray, waits: np.ndarray, fetch: float, connecti
     tick = 1  # the next look not taken yet, in ticks
     dropped_at = planned_at = None
     now = end = 0.0
-
     later_seconds = {} if later is None else {int(site): float(later[site]) for site in np.flatnonzero(later)}
 
     def site_times(at: float) -> dict[int, float]:
@@ -251,7 +250,8 @@ def harvest_watched(batch: np.ndarray, waits: np.ndarray, fetch: float, connecti
         times = dict.fromkeys((site for _, site in last_ends), 0.0)
         sites = np.flatnonzero(left)
         wait = waits[sites]
-        times.update(zip(sites.tolist(), (np.clip(not_before[sites] - at, 0.0, wait) + (left[sites] - 1) * wait).tolist()))
+        queued = np.clip(not_before[sites] - at, 0.0, wait) + (left[sites] - 1) * wait
+        times.update(zip(sites.tolist(), queued.tolist()))
         return times
 
     def look(at: float) -> None:

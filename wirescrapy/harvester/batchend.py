@@ -28,8 +28,9 @@ answers, both watched by a timer of the spider (``BatchEnd``) while a batch runs
   through the pipelines; not those softmin dropped); when the batch ends, what it decided is
   written (in the reactor's thread, the harvest's only writer of the collection) and the next batch starts
   at once — unless a page it left out was not fetched after all (dropped by softmin after the plan began,
-  failed, or still queued when the batch ended): then the manager plans again, so no page skips a batch. The last cycle of a harvester writes the next batch too, so that the next
-  ``scrapy crawl harvester`` (a cron job) resumes it and fetches at once, without a manager run first.
+  failed, or still queued when the batch ended): then the manager plans again, so no page skips a batch.
+  The last cycle of a harvester writes the next batch too, so that the next ``scrapy crawl harvester`` (a
+  cron job) resumes it and fetches at once, without a manager run first.
 
 Politeness across the boundary is the scheduler's: its queue keeps each site's last access from one batch
 to the next, and a new process reads it from the site records (``Harvest.last_visit``).
@@ -116,7 +117,7 @@ class BatchEnd:
     _batch_ended: float | None = None  # when this process's last batch ended (time.monotonic)
     _restart = 0.0  # what starting this batch took: from the last one's end, or from the process's start
     _began_with = 0  # sites in this batch
-    _later: Mapping[str, int] = MappingProxyType({})  # by site: its pages the manager left for later batches (``BatchSite.left``)
+    _later: Mapping[str, int] = MappingProxyType({})  # by site: its pages left for later batches (BatchSite.left)
 
     def _watch_batch(self) -> None:
         """A batch was queued: watch it for softmin and for the moment to plan the next."""
@@ -124,7 +125,8 @@ class BatchEnd:
         self._batch_began = time.monotonic()
         self._restart = self._batch_began - (process_started() if self._batch_ended is None else self._batch_ended)
         self._began_with = len(self.batch.sites) if self.batch is not None else 0
-        self._later = {} if self.batch is None else {origin(site.origin): site.left for site in self.batch.sites.values()}
+        sites = self.batch.sites.values() if self.batch is not None else ()
+        self._later = {origin(site.origin): site.left for site in sites}
         self._softmin_done = False
         self._dropped = frozenset()
         self._ahead = None
