@@ -152,3 +152,67 @@ def test_bad_options_fail_in_the_crawls_process(loop):
         ParseWorkers(1, dataclasses.replace(CONFIG, default_charset="no-such-charset"), loop.call_soon)
     with pytest.raises(ValueError, match="workers"):
         ParseWorkers(0, CONFIG, loop.call_soon)
+
+
+def stop_a_worker(workers: ParseWorkers) -> None:
+    """SIGSTOP a worker: it hangs as a parser in an endless loop would, holding its page."""
+    deadline = time.monotonic() + 30
+    while not workers.pids:
+        assert time.monotonic() < deadline, "no worker started"
+        time.sleep(0.005)
+    os.kill(workers.pids[0], signal.SIGSTOP)
+
+
+def run_checking(loop: Loop, workers: ParseWorkers, condition, timeout: float = 60.0) -> None:
+    """``Loop.run_until`` with the parse step's timer: ``check`` between the calls handed over."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        workers.check()
+        try:
+            function, args = loop.calls.get(timeout=0.05)
+        except queue.Empty:
+            continue
+        function(*args)
+
+
+def test_a_hung_worker_is_stopped_and_its_pages_parsed_again(loop):
+    workers = ParseWorkers(1, CONFIG, loop.call_soon, timeout=1.0)
+    try:
+        urls = [f"http://h.test/{n}.html" for n in range(4)]
+        for n, url in enumerate(urls):
+            workers.parse(page(n), url, "text/html", None, 1, loop.done(url))
+        stop_a_worker(workers)
+        run_checking(loop, workers, lambda: len(loop.results) == len(urls))
+    finally:
+        workers.close()
+    local, rules = Parser.from_config(CONFIG), SeederRules(CONFIG)
+    for n, url in enumerate(urls):
+        assert loop.results[url] == parse_page(local, page(n), url, "text/html", None, rules, 1)
+    assert (workers.hangs, workers.breaks, workers.given_up) == (1, 1, 0)
+
+
+def test_a_page_that_hangs_its_worker_alone_is_given_up_and_the_others_go_on(loop):
+    workers = ParseWorkers(1, CONFIG, loop.call_soon, timeout=1.0)
+    try:
+        workers.parse(page(1), "http://h.test/1.html", "text/html", None, 0, loop.done("hangs"))
+        stop_a_worker(workers)  # stopped as hung, and tried again alone ...
+        run_checking(loop, workers, lambda: workers.breaks == 1)
+        workers.parse(page(2), "http://h.test/2.html", "text/html", None, 0, loop.done("waits"))
+        stop_a_worker(workers)  # ... where it hangs again: given up
+        run_checking(loop, workers, lambda: len(loop.results) == 2)
+    finally:
+        workers.close()
+    assert isinstance(loop.results["hangs"], WorkerDied) and "hung over 1 s" in str(loop.results["hangs"])
+    assert loop.results["waits"][0].title == "Page 2"
+    assert (workers.hangs, workers.breaks, workers.given_up) == (2, 2, 1)
+
+
+def test_no_timeout_no_check_and_closing_kills_a_hung_worker(loop):
+    workers = ParseWorkers(1, CONFIG, loop.call_soon)  # timeout 0: no limit
+    workers.parse(page(1), "http://h.test/1.html", "text/html", None, 0, loop.done("hangs"))
+    stop_a_worker(workers)
+    workers.check(time.monotonic() + 1e6)
+    assert workers.hangs == 0 and workers.breaks == 0
+    workers.close()  # returns: the hung worker is killed, not waited for
+    assert not loop.results

@@ -141,6 +141,7 @@ class WireConfig:
     obey_nofollow: bool
     follow_duplicate_links: bool
     parse_workers: int
+    parse_timeout: float
 
     def __reduce__(self):
         # Pickled for a parse worker (gatherer/workers.py): its read-only mappings travel as dicts.

@@ -369,6 +369,11 @@ SETTINGS: tuple[Setting, ...] = (
                 "Processes that parse the pages beside the crawl's own (other cores), so that parsing never "
                 "holds up the requests; the results are stored in the order the fetches ended, as without "
                 "them. 0: parse in the crawl's process.", 0, 64),
+        Setting("WIRE_PARSE_TIMEOUT", "", 60.0, "float",
+                "Seconds a page may take in the parse workers, from the moment it is handed to them, before "
+                "they are taken as hung: they are stopped and started again, the pages they had are parsed "
+                "again one at a time, and a page that hangs a worker parsing it alone is recorded as the "
+                "gatherer's error (fetched again in a later batch) while the crawl goes on. 0: no limit.", 0),
     ),
 )
 

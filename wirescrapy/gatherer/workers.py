@@ -23,6 +23,9 @@ breaks the pool (``BrokenProcessPool``) and fails every job in it. Each of those
 in a new pool, before any other; a job that breaks a pool again while alone in it is given up: its ``done``
 gets a :class:`WorkerDied` (the gatherer records it as the page's error, and the page is fetched again in a
 later batch), and the crawl goes on. A parser exception is no crash: it comes back as the job's result.
+A parse that never ends (a page that sends the parser into a loop, a worker stopped) is made a crash: once
+a page has been in its pool longer than ``WIRE_PARSE_TIMEOUT``, ``check`` (the parse step's timer) kills the
+pool's workers, and its pages go the same way; a page that hangs again alone is given up.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import signal
 import sys
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -63,7 +67,7 @@ SWITCH_INTERVAL = 0.0005
 
 
 class WorkerDied(Exception):
-    """A parse worker died on this page twice, the second time parsing it alone: given up."""
+    """A parse worker died (or hung) on this page twice, the second time parsing it alone: given up."""
 
 
 def parse_page(parser: Parser, body: bytes, url: str, content_type: str | None, raw_body: bytes | None,
@@ -105,30 +109,40 @@ def _parse_in_worker(body: bytes, url: str, content_type: str | None, raw_body: 
     return parse_page(_parser, body, url, content_type, raw_body, _rules, depth)
 
 
+def _kill(pool: ProcessPoolExecutor) -> None:
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.kill()
+
+
 class _Job:
-    __slots__ = ("alone", "args", "breaks", "done", "pool", "url")
+    __slots__ = ("alone", "args", "breaks", "done", "hung", "pool", "started", "url")
 
     def __init__(self, args: tuple, url: str, done: Callable[[Parsed | BaseException], None]):
         self.args, self.url, self.done = args, url, done
         self.breaks = 0  # pools it was in when they broke
         self.alone = False  # the only job in its pool (tried again after a break)
+        self.hung = False  # its pool was stopped as hung while it was the oldest in it
         self.pool: ProcessPoolExecutor | None = None
+        self.started = 0.0  # when it was handed to its pool (time.monotonic)
 
 
 class ParseWorkers:
     """``workers`` processes parsing pages as ``parse_page`` does with ``config``'s parser and rules; ``parse``
     hands each result (or the exception the parse raised, or ``WorkerDied``) to its ``done`` through
-    ``call_soon``."""
+    ``call_soon``. ``timeout``: seconds a page may be in the pool before ``check`` stops it as hung (0: none)."""
 
-    def __init__(self, workers: int, config: WireConfig, call_soon: Callable[..., Any]):
+    def __init__(self, workers: int, config: WireConfig, call_soon: Callable[..., Any], timeout: float = 0.0):
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers!r}")
         self.workers = workers
         self.config = config
         Parser.from_config(config)  # bad options fail here, in the crawl's process, not in every worker
         self.call_soon = call_soon
+        self.timeout = timeout
         self.breaks = 0  # pools broken, for the stats
         self.given_up = 0
+        self.hangs = 0  # pools stopped as hung (``check``)
+        self._hung_pools: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()
         self._pool: ProcessPoolExecutor | None = None
         self._running: set[_Job] = set()
         self._waiting: deque[_Job] = deque()  # held back while jobs of a broken pool are tried again
@@ -139,7 +153,7 @@ class ParseWorkers:
               done: Callable[[Parsed | BaseException], None]) -> None:
         """Parse a page at ``depth`` (its links' decisions are made as links of a page at that depth)."""
         job = _Job((body, url, content_type, raw_body, depth), url, done)
-        if self._suspects:
+        if self._suspects or any(running.alone for running in self._running):  # one is tried again alone
             self._waiting.append(job)
         else:
             self._start(job)
@@ -150,11 +164,32 @@ class ParseWorkers:
         processes = getattr(self._pool, "_processes", None) or {}
         return [process.pid for process in list(processes.values()) if process.pid]
 
+    def check(self, now: float | None = None) -> None:
+        """Stop the workers of a pool that has had a page longer than the timeout: a parse that never ends
+        (a page that sends the parser into a loop, a worker stopped) is turned into a dead worker, whose pages
+        are parsed again one at a time and, dying again alone, given up (``_ended``)."""
+        if not self.timeout or self._closed:
+            return
+        now = time.monotonic() if now is None else now
+        for job in sorted(self._running, key=lambda job: job.started):  # the oldest of a pool first: the one hung
+            pool = job.pool
+            if pool is None or pool in self._hung_pools or now - job.started <= self.timeout:
+                continue
+            self._hung_pools.add(pool)
+            self.hangs += 1
+            job.hung = True
+            logger.warning("A parse worker has had %(url)s for over %(timeout)g s (WIRE_PARSE_TIMEOUT): it is "
+                           "stopped, and the pages it had are parsed again, one at a time",
+                           {"url": job.url, "timeout": self.timeout})
+            _kill(pool)  # it breaks: every page in it comes back as BrokenProcessPool
+
     def close(self) -> None:
-        """Stop the workers; a job still running is not handed back."""
+        """Stop the workers; a job still running is not handed back (its workers are killed: one may be hung)."""
         self._closed = True
         pool, self._pool = self._pool, None
         if pool is not None:
+            if any(job.pool is pool for job in self._running):
+                _kill(pool)
             pool.shutdown(wait=True, cancel_futures=True)
 
     def _new_pool(self) -> ProcessPoolExecutor:
@@ -184,6 +219,7 @@ class ParseWorkers:
             job.done(WorkerDied(f"no parse worker could be started for {job.url}"))
             return
         job.pool = self._pool
+        job.started, job.hung = time.monotonic(), False
         self._running.add(job)
         future.add_done_callback(lambda f: self.call_soon(self._ended, job, f))
 
@@ -203,9 +239,11 @@ class ParseWorkers:
             job.breaks += 1
             if job.alone and job.breaks >= 2:
                 self.given_up += 1
-                logger.error("A parse worker died twice on %(url)s, the second time parsing it alone: the page "
-                             "is recorded as a gatherer error and fetched again in a later batch", {"url": job.url})
-                job.done(WorkerDied(f"the parse worker died on {job.url} ({job.breaks} times)"))
+                how = f"hung over {self.timeout:g} s" if job.hung else "died"
+                logger.error("A parse worker %(how)s twice on %(url)s, the second time parsing it alone: the "
+                             "page is recorded as a gatherer error and fetched again in a later batch",
+                             {"how": how, "url": job.url})
+                job.done(WorkerDied(f"the parse worker {how} on {job.url} ({job.breaks} times)"))
             else:
                 if not self._suspects:
                     logger.warning("A parse worker died: the pages it had are parsed again, one at a time")
@@ -221,5 +259,5 @@ class ParseWorkers:
                 job.alone = True
                 self._start(job)
             return
-        while self._waiting:
+        while self._waiting and not any(running.alone for running in self._running):
             self._start(self._waiting.popleft())

@@ -29,6 +29,8 @@ from wirescrapy.gatherer.workers import ParseWorkers, parse_page
 from wirescrapy.harvester.render import RenderMode, looks_script_built, may_probe
 from wirescrapy.items import Fetch, FetchError, Kind, Link
 
+WATCH_INTERVAL = 1.0  # seconds between two looks for a hung parse worker (WIRE_PARSE_TIMEOUT)
+
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
@@ -58,7 +60,9 @@ class ParsePipeline(GathererStep):
         if self.config.parse_workers:
             from twisted.internet import reactor
 
-            self.workers = ParseWorkers(self.config.parse_workers, self.config, reactor.callFromThread)
+            self.workers = ParseWorkers(self.config.parse_workers, self.config, reactor.callFromThread,
+                                        timeout=self.config.parse_timeout)
+        self._watch = None  # the timer that stops hung workers (ParseWorkers.check)
         self._line: deque[_Waiting] = deque()
         self._parsed: Parsed | BaseException | None = None  # the worker's result for the fetch being released
         self._releasing = False
@@ -67,10 +71,18 @@ class ParsePipeline(GathererStep):
         harvest = getattr(spider, "harvest", None)
         if self.workers is not None and harvest is not None and harvest.collection is not None:
             self.workers.start()  # while the batch is read and queued: ready for the first page
+            if self.workers.timeout:
+                from twisted.internet.task import LoopingCall  # the reactor is Scrapy's by now
+
+                self._watch = LoopingCall(self.workers.check)
+                self._watch.start(min(WATCH_INTERVAL, self.workers.timeout / 2), now=False)
 
     def close_spider(self, spider: Spider) -> None:
+        if self._watch is not None and self._watch.running:
+            self._watch.stop()
         if self.workers is not None:
             self.stats.set_value("gatherer/parse_workers/broken", self.workers.breaks)
+            self.stats.set_value("gatherer/parse_workers/hung", self.workers.hangs)
             self.stats.set_value("gatherer/parse_workers/given_up", self.workers.given_up)
             self.workers.close()
 
