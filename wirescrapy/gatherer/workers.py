@@ -143,6 +143,9 @@ class ParseWorkers:
         self.given_up = 0
         self.hangs = 0  # pools stopped as hung (``check``)
         self._hung_pools: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()
+        # when a worker of the pool had started, or the pool's start plus the timeout until one has: a new
+        # pool's imports do not count against a page
+        self._ready_at: weakref.WeakKeyDictionary[ProcessPoolExecutor, float] = weakref.WeakKeyDictionary()
         self._pool: ProcessPoolExecutor | None = None
         self._running: set[_Job] = set()
         self._waiting: deque[_Job] = deque()  # held back while jobs of a broken pool are tried again
@@ -173,7 +176,8 @@ class ParseWorkers:
         now = time.monotonic() if now is None else now
         for job in sorted(self._running, key=lambda job: job.started):  # the oldest of a pool first: the one hung
             pool = job.pool
-            if pool is None or pool in self._hung_pools or now - job.started <= self.timeout:
+            ready = self._ready_at.get(pool, 0.0) if pool is not None else None
+            if ready is None or pool in self._hung_pools or now - max(job.started, ready) <= self.timeout:
                 continue
             self._hung_pools.add(pool)
             self.hangs += 1
@@ -193,15 +197,22 @@ class ParseWorkers:
             pool.shutdown(wait=True, cancel_futures=True)
 
     def _new_pool(self) -> ProcessPoolExecutor:
+        """A pool of workers; ``check`` counts a page's time in it from when a worker has started."""
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
-        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+        pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
                                    initializer=_start_worker, initargs=(self.config, os.getpid()))
+        self._ready_at[pool] = time.monotonic() + self.timeout  # a start that takes longer counts as hung too
+        pool.submit(_ready).add_done_callback(lambda _: self.call_soon(self._pool_ready, pool))
+        return pool
+
+    def _pool_ready(self, pool: ProcessPoolExecutor) -> None:
+        self._ready_at[pool] = time.monotonic()
 
     def start(self) -> None:
         """Start the workers now (they take a moment to import and build their parser), not at the first page."""
         if self._pool is None:
             self._pool = self._new_pool()
-            for _ in range(self.workers):
+            for _ in range(self.workers - 1):
                 self._pool.submit(_ready)
 
     def _start(self, job: _Job) -> None:
