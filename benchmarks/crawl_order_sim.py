@@ -56,7 +56,10 @@ with ``-s WIRE_FOLLOW_DUPLICATE_LINKS=true``, those its original's do not reach,
 share / oracle at 20 %: 87.7 % with neither; 85.4 % with ``--content-seen`` (87.3 % following duplicates'
 links); 86.4 % with both (86.6 % following them; a real crawl: 88.7 % and 88.9 %). The manager runs with
 waits 0, as ``crawl_order.py`` crawls (WIRE_BATCH_TIME_SHARE then sets no limit; with WIRE's 15 s, a
-site's share of a batch of the simulation would be cut to what it fetches in the batch's time).
+site's share of a batch of the simulation would be cut to what it fetches in the batch's time). Each
+document's section (``wirescrapy.manager.sections``, for the score ``crosslinks``) comes from its page's URL.
+A single K is one draw of a chaotic process (``crawl_order.py``'s docstring): screen an idea over several
+(``--batch-share`` 0.035 to 0.065), and crawl it for real before believing it.
 
 Printed: share / oracle of each score's order at budgets of 5, 10, 20 and 40 % of N, per samesite cap
 (``--samesite`` caps the scores' batches), then the manager's rows per ``--site-share`` and
