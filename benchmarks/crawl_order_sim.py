@@ -376,7 +376,8 @@ def manager_crawl(sim: Simulation, weights: dict[str, float], batch_size: int, s
     while True:
         docs = records.docs[1 : records.count + 1]
         result = plan(docs, records.links(), config, now, count=1, sites=len(records.site_ids),
-                      sections=records.sections() if config.score_weights["crosslinks"] > 0 else None,
+                      sections=records.sections() if config.score_weights["crosslinks"] > 0
+                      or config.batch_site_unseen == "sections" else None,
                       rng=np.random.default_rng(0), exclude=np.asarray(list(records.robots.values()), dtype=np.int64))
         if not result.batches:
             return order

@@ -177,3 +177,12 @@ def test_command_discards_a_damaged_batch(collection_dir):
     assert run.returncode == 0, run.stderr
     assert f"batch 000003 set aside as {collection_dir / 'batches' / '000003.discarded'}" in run.stdout
     assert not (collection_dir / "batches" / "000003").exists()
+
+
+def test_site_sizes_by_section_read_the_sections_from_the_url_store(collection_dir):
+    # Every page of the fixture is at the top of its site (one section a site): as "found" decides.
+    with Collection(collection_dir) as collection:
+        by_section = manage(collection, config(collection_dir, WIRE_BATCH_SITE_UNSEEN="sections"), NOW, dry_run=True)
+        found = manage(collection, config(collection_dir, WIRE_BATCH_SITE_UNSEEN="found"), NOW, dry_run=True)
+    assert len(by_section.plan.batches[0]) > 0
+    assert by_section.plan.batches[0].tolist() == found.plan.batches[0].tolist()

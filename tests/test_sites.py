@@ -291,3 +291,31 @@ def test_site_sizes_with_fetched_pages_count_only_what_the_pages_left_can_reveal
     assert sizes[2] == 2  # nothing left to fetch, nothing more to find
     # Without: Chao's f0 whole, and site 2 (both pages linked once: f1 = 2, f2 = 0) looks half as large again.
     assert site_sizes(site_of, captures).tolist() == [0.0, 9.0, 3.0]
+
+
+def test_site_sizes_by_section_sum_each_sections_estimate():
+    # One site, two sections. Section A (pages 1-6): 1 and 2 fetched, 3..6 each linked twice (all seen).
+    # Section B (pages 7-10): page 7 fetched, linking 8, 9, 10 once each (f1 = 3, f2 = 0: 3 unseen).
+    # Over the whole site f1 = 3, f2 = 4: 3 * 2 / 10 = 0.6 unseen; by section, 3.
+    site_of = np.array([0] + [1] * 10)
+    sections = np.array([0] + [1] * 6 + [2] * 4)
+    edges = [(1, page) for page in range(3, 7)] + [(2, page) for page in range(3, 7)] + [(7, 8), (7, 9), (7, 10)]
+    captures = site_links(counts_matrix(10, edges), site_of).captures
+    assert site_sizes(site_of, captures).tolist() == [0.0, pytest.approx(10.6)]
+    assert site_sizes(site_of, captures, sections=sections).tolist() == [0.0, 13.0]
+    fetched = np.array([False, True, True, False, False, False, False, True, False, False, False])
+    # With the pages left: section B's 3 known pages left reveal 3 (1 - (1 - 3 / (1 * 3 + 3))^3) of its 3.
+    assert site_sizes(site_of, captures, fetched=fetched, sections=sections)[1] == pytest.approx(
+        10 + 3 * (1 - 0.5 ** 3))
+
+
+def test_the_sections_estimate_needs_the_sections():
+    docs, links = two_site_crawl()
+    site_of = np.concatenate([[0], docs["siteid"]])
+    visited = docs["visits"] > 0
+    cfg = config(WIRE_BATCH_SITE_UNSEEN="sections")
+    with pytest.raises(ValueError, match="sections"):
+        batch_site_weights(links, site_of, 2, cfg, visited)
+    one_section = np.concatenate([[0], docs["siteid"]]).astype(np.int64)  # each site a single section
+    assert batch_site_weights(links, site_of, 2, cfg, visited, one_section).tolist() == pytest.approx(
+        batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="found"), visited).tolist())

@@ -61,7 +61,7 @@ def _suffixes(values: Sequence[str]) -> str | None:
 
 
 SITE_SPLITS = ("pagerank", "pages", "even")
-SITE_UNSEEN = ("chao", "found")
+SITE_UNSEEN = ("chao", "found", "sections")
 
 
 def _render_js(value: str) -> str | None:
@@ -223,7 +223,9 @@ SETTINGS: tuple[Setting, ...] = (
                 "The pages of a site not found yet, in its estimated size (WIRE_BATCH_SITE_SPLIT = pagerank): "
                 "`chao`, Chao's estimate from the pages linked once and twice (what endless sampling would find); "
                 "`found`, the part of it the site's known pages not fetched yet are expected to reveal (Shen, "
-                "Chao & Lin 2003: none once all are fetched; wirescrapy/manager/sites.py unseen_found).",
+                "Chao & Lin 2003: none once all are fetched; wirescrapy/manager/sites.py unseen_found); "
+                "`sections`, `found` estimated for each section of a site (its first directory) and summed: a "
+                "site's parts found one at a time (a manual's language trees) are not taken as all known.",
                 check=lambda v: None if v in SITE_UNSEEN else f"must be one of {', '.join(SITE_UNSEEN)}"),
         Setting("WIRE_BATCH_COUNT", "manager/batch/count", 1, "int", "Batches written per manager run.", 1),
         Setting("WIRE_MAX_ERRORS_SAME_BATCH", "manager/max-errors/same-batch", 3, "int",

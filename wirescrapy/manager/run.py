@@ -91,7 +91,7 @@ def compute(collection, config, now: float | None = None, *, batches: int | None
     links = collection.links.to_csr(n_docs=n)
     ordered = collection.links.to_csr(n_docs=n, ordered=True) if config.score_weights["wlrank"] > 0 else None
     sections = None
-    if config.score_weights["crosslinks"] > 0:
+    if config.score_weights["crosslinks"] > 0 or config.batch_site_unseen == "sections":
         sections = section_ids((site_id, path) for _, site_id, path in collection.urls.iter_urls(1, n))
 
     def run() -> Computed:
