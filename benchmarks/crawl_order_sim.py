@@ -56,7 +56,10 @@ with ``-s WIRE_FOLLOW_DUPLICATE_LINKS=true``, those its original's do not reach,
 share / oracle at 20 %: 87.7 % with neither; 85.4 % with ``--content-seen`` (87.3 % following duplicates'
 links); 86.4 % with both (86.6 % following them; a real crawl: 88.7 % and 88.9 %). The manager runs with
 waits 0, as ``crawl_order.py`` crawls (WIRE_BATCH_TIME_SHARE then sets no limit; with WIRE's 15 s, a
-site's share of a batch of the simulation would be cut to what it fetches in the batch's time).
+site's share of a batch of the simulation would be cut to what it fetches in the batch's time). Each
+document's section (``wirescrapy.manager.sections``, for the score ``crosslinks``) comes from its page's URL.
+A single K is one draw of a chaotic process (``crawl_order.py``'s docstring): screen an idea over several
+(``--batch-share`` 0.035 to 0.065), and crawl it for real before believing it.
 
 Printed: share / oracle of each score's order at budgets of 5, 10, 20 and 40 % of N, per samesite cap
 (``--samesite`` caps the scores' batches), then the manager's rows per ``--site-share`` and
@@ -140,6 +143,7 @@ from wirescrapy.collection.metadata import DOCUMENT_DTYPE, SITE_DTYPE, DocFlag
 from wirescrapy.config import SITE_SPLITS, WireConfig, default_settings
 from wirescrapy.gatherer.pipelines.linkgraph import follows_duplicate
 from wirescrapy.manager import plan, ranking
+from wirescrapy.manager.sections import section_ids
 from wirescrapy.sampleweb import SampleWeb, SampleWebConfig
 from wirescrapy.sampleweb.shape import SHAPES
 
@@ -314,6 +318,12 @@ class Records:
         records["docs"] = counts[: len(records)]
         return records
 
+    def sections(self) -> np.ndarray:
+        """Each document's section (``wirescrapy.manager.sections``), from its page's URL."""
+        return section_ids((int(self.docs["siteid"][doc_id]),
+                            urlsplit(self.sim.graph.urls[page - 1]).path.encode() if page else b"/robots.txt")
+                           for doc_id, page in enumerate(self.page_of[1:], start=1))
+
     def links(self) -> csr_matrix:
         size = self.count + 1
         return csr_matrix((np.ones(len(self.rows), np.float32), (self.rows, self.cols)), shape=(size, size))
@@ -366,6 +376,8 @@ def manager_crawl(sim: Simulation, weights: dict[str, float], batch_size: int, s
     while True:
         docs = records.docs[1 : records.count + 1]
         result = plan(docs, records.links(), config, now, count=1, sites=len(records.site_ids),
+                      sections=records.sections() if config.score_weights["crosslinks"] > 0
+                      or config.batch_site_unseen == "sections" else None,
                       rng=np.random.default_rng(0), exclude=np.asarray(list(records.robots.values()), dtype=np.int64))
         if not result.batches:
             return order

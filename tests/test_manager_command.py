@@ -131,7 +131,7 @@ def test_command_usage_errors(tmp_path):
 
 def test_parts_and_all_scores(collection_dir):
     weights = dict.fromkeys(("pagerank", "wlrank", "hub", "authority", "siterank", "opic", "static", "depth",
-                             "queuesize", "random"), 1)
+                             "queuesize", "random", "crosslinks"), 1)
     cfg = config(collection_dir, WIRE_SCORE_WEIGHTS=weights, WIRE_SCORE_AGE_EXPONENT=0.5, WIRE_BATCH_SITE_GROWTH=0)
     with Collection(collection_dir) as collection:
         report = manage(collection, cfg, NOW, parts=3, rng=np.random.default_rng(1))
@@ -140,6 +140,7 @@ def test_parts_and_all_scores(collection_dir):
             assert docs[name].sum() == pytest.approx(1, abs=1e-5), name
         assert collection.sites.records["siterank"][1:4].sum() == pytest.approx(1, abs=1e-5)
     assert set(report.plan.iterations) == {"pagerank", "hits", "siterank", "wlrank", "opic"}
+    assert "crosslinks" in report.plan.timings  # the sections read from the URL store
     assert report.paths == [collection_dir / "batches" / "000001" / f"part-{k}" for k in range(3)]
     parts = [read_batch(path) for path in report.paths]
     owners = {}
@@ -179,3 +180,12 @@ def test_command_discards_a_damaged_batch(collection_dir):
     assert run.returncode == 0, run.stderr
     assert f"batch 000003 set aside as {collection_dir / 'batches' / '000003.discarded'}" in run.stdout
     assert not (collection_dir / "batches" / "000003").exists()
+
+
+def test_site_sizes_by_section_read_the_sections_from_the_url_store(collection_dir):
+    # Every page of the fixture is at the top of its site (one section a site): as "found" decides.
+    with Collection(collection_dir) as collection:
+        by_section = manage(collection, config(collection_dir, WIRE_BATCH_SITE_UNSEEN="sections"), NOW, dry_run=True)
+        found = manage(collection, config(collection_dir, WIRE_BATCH_SITE_UNSEEN="found"), NOW, dry_run=True)
+    assert len(by_section.plan.batches[0]) > 0
+    assert by_section.plan.batches[0].tolist() == found.plan.batches[0].tolist()

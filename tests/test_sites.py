@@ -14,7 +14,13 @@ from wirescrapy.collection.metadata import DOCUMENT_DTYPE
 from wirescrapy.config import WireConfig, WireSettingsError, default_settings
 from wirescrapy.manager import batch_site_weights, plan
 from wirescrapy.manager.profit import site_catchup, site_growth
-from wirescrapy.manager.sites import site_links, site_pagerank, site_shares, site_sizes
+from wirescrapy.manager.sites import (
+    site_links,
+    site_pagerank,
+    site_shares,
+    site_sizes,
+    unseen_found,
+)
 
 
 def test_chao1_counts_pages_linked_once_and_twice_from_their_own_site():
@@ -168,6 +174,26 @@ def test_the_split_setting_decides_what_the_sites_get():
         config(WIRE_BATCH_SITE_SPLIT="size")
 
 
+def test_found_unseen_pages_are_those_the_known_pages_left_can_reveal():
+    # Site 1: 24 pages linked once (f0 = 24 * 23 / 2 = 276 unseen under Chao) and 23 known pages left to
+    # fetch, expected to reveal 276 (1 - (1 - 24 / (2 * 276 + 24))^23) = 172 of them; site 2 has no page
+    # linked once: its estimate is the same either way, so site 1's share is smaller with "found".
+    docs, links = two_site_crawl()
+    site_of = np.concatenate([[0], docs["siteid"]])
+    visited = docs["visits"] > 0
+    chao = batch_site_weights(links, site_of, 2, config(), visited)
+    found = batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="found"), visited)
+    assert chao.tolist() == batch_site_weights(links, site_of, 2, config()).tolist()
+    assert found[1] / found[2] < chao[1] / chao[2]
+    assert found[1] > found[2]
+    sizes = site_estimates.site_sizes(site_of, site_estimates.site_links(links, site_of).captures, 2,
+                                      np.concatenate([[False], visited]))
+    assert sizes[1] == pytest.approx(25 + 276 * (1 - (1 - 24 / (2 * 276 + 24)) ** 23))
+    assert sizes[2] == 13
+    with pytest.raises(WireSettingsError, match="WIRE_BATCH_SITE_UNSEEN"):
+        config(WIRE_BATCH_SITE_UNSEEN="ace")
+
+
 def test_a_batch_goes_mostly_to_the_site_estimated_larger():
     docs, links = two_site_crawl()
     result = plan(docs, links, config(WIRE_BATCH_SIZE=10, WIRE_BATCH_SITE_GROWTH=0), 2000.0, count=1)
@@ -240,3 +266,56 @@ def test_the_growth_limit_lets_a_site_s_start_pages_into_its_first_batch():
     assert site_growth(site_ids, visited, 4, 2).tolist() == [1, 1, 4]
     assert site_growth(site_ids, visited, 4, 2, start=start).tolist() == [1, 3, 4]
     assert site_growth(site_ids, visited, 0, 2, start=start) is None
+
+
+def test_unseen_found_is_none_once_a_site_has_no_known_page_left_to_fetch():
+    # Site 1 as in the Chao test: f0 = 1 unseen (f1 = 3, f2 = 2), 2 of its 8 known pages fetched.
+    unseen = np.array([0.0, 1.0, 4.0])
+    once, samples = np.array([0, 3, 3]), np.array([0, 2, 5])
+    assert unseen_found(unseen, once, samples, np.array([0, 0, 0])).tolist() == [0.0, 0.0, 0.0]
+    # m more samples: f0 (1 - (1 - f1 / (n f0 + f1))^m) (Shen, Chao & Lin 2003).
+    found = unseen_found(unseen, once, samples, np.array([0, 6, 1]))
+    assert found[1] == pytest.approx(1 - (1 - 3 / (2 + 3)) ** 6)
+    assert found[2] == pytest.approx(4 * (3 / (20 + 3)))
+    assert unseen_found(unseen, once, samples, np.array([0, 10_000, 10_000])) == pytest.approx([0.0, 1.0, 4.0])
+
+
+def test_site_sizes_with_fetched_pages_count_only_what_the_pages_left_can_reveal():
+    # Site 1 (pages 1..8, 1 and 2 fetched; f1 = 3, f2 = 2): 6 known pages left; site 2 (9, 10): all fetched.
+    site_of = np.array([0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2])
+    edges = [(1, 3), (1, 4), (1, 5), (1, 6), (2, 3), (2, 4), (2, 7), (9, 10), (10, 9), (9, 3)]
+    captures = site_links(counts_matrix(10, edges), site_of).captures
+    fetched = np.array([False, True, True, False, False, False, False, False, False, True, True])
+    sizes = site_sizes(site_of, captures, fetched=fetched)
+    assert sizes[1] == pytest.approx(8 + 1 * (1 - (1 - 3 / (2 * 1 + 3)) ** 6))
+    assert sizes[2] == 2  # nothing left to fetch, nothing more to find
+    # Without: Chao's f0 whole, and site 2 (both pages linked once: f1 = 2, f2 = 0) looks half as large again.
+    assert site_sizes(site_of, captures).tolist() == [0.0, 9.0, 3.0]
+
+
+def test_site_sizes_by_section_sum_each_sections_estimate():
+    # One site, two sections. Section A (pages 1-6): 1 and 2 fetched, 3..6 each linked twice (all seen).
+    # Section B (pages 7-10): page 7 fetched, linking 8, 9, 10 once each (f1 = 3, f2 = 0: 3 unseen).
+    # Over the whole site f1 = 3, f2 = 4: 3 * 2 / 10 = 0.6 unseen; by section, 3.
+    site_of = np.array([0] + [1] * 10)
+    sections = np.array([0] + [1] * 6 + [2] * 4)
+    edges = [(1, page) for page in range(3, 7)] + [(2, page) for page in range(3, 7)] + [(7, 8), (7, 9), (7, 10)]
+    captures = site_links(counts_matrix(10, edges), site_of).captures
+    assert site_sizes(site_of, captures).tolist() == [0.0, pytest.approx(10.6)]
+    assert site_sizes(site_of, captures, sections=sections).tolist() == [0.0, 13.0]
+    fetched = np.array([False, True, True, False, False, False, False, True, False, False, False])
+    # With the pages left: section B's 3 known pages left reveal 3 (1 - (1 - 3 / (1 * 3 + 3))^3) of its 3.
+    assert site_sizes(site_of, captures, fetched=fetched, sections=sections)[1] == pytest.approx(
+        10 + 3 * (1 - 0.5 ** 3))
+
+
+def test_the_sections_estimate_needs_the_sections():
+    docs, links = two_site_crawl()
+    site_of = np.concatenate([[0], docs["siteid"]])
+    visited = docs["visits"] > 0
+    cfg = config(WIRE_BATCH_SITE_UNSEEN="sections")
+    with pytest.raises(ValueError, match="sections"):
+        batch_site_weights(links, site_of, 2, cfg, visited)
+    one_section = np.concatenate([[0], docs["siteid"]]).astype(np.int64)  # each site a single section
+    assert batch_site_weights(links, site_of, 2, cfg, visited, one_section).tolist() == pytest.approx(
+        batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="found"), visited).tolist())

@@ -92,6 +92,7 @@ class WireConfig:
     batch_site_catchup: bool
     batch_time_share: bool
     batch_site_split: str
+    batch_site_unseen: str
     batch_count: int
     max_errors_same_batch: int
     max_errors_different_batch: int

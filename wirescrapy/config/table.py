@@ -61,6 +61,7 @@ def _suffixes(values: Sequence[str]) -> str | None:
 
 
 SITE_SPLITS = ("pagerank", "pages", "even")
+SITE_UNSEEN = ("chao", "found", "sections")
 
 
 def _render_js(value: str) -> str | None:
@@ -110,6 +111,7 @@ def _component(name: str, *settings: Setting) -> tuple[Setting, ...]:
 # Score functions the manager can combine (WIRE manager/score/*).
 SCORE_FUNCTIONS = (
     "pagerank", "wlrank", "hub", "authority", "siterank", "opic", "static", "depth", "queuesize", "random",
+    "crosslinks",
 )
 
 DAY = 86400
@@ -217,6 +219,14 @@ SETTINGS: tuple[Setting, ...] = (
                 "proportion to their estimated pages; wirescrapy/manager/sites.py); `pages`, to the pages "
                 "known of each site; `even`, WIRE_BATCH_SIZE // sites.",
                 check=lambda v: None if v in SITE_SPLITS else f"must be one of {', '.join(SITE_SPLITS)}"),
+        Setting("WIRE_BATCH_SITE_UNSEEN", "", "chao", "str",
+                "The pages of a site not found yet, in its estimated size (WIRE_BATCH_SITE_SPLIT = pagerank): "
+                "`chao`, Chao's estimate from the pages linked once and twice (what endless sampling would find); "
+                "`found`, the part of it the site's known pages not fetched yet are expected to reveal (Shen, "
+                "Chao & Lin 2003: none once all are fetched; wirescrapy/manager/sites.py unseen_found); "
+                "`sections`, `found` estimated for each section of a site (its first directory) and summed: a "
+                "site's parts found one at a time (a manual's language trees) are not taken as all known.",
+                check=lambda v: None if v in SITE_UNSEEN else f"must be one of {', '.join(SITE_UNSEEN)}"),
         Setting("WIRE_BATCH_COUNT", "manager/batch/count", 1, "int", "Batches written per manager run.", 1),
         Setting("WIRE_MAX_ERRORS_SAME_BATCH", "manager/max-errors/same-batch", 3, "int",
                 "Errors on one page within a batch before it is given up for that batch.", 1),
@@ -230,9 +240,11 @@ SETTINGS: tuple[Setting, ...] = (
         # whole batches to the largest sites.
         Setting("WIRE_SCORE_WEIGHTS", "manager/score/*/weight",
                 {"pagerank": 4, "wlrank": 0, "hub": 0, "authority": 0, "siterank": 0, "opic": 0, "static": 0,
-                 "depth": 1, "queuesize": 0, "random": 0}, "dict",
+                 "depth": 1, "queuesize": 0, "random": 0, "crosslinks": 0}, "dict",
                 "Weights of the score functions combined into a page's intrinsic quality: pagerank, wlrank, "
-                "hub, authority, siterank, opic (on-line page importance), static, depth, queuesize, random. "
+                "hub, authority, siterank, opic (on-line page importance), static, depth, queuesize, random, "
+                "crosslinks (the fetched pages linking to a page from another section of its site, its first "
+                "directory, or from another site; wirescrapy/manager/sections.py). "
                 "`hub` ranks every page not fetched yet at 0 (it has no links yet). Default: pagerank 4, depth 1.",
                 check=_score_weights),
         Setting("WIRE_SCORE_AGE_EXPONENT", "manager/score/age/exponent", 0.0, "float",

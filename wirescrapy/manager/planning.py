@@ -4,8 +4,8 @@
 
 1. filters out the pages that may not be fetched now (``profit.eligible``);
 2. computes the link scores that ``WIRE_SCORE_WEIGHTS`` asks for (``ranking``: PageRank, HITS, weighted
-   link rank, site rank, OPIC) and combines them with the other scores into each page's intrinsic quality
-   (``profit.intrinsic_quality``);
+   link rank, site rank, OPIC; ``sections``: links from other sections) and combines them with the other
+   scores into each page's intrinsic quality (``profit.intrinsic_quality``);
 3. estimates Pr(fresh) of every downloaded page (``freshness``);
 4. computes the profit of downloading each page, quality × (1 − Pr(fresh) × visited);
 5. takes the K pages of highest profit, at most ``WIRE_BATCH_SAMESITE`` per site and, by default, no more
@@ -40,6 +40,7 @@ from .profit import (
     site_catchup,
     site_growth,
 )
+from .sections import cross_section_links
 from .sites import site_shares
 from .timeshare import site_time_limits
 
@@ -63,12 +64,14 @@ class Plan:
 def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int | None = None,
          exclude: np.ndarray | None = None, links_in_page_order: Callable[[], csr_matrix] | None = None,
          sites: int | None = None, rng: np.random.Generator | None = None,
-         site_records: np.ndarray | None = None) -> Plan:
+         site_records: np.ndarray | None = None, sections: np.ndarray | None = None) -> Plan:
     """Steps 1–5 of a manager run over ``docs`` (the records of doc-ids 1..n) and ``links`` (the link
     counts as ``LinkGraph.to_csr(n)`` gives them). ``links_in_page_order`` returns the links with each
     page's list in page order, for the weighted link rank (default: ``links``). ``sites``: the highest
     site-id (default: the highest in ``docs``). ``site_records``: the site records (indexed by site-id), for
-    each site's wait (``WIRE_BATCH_TIME_SHARE``; without them every site has the normal wait)."""
+    each site's wait (``WIRE_BATCH_TIME_SHARE``; without them every site has the normal wait). ``sections``:
+    each page's section (aligned with ``docs``, ``sections.section_ids``), needed when "crosslinks" has a
+    weight and with ``WIRE_BATCH_SITE_UNSEEN = sections``."""
     n = len(docs)
     if links.shape != (n + 1, n + 1):
         raise ValueError(f"links must be ({n + 1}, {n + 1}) for {n} documents, got {links.shape}")
@@ -94,12 +97,21 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     site_of = np.zeros(n + 1, dtype=np.uint32)
     site_of[1:] = docs["siteid"]
     sites = max(int(sites or 0), int(docs["siteid"].max(initial=0)))
-    site_weights = batch_site_weights(links, site_of, sites, config)
+    section_of = None
+    if sections is not None:
+        section_of = np.zeros(n + 1, dtype=np.int64)
+        section_of[1:] = sections
+    site_weights = batch_site_weights(links, site_of, sites, config, visited, section_of)
     if site_weights is not None and config.batch_site_catchup:
         site_weights = site_catchup(site_weights, docs["siteid"], visited, ok & ~visited,
                                     config.batch_size * (count or config.batch_count))
     lap("site shares")
     scores, iterations, per_page = {}, {}, {}
+    if weights["crosslinks"] > 0:
+        if section_of is None:
+            raise ValueError('score "crosslinks" has a weight but no sections were given')
+        per_page["crosslinks"] = cross_section_links(links, section_of)[1:]
+        lap("crosslinks")
     q = config.pagerank_damping
     if any(weights[name] > 0 for name in ("pagerank", "hub", "authority", "siterank", "opic")):
         graph = ranking.link_matrix(links)
@@ -170,14 +182,26 @@ def _returning(value):
     return lambda: value
 
 
-def batch_site_weights(links: csr_matrix, site_of: np.ndarray, sites: int, config) -> np.ndarray | None:
+def batch_site_weights(links: csr_matrix, site_of: np.ndarray, sites: int, config,
+                       visited: np.ndarray | None = None, section_of: np.ndarray | None = None) -> np.ndarray | None:
     """What a batch is shared among sites in proportion to (indexed by site-id; ``WIRE_BATCH_SITE_SPLIT``):
-    each site's estimated share of the PageRank, its known pages, or None for an even share."""
+    each site's estimated share of the PageRank, its known pages, or None for an even share. ``visited``
+    (aligned with the pages, doc-id order): the pages fetched, which ``WIRE_BATCH_SITE_UNSEEN`` `found`
+    and `sections` need (without, Chao's estimate whole); ``section_of`` (indexed by doc-id): each page's
+    section, which `sections` needs."""
     if config.batch_site_share <= 0 or config.batch_site_split == "even" or not site_of[1:].any():
         return None
     if config.batch_site_split == "pages":
         return np.maximum(np.bincount(site_of[1:], minlength=sites + 1), 1).astype(np.float64)
-    shares = site_shares(links, site_of, sites, config.pagerank_damping, config.siterank_max_error)
+    fetched = strata = None
+    if visited is not None and config.batch_site_unseen in ("found", "sections"):
+        fetched = np.concatenate([[False], visited])
+    if config.batch_site_unseen == "sections":
+        if section_of is None:
+            raise ValueError("WIRE_BATCH_SITE_UNSEEN = sections needs the pages' sections")
+        strata = section_of
+    shares = site_shares(links, site_of, sites, config.pagerank_damping, config.siterank_max_error, fetched,
+                         strata)
     return np.maximum(shares, np.finfo(np.float64).tiny)
 
 

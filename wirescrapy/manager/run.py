@@ -23,6 +23,7 @@ from wirescrapy.collection.metadata import DocFlag, RobotsState
 
 from .batch import BatchSite, BatchURL, next_batch_number, pages_out, write_batch
 from .planning import Plan, pages_of_closed_sites, plan
+from .sections import section_ids
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +31,7 @@ logger = logging.getLogger(__name__)
 MANAGER_SETTINGS = (
     "max_depth_static", "max_depth_dynamic", "max_urls_per_site", "batch_size", "batch_samesite",
     "batch_site_share", "batch_site_growth", "batch_site_catchup", "batch_time_share",
-    "batch_site_split", "batch_count", "max_errors_different_batch", "score_weights",
+    "batch_site_split", "batch_site_unseen", "batch_count", "max_errors_different_batch", "score_weights",
     "score_age_exponent", "score_boost_frontpage", "pagerank_damping", "pagerank_max_error", "hits_max_error",
     "siterank_max_error", "minperiod_unsuccessful", "minperiod_successful_not_ok",
     "minperiod_successful_ok",
@@ -89,12 +90,15 @@ def compute(collection, config, now: float | None = None, *, batches: int | None
                                np.asarray(exclude if exclude is not None else [], dtype=np.int64)])
     links = collection.links.to_csr(n_docs=n)
     ordered = collection.links.to_csr(n_docs=n, ordered=True) if config.score_weights["wlrank"] > 0 else None
+    sections = None
+    if config.score_weights["crosslinks"] > 0 or config.batch_site_unseen == "sections":
+        sections = section_ids((site_id, path) for _, site_id, path in collection.urls.iter_urls(1, n))
 
     def run() -> Computed:
         started = time.perf_counter()
         result = plan(docs, links, config, now, count=batches, exclude=left_out,
                       links_in_page_order=None if ordered is None else (lambda: ordered),
-                      sites=site_count, rng=rng, site_records=sites)
+                      sites=site_count, rng=rng, site_records=sites, sections=sections)
         return Computed(now, n, site_count, result, time.perf_counter() - started)
 
     return run

@@ -116,20 +116,62 @@ def _chunks(links: csr_matrix):
         start = stop
 
 
-def site_sizes(site_of: np.ndarray, captures: np.ndarray, sites: int | None = None) -> np.ndarray:
+def site_sizes(site_of: np.ndarray, captures: np.ndarray, sites: int | None = None,
+               fetched: np.ndarray | None = None, sections: np.ndarray | None = None) -> np.ndarray:
     """Estimated pages of each site (float64, indexed by site-id, entry 0 = 0): Chao's bias-corrected
     estimator (module docstring) from ``captures`` (``SiteLinks.captures``); every doc-id of ``site_of``
-    (entry 0 unused) is a page known of its site."""
+    (entry 0 unused) is a page known of its site. With ``fetched`` (per doc-id, entry 0 unused: whether
+    the page was fetched), the pages not seen yet are only those the site's known pages still to fetch
+    are expected to reveal (``unseen_found``). With ``sections`` (per doc-id, entry 0 unused: a number
+    for each site and section, ``sections.section_ids``), each section of a site is estimated on its own
+    and the site is their sum.
+
+    Why by section: capture–recapture assumes every page as likely to be linked. A site explored from
+    its top breaks that most: a manual's language trees, or a book's parts, are found one at a time, and
+    the pages of a part barely explored are linked far less often than those of the parts well fetched,
+    so the estimate over the whole site sees few pages linked once and takes most of it as known.
+    Estimating each stratum apart and summing is the usual remedy for such heterogeneity (a section
+    where little was fetched shows many pages linked once)."""
     site_ids = np.asarray(site_of)[1:].astype(np.int64)
     if sites is None:
         sites = int(site_ids.max(initial=0))
+    groups = site_ids if sections is None else np.asarray(sections)[1:].astype(np.int64)
+    size = int(groups.max(initial=0)) + 1 if sections is not None else sites + 1
     captures = np.asarray(captures)[1:]
-    known = np.bincount(site_ids, minlength=sites + 1).astype(np.float64)
-    once = np.bincount(site_ids, weights=captures == 1, minlength=sites + 1)
-    twice = np.bincount(site_ids, weights=captures == 2, minlength=sites + 1)
-    estimate = known + once * np.maximum(once - 1, 0) / (2 * (twice + 1))
+    known = np.bincount(groups, minlength=size).astype(np.float64)
+    once = np.bincount(groups, weights=captures == 1, minlength=size)
+    twice = np.bincount(groups, weights=captures == 2, minlength=size)
+    unseen = once * np.maximum(once - 1, 0) / (2 * (twice + 1))
+    if fetched is not None:
+        samples = np.bincount(groups, weights=np.asarray(fetched, dtype=bool)[1:], minlength=size)
+        unseen = unseen_found(unseen, once, samples, np.maximum(known - samples, 0))
+    estimate = known + unseen
+    if sections is not None:
+        site_of_group = np.zeros(size, dtype=np.int64)
+        site_of_group[groups] = site_ids
+        estimate = np.bincount(site_of_group, weights=estimate, minlength=sites + 1)
     estimate[0] = 0
     return estimate
+
+
+def unseen_found(unseen: np.ndarray, once: np.ndarray, samples: np.ndarray, more: np.ndarray) -> np.ndarray:
+    """Of ``unseen`` pages (Chao's f0 estimate) of each site, those ``more`` samples beyond the ``samples``
+    taken are expected to find: f0 [1 − (1 − f1 / (n f0 + f1))^m] (Shen, Chao & Lin, "Predicting the
+    number of new species in further taxonomic sampling", Ecology 84, 2003), f1 = ``once``, n =
+    ``samples``, m = ``more``.
+
+    Why: Chao's f0 is what endless sampling would find, but a crawl samples a site's links only through
+    the pages it knows and has not fetched yet. A small site whose pages are all fetched has nothing
+    left to reveal, however many of its pages were linked once (a reference manual's pages each linked
+    from one index page): taken as it is, f0 kept such a site at several times its size, and its share of
+    every batch with it (benchmarks/crawl_order.py --web real)."""
+    unseen = np.asarray(unseen, dtype=np.float64)
+    out = np.zeros(len(unseen))
+    some = unseen > 0
+    n = np.maximum(np.asarray(samples, dtype=np.float64)[some], 1)
+    f0, f1 = unseen[some], np.asarray(once, dtype=np.float64)[some]
+    out[some] = f0 * (1 - np.power(1 - f1 / (n * f0 + f1), np.asarray(more, dtype=np.float64)[some]))
+    return out
 
 
 def site_pagerank(graph: csr_matrix, sizes: np.ndarray, q: float = 0.15, max_error: float = 1e-6) -> np.ndarray:
@@ -148,7 +190,10 @@ def site_pagerank(graph: csr_matrix, sizes: np.ndarray, q: float = 0.15, max_err
 
 
 def site_shares(links: csr_matrix, site_of: np.ndarray, sites: int | None = None, q: float = 0.15,
-                max_error: float = 1e-6) -> np.ndarray:
-    """``site_pagerank`` with ``site_sizes``, from one pass over ``links``."""
+                max_error: float = 1e-6, fetched: np.ndarray | None = None,
+                sections: np.ndarray | None = None) -> np.ndarray:
+    """``site_pagerank`` with ``site_sizes`` (``fetched`` and ``sections`` passed on), from one pass over
+    ``links``."""
     read = site_links(links, site_of, sites)
-    return site_pagerank(read.graph, site_sizes(site_of, read.captures, read.graph.shape[0] - 1), q, max_error)
+    sizes = site_sizes(site_of, read.captures, read.graph.shape[0] - 1, fetched, sections)
+    return site_pagerank(read.graph, sizes, q, max_error)

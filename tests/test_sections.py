@@ -1,0 +1,72 @@
+"""A site's sections and the links that reach a page from other sections (``manager/sections.py``), and the
+score "crosslinks" built on them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scrapy.settings import Settings
+
+from tests.test_ranking import counts_matrix
+from wirescrapy.collection.metadata import DOCUMENT_DTYPE
+from wirescrapy.config import WireConfig, default_settings
+from wirescrapy.manager import plan
+from wirescrapy.manager.sections import cross_section_links, section, section_ids
+
+
+def test_a_section_is_the_first_directory_of_the_path():
+    assert section(b"/en/mod/core.html") == b"en"
+    assert section(b"/library/") == b"library"
+    assert section(b"/") == b""
+    assert section(b"/index.html") == b""
+    assert section(b"/classFoo.html?x=a/b") == b""  # the query is not the path
+    assert section(b"/search.html#a/b") == b""
+
+
+def test_section_ids_are_equal_within_a_site_and_section():
+    ids = section_ids([(1, b"/en/a.html"), (1, b"/fr/a.html"), (1, b"/en/mod/b.html"), (2, b"/en/a.html"),
+                       (1, b"/"), (1, b"/x.html")])
+    assert ids[0] == ids[2] and ids[4] == ids[5]
+    assert len(set(ids.tolist())) == 4  # 1/en, 1/fr, 2/en, 1's root
+    assert section_ids([]).tolist() == []
+
+
+def test_cross_section_links_count_distinct_pages_from_other_sections():
+    # Pages 1-3 in section 1, 4-5 in section 2, 6 in section 3 (another site).
+    section_of = np.array([0, 1, 1, 1, 2, 2, 3])
+    links = counts_matrix(6, [(1, 2), (1, 3), (2, 3),  # inside section 1: not counted
+                              (4, 3), (4, 3), (5, 3), (6, 3),  # page 4 twice: once
+                              (4, 5), (3, 4), (3, 3)])
+    assert cross_section_links(links, section_of).tolist() == [0, 0, 0, 3, 1, 0, 0]
+    with pytest.raises(ValueError, match="section_of"):
+        cross_section_links(links, section_of[:-1])
+
+
+def config(**settings) -> WireConfig:
+    return WireConfig.from_settings(Settings({**default_settings(), **settings}))
+
+
+def test_crosslinks_breaks_a_tie_towards_the_page_other_sections_link():
+    # One site: the home page (fetched) links /a/1, /a/2, /b/1 and /b/2; /a/1 (fetched) links /a/2 and /b/2.
+    # /a/2 and /b/2 have the same in-links, so the same PageRank and depth; only /b/2's in-link from /a/1 comes
+    # from another section.
+    paths = [b"/", b"/a/1.html", b"/a/2.html", b"/b/1.html", b"/b/2.html"]
+    docs = np.zeros(len(paths), DOCUMENT_DTYPE)
+    docs["docid"] = np.arange(1, len(paths) + 1)
+    docs["siteid"] = 1
+    docs["depth"] = [0, 1, 1, 1, 1]
+    docs["visits"][:2] = 1
+    docs["status"][:2] = 200
+    docs["first_visit"][:2] = docs["last_visit"][:2] = 1000.0
+    links = counts_matrix(5, [(1, 2), (1, 3), (1, 4), (1, 5), (2, 3), (2, 5)])
+    sections = section_ids((1, path) for path in paths)
+    weights = {"pagerank": 4, "depth": 1}
+    plain = plan(docs, links, config(WIRE_SCORE_WEIGHTS=weights, WIRE_BATCH_SIZE=1), 2000.0, count=1)
+    crossed = plan(docs, links, config(WIRE_SCORE_WEIGHTS={**weights, "crosslinks": 0.15}, WIRE_BATCH_SIZE=1),
+                   2000.0, count=1, sections=sections)
+    assert crossed.quality[4] > crossed.quality[2]
+    assert plain.quality[4] == pytest.approx(plain.quality[2])
+    assert crossed.batches[0].tolist() == [5]
+    assert "crosslinks" in crossed.timings
+    with pytest.raises(ValueError, match="sections"):
+        plan(docs, links, config(WIRE_SCORE_WEIGHTS={**weights, "crosslinks": 1}), 2000.0, count=1)

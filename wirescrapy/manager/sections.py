@@ -1,0 +1,61 @@
+"""A site's sections, and the links that reach a page from outside its own section (the score "crosslinks").
+
+A site's *section* is the first segment of its URL paths' directories: ``/en/mod/core.html`` is in section
+``en``, ``/library/os.html`` in ``library``; a page at the top of the site (``/``, ``/index.html``,
+``/classFoo.html``) is in the site's root section. Pages of other sites are in other sections.
+
+Why the links from other sections
+    PageRank on the graph crawled so far favours the part of a site crawled most: its fetched pages link
+    to each other's unfetched neighbours through their navigation (side bars, "next", the section's
+    index), so the rank the crawl has put into a section flows back to the rest of that section. When a
+    site's first levels look alike — the language trees of a manual, each index linking its own tree —
+    the first tree that gets ahead (by a tie broken on out-degree) keeps the site's share of the batches.
+    A link from another section is not navigation of the section the page is in: it is a cross-reference
+    (a tutorial citing a library module, a translation's language bar pointing to the complete version of
+    a page), the links that make a page important beyond its own corner of the site — the idea of counting
+    only links from other hosts (Kleinberg 1999; Bharat & Henzinger 1998), applied to a site's sections.
+    Counted from distinct fetched pages, it is evidence a crawler has at that point; a small weight beside
+    PageRank breaks the near-ties among a section's candidates towards the pages other parts of the web
+    refer to (``benchmarks/crawl_order.py --web real``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+from scipy.sparse import csr_matrix
+
+
+def section(path: bytes) -> bytes:
+    """The section of a URL path: its first directory segment, b"" for a page at the site's top (no
+    further ``/`` after the leading one; the query does not count)."""
+    path = path.split(b"?", 1)[0].split(b"#", 1)[0]
+    first, slash, _ = path.lstrip(b"/").partition(b"/")
+    return first if slash else b""
+
+
+def section_ids(urls: Iterable[tuple[int, bytes]]) -> np.ndarray:
+    """A number per URL (int64, in the order given) that is equal for URLs of the same site (``site-id``)
+    and section: ``urls`` yields (site-id, path) pairs."""
+    numbers: dict[tuple[int, bytes], int] = {}
+    return np.fromiter((numbers.setdefault((site_id, section(path)), len(numbers) + 1) for site_id, path in urls),
+                       dtype=np.int64)
+
+
+def cross_section_links(links: csr_matrix, section_of: np.ndarray) -> np.ndarray:
+    """For each doc-id (float64, entry 0 = 0), the distinct pages that link to it from another section
+    (``section_of``, indexed by doc-id; other sites' pages count as other sections). ``links``: the link
+    counts indexed by doc-id, as ``LinkGraph.to_csr`` gives them (a pair linked twice counts once)."""
+    section_of = np.asarray(section_of)
+    size = links.shape[0]
+    if links.shape != (size, size) or section_of.shape != (size,):
+        raise ValueError(f"links must be square and section_of must have one entry per row; got {links.shape} "
+                         f"and {section_of.shape}")
+    if not links.has_canonical_format:
+        links = links.copy()
+        links.sum_duplicates()
+    sources = np.repeat(np.arange(size), np.diff(links.indptr))
+    targets = links.indices
+    across = (section_of[sources] != section_of[targets]) & (links.data > 0)
+    return np.bincount(targets[across], minlength=size).astype(np.float64)
