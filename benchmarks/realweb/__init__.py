@@ -76,11 +76,19 @@ class RealWeb:
 
     def _walk(self) -> truth.RealTruth:
         """The truth on port-less origins, kept in the temporary directory for the installed packages'
-        versions (the walk reads every page: most of a minute)."""
+        versions and the files under the sites' roots (the walk reads every page: most of a minute). The
+        files count apart: other packages add files to a site's directory (``benchmarks/language.py``
+        installs Debian Reference's other languages beside the English one, which its pages link to)."""
         packages = sorted({site.package for site in self.sites})
         query = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Version}\n", *packages], check=False,
                                capture_output=True, text=True)
-        key = hashlib.sha256(repr(([(s.name, s.root, s.index) for s in self.sites], query.stdout,
+        files = hashlib.sha256()
+        for site in self.sites:
+            for directory, _, names in sorted(os.walk(site.root)):
+                for name in sorted(names):
+                    path = os.path.join(directory, name)
+                    files.update(f"{path}\0{os.path.getsize(path) if os.path.isfile(path) else -1}\n".encode())
+        key = hashlib.sha256(repr(([(s.name, s.root, s.index) for s in self.sites], query.stdout, files.hexdigest(),
                                    truth.MAX_FILE_SIZE, truth.MAX_DEPTH)).encode()).hexdigest()[:16]
         cache = Path(tempfile.gettempdir()) / f"wire-realweb-truth-{key}.pickle"
         if query.returncode == 0 and cache.exists():
