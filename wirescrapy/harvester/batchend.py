@@ -39,7 +39,9 @@ A kill loses nothing: a computation not written is simply lost, and a written ba
 
 from __future__ import annotations
 
+import functools
 import logging
+import math
 import os
 import time
 from collections.abc import Mapping
@@ -154,16 +156,11 @@ class BatchEnd:
         if self.config.softmin and not self._softmin_done:
             counts = scheduler.counts()
             active = counts.fetching + counts.ready + counts.waiting
-            queue = scheduler.queue
-            site_times = queue.site_times(now)
-            if self.cycles_done + 1 >= self.cycles:  # the process's last cycle: the next batch is the next job's
-                time_left = critical_idle(site_times, {site: left * queue.wait_of(site)
-                                                       for site, left in self._later.items()})
-            else:
-                time_left = max(site_times.values(), default=0.0)
-            if softmin_due(active, counts.urls, time.monotonic() - self._batch_began, self.config.softmin,
-                           self.config.softmin_time, began_with=self._began_with, time_left=time_left,
-                           restart=self._restart):
+            due = functools.partial(softmin_due, active, counts.urls, time.monotonic() - self._batch_began,
+                                    self.config.softmin, self.config.softmin_time, began_with=self._began_with,
+                                    restart=self._restart)
+            # The pages' time (O(sites)) only once the rest says yes: with every site's, it can only say no.
+            if due(time_left=math.inf) and due(time_left=self._softmin_gain(scheduler.queue, now)):
                 self._softmin_done = True
                 self._dropped = frozenset(scheduler.drop_batch_pages())
                 dropped = len(self._dropped)
@@ -175,6 +172,13 @@ class BatchEnd:
         if self._ahead is None and self._plans_ahead() and plan_due(scheduler.queue.time_left(now),
                                                                      self._plan_seconds):
             self._plan_ahead(scheduler)
+
+    def _softmin_gain(self, queue, now: float) -> float:
+        """What ending the batch now gains (``softmin_due``'s ``time_left``; the module docstring)."""
+        site_times = queue.site_times(now)
+        if self.cycles_done + 1 >= self.cycles:  # the process's last cycle: the next batch is the next job's
+            return critical_idle(site_times, {site: left * queue.wait_of(site) for site, left in self._later.items()})
+        return max(site_times.values(), default=0.0)
 
     def _plan_ahead(self, scheduler: WireScheduler) -> None:
         if self._executor is None:

@@ -291,21 +291,22 @@ class PolitenessQueue:
 
     def time_left(self, now: float) -> float:
         """The least time the queued URLs can take, fetch times aside: the longest of ``site_times``."""
-        return max(self.site_times(now).values(), default=0.0)
+        return max((seconds for _, seconds in self._site_times(now)), default=0.0)
 
     def site_times(self, now: float) -> dict[str, float]:
         """Per site with URLs queued or a fetch in flight, the least time its queued URLs can take, fetch
         times aside: the time until the site is ready plus one wait per URL after its first (0 for a site
         with a fetch in flight and nothing queued). O(sites), for a progress line or a timer."""
-        times = {}
+        return dict(self._site_times(now))
+
+    def _site_times(self, now: float) -> Iterator[tuple[str, float]]:
         for key, site in self._sites.items():
             queued = len(site)
             if queued:
                 ready = max(site.last_end + site.wait - now, 0.0) if site.state == _QUEUED else site.wait
-                times[key] = ready + (queued - 1) * site.wait
+                yield key, ready + (queued - 1) * site.wait
             elif site.state == _FETCHING:
-                times[key] = 0.0
-        return times
+                yield key, 0.0
 
     def pending(self) -> Iterator[tuple[str, Any]]:
         """Every queued ``(site, item)``, site by site in FIFO order, without taking them."""
