@@ -33,6 +33,7 @@ LOG_LEVEL = "INFO"
 EXTENSIONS = {
     "wirescrapy.extensions.WireSettingsCheck": 0,
     "wirescrapy.extensions.LogFileGuard": 1,
+    "wirescrapy.extensions.CallbackTurn": 2,
     "wirescrapy.harvester.progress.HarvestProgress": 500,
     "scrapy.extensions.logstats.LogStats": None,  # the harvest's progress line says more
 }

@@ -9,7 +9,7 @@ from scrapy.settings import Settings
 
 import settings.default as default_settings
 from tests.data.empty_spider import EmptySpider
-from wirescrapy.extensions import WireSettingsCheck
+from wirescrapy.extensions import CallbackTurn, WireSettingsCheck, install_callback_turn, next_turn
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,3 +87,33 @@ def test_a_log_file_that_fails_is_said_once_counted_and_a_file_handler_installed
             logging.root.removeHandler(handler)
             with contextlib.suppress(OSError):  # its buffer cannot be flushed: /dev/full
                 handler.close()
+
+
+def test_a_callback_waits_one_turn_of_the_reactor_not_a_tenth_of_a_second():
+    from twisted.internet.task import Clock
+
+    clock = Clock()
+    turn = next_turn(clock)
+    assert not turn.called  # the reactor still reads and writes its sockets first
+    clock.advance(0)
+    assert turn.called
+
+
+def test_the_scrapers_sleep_before_callbacks_is_replaced_once_for_the_process():
+    from scrapy.core import scraper
+
+    CallbackTurn.from_crawler(crawler())
+    assert scraper._defer_sleep is next_turn
+    assert install_callback_turn()  # again: nothing to do
+
+
+def test_a_scrapy_whose_scraper_sleeps_otherwise_is_left_alone_and_said(monkeypatch, caplog):
+    from scrapy.core import scraper
+
+    def own_sleep():
+        raise AssertionError("not called here")
+
+    monkeypatch.setattr(scraper, "_defer_sleep", own_sleep)
+    assert not install_callback_turn()
+    assert scraper._defer_sleep is own_sleep
+    assert "its delay before each callback is left as it is" in caplog.text
