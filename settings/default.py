@@ -34,6 +34,7 @@ EXTENSIONS = {
     "wirescrapy.extensions.WireSettingsCheck": 0,
     "wirescrapy.extensions.LogFileGuard": 1,
     "wirescrapy.extensions.CallbackTurn": 2,
+    "wirescrapy.harvester.largesites.LargeSiteWait": 400,
     "wirescrapy.harvester.progress.HarvestProgress": 500,
     "scrapy.extensions.logstats.LogStats": None,  # the harvest's progress line says more
 }

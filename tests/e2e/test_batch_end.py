@@ -73,3 +73,22 @@ def test_a_batch_ended_by_softmin_leaves_its_pages_to_the_next_and_stays_polite(
     assert not {key: n for key, n in requests.items() if n > 1 and key[1] not in retried}
     for host, records in by_host(log).items():  # across batches and processes
         assert not too_close(records, WAIT), (host, too_close(records, WAIT)[:5])
+
+
+@pytest.mark.timeout(120)
+def test_a_site_found_large_in_the_middle_of_its_batch_gets_the_large_site_wait_at_once(tmp_path):
+    # One batch of site0's first 8 pages: 8 documents known when it starts, a small site's wait (1 s). Its
+    # pages link to the site's other pages, so its known documents pass WIRE_LARGE_SITE_PAGES (10) a page or
+    # two into the batch, and its next requests come at the large-site wait (0.05 s).
+    with SampleWebProcess(workdir=tmp_path / "web", sites=1, pages_per_site=40, seed=5) as web:
+        pages = [web.url(0, f"/page/{n}.html") for n in range(1, 9)]
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("\n".join(pages) + "\n")
+        harvest(tmp_path / "collection", "-a", f"seeds={seeds}",
+                settings={"WIRE_LARGE_SITE_PAGES": 10, "WIRE_WAIT_NORMAL": 1.0, "WIRE_WAIT_LARGE_SITE": 0.05})
+        [records] = by_host(web.access_log()).values()
+    fetched = [r for r in records if r["path"] != "/robots.txt"]  # the seeds, and the site's root
+    assert {f"/page/{n}.html" for n in range(1, 9)} <= {r["path"] for r in fetched}
+    gaps = [after["start"] - before["end"] for before, after in zip(fetched, fetched[1:])]
+    assert sum(gap < 0.5 for gap in gaps) >= len(gaps) - 2, gaps  # large from its first pages on, in the same batch
+    assert not too_close(records, 0.05)
