@@ -1,6 +1,6 @@
 """A site found large in the middle of its batch gets the large-site wait at once.
 
-WIRE gives a site with more than ``harvester/wait/largesite`` pages (``WIRE_LARGE_SITE_PAGES``) the shorter
+WIRE gives a site with more than ``harvester/wait/countbig`` pages (``WIRE_LARGE_SITE_PAGES``) the shorter
 wait, judged by the documents the collection knows of it when its batch is queued. A crawl's first batches are
 where its large sites are found to be large, a page at a time: a site seeded with its home page knows a few
 documents when its batch starts and hundreds a few pages in, and its whole first batches went at the small
