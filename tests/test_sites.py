@@ -309,13 +309,14 @@ def test_site_sizes_by_section_sum_each_sections_estimate():
         10 + 3 * (1 - 0.5 ** 3))
 
 
-def test_the_sections_estimate_needs_the_sections():
+def test_the_sections_estimate_without_the_sections_takes_each_site_as_one_section():
     docs, links = two_site_crawl()
     site_of = np.concatenate([[0], docs["siteid"]])
     visited = docs["visits"] > 0
     cfg = config(WIRE_BATCH_SITE_UNSEEN="sections")
-    with pytest.raises(ValueError, match="sections"):
-        batch_site_weights(links, site_of, 2, cfg, visited)
+    found = batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="found"), visited)
+    chao = batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="chao"), visited)
+    assert found.tolist() != pytest.approx(chao.tolist())  # so that the equalities below tell them apart
     one_section = np.concatenate([[0], docs["siteid"]]).astype(np.int64)  # each site a single section
-    assert batch_site_weights(links, site_of, 2, cfg, visited, one_section).tolist() == pytest.approx(
-        batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="found"), visited).tolist())
+    assert batch_site_weights(links, site_of, 2, cfg, visited, one_section).tolist() == pytest.approx(found.tolist())
+    assert batch_site_weights(links, site_of, 2, cfg, visited).tolist() == pytest.approx(found.tolist())

@@ -71,7 +71,8 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     site-id (default: the highest in ``docs``). ``site_records``: the site records (indexed by site-id), for
     each site's wait (``WIRE_BATCH_TIME_SHARE``; without them every site has the normal wait). ``sections``:
     each page's section (aligned with ``docs``, ``sections.section_ids``), needed when "crosslinks" has a
-    weight and with ``WIRE_BATCH_SITE_UNSEEN = sections``."""
+    weight; with ``WIRE_BATCH_SITE_UNSEEN = sections`` each site's size is estimated section by section
+    (without them, each site is one section)."""
     n = len(docs)
     if links.shape != (n + 1, n + 1):
         raise ValueError(f"links must be ({n + 1}, {n + 1}) for {n} documents, got {links.shape}")
@@ -188,7 +189,7 @@ def batch_site_weights(links: csr_matrix, site_of: np.ndarray, sites: int, confi
     each site's estimated share of the PageRank, its known pages, or None for an even share. ``visited``
     (aligned with the pages, doc-id order): the pages fetched, which ``WIRE_BATCH_SITE_UNSEEN`` `found`
     and `sections` need (without, Chao's estimate whole); ``section_of`` (indexed by doc-id): each page's
-    section, which `sections` needs."""
+    section, which `sections` estimates each site by (without, each site is one section, as `found`)."""
     if config.batch_site_share <= 0 or config.batch_site_split == "even" or not site_of[1:].any():
         return None
     if config.batch_site_split == "pages":
@@ -197,9 +198,9 @@ def batch_site_weights(links: csr_matrix, site_of: np.ndarray, sites: int, confi
     if visited is not None and config.batch_site_unseen in ("found", "sections"):
         fetched = np.concatenate([[False], visited])
     if config.batch_site_unseen == "sections":
-        if section_of is None:
-            raise ValueError("WIRE_BATCH_SITE_UNSEEN = sections needs the pages' sections")
-        strata = section_of
+        # Without the pages' URLs (a caller of plan() that has only the records), each site is one section:
+        # the estimate is then `found`'s.
+        strata = site_of if section_of is None else section_of
     shares = site_shares(links, site_of, sites, config.pagerank_damping, config.siterank_max_error, fetched,
                          strata)
     return np.maximum(shares, np.finfo(np.float64).tiny)
