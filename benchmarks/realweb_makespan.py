@@ -41,7 +41,7 @@ busy most of the makespan is bound by its CPU (parsing, storing), not by politen
 Measured (13 sites, N = 7,830, K = 392, waits 0.2 / 0.05 s, bound 107.5 s; load 0.3-0.6; 2026-11-26):
 ``--mode cycles`` 117.4-118.6 s, 1.09-1.10 x the bound (1.16 x before ``CallbackTurn`` and ``LargeSiteWait``,
 in the same window); ``--mode jobs`` 1.51 x, 23 jobs, of which 22 process starts idle the bound's site
-about 1.1 s each (imports 0.7 s): 1.2 x is out of reach with a process a cycle at K = 5 %.
+1.1-1.3 s each (imports 0.7 s): 1.2 x is out of reach with a process a cycle at K = 5 %.
 """
 
 from __future__ import annotations
