@@ -24,8 +24,9 @@ start-up before the first request and after the last is not in it, and is printe
 clock), the lower bound no polite crawler can beat — max over sites of (requests - 1) x the site's
 smallest wait + the site's own fetch times — and the ratio; then the politeness check: per site,
 requests that overlapped the previous one or started less than the wait after it ended (the large-site
-wait for sites that received more than WIRE_LARGE_SITE_PAGES requests, as the harvester counts a site's
-known documents, errors and robots.txt included; the normal wait for the others). The machine's
+wait for sites that received more than WIRE_LARGE_SITE_PAGES requests or that the crawl knew more documents
+of, as the harvester counts a site's known documents, errors and robots.txt included; the normal wait for the
+others). The machine's
 load average is printed beside, as the ratio is what compares across runs. The exit status is 1 when a
 crawl reached no page or broke politeness (CI runs the three small sites as a smoke run).
 
@@ -67,6 +68,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks import nginx
 from benchmarks.realweb import RealWeb
 from benchmarks.realweb import sites as realweb_sites
+from wirescrapy.collection import Collection
 
 LARGE_SITE_PAGES = 100  # WIRE_LARGE_SITE_PAGES' default
 DEFAULTS = ("WIRE_SOFTMIN",)  # pinned by settings.test for the tests, the crawler's own default here
@@ -140,14 +142,26 @@ def nothing_left(log_file: Path, start: int) -> bool:
     return "URLs to fetch from" not in text
 
 
-def batch_site_docs(collection: Path) -> dict[str, int]:
-    """Host -> the most documents of it that a batch of ``collection`` listed (``sites.jsonl``'s ``docs``)."""
+def known_site_docs(collection: Path) -> dict[str, int]:
+    """Host -> the most documents of it the crawl knew: those a batch of ``collection`` listed
+    (``sites.jsonl``'s ``docs``) or, higher, the collection's site record at the end (a site found large in
+    the middle of a batch gets the large-site wait then, ``harvester/largesites.py``)."""
     docs: dict[str, int] = {}
+
+    def known(origin: str, count: int) -> None:
+        host = origin.split("//", 1)[-1].rsplit(":", 1)[0].lower()
+        docs[host] = max(docs.get(host, 0), count)
+
     for path in [*collection.glob("batches/*/sites.jsonl"), *collection.glob("batches/*/part-*/sites.jsonl")]:
         for line in path.read_text(encoding="utf-8").splitlines():
             site = json.loads(line)
-            host = site["origin"].split("//", 1)[-1].rsplit(":", 1)[0].lower()
-            docs[host] = max(docs.get(host, 0), int(site["docs"]))
+            known(site["origin"], int(site["docs"]))
+    try:
+        with Collection(collection, readonly=True) as stored:
+            for site_id in range(1, stored.urls.site_count + 1):
+                known(stored.urls.site_name(site_id), int(stored.sites.records[site_id]["docs"]))
+    except FileNotFoundError:  # no collection: the crawl failed before its first batch
+        pass
     return docs
 
 
@@ -304,11 +318,11 @@ def main() -> int:
                 first = min(r.start for r in requests)
                 last = max(r.end for r in requests)
                 makespan = last - first
-                # The harvester gives a site the large-site wait when the batch knows more than
+                # The harvester gives a site the large-site wait once the crawl knows more than
                 # WIRE_LARGE_SITE_PAGES of its documents (errors, files and robots.txt too): judged here by
-                # the requests the site received, or by the documents its batches knew (a crawl cut short by
+                # the requests the site received, or by the documents the crawl knew (a crawl cut short by
                 # --max-cycles may know more than it fetched).
-                counts = batch_site_docs(workdir / f"collection-{mode}")
+                counts = known_site_docs(workdir / f"collection-{mode}")
                 for request in requests:
                     counts[request.host] = counts.get(request.host, 0) + 1
                 wait_of = {host: args.wait_large if counts.get(host, 0) > LARGE_SITE_PAGES else args.wait

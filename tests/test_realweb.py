@@ -13,6 +13,7 @@ import pytest
 
 from benchmarks import nginx
 from benchmarks.realweb import truth
+from benchmarks.realweb.sites import Site, missing, packages
 
 PAGES = {
     "index.html": """<html><head><link rel="next" href="c.html"><link rel="stylesheet" href="s.css"></head><body>
@@ -86,7 +87,7 @@ def test_nginx_serves_each_host_on_its_address_and_logs_every_request(tree, tmp_
 def test_the_makespan_check_knows_a_site_s_wait_from_the_documents_its_batches_listed(tmp_path):
     """A crawl cut short (--max-cycles) may have fetched 100 pages or fewer of a site its batches already knew
     more than 100 documents of: the harvester gave it the large-site wait, and so does the check."""
-    from benchmarks.realweb_makespan import batch_site_docs
+    from benchmarks.realweb_makespan import known_site_docs
 
     for batch, docs in (("000001", 40), ("000002", 130)):
         directory = tmp_path / "batches" / batch
@@ -98,4 +99,29 @@ def test_the_makespan_check_knows_a_site_s_wait_from_the_documents_its_batches_l
     split.mkdir(parents=True)
     (split / "sites.jsonl").write_text('{"siteid": 2, "origin": "http://sqlite.realweb.test:8080", "docs": 9}\n',
                                        encoding="utf-8")
-    assert batch_site_docs(tmp_path) == {"python.realweb.test": 130, "sqlite.realweb.test": 9}
+    assert known_site_docs(tmp_path) == {"python.realweb.test": 130, "sqlite.realweb.test": 9}
+
+
+def test_the_makespan_check_knows_a_site_found_large_in_the_middle_of_a_batch(tmp_path):
+    """The harvester gives a site the large-site wait once the collection knows more than 100 of its
+    documents, in the middle of a batch too: the check reads the collection's site records."""
+    from benchmarks.realweb_makespan import known_site_docs
+    from wirescrapy.collection import Collection
+
+    with Collection(tmp_path) as collection:
+        for n in range(130):
+            collection.add_url(f"http://debref.realweb.test:8080/{n}.html", depth=1)
+        collection.add_url("http://git.realweb.test:8080/", depth=0)
+    batch = tmp_path / "batches" / "000001"
+    batch.mkdir(parents=True)
+    (batch / "sites.jsonl").write_text('{"siteid": 1, "origin": "http://debref.realweb.test:8080", "docs": 1}\n',
+                                       encoding="utf-8")
+    assert known_site_docs(tmp_path) == {"debref.realweb.test": 130, "git.realweb.test": 1}
+
+
+def test_a_site_is_missing_while_a_package_adding_to_its_tree_is_not_installed(tmp_path):
+    (tmp_path / "index.html").write_text("<html></html>")
+    alone = Site("alone", "pkg-of-its-tree", str(tmp_path), "test")
+    added = Site("added", "pkg-of-its-tree", str(tmp_path), "test", also=("wire-test-no-such-package",))
+    assert missing([alone, added]) == [added]
+    assert packages([alone, added]) == ["pkg-of-its-tree", "wire-test-no-such-package"]

@@ -67,7 +67,7 @@ class RealWeb:
         if self.install:
             sites.install(self.sites)
         elif absent := sites.missing(self.sites):
-            raise RuntimeError(f"real web: not installed: {' '.join(sorted({s.package for s in absent}))}")
+            raise RuntimeError(f"real web: not installed: {' '.join(sites.packages(absent))}")
         servers = [nginx.Server(site.host, self.addresses[site.name], site.root, site.index) for site in self.sites]
         self.server = nginx.Nginx(servers, self.workdir / "nginx")
         self.server.start()
@@ -79,9 +79,8 @@ class RealWeb:
         versions and the files under the sites' roots (the walk reads every page: most of a minute). The
         files count apart: other packages add files to a site's directory (``benchmarks/language.py``
         installs Debian Reference's other languages beside the English one, which its pages link to)."""
-        packages = sorted({site.package for site in self.sites})
-        query = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Version}\n", *packages], check=False,
-                               capture_output=True, text=True)
+        query = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Version}\n", *sites.packages(self.sites)],
+                               check=False, capture_output=True, text=True)
         files = hashlib.sha256()
         for site in self.sites:
             for directory, _, names in sorted(os.walk(site.root)):

@@ -32,6 +32,9 @@ class Site:
     kind: str  # how the HTML was made
     held_out: bool = False
     index: str = "index.html"  # the file a directory URL serves
+    # Packages that add pages to the tree, which its pages link to: installed with it, so that the web is the
+    # same on every machine (``benchmarks/language.py`` installs Debian Reference's languages too).
+    also: tuple[str, ...] = ()
 
     @property
     def host(self) -> str:
@@ -52,7 +55,8 @@ SITES: tuple[Site, ...] = (
          held_out=True),
     Site("git", "git-doc", "/usr/share/doc/git-doc", "asciidoc manual pages", held_out=True),
     Site("debref", "debian-reference-en", "/usr/share/debian-reference", "DocBook book (multilingual)",
-         held_out=True),
+         held_out=True, also=tuple(f"debian-reference-{lang}" for lang in ("de", "es", "fr", "id", "it", "ja", "pt",
+                                                                           "zh-cn"))),
     Site("libxml2", "libxml2-doc", "/usr/share/doc/libxml2/html", "hand-written site + API pages",
          held_out=True),
 )
@@ -70,8 +74,26 @@ def select(names: str | None) -> list[Site]:
 
 
 def missing(sites: list[Site]) -> list[Site]:
-    """Sites whose document root (with its index file) is not installed."""
-    return [site for site in sites if not (Path(site.root) / site.index).is_file()]
+    """Sites whose document root (with its index file), or one of the packages adding to it, is not installed."""
+    absent = not_installed([package for site in sites for package in site.also])
+    return [site for site in sites if not (Path(site.root) / site.index).is_file() or absent.intersection(site.also)]
+
+
+def packages(sites: list[Site]) -> list[str]:
+    """The packages the sites' trees come from."""
+    return sorted({package for site in sites for package in (site.package, *site.also)})
+
+
+def not_installed(names: list[str]) -> set[str]:
+    """The packages among ``names`` that dpkg does not have installed (all of them without dpkg)."""
+    if not names:
+        return set()
+    try:
+        query = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${db:Status-Status}\n", *names],
+                               check=False, capture_output=True, text=True)
+    except FileNotFoundError:
+        return set(names)
+    return set(names) - {line.split()[0] for line in query.stdout.splitlines() if line.endswith(" installed")}
 
 
 def install(sites: list[Site]) -> None:
@@ -81,18 +103,18 @@ def install(sites: list[Site]) -> None:
     server = [] if nginx.binary() else ["nginx-light"]
     if not absent and not server:
         return
-    packages = sorted({site.package for site in absent}) + server
+    wanted = packages(absent) + server
     if os.geteuid() != 0 or not shutil.which("apt-get"):
-        raise RuntimeError(f"real web: not installed: {' '.join(packages)} (run as root with apt-get, or "
-                           f"apt-get install {' '.join(packages)})")
+        raise RuntimeError(f"real web: not installed: {' '.join(wanted)} (run as root with apt-get, or "
+                           f"apt-get install {' '.join(wanted)})")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    command = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages]
+    command = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *wanted]
     if subprocess.run(command, check=False, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode:
         # The package lists may be missing on a fresh machine.
         subprocess.run(["apt-get", "update", "-qq"], env=env, stdout=subprocess.DEVNULL, check=False)
         result = subprocess.run(command, check=False, env=env, capture_output=True, text=True)
         if result.returncode:
-            raise RuntimeError(f"real web: apt-get install {' '.join(packages)} failed: "
+            raise RuntimeError(f"real web: apt-get install {' '.join(wanted)} failed: "
                                f"{result.stderr.strip().splitlines()[-1:] or result.returncode}")
     if still := missing(absent):
         raise RuntimeError(f"real web: {', '.join(s.root for s in still)} still missing after apt-get install")
