@@ -156,7 +156,7 @@ class ParseWorkers:
               done: Callable[[Parsed | BaseException], None]) -> None:
         """Parse a page at ``depth`` (its links' decisions are made as links of a page at that depth)."""
         job = _Job((body, url, content_type, raw_body, depth), url, done)
-        if self._suspects or any(running.alone for running in self._running):  # one is tried again alone
+        if self._suspects or self._alone_running():
             self._waiting.append(job)
         else:
             self._start(job)
@@ -270,5 +270,10 @@ class ParseWorkers:
                 job.alone = True
                 self._start(job)
             return
-        while self._waiting and not any(running.alone for running in self._running):
+        while self._waiting and not self._alone_running():
             self._start(self._waiting.popleft())
+
+    def _alone_running(self) -> bool:
+        """Whether a job of a broken pool is being tried again alone: it starts only when nothing runs
+        (``_next``), and nothing starts beside it, so it is then the one job running."""
+        return len(self._running) == 1 and next(iter(self._running)).alone
