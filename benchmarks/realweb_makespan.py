@@ -2,6 +2,7 @@
 
     python benchmarks/realweb_makespan.py                      # repeated jobs, then one job of N cycles
     python benchmarks/realweb_makespan.py --mode jobs --wait 0.2 --wait-large 0.05
+    python benchmarks/realweb_makespan.py --mode queued                  # jobs queued on the collection
     python benchmarks/realweb_makespan.py --mode cycles --real-sites apache,git,scrapy
     python benchmarks/realweb_makespan.py -s WIRE_PLAN_AHEAD=True          # the next batch planned in the tail
     python benchmarks/realweb_makespan.py --code /tmp/base --workdir W    # another checkout (a before/after)
@@ -13,6 +14,9 @@ for sites of more than WIRE_LARGE_SITE_PAGES pages), in one of two ways:
 
 * ``jobs``   — one ``scrapy crawl harvester`` process per cycle (manager run + harvest), started again
   until one finds nothing more to fetch: what a scheduled recrawl (cron, Scrapyd) does;
+* ``queued`` — one process per cycle too, but each started as soon as the one before holds the collection, and
+  waiting for it (``WIRE_COLLECTION_WAIT``): what Scrapyd does with recrawl jobs scheduled ahead and more than
+  one process slot. Its start-up (imports, the crawler) runs while the one before harvests;
 * ``cycles`` — one process, ``-a cycles=N``.
 
 Each crawl runs with ``settings.test`` (loopback allowed), but with the crawler's own default for what that
@@ -76,10 +80,10 @@ LOG_FORMAT = "%(asctime)s.%(msecs)03d [%(name)s] %(levelname)s: %(message)s"
 LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\.(\d{3}) ")
 
 
-def harvester(args: argparse.Namespace, web: RealWeb, collection: Path, extra: list[str], log,
-              profile_file: Path | None = None) -> int:
+def harvester_command(args: argparse.Namespace, web: RealWeb, collection: Path, extra: list[str],
+                      profile_file: Path | None = None) -> list[str]:
     profile = ["-m", "cProfile", "-o", str(profile_file)] if profile_file else []
-    command = [
+    return [
         sys.executable, *profile, "-m", "scrapy", "crawl", "harvester", *extra,
         "-s", f"WIRE_COLLECTION_DIR={collection}",
         "-s", f"WIRE_BATCH_SIZE={args.batch_size}",
@@ -89,10 +93,23 @@ def harvester(args: argparse.Namespace, web: RealWeb, collection: Path, extra: l
         "-s", "LOG_LEVEL=INFO", "-s", f"LOG_FORMAT={LOG_FORMAT}",
         *[arg for setting in (*code_defaults(args), *args.setting) for arg in ("-s", setting)],
     ]  # fmt: skip
-    env = code_env(args)
+
+
+def start_harvester(args: argparse.Namespace, command: list[str], log) -> subprocess.Popen:
     code = Path(args.code).resolve() if args.code else ROOT
-    return subprocess.run(command, check=False, cwd=code, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                          stderr=subprocess.STDOUT, timeout=args.timeout).returncode
+    return subprocess.Popen(command, cwd=code, env=code_env(args), stdin=subprocess.DEVNULL, stdout=log,
+                            stderr=subprocess.STDOUT)
+
+
+def harvester(args: argparse.Namespace, web: RealWeb, collection: Path, extra: list[str], log,
+              profile_file: Path | None = None) -> int:
+    process = start_harvester(args, harvester_command(args, web, collection, extra, profile_file), log)
+    try:
+        return process.wait(timeout=args.timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 def code_env(args: argparse.Namespace) -> dict:
@@ -142,6 +159,52 @@ def nothing_left(log_file: Path, start: int) -> bool:
     return "URLs to fetch from" not in text
 
 
+def holds_collection(collection: Path, pid: int) -> bool:
+    """Whether process ``pid`` holds the collection's writer lock (``collection/lock.py`` writes its pid)."""
+    try:
+        return (collection / "lock").read_text(encoding="utf-8").startswith(f"pid {pid} ")
+    except FileNotFoundError:
+        return False
+
+
+def queued_jobs(args: argparse.Namespace, web: RealWeb, collection: Path, seeds: Path, workdir: Path,
+                starts: list[float]) -> list[Path]:
+    """``--mode queued``: a process per cycle, each started as soon as the one before holds the collection,
+    and waiting for it with WIRE_COLLECTION_WAIT (two at a time: one harvesting, the next waiting). The
+    jobs' log files, in order."""
+    logs: list[Path] = []
+    running: list[subprocess.Popen] = []
+    waiting = ["-s", f"WIRE_COLLECTION_WAIT={args.timeout}"]
+    deadline = time.monotonic() + args.timeout * args.max_cycles
+    try:
+        while len(logs) < args.max_cycles:
+            job = len(logs)
+            logs.append(workdir / f"queued-{job:03d}.log")
+            extra = (["-a", f"seeds={seeds}"] if job == 0 else []) + waiting
+            command = harvester_command(args, web, collection, extra, profile_file(args, workdir, "queued", job))
+            starts.append(time.time())
+            with open(logs[-1], "wb") as log:
+                process = start_harvester(args, command, log)
+            running.append(process)
+            while process.poll() is None and not holds_collection(collection, process.pid):
+                if time.monotonic() > deadline:
+                    raise TimeoutError("queued jobs: a harvester did not take the collection in time")
+                time.sleep(0.005)
+            if job:  # the one before has closed the collection: did it find anything to fetch?
+                before = running[-2]
+                before.wait(timeout=args.timeout)
+                if before.returncode or nothing_left(logs[-2], 0):
+                    break
+        for process in running:
+            process.wait(timeout=args.timeout)
+    finally:
+        for process in running:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    return logs
+
+
 def known_site_docs(collection: Path) -> dict[str, int]:
     """Host -> the most documents of it the crawl knew: those a batch of ``collection`` listed
     (``sites.jsonl``'s ``docs``) or, higher, the collection's site record at the end (a site found large in
@@ -182,6 +245,11 @@ def crawl(args: argparse.Namespace, web: RealWeb, mode: str, workdir: Path) -> d
             jobs = 1
             harvester(args, web, collection, ["-a", f"seeds={seeds}", "-a", f"cycles={args.max_cycles}"], log,
                       profile_file(args, workdir, mode, 0))
+        elif mode == "queued":
+            job_logs = queued_jobs(args, web, collection, seeds, workdir, starts)
+            jobs = len(job_logs)
+            for path in job_logs:
+                log.write(path.read_bytes())
         else:
             while jobs < args.max_cycles:
                 log.flush()
@@ -275,7 +343,8 @@ def bound(requests: list[nginx.Request], wait_of: dict[str, float]) -> tuple[flo
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mode", choices=("jobs", "cycles", "both"), default="both")
+    parser.add_argument("--mode", choices=("jobs", "queued", "cycles", "both"), default="both",
+                        help="both: jobs, then cycles")
     parser.add_argument("--real-sites", help="comma-separated sites of the real web (default: all)")
     parser.add_argument("--wait", type=float, default=0.2, help="WIRE_WAIT_NORMAL (default 0.2)")
     parser.add_argument("--wait-large", type=float, default=0.05, help="WIRE_WAIT_LARGE_SITE (default 0.05)")
@@ -332,7 +401,7 @@ def main() -> int:
                 overlaps = sum(p.overlaps for p in report)
                 short = sum(p.short_gaps for p in report)
                 pages = sum(1 for r in requests if r.status == 200)
-                print(f"{mode:<7} {result['jobs']:4d} {'jobs' if mode == 'jobs' else 'job '}, {len(requests)} requests "
+                print(f"{mode:<7} {result['jobs']:4d} {'job ' if mode == 'cycles' else 'jobs'}, {len(requests)} requests "
                       f"({pages} answered 200): makespan {makespan:.1f} s, lower bound {lower:.1f} s ({where}): "
                       f"{makespan / lower:.2f} x the bound; wall clock {result['wall']:.1f} s; politeness: "
                       f"{overlaps} overlapping requests, {short} started before the site's wait; load average "

@@ -45,6 +45,7 @@ from settings import test as test_settings  # noqa: E402
 from wirescrapy.collection import Collection  # noqa: E402
 from wirescrapy.sampleweb import SampleWebProcess  # noqa: E402
 from wirescrapy.sampleweb.accesslog import by_host, too_close  # noqa: E402
+from wirescrapy.seeder.seedfile import seed  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -383,3 +384,38 @@ def test_a_job_with_an_item_feed(deployed, harvested):
     assert {r["kind"] for r in records} == {"page", "robots"}  # a log of the fetches, one a line
     home = next(r for r in records if r["url"] == harvested.web.url(2, "/"))
     assert home["status"] == 200 and home["doc_id"] and home["links"] > 0 and home["error"] is None
+
+
+def test_jobs_scheduled_while_the_collection_is_open_wait_for_it(deployed, harvested):
+    """Recrawls scheduled while another process has the collection open (a harvest, the manager: here the
+    test itself, which seeds it): Scrapyd (max_proc 2) starts them at once. With WIRE_COLLECTION_WAIT each
+    starts up and waits for the collection, then harvests the next batch, one after the other; without it, a
+    job fails in one line."""
+    server, base = deployed.server, deployed.base
+    collection = base / "queued-collection"
+    waiting = {"WIRE_COLLECTION_WAIT": "60"}
+    holder = Collection(collection)
+    try:
+        with open(harvested.seeds, encoding="utf-8") as lines:
+            seed(holder, lines)
+        refused = server.post("schedule", job_data(collection))["jobid"]
+        queued = [server.post("schedule", job_data(collection, settings=waiting))["jobid"] for _ in range(2)]
+        server.wait(refused)
+        deadline = time.monotonic() + JOB_TIMEOUT
+        while not all(server.log(job).exists() and "waiting up to 60 s" in server.log(job).read_text(errors="replace")
+                      for job in queued):
+            assert time.monotonic() < deadline, server.output_tail()
+            time.sleep(0.05)
+    finally:
+        holder.close()
+    logs = {job: server.wait(job).read_text(errors="replace") for job in [refused, *queued]}
+    assert not server.exited_cleanly(refused)
+    assert f"collection {collection} is open for writing by pid {os.getpid()} " in logs[refused], logs[refused][-2000:]
+    for job in queued:
+        assert server.exited_cleanly(job), server.output_tail()
+        assert not log_problems(logs[job]), "\n".join(log_problems(logs[job])[:20])
+    # One after the other, each on the batch the one before left.
+    assert sorted(re.search(r"Batch (\d+)", logs[job]).group(1) for job in queued) == ["000001", "000002"]
+    harvests = [json.loads((collection / "batches" / f"{n:06d}" / "harvest.json").read_text()) for n in (1, 2)]
+    assert harvests[0]["finished"] <= harvests[1]["started"]
+    assert harvests[0]["fetched"] == 3 and harvests[1]["fetched"] > 3  # the home pages, then what they link to

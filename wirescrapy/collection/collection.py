@@ -4,8 +4,9 @@ It ties the stores together — the URL store (``urls.py``), the document and si
 (``metadata.py`` in ``records.py`` files), the page store (``pages.py``) and the link graph (``links.py``) —
 and keeps them consistent with one another:
 
-* **One writer.** Opening for writing takes an exclusive lock (``lock.py``); a second writer gets
-  ``CollectionLockedError``. Readers (``readonly=True``) take no lock and may open the collection while a
+* **One writer.** Opening for writing takes an exclusive lock (``lock.py``); a second writer waits up to
+  ``wait`` seconds (``WIRE_COLLECTION_WAIT``) for the first to close it, then gets ``CollectionLockedError``.
+  Readers (``readonly=True``) take no lock and may open the collection while a
   crawl runs: they see the stores as they were when opened (records written later are not seen; a record
   being written at that instant may be seen half-written). Reports and the manager should run between
   harvests.
@@ -72,14 +73,15 @@ def _check_site(site: str) -> None:
 
 
 class Collection:
-    def __init__(self, directory: str | os.PathLike, readonly: bool = False, compression: int = 3):
+    def __init__(self, directory: str | os.PathLike, readonly: bool = False, compression: int = 3,
+                 wait: float = 0.0):
         self.dir = Path(directory)
         self.readonly = readonly
         self._lock = None
         if not readonly:
             self.dir.mkdir(parents=True, exist_ok=True)
             self._lock = CollectionLock(self.dir)
-            self._lock.acquire()
+            self._lock.acquire(wait)
         elif not (self.dir / "urls.log").exists():
             raise FileNotFoundError(f"no collection in {self.dir}")
         try:
@@ -101,9 +103,16 @@ class Collection:
         if not readonly:
             self._recover()
 
+    @property
+    def waited_until(self) -> float | None:
+        """When (``time.monotonic``) this writer took the collection after waiting for another one to close
+        it (``wait``); None if it did not wait."""
+        return self._lock.waited_until if self._lock else None
+
     @classmethod
     def from_config(cls, config, readonly: bool = False) -> Collection:
-        return cls(config.collection_dir, readonly=readonly, compression=config.page_compression)
+        return cls(config.collection_dir, readonly=readonly, compression=config.page_compression,
+                   wait=config.collection_wait)
 
     def _recover(self) -> None:
         """Make the record counts follow the logs, which are the commits."""

@@ -69,6 +69,7 @@ class WireConfig:
 
     collection_dir: str
     page_compression: int
+    collection_wait: float
     max_sites: int
     max_urls_per_site: int
     accept_protocols: tuple[str, ...]

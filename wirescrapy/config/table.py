@@ -131,6 +131,13 @@ SETTINGS: tuple[Setting, ...] = (
                 "batches)."),
         Setting("WIRE_PAGE_COMPRESSION", "", 3, "int",
                 "zstd level for stored pages; 0 stores them uncompressed.", 0, 22),
+        Setting("WIRE_COLLECTION_WAIT", "", 0.0, "float",
+                "Seconds a process that opens the collection for writing (a harvester, the manager, the "
+                "seeder) waits for another one that has it open to close it, before it fails with \"open for "
+                "writing by ...\". 0: it fails at once. For jobs queued on one collection, such as recrawls "
+                "scheduled on Scrapyd before the previous one ended: each starts up (its imports, its "
+                "crawler) while the previous one harvests, and takes the collection the moment it is "
+                "closed.", 0),
         Setting("WIRE_MAX_SITES", "collection/maxsite", 100_000, "int",
                 "Most sites in the collection; beyond it a link to a new site is counted on the linking "
                 "site (`new_sites_refused`), not added.", 1),

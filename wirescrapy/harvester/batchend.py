@@ -10,7 +10,8 @@ answers, both watched by a timer of the spider (``BatchEnd``) while a batch runs
   dropped pages were not visited, so they stay eligible and the next manager run may choose them again,
   with the pages of the sites that were idle meanwhile. Only when it pays (``softmin_due``): the pages left
   need at least twice what starting this batch took (from the previous batch's end, or from the process's
-  start for its first batch: a job of one cycle ends, and the next job starts a process), and the batch has
+  start for its first batch: a job of one cycle ends, and the next job starts a process; or, for a job that
+  waited for the collection, ``WIRE_COLLECTION_WAIT``, from the moment it took it), and the batch has
   run ``WIRE_SOFTMIN_TIME`` seconds. So a batch of few sites, or one whose stragglers are nearly done, runs
   to its end, and so does a crawl with waits of 0.
 
@@ -125,7 +126,7 @@ class BatchEnd:
         """A batch was queued: watch it for softmin and for the moment to plan the next."""
         config = self.config
         self._batch_began = time.monotonic()
-        self._restart = self._batch_began - (process_started() if self._batch_ended is None else self._batch_ended)
+        self._restart = self._batch_began - self._restarted()
         self._began_with = len(self.batch.sites) if self.batch is not None else 0
         sites = self.batch.sites.values() if self.batch is not None else ()
         self._later = {origin(site.origin): site.left for site in sites}
@@ -142,6 +143,16 @@ class BatchEnd:
             self._timer = LoopingCall(self._look)
         if not self._timer.running:
             self._timer.start(TICK, now=False)
+
+    def _restarted(self) -> float:
+        """When starting this batch began (``time.monotonic``): the previous batch's end; for a process's first
+        batch, its start, or the moment it took the collection if it waited for another process to close it
+        (``WIRE_COLLECTION_WAIT``: a job queued behind another starts up while that one harvests)."""
+        if self._batch_ended is not None:
+            return self._batch_ended
+        collection = self.harvest.collection if self.harvest is not None else None
+        waited = collection.waited_until if collection is not None else None
+        return max(process_started(), waited or 0.0)
 
     def _plans_ahead(self) -> bool:
         # A batch given with -a batch=DIR (maybe a part) and a detached harvest are not this harvester's to plan.

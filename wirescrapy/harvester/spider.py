@@ -33,7 +33,6 @@ written as WARC (``wirescrapy.warc.pipeline``); detached (``-a warc`` alone) the
 
 from __future__ import annotations
 
-import gc
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -70,6 +69,7 @@ from wirescrapy.harvester.robots import origin_of
 from wirescrapy.harvester.scheduler import WireScheduler
 from wirescrapy.harvester.session import Harvest, batch_figures
 from wirescrapy.harvester.sitefiles import SiteFiles
+from wirescrapy.harvester.startup import before_waiting, freeze_loaded
 from wirescrapy.items import Fetch, FetchError, Kind
 from wirescrapy.manager.batch import Batch, discard_batch, read_batch
 from wirescrapy.seeder.add import new_site_allowed
@@ -122,6 +122,7 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
         self._stats_before: dict = {}  # the crawl's stats when the current batch began
         self._sitemaps_left: dict[str, int] = {}
         self._stop_reason = ""  # why a failed write stopped the harvest (a close reason)
+        self._frozen_before = False  # the objects loaded before the collection was taken are frozen
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
@@ -136,6 +137,8 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
             spider.harvest = Harvest.without_collection(spider.config, user_agent, spider.detached_dir)
         else:
             spider.warc_dir = spider.config.warc_dir
+            if spider.config.collection_wait:  # a job that may wait for the collection: what it can, first
+                spider._frozen_before = before_waiting()
             spider.harvest = Harvest.open(spider.config, user_agent)
         try:
             spider._prepare()
@@ -149,14 +152,7 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
     # -- the cycle -----------------------------------------------------------------------------------
 
     async def start(self):
-        # What is loaded by now (Scrapy, the collection's indexes, the batch) lives as long as the crawl: out
-        # of the collector's sight, a full collection no longer walks it (one took 0.1 s of the reactor, 17
-        # times in the real web's crawl, each a site's request that late), nor does the one at the process's
-        # exit (0.3-0.4 s, every scheduled job). A crawl after another in the same process first hands the
-        # objects frozen by the one before back to the collector, so their cycles do not outlive it.
-        gc.unfreeze()
-        gc.collect()
-        gc.freeze()
+        freeze_loaded(frozen_before=self._frozen_before)
         if self.batch is not None:
             self._begin()
         return
