@@ -220,3 +220,29 @@ def test_no_timeout_no_check_and_closing_kills_a_hung_worker(loop):
     assert workers.hangs == 0 and workers.breaks == 0
     workers.close()  # returns: the hung worker is killed, not waited for
     assert not loop.results
+
+
+def test_workers_started_ahead_are_the_ones_the_crawl_takes(loop):
+    """``prestart`` (a harvester waiting for the collection) starts the pool; the crawl's ``ParseWorkers`` with
+    the same config and count takes it, once; other workers start their own."""
+    from wirescrapy.gatherer import workers as module
+
+    module.prestart(CONFIG, 1)
+    try:
+        ahead = module._prestarted[2]
+        ahead_pids = {process.pid for process in ahead._processes.values()}
+        other = ParseWorkers(1, dataclasses.replace(CONFIG, parse_timeout=5.0), loop.call_soon)
+        other.start()  # another config: its own pool, the one ahead stays for its crawl
+        assert other._pool is not ahead and module._prestarted is not None
+        other.close()
+        workers = workers_of(loop)
+        workers.start()
+        assert workers._pool is ahead and module._prestarted is None and set(workers.pids) == ahead_pids
+        workers.parse(page(1), "http://site1.test/1.html", "text/html", None, 0, loop.done("1"))
+        loop.run_until(lambda: "1" in loop.results)
+        assert loop.results["1"][0].title == "Page 1"
+        workers.close()
+    finally:
+        if module._prestarted is not None:
+            module._prestarted[2].shutdown()
+            module._prestarted = None

@@ -114,6 +114,40 @@ def _kill(pool: ProcessPoolExecutor) -> None:
         process.kill()
 
 
+def _spawn_pool(config: WireConfig, workers: int) -> tuple[ProcessPoolExecutor, Future]:
+    """A pool of ``workers`` for ``config``, and the future of its first worker's start."""
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker,
+                               initargs=(config, os.getpid()))
+    return pool, pool.submit(_ready)
+
+
+_prestarted: tuple[WireConfig, int, ProcessPoolExecutor, Future] | None = None
+
+
+def prestart(config: WireConfig, workers: int) -> None:
+    """Start ``workers`` workers for a crawl with ``config`` now, for its ``ParseWorkers`` to take when it
+    starts. A harvester that may wait for the collection (``harvester/startup.py``) does this before waiting:
+    a worker's start takes a second and 1.3 s of CPU (its imports and the language model), which a job
+    queued behind another then spends while that one harvests, not in its own batch's first second, when its
+    pages would wait for the worker and its sites for its pages."""
+    global _prestarted
+    if _prestarted is None and workers >= 1:
+        pool, ready = _spawn_pool(config, workers)
+        for _ in range(workers - 1):
+            pool.submit(_ready)
+        _prestarted = (config, workers, pool, ready)
+
+
+def _take_prestarted(config: WireConfig, workers: int) -> tuple[ProcessPoolExecutor, Future] | None:
+    """The pool ``prestart`` started, once, if it was for ``workers`` workers and ``config``."""
+    global _prestarted
+    if _prestarted is None or _prestarted[:2] != (config, workers):
+        return None
+    _, _, pool, ready = _prestarted
+    _prestarted = None
+    return pool, ready
+
+
 class _Job:
     __slots__ = ("alone", "args", "breaks", "done", "hung", "pool", "started", "url")
 
@@ -197,12 +231,12 @@ class ParseWorkers:
             pool.shutdown(wait=True, cancel_futures=True)
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        """A pool of workers; ``check`` counts a page's time in it from when a worker has started."""
+        """A pool of workers (the one ``prestart`` started, if it was for these workers); ``check`` counts a
+        page's time in it from when a worker has started."""
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
-        pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_start_worker, initargs=(self.config, os.getpid()))
+        pool, ready = _take_prestarted(self.config, self.workers) or _spawn_pool(self.config, self.workers)
         self._ready_at[pool] = time.monotonic() + self.timeout  # a start that takes longer counts as hung too
-        pool.submit(_ready).add_done_callback(lambda _: self.call_soon(self._pool_ready, pool))
+        ready.add_done_callback(lambda _: self.call_soon(self._pool_ready, pool))
         return pool
 
     def _pool_ready(self, pool: ProcessPoolExecutor) -> None:

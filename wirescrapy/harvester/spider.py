@@ -138,7 +138,7 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
         else:
             spider.warc_dir = spider.config.warc_dir
             if spider.config.collection_wait:  # a job that may wait for the collection: what it can, first
-                spider._frozen_before = before_waiting()
+                spider._frozen_before = before_waiting(spider.config)
             spider.harvest = Harvest.open(spider.config, user_agent)
         try:
             spider._prepare()

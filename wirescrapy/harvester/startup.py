@@ -6,21 +6,26 @@ What is loaded when the crawl starts (Scrapy, the collection's indexes, the batc
 the one at the process's exit (0.3-0.4 s, every scheduled job). A crawl after another in the same process
 first hands the objects frozen by the one before back to the collector, so their cycles do not outlive it.
 
-A job that may wait for the collection (``WIRE_COLLECTION_WAIT``: queued behind another job) walks and freezes
-what it loaded before it takes it (``before_waiting``): a job queued behind another does that while the other
-one harvests, rather than after it took the collection, when every site waits for it (80 ms at every batch
-start of the real web's crawl run as queued jobs, ``benchmarks/realweb_makespan.py --mode queued``). The
-crawl's components are not imported early: some import Twisted's reactor, which Scrapy installs only later.
+A job that may wait for the collection (``WIRE_COLLECTION_WAIT``: queued behind another job) starts its parse
+workers, and walks and freezes what it loaded, before it takes it (``before_waiting``): a job queued behind
+another does that while the other one harvests, rather than after it took the collection, when every site
+waits for it (a worker's start takes a second, ``gatherer/workers.py prestart``; the collector's walk 80 ms;
+``benchmarks/realweb_makespan.py --mode queued``). The crawl's components are not imported early: some import
+Twisted's reactor, which Scrapy installs only later.
 """
 
 from __future__ import annotations
 
 import gc
 
+from wirescrapy.gatherer.workers import prestart
 
-def before_waiting() -> bool:
-    """Walk and freeze what is loaded (the module's docstring). True: ``freeze_loaded`` needs to walk only
-    what was loaded since."""
+
+def before_waiting(config) -> bool:
+    """Start the parse workers (``WIRE_PARSE_WORKERS``) and walk and freeze what is loaded (the module's
+    docstring). True: ``freeze_loaded`` needs to walk only what was loaded since."""
+    if config.parse_workers:
+        prestart(config, config.parse_workers)
     gc.unfreeze()
     gc.collect()
     gc.freeze()
