@@ -138,7 +138,7 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
         else:
             spider.warc_dir = spider.config.warc_dir
             if spider.config.collection_wait:  # a job that may wait for the collection: what it can, first
-                spider._frozen_before = before_waiting(spider.config)
+                spider.before_waiting()
             spider.harvest = Harvest.open(spider.config, user_agent)
         try:
             spider._prepare()
@@ -148,6 +148,12 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
         crawler.signals.connect(spider._idle, signal=signals.spider_idle)
         crawler.signals.connect(spider._closed, signal=signals.spider_closed)
         return spider
+
+    def before_waiting(self) -> None:
+        """What a job that may wait for the collection (``WIRE_COLLECTION_WAIT``) does first
+        (``harvester/startup.py``); the spider Scrapy runs (``spiders/harvester.py``) starts the gatherer's
+        parse workers then too."""
+        self._frozen_before = before_waiting()
 
     # -- the cycle -----------------------------------------------------------------------------------
 

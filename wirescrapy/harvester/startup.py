@@ -6,10 +6,11 @@ What is loaded when the crawl starts (Scrapy, the collection's indexes, the batc
 the one at the process's exit (0.3-0.4 s, every scheduled job). A crawl after another in the same process
 first hands the objects frozen by the one before back to the collector, so their cycles do not outlive it.
 
-A job that may wait for the collection (``WIRE_COLLECTION_WAIT``: queued behind another job) starts its parse
-workers, and walks and freezes what it loaded, before it takes it (``before_waiting``): a job queued behind
-another does that while the other one harvests, rather than after it took the collection, when every site
-waits for it (a worker's start takes a second, ``gatherer/workers.py prestart``; the collector's walk 80 ms;
+A job that may wait for the collection (``WIRE_COLLECTION_WAIT``: queued behind another job) walks and freezes
+what it loaded before it takes it (``before_waiting``), and starts its parse workers then too (the gatherer's,
+so the spider Scrapy runs does it: ``spiders/harvester.py``, ``gatherer/workers.py prestart``): a job queued
+behind another does that while the other one harvests, rather than after it took the collection, when every
+site waits for it (a worker's start takes a second, the collector's walk 80 ms;
 ``benchmarks/realweb_makespan.py --mode queued``). The crawl's components are not imported early: some import
 Twisted's reactor, which Scrapy installs only later.
 """
@@ -18,14 +19,10 @@ from __future__ import annotations
 
 import gc
 
-from wirescrapy.gatherer.workers import prestart
 
-
-def before_waiting(config) -> bool:
-    """Start the parse workers (``WIRE_PARSE_WORKERS``) and walk and freeze what is loaded (the module's
-    docstring). True: ``freeze_loaded`` needs to walk only what was loaded since."""
-    if config.parse_workers:
-        prestart(config, config.parse_workers)
+def before_waiting() -> bool:
+    """Walk and freeze what is loaded (the module's docstring). True: ``freeze_loaded`` needs to walk only
+    what was loaded since."""
     gc.unfreeze()
     gc.collect()
     gc.freeze()
