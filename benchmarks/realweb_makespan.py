@@ -46,7 +46,7 @@ busy most of the makespan is bound by its CPU (parsing, storing), not by politen
 Measured (13 sites, N = 7,830, K = 392, waits 0.2 / 0.05 s, bound 107.5 s; load 0.3-0.6; 2026-11-26):
 ``--mode cycles`` 117.4-118.6 s, 1.09-1.10 x the bound (1.16 x before ``CallbackTurn`` and ``LargeSiteWait``,
 in the same window); ``--mode jobs`` 1.51-1.52 x, 23 jobs, of which 22 process starts idle the bound's site
-1.1-1.3 s each (imports 0.7 s). ``--mode queued`` 138.7-140.5 s, 1.29-1.31 x (two runs, 15:47-15:55): the bound's
+1.1-1.3 s each (imports 0.7 s). ``--mode queued`` 138.7-141.2 s, 1.29-1.31 x (three runs, 15:47-16:14): the bound's
 site idle 4.9-6.5 s across the 22 job starts, 10.7-13.0 s inside batches, and 13.4-15.8 s after its last
 request: one SQLite page fetched in the next-to-last batch links 300 dead pages of its site, fetched in a
 last batch alone at 0.05 s each.
