@@ -143,7 +143,7 @@ from wirescrapy.collection.metadata import DOCUMENT_DTYPE, SITE_DTYPE, DocFlag
 from wirescrapy.config import SITE_SPLITS, WireConfig, default_settings
 from wirescrapy.gatherer.pipelines.linkgraph import follows_duplicate
 from wirescrapy.manager import plan, ranking
-from wirescrapy.manager.sections import section_ids
+from wirescrapy.manager.sections import mirror_ids, section_ids
 from wirescrapy.sampleweb import SampleWeb, SampleWebConfig
 from wirescrapy.sampleweb.shape import SHAPES
 
@@ -324,6 +324,12 @@ class Records:
                             urlsplit(self.sim.graph.urls[page - 1]).path.encode() if page else b"/robots.txt")
                            for doc_id, page in enumerate(self.page_of[1:], start=1))
 
+    def mirrors(self) -> np.ndarray:
+        """Each document's group of copies in its site's sections (``sections.mirror_ids``), from its page's URL."""
+        return mirror_ids((int(self.docs["siteid"][doc_id]),
+                           urlsplit(self.sim.graph.urls[page - 1]).path.encode() if page else b"/robots.txt")
+                          for doc_id, page in enumerate(self.page_of[1:], start=1))
+
     def links(self) -> csr_matrix:
         size = self.count + 1
         return csr_matrix((np.ones(len(self.rows), np.float32), (self.rows, self.cols)), shape=(size, size))
@@ -378,6 +384,7 @@ def manager_crawl(sim: Simulation, weights: dict[str, float], batch_size: int, s
         result = plan(docs, records.links(), config, now, count=1, sites=len(records.site_ids),
                       sections=records.sections() if config.score_weights["crosslinks"] > 0
                       or config.batch_site_unseen == "sections" else None,
+                      mirrors=records.mirrors() if config.score_weights["mirrors"] > 0 else None,
                       rng=np.random.default_rng(0), exclude=np.asarray(list(records.robots.values()), dtype=np.int64))
         if not result.batches:
             return order

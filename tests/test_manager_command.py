@@ -131,7 +131,7 @@ def test_command_usage_errors(tmp_path):
 
 def test_parts_and_all_scores(collection_dir):
     weights = dict.fromkeys(("pagerank", "wlrank", "hub", "authority", "siterank", "opic", "static", "depth",
-                             "queuesize", "random", "crosslinks"), 1)
+                             "queuesize", "random", "crosslinks", "mirrors"), 1)
     cfg = config(collection_dir, WIRE_SCORE_WEIGHTS=weights, WIRE_SCORE_AGE_EXPONENT=0.5, WIRE_BATCH_SITE_GROWTH=0)
     with Collection(collection_dir) as collection:
         report = manage(collection, cfg, NOW, parts=3, rng=np.random.default_rng(1))
@@ -141,6 +141,7 @@ def test_parts_and_all_scores(collection_dir):
         assert collection.sites.records["siterank"][1:4].sum() == pytest.approx(1, abs=1e-5)
     assert set(report.plan.iterations) == {"pagerank", "hits", "siterank", "wlrank", "opic"}
     assert "crosslinks" in report.plan.timings  # the sections read from the URL store
+    assert "mirrors" in report.plan.timings  # the mirror groups too
     assert report.paths == [collection_dir / "batches" / "000001" / f"part-{k}" for k in range(3)]
     parts = [read_batch(path) for path in report.paths]
     owners = {}

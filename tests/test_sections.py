@@ -1,5 +1,5 @@
-"""A site's sections and the links that reach a page from other sections (``manager/sections.py``), and the
-score "crosslinks" built on them."""
+"""A site's sections, the links that reach a page from other sections and a page's copies in other sections
+(``manager/sections.py``), and the scores "crosslinks" and "mirrors" built on them."""
 
 from __future__ import annotations
 
@@ -11,7 +11,14 @@ from tests.test_ranking import counts_matrix
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE
 from wirescrapy.config import WireConfig, default_settings
 from wirescrapy.manager import plan
-from wirescrapy.manager.sections import cross_section_links, section, section_ids
+from wirescrapy.manager.sections import (
+    cross_section_links,
+    mirror_ids,
+    mirror_path,
+    mirrored,
+    section,
+    section_ids,
+)
 
 
 def test_a_section_is_the_first_directory_of_the_path():
@@ -70,3 +77,49 @@ def test_crosslinks_breaks_a_tie_towards_the_page_other_sections_link():
     assert "crosslinks" in crossed.timings
     with pytest.raises(ValueError, match="sections"):
         plan(docs, links, config(WIRE_SCORE_WEIGHTS={**weights, "crosslinks": 1}), 2000.0, count=1)
+
+
+def test_a_page_copies_the_pages_with_its_path_after_the_first_directory():
+    assert mirror_path(b"/en/sitemap.html") == mirror_path(b"/ru/sitemap.html") == b"sitemap.html"
+    assert mirror_path(b"/en/mod/index.html?lang=en") == b"mod/index.html"
+    assert mirror_path(b"/en/") == mirror_path(b"/ru/") == b""
+    # A page at the site's top is no copy of a page in a section.
+    assert mirror_path(b"/sitemap.html") == b"/sitemap.html"
+    assert mirror_path(b"/") == b"/"
+    ids = mirror_ids([(1, b"/en/a.html"), (1, b"/ru/a.html"), (2, b"/en/a.html"), (1, b"/a.html"), (1, b"/en/b.html")])
+    assert ids.tolist() == [1, 1, 2, 3, 4]
+
+
+def test_mirrored_is_the_mean_over_a_pages_copies():
+    mirror_of = np.array([0, 1, 1, 2, 1])
+    assert mirrored(np.array([0.0, 4, 2, 1, 3]), mirror_of).tolist() == [0, 3, 3, 1, 3]
+    with pytest.raises(ValueError, match="aligned"):
+        mirrored(np.zeros(4), mirror_of)
+
+
+def test_mirrors_breaks_a_tie_towards_the_copy_of_a_well_linked_page():
+    # One site: the home page and /en/x.html are fetched; /en/a.html is linked from both, /en/b.html from the home
+    # page only. /ru/a.html and /ru/b.html, each linked once from the home page, tie on PageRank and depth; only
+    # /ru/a.html's copy in another section is well linked.
+    paths = [b"/", b"/en/x.html", b"/en/a.html", b"/en/b.html", b"/ru/a.html", b"/ru/b.html"]
+    docs = np.zeros(len(paths), DOCUMENT_DTYPE)
+    docs["docid"] = np.arange(1, len(paths) + 1)
+    docs["siteid"] = 1
+    docs["depth"] = [0, 1, 1, 1, 1, 1]
+    docs["visits"][:2] = 1
+    docs["status"][:2] = 200
+    docs["first_visit"][:2] = docs["last_visit"][:2] = 1000.0
+    links = counts_matrix(6, [(1, 2), (1, 3), (1, 4), (1, 5), (1, 6), (2, 3)])
+    mirrors = mirror_ids((1, path) for path in paths)
+    weights = {"pagerank": 4, "depth": 1}
+    plain = plan(docs, links, config(WIRE_SCORE_WEIGHTS=weights), 2000.0, count=1)
+    copied = plan(docs, links, config(WIRE_SCORE_WEIGHTS={**weights, "mirrors": 0.5}), 2000.0, count=1,
+                  mirrors=mirrors)
+    assert plain.quality[4] == pytest.approx(plain.quality[5])
+    assert copied.quality[4] > copied.quality[5]
+    assert "mirrors" in copied.timings
+    # Alone, it needs PageRank computed all the same.
+    alone = plan(docs, links, config(WIRE_SCORE_WEIGHTS={"mirrors": 1}), 2000.0, count=1, mirrors=mirrors)
+    assert alone.quality[4] > alone.quality[5]
+    with pytest.raises(ValueError, match="mirror"):
+        plan(docs, links, config(WIRE_SCORE_WEIGHTS={**weights, "mirrors": 1}), 2000.0, count=1)

@@ -111,7 +111,7 @@ def _component(name: str, *settings: Setting) -> tuple[Setting, ...]:
 # Score functions the manager can combine (WIRE manager/score/*).
 SCORE_FUNCTIONS = (
     "pagerank", "wlrank", "hub", "authority", "siterank", "opic", "static", "depth", "queuesize", "random",
-    "crosslinks",
+    "crosslinks", "mirrors",
 )
 
 DAY = 86400
@@ -247,11 +247,12 @@ SETTINGS: tuple[Setting, ...] = (
         # whole batches to the largest sites.
         Setting("WIRE_SCORE_WEIGHTS", "manager/score/*/weight",
                 {"pagerank": 4, "wlrank": 0, "hub": 0, "authority": 0, "siterank": 0, "opic": 0, "static": 0,
-                 "depth": 1, "queuesize": 0, "random": 0, "crosslinks": 0}, "dict",
+                 "depth": 1, "queuesize": 0, "random": 0, "crosslinks": 0, "mirrors": 0}, "dict",
                 "Weights of the score functions combined into a page's intrinsic quality: pagerank, wlrank, "
                 "hub, authority, siterank, opic (on-line page importance), static, depth, queuesize, random, "
                 "crosslinks (the fetched pages linking to a page from another section of its site, its first "
-                "directory, or from another site; wirescrapy/manager/sections.py). "
+                "directory, or from another site; wirescrapy/manager/sections.py), mirrors (the mean PageRank of a "
+                "page's copies in the other sections of its site: same path after the first directory). "
                 "`hub` ranks every page not fetched yet at 0 (it has no links yet). Default: pagerank 4, depth 1.",
                 check=_score_weights),
         Setting("WIRE_SCORE_AGE_EXPONENT", "manager/score/age/exponent", 0.0, "float",

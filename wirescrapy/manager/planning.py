@@ -4,8 +4,9 @@
 
 1. filters out the pages that may not be fetched now (``profit.eligible``);
 2. computes the link scores that ``WIRE_SCORE_WEIGHTS`` asks for (``ranking``: PageRank, HITS, weighted
-   link rank, site rank, OPIC; ``sections``: links from other sections) and combines them with the other
-   scores into each page's intrinsic quality (``profit.intrinsic_quality``);
+   link rank, site rank, OPIC; ``sections``: links from other sections, the PageRank of a page's copies in
+   other sections) and combines them with the other scores into each page's intrinsic quality
+   (``profit.intrinsic_quality``);
 3. estimates Pr(fresh) of every downloaded page (``freshness``);
 4. computes the profit of downloading each page, quality × (1 − Pr(fresh) × visited);
 5. takes the K pages of highest profit, at most ``WIRE_BATCH_SAMESITE`` per site and, by default, no more
@@ -40,7 +41,7 @@ from .profit import (
     site_catchup,
     site_growth,
 )
-from .sections import cross_section_links
+from .sections import cross_section_links, mirrored
 from .sites import site_shares
 from .timeshare import site_time_limits
 
@@ -64,7 +65,8 @@ class Plan:
 def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int | None = None,
          exclude: np.ndarray | None = None, links_in_page_order: Callable[[], csr_matrix] | None = None,
          sites: int | None = None, rng: np.random.Generator | None = None,
-         site_records: np.ndarray | None = None, sections: np.ndarray | None = None) -> Plan:
+         site_records: np.ndarray | None = None, sections: np.ndarray | None = None,
+         mirrors: np.ndarray | None = None) -> Plan:
     """Steps 1–5 of a manager run over ``docs`` (the records of doc-ids 1..n) and ``links`` (the link
     counts as ``LinkGraph.to_csr(n)`` gives them). ``links_in_page_order`` returns the links with each
     page's list in page order, for the weighted link rank (default: ``links``). ``sites``: the highest
@@ -72,7 +74,8 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     each site's wait (``WIRE_BATCH_TIME_SHARE``; without them every site has the normal wait). ``sections``:
     each page's section (aligned with ``docs``, ``sections.section_ids``), needed when "crosslinks" has a
     weight; with ``WIRE_BATCH_SITE_UNSEEN = sections`` each site's size is estimated section by section
-    (without them, each site is one section)."""
+    (without them, each site is one section). ``mirrors``: each page's group of copies in its site's sections
+    (aligned with ``docs``, ``sections.mirror_ids``), needed when "mirrors" has a weight."""
     n = len(docs)
     if links.shape != (n + 1, n + 1):
         raise ValueError(f"links must be ({n + 1}, {n + 1}) for {n} documents, got {links.shape}")
@@ -114,14 +117,16 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
         per_page["crosslinks"] = cross_section_links(links, section_of)[1:]
         lap("crosslinks")
     q = config.pagerank_damping
-    if any(weights[name] > 0 for name in ("pagerank", "hub", "authority", "siterank", "opic")):
+    if weights["mirrors"] > 0 and mirrors is None:
+        raise ValueError('score "mirrors" has a weight but no mirror groups were given')
+    if any(weights[name] > 0 for name in ("pagerank", "hub", "authority", "siterank", "opic", "mirrors")):
         graph = ranking.link_matrix(links)
         del links
         lap("link matrix")
-        if weights["pagerank"] > 0 or weights["hub"] > 0 or weights["authority"] > 0:
+        if any(weights[name] > 0 for name in ("pagerank", "hub", "authority", "mirrors")):
             back = ranking.transpose(graph)
             lap("transpose")
-            if weights["pagerank"] > 0:
+            if weights["pagerank"] > 0 or weights["mirrors"] > 0:
                 previous = np.zeros(n + 1, dtype=np.float32)
                 previous[1:] = docs["pagerank"]
                 result = ranking.pagerank(graph, q, config.pagerank_max_error, transposed=back,
@@ -153,6 +158,11 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     for name in ("pagerank", "wlrank", "hub", "authority", "opic"):
         if name in scores:
             per_page[name] = scores[name][1:]
+    if weights["mirrors"] > 0:
+        mirror_of = np.zeros(n + 1, dtype=np.int64)
+        mirror_of[1:] = mirrors
+        per_page["mirrors"] = mirrored(scores["pagerank"], mirror_of)[1:]
+        lap("mirrors")
     if weights["queuesize"] > 0:
         per_page["queuesize"] = pages_to_download(docs["siteid"], ok, visited)
 

@@ -23,7 +23,7 @@ Intrinsic quality (``intrinsic_quality``)
     pagerank, wlrank, hub, authority, opic,    ``log_scale``: log(1 + s/m) / log(1 + M/m), m and M
     siterank (the page's site's),              the smallest and largest s > 0; 0 for s = 0
     queuesize (pages of the site still to get),
-    crosslinks (``sections.py``)
+    crosslinks, mirrors (``sections.py``)
     static                                     1 static, 0 dynamic
     depth                                      1 / (1 + depth): the first levels matter most
     random                                     uniform on [0, 1)
@@ -66,7 +66,7 @@ from wirescrapy.items import FetchError
 
 NEVER_FETCHED = DocFlag.DUPLICATE | DocFlag.MULTIMEDIA | DocFlag.ROBOTS_DISALLOWED
 CATCHUP_BASE = 0.25  # site_catchup: the part of a site's plain share of a batch it keeps, whatever its shortfall
-LOG_SCALED = ("pagerank", "wlrank", "hub", "authority", "siterank", "opic", "queuesize", "crosslinks")
+LOG_SCALED = ("pagerank", "wlrank", "hub", "authority", "siterank", "opic", "queuesize", "crosslinks", "mirrors")
 
 
 # -- filters ---------------------------------------------------------------------------------------------
@@ -153,8 +153,8 @@ def intrinsic_quality(docs: np.ndarray, weights: Mapping[str, float], scores: Ma
     """The weighted combination described in the module docstring (float32, aligned with ``docs``).
 
     ``scores`` holds the raw per-page arrays of the link scores with a weight > 0 ("pagerank", "wlrank",
-    "hub", "authority", "opic", "siterank": the page's site's) and of "queuesize" and "crosslinks"; "static",
-    "depth" and "random" are computed here.
+    "hub", "authority", "opic", "siterank": the page's site's) and of "queuesize", "crosslinks" and
+    "mirrors"; "static", "depth" and "random" are computed here.
     """
     used = {name: float(w) for name, w in weights.items() if w > 0}
     quality = np.zeros(len(docs), dtype=np.float32)

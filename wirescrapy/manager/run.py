@@ -23,7 +23,7 @@ from wirescrapy.collection.metadata import DocFlag, RobotsState
 
 from .batch import BatchSite, BatchURL, next_batch_number, pages_out, write_batch
 from .planning import Plan, pages_of_closed_sites, plan
-from .sections import section_ids
+from .sections import mirror_ids, section_ids
 
 logger = logging.getLogger(__name__)
 
@@ -90,15 +90,17 @@ def compute(collection, config, now: float | None = None, *, batches: int | None
                                np.asarray(exclude if exclude is not None else [], dtype=np.int64)])
     links = collection.links.to_csr(n_docs=n)
     ordered = collection.links.to_csr(n_docs=n, ordered=True) if config.score_weights["wlrank"] > 0 else None
-    sections = None
+    sections = mirrors = None
     if config.score_weights["crosslinks"] > 0 or config.batch_site_unseen == "sections":
         sections = section_ids((site_id, path) for _, site_id, path in collection.urls.iter_urls(1, n))
+    if config.score_weights["mirrors"] > 0:
+        mirrors = mirror_ids((site_id, path) for _, site_id, path in collection.urls.iter_urls(1, n))
 
     def run() -> Computed:
         started = time.perf_counter()
         result = plan(docs, links, config, now, count=batches, exclude=left_out,
                       links_in_page_order=None if ordered is None else (lambda: ordered),
-                      sites=site_count, rng=rng, site_records=sites, sections=sections)
+                      sites=site_count, rng=rng, site_records=sites, sections=sections, mirrors=mirrors)
         return Computed(now, n, site_count, result, time.perf_counter() - started)
 
     return run

@@ -1,4 +1,5 @@
-"""A site's sections, and the links that reach a page from outside its own section (the score "crosslinks").
+"""A site's sections, the links that reach a page from outside its own section (the score "crosslinks"), and
+a page's copies in the site's other sections (the score "mirrors").
 
 A site's *section* is the first segment of its URL paths' directories: ``/en/mod/core.html`` is in section
 ``en``, ``/library/os.html`` in ``library``; a page at the top of the site (``/``, ``/index.html``,
@@ -17,6 +18,18 @@ Why the links from other sections
     Counted from distinct fetched pages, it is evidence a crawler has at that point; a small weight beside
     PageRank breaks the near-ties among a section's candidates towards the pages other parts of the web
     refer to (``benchmarks/crawl_order.py --web real``).
+
+Why a page's copies in other sections (``mirrors``)
+    Many sites repeat one tree under several first directories: a manual's languages (``/en/sitemap.html``,
+    ``/ru/sitemap.html``), a library's versions. Each tree's navigation pages (its site map, module index,
+    glossary) collect the in-links of their own tree, so they are among the site's most linked pages; but a
+    tree's navigation shows in the graph crawled so far only once that tree has been crawled, and trees are
+    found one at a time. Until then its navigation pages have one in-link each (the language bar of their
+    copy in another tree), like any of its pages. The copies already crawled say what such a page is: the
+    mean PageRank of the pages of the site with the same path after the first directory (the page itself
+    included) gives the translation of a well-linked page a share of its rank, and leaves a page with no
+    copies its own. Pages at the top of the site are their own group (``/index.html`` is not a copy of
+    ``/en/index.html``).
 """
 
 from __future__ import annotations
@@ -59,3 +72,35 @@ def cross_section_links(links: csr_matrix, section_of: np.ndarray) -> np.ndarray
     targets = links.indices
     across = (section_of[sources] != section_of[targets]) & (links.data > 0)
     return np.bincount(targets[across], minlength=size).astype(np.float64)
+
+
+def mirror_path(path: bytes) -> bytes:
+    """The part of a URL path that its copies in the site's other sections share: the path after its first
+    directory, or the whole path (with its leading ``/``) for a page at the site's top; the query does not
+    count."""
+    path = path.split(b"?", 1)[0].split(b"#", 1)[0]
+    first, slash, rest = path.lstrip(b"/").partition(b"/")
+    return rest if slash else b"/" + first
+
+
+def mirror_ids(urls: Iterable[tuple[int, bytes]]) -> np.ndarray:
+    """A number per URL (int64, in the order given) that is equal for URLs of the same site (``site-id``) whose
+    paths are copies of each other in different sections (``mirror_path``): ``urls`` yields (site-id, path)
+    pairs."""
+    numbers: dict[tuple[int, bytes], int] = {}
+    return np.fromiter((numbers.setdefault((site_id, mirror_path(path)), len(numbers) + 1) for site_id, path in urls),
+                       dtype=np.int64)
+
+
+def mirrored(scores: np.ndarray, mirror_of: np.ndarray) -> np.ndarray:
+    """For each doc-id (float64, entry 0 = 0), the mean of ``scores`` over the pages of its group (``mirror_of``,
+    indexed by doc-id, ``mirror_ids``; entry 0 unused), the page itself included."""
+    mirror_of = np.asarray(mirror_of)
+    if mirror_of.shape != np.shape(scores):
+        raise ValueError(f"scores and mirror_of must be aligned; got {np.shape(scores)} and {mirror_of.shape}")
+    groups = mirror_of[1:].astype(np.int64)
+    total = np.bincount(groups, weights=np.asarray(scores, dtype=np.float64)[1:])
+    count = np.bincount(groups, minlength=len(total))
+    out = np.zeros(len(mirror_of))
+    out[1:] = total[groups] / count[groups]
+    return out
