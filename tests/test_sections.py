@@ -123,3 +123,21 @@ def test_mirrors_breaks_a_tie_towards_the_copy_of_a_well_linked_page():
     assert alone.quality[4] > alone.quality[5]
     with pytest.raises(ValueError, match="mirror"):
         plan(docs, links, config(WIRE_SCORE_WEIGHTS={**weights, "mirrors": 1}), 2000.0, count=1)
+
+
+def test_groups_by_several_keys_in_one_pass_are_those_by_each_alone():
+    from wirescrapy.manager.sections import group_ids, mirror_path, section
+
+    urls = [(1, b"/en/a.html"), (1, b"/ru/a.html?x=1"), (2, b"/en/a.html"), (1, b"/a.html"), (1, b"/en/mod/b.html")]
+    read = []
+
+    def once():  # a manager run reads the URL store once for both
+        for url in urls:
+            read.append(url)
+            yield url
+
+    by_section, by_mirror = group_ids(once(), section, mirror_path)
+    assert len(read) == len(urls)
+    assert by_section.tolist() == section_ids(urls).tolist() == [1, 2, 3, 4, 1]
+    assert by_mirror.tolist() == mirror_ids(urls).tolist() == [1, 1, 2, 3, 4]
+    assert [ids.tolist() for ids in group_ids([], section, mirror_path)] == [[], []]

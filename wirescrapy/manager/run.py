@@ -23,7 +23,7 @@ from wirescrapy.collection.metadata import DocFlag, RobotsState
 
 from .batch import BatchSite, BatchURL, next_batch_number, pages_out, write_batch
 from .planning import Plan, pages_of_closed_sites, plan
-from .sections import mirror_ids, section_ids
+from .sections import group_ids, mirror_path, section
 
 logger = logging.getLogger(__name__)
 
@@ -90,11 +90,14 @@ def compute(collection, config, now: float | None = None, *, batches: int | None
                                np.asarray(exclude if exclude is not None else [], dtype=np.int64)])
     links = collection.links.to_csr(n_docs=n)
     ordered = collection.links.to_csr(n_docs=n, ordered=True) if config.score_weights["wlrank"] > 0 else None
-    sections = mirrors = None
+    keys = {}  # the path groups this run needs, read from the URL store in one pass
     if config.score_weights["crosslinks"] > 0 or config.batch_site_unseen == "sections":
-        sections = section_ids((site_id, path) for _, site_id, path in collection.urls.iter_urls(1, n))
+        keys["sections"] = section
     if config.score_weights["mirrors"] > 0:
-        mirrors = mirror_ids((site_id, path) for _, site_id, path in collection.urls.iter_urls(1, n))
+        keys["mirrors"] = mirror_path
+    groups = dict(zip(keys, group_ids(((site_id, path) for _, site_id, path in collection.urls.iter_urls(1, n)),
+                                      *keys.values()))) if keys else {}
+    sections, mirrors = groups.get("sections"), groups.get("mirrors")
 
     def run() -> Computed:
         started = time.perf_counter()

@@ -34,26 +34,40 @@ Why a page's copies in other sections (``mirrors``)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from array import array
+from collections.abc import Callable, Iterable
 
 import numpy as np
 from scipy.sparse import csr_matrix
 
 
+def _first_directory(path: bytes) -> tuple[bytes, bytes, bytes]:
+    """``path`` without its query, split after its first directory: (first segment, b"/" or b"", the rest)."""
+    return path.split(b"?", 1)[0].split(b"#", 1)[0].lstrip(b"/").partition(b"/")
+
+
 def section(path: bytes) -> bytes:
     """The section of a URL path: its first directory segment, b"" for a page at the site's top (no
     further ``/`` after the leading one; the query does not count)."""
-    path = path.split(b"?", 1)[0].split(b"#", 1)[0]
-    first, slash, _ = path.lstrip(b"/").partition(b"/")
+    first, slash, _ = _first_directory(path)
     return first if slash else b""
 
 
+def group_ids(urls: Iterable[tuple[int, bytes]], *keys: Callable[[bytes], bytes]) -> list[np.ndarray]:
+    """For each of ``keys`` (a path's group: ``section``, ``mirror_path``), a number per URL (int64, in the order
+    given) that is equal for URLs of the same site (``site-id``) and group, in one pass over ``urls``, which
+    yields (site-id, path) pairs (a manager run reads them from the URL store)."""
+    numbers: list[dict[tuple[int, bytes], int]] = [{} for _ in keys]
+    ids = [array("q") for _ in keys]
+    for site_id, path in urls:
+        for key, known, out in zip(keys, numbers, ids):
+            out.append(known.setdefault((site_id, key(path)), len(known) + 1))
+    return [np.frombuffer(out, dtype=np.int64) if out else np.zeros(0, dtype=np.int64) for out in ids]
+
+
 def section_ids(urls: Iterable[tuple[int, bytes]]) -> np.ndarray:
-    """A number per URL (int64, in the order given) that is equal for URLs of the same site (``site-id``)
-    and section: ``urls`` yields (site-id, path) pairs."""
-    numbers: dict[tuple[int, bytes], int] = {}
-    return np.fromiter((numbers.setdefault((site_id, section(path)), len(numbers) + 1) for site_id, path in urls),
-                       dtype=np.int64)
+    """``group_ids`` by section."""
+    return group_ids(urls, section)[0]
 
 
 def cross_section_links(links: csr_matrix, section_of: np.ndarray) -> np.ndarray:
@@ -78,18 +92,13 @@ def mirror_path(path: bytes) -> bytes:
     """The part of a URL path that its copies in the site's other sections share: the path after its first
     directory, or the whole path (with its leading ``/``) for a page at the site's top; the query does not
     count."""
-    path = path.split(b"?", 1)[0].split(b"#", 1)[0]
-    first, slash, rest = path.lstrip(b"/").partition(b"/")
+    first, slash, rest = _first_directory(path)
     return rest if slash else b"/" + first
 
 
 def mirror_ids(urls: Iterable[tuple[int, bytes]]) -> np.ndarray:
-    """A number per URL (int64, in the order given) that is equal for URLs of the same site (``site-id``) whose
-    paths are copies of each other in different sections (``mirror_path``): ``urls`` yields (site-id, path)
-    pairs."""
-    numbers: dict[tuple[int, bytes], int] = {}
-    return np.fromiter((numbers.setdefault((site_id, mirror_path(path)), len(numbers) + 1) for site_id, path in urls),
-                       dtype=np.int64)
+    """``group_ids`` by ``mirror_path``: equal for a site's pages that are copies of each other in its sections."""
+    return group_ids(urls, mirror_path)[0]
 
 
 def mirrored(scores: np.ndarray, mirror_of: np.ndarray) -> np.ndarray:
