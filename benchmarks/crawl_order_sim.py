@@ -140,7 +140,12 @@ from realweb import truth as realweb_truth
 from scrapy.settings import Settings
 
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE, SITE_DTYPE, DocFlag
-from wirescrapy.config import SITE_SPLITS, WireConfig, default_settings
+from wirescrapy.config import (
+    SITE_SPLITS,
+    WireConfig,
+    WireSettingsError,
+    default_settings,
+)
 from wirescrapy.gatherer.pipelines.linkgraph import follows_duplicate
 from wirescrapy.manager import plan, ranking
 from wirescrapy.manager.sections import mirror_ids, section_ids
@@ -318,17 +323,19 @@ class Records:
         records["docs"] = counts[: len(records)]
         return records
 
+    def _paths(self):
+        """(site-id, path) of each document, from its page's URL."""
+        return ((int(self.docs["siteid"][doc_id]),
+                 urlsplit(self.sim.graph.urls[page - 1]).path.encode() if page else b"/robots.txt")
+                for doc_id, page in enumerate(self.page_of[1:], start=1))
+
     def sections(self) -> np.ndarray:
         """Each document's section (``wirescrapy.manager.sections``), from its page's URL."""
-        return section_ids((int(self.docs["siteid"][doc_id]),
-                            urlsplit(self.sim.graph.urls[page - 1]).path.encode() if page else b"/robots.txt")
-                           for doc_id, page in enumerate(self.page_of[1:], start=1))
+        return section_ids(self._paths())
 
     def mirrors(self) -> np.ndarray:
         """Each document's group of copies in its site's sections (``sections.mirror_ids``), from its page's URL."""
-        return mirror_ids((int(self.docs["siteid"][doc_id]),
-                           urlsplit(self.sim.graph.urls[page - 1]).path.encode() if page else b"/robots.txt")
-                          for doc_id, page in enumerate(self.page_of[1:], start=1))
+        return mirror_ids(self._paths())
 
     def links(self) -> csr_matrix:
         size = self.count + 1
@@ -440,12 +447,19 @@ def main() -> int:
     parser.add_argument("--webs", help="summary over several webs instead, comma-separated SITESxPAGES:SEED "
                         f"('six' for {SIX_WEBS}): the manager's share / oracle at 20 %% per web, mean and least")
     parser.add_argument("--setting", "-s", action="append", default=[], metavar="NAME=VALUE",
-                        help="extra setting for the manager's runs, the value as JSON (repeatable)")
+                        help="extra setting for the manager's runs, the value as JSON or as scrapy -s takes it (repeatable)")
     args = parser.parse_args()
     ROBOTS_DOCS["on"] = args.robots_docs
     for setting in args.setting:
         name, _, value = setting.partition("=")
-        EXTRA_SETTINGS[name] = json.loads(value)
+        try:
+            EXTRA_SETTINGS[name] = json.loads(value)
+        except json.JSONDecodeError:  # a plain value, as scrapy -s takes it: the settings check reads it
+            EXTRA_SETTINGS[name] = value
+    try:
+        WireConfig.from_settings(Settings({**default_settings(), **EXTRA_SETTINGS}))
+    except WireSettingsError as error:
+        parser.error(f"invalid setting: {error}")
     shapes = args.shape.split(",")
     if unknown := [shape for shape in shapes if shape not in SHAPES]:
         parser.error(f"unknown shapes {unknown}; known: {', '.join(SHAPES)}")
