@@ -251,8 +251,7 @@ def crawl(args: argparse.Namespace, web: RealWeb, mode: str, workdir: Path) -> d
         elif mode == "queued":
             job_logs = queued_jobs(args, web, collection, seeds, workdir, starts)
             jobs = len(job_logs)
-            for path in job_logs:
-                log.write(path.read_bytes())
+            log.writelines(path.read_bytes() for path in job_logs)
         else:
             while jobs < args.max_cycles:
                 log.flush()
