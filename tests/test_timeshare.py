@@ -16,6 +16,7 @@ from wirescrapy.harvester.batchend import PLAN_LEAST, critical_idle, plan_due, s
 from wirescrapy.harvester.politeness import PolitenessQueue, Waits
 from wirescrapy.manager import plan
 from wirescrapy.manager.timeshare import (
+    PACE_SLACK,
     even_time,
     site_time_limits,
     site_waits,
@@ -48,14 +49,16 @@ def test_a_site_s_part_is_what_it_fetches_in_the_batch_s_time():
     # Four sites of 5 pages at 1 s, K = 8: they need 3 batches at least, the pace is 4 s / 3; the even time
     # (2 pages each, under 2 s) is longer and decides.
     assert time_limits(np.array([5, 5, 5, 5]), np.array([1.0, 1.0, 1.0, 1.0]), 8).tolist() == [2, 2, 2, 2]
-    # The site with 4 times the wait, and 3 pages, gets 2: the pace of the 1-s sites (99 s over 23 batches,
-    # 4.3 s a batch) is the batch's time, 5 of their pages.
-    assert time_limits(np.array([100, 100, 3]), np.array([1.0, 1.0, 4.0]), 9).tolist() == [5, 5, 2]
-    # The slowest site (1,000 pages at 1 s, the others 10 each) sets the pace: its 999 s over the 11
-    # batches its candidates need at least (1,020 / 100): 90 s a batch, so 91 of its pages, and the others
-    # are not limited below their 10.
-    limits = time_limits(np.array([1000, 10, 10]), np.array([1.0, 1.0, 1.0]), 100)
-    assert limits.tolist() == [91, 10, 10]
+    # The site with 4 times the wait, and 3 pages, gets 1: the pace of the 1-s sites (99 s over the 23
+    # batches their candidates need and half as many again, 35: 2.8 s a batch) is shorter than the even time
+    # (4 pages of each 1-s site and 1 of the other fill the 9, in just under 4 s), which is the batch's time.
+    assert time_limits(np.array([100, 100, 3]), np.array([1.0, 1.0, 4.0]), 9).tolist() == [4, 4, 1]
+    # The slowest site (1,000 pages at 1 s, the others 30 each) sets the pace: its 999 s over the 11
+    # batches its candidates need at least (1,060 / 100) and half as many again (PACE_SLACK), 16: 62.4 s a
+    # batch, so 63 of its pages, and the others are not limited below their 30.
+    assert PACE_SLACK == 0.5
+    limits = time_limits(np.array([1000, 30, 30]), np.array([1.0, 1.0, 1.0]), 100)
+    assert limits.tolist() == [63, 30, 30]
     # A site without a wait, or without candidates, keeps its count; everything fitting: no limit.
     assert time_limits(np.array([30, 0, 7]), np.array([0.0, 1.0, 2.0]), 10).tolist()[:2] == [30, 0]
     assert time_limits(np.array([3, 4]), np.array([1.0, 1.0]), 10).tolist() == [3, 4]
@@ -74,7 +77,7 @@ def test_no_site_keeps_the_batch_open_longer_than_the_pace_or_the_even_time(seed
     size = 200
     limits = time_limits(candidates, waits, size)
     assert np.all(limits <= candidates) and np.all(limits[candidates > 0] >= 1)
-    pace = ((candidates - 1).clip(0) * waits).max() / math.ceil(candidates.sum() / size)
+    pace = ((candidates - 1).clip(0) * waits).max() / math.ceil(candidates.sum() / size * (1 + PACE_SLACK))
     t = max(even_time(candidates, waits, size), pace)
     assert np.all((limits - 1) * waits <= t + 1e-9)  # every site's part fits in the batch's time ...
     slowest = np.argmax((candidates - 1).clip(0) * waits)

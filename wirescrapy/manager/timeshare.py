@@ -13,8 +13,18 @@ pages. T is the larger of
 * the even time: the largest T with Σ_sites min(candidates, 1 + floor(T / wait)) <= K, every site with
   candidates ending together;
 * the pace of the slowest site: the time its candidates need, spread over the batches the known
-  candidates need at least (⌈Σ candidates / K⌉), so that it is fetched in every batch, at the pace that
-  ends it with the crawl, and no other site keeps a batch open longer than it does.
+  candidates need at least and half as many again (⌈Σ candidates / K × (1 + ``PACE_SLACK``)⌉), so that it
+  is fetched in every batch, at a pace that ends it with the crawl, and no other site keeps a batch open
+  longer than it does.
+
+Why the slack: a crawl finds pages until its end, and the batches the known candidates need are fewer than
+the crawl will take. Paced over those alone, the slowest site's last pages come in the batch that fetches the
+other sites' last known pages, and what those link to comes after it, every connection but one idle (the
+real-document web: one SQLite page among its last linked 300 dead pages, 15 s at the large-site wait after
+the slowest site's last request). Paced over half as many batches again, the slowest site takes less of
+each batch, the other sites take the rest by their share and are done before it, and what their last pages
+find is fetched beside the slowest site's pages kept for it. The slowest site is still fetched in every
+batch; the crawl may take more batches, each a batch start.
 
 The limits go to ``select_batches`` as ``site_limits`` (with any other limits, the smaller wins): within
 them, the batch is still shared by the sites' estimated PageRank. A site with a wait of 0 is not limited.
@@ -25,6 +35,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+PACE_SLACK = 0.5  # the slowest site is paced over this share more batches than its known candidates need
 
 
 def site_waits(pages: np.ndarray, crawl_delays: np.ndarray, wait_normal: float, wait_large: float,
@@ -76,7 +88,7 @@ def time_limits(candidates: np.ndarray, waits: np.ndarray, size: int) -> np.ndar
     total = int(candidates.sum())
     if total == 0:
         return candidates.copy()
-    batches = math.ceil(total / size)
+    batches = math.ceil(total / size * (1 + PACE_SLACK))
     pace = float((np.maximum(candidates - 1, 0) * waits).max()) / batches
     t = max(even_time(candidates, waits, size), pace)
     if math.isinf(t):
