@@ -50,6 +50,12 @@ in the same window); ``--mode jobs`` 1.51-1.52 x, 23 jobs, of which 22 process s
 site idle 4.9-6.5 s across the 22 job starts, 10.7-13.0 s inside batches, and 13.4-15.8 s after its last
 request: one SQLite page fetched in the next-to-last batch links 300 dead pages of its site, fetched in a
 last batch alone at 0.05 s each.
+
+With the slowest site paced over half as many batches again as its known pages need
+(``manager/timeshare.py`` ``PACE_SLACK``), measured 2026-11-26 18:20-18:57, alternating with the code before it:
+``--mode queued`` 120.8-126.4 s, 1.12-1.18 x (three runs; before: 138.5-141.2 s, 1.29-1.31 x), 0.0 s after the
+bound's site's last request (SQLite's 300 pages come in the last two batches, beside Apache's last 300);
+``--mode cycles`` 116.8-118.4 s, 1.09-1.10 x (before: 116.9-118.8 s, the same within the noise).
 """
 
 from __future__ import annotations
