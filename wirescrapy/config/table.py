@@ -218,9 +218,8 @@ SETTINGS: tuple[Setting, ...] = (
         Setting("WIRE_BATCH_TIME_SHARE", "", True, "bool",
                 "Most URLs from one site in a batch, from what it can fetch in the batch's time (1 + the "
                 "batch's time / the site's wait, Crawl-delay included): no site keeps a batch open while the "
-                "others are done, and the site that takes the whole crawl longest is fetched in every batch, "
-                "paced to end after the others, so that what their last pages link to is fetched beside it "
-                "(wirescrapy/manager/timeshare.py). Sites with a wait of 0 are not limited."),
+                "others are done, and the site that takes the whole crawl longest is fetched in every batch, paced "
+                "to end after the others (wirescrapy/manager/timeshare.py). Sites with a wait of 0 are not limited."),
         Setting("WIRE_BATCH_SITE_SPLIT", "", "pagerank", "str",
                 "How a batch is shared among sites: `pagerank`, in proportion to each site's estimated "
                 "share of the PageRank (a walk over sites along the links found, jumping to sites in "
