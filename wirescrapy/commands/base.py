@@ -5,8 +5,9 @@
 ``scrapy base``. A command is ``class Command(WireCommand, ScrapyCommand)``.
 
 A person who gives a bad setting, a bad ``-a`` argument, a collection another process writes or a damaged
-batch gets ``scrapy: error: <what>`` and exit status 2, as for any other usage error, not a traceback: the
-errors below are the ones a command's input causes. Any other exception is a bug and keeps its traceback.
+batch gets one line, ``scrapy: error: <what>``, and exit status 2, not a traceback (``InputError``; a
+command called the wrong way, a ``UsageError``, gets Scrapy's usage text with it): the errors below are the
+ones a command's input causes. Any other exception is a bug and keeps its traceback.
 
 A full disk (or a failing one: ``collection/writes.py``) is said the same way, ``collection DIR: disk full``,
 by every command that writes the collection, at start or later: the offline commands exit with status 2, a
@@ -15,7 +16,9 @@ crawl stops at the first failed write, logs that line and exits with status 1.
 
 from __future__ import annotations
 
+import functools
 import logging
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -31,6 +34,27 @@ from wirescrapy.manager.batch import BatchError
 from wirescrapy.settingnames import check_setting_names
 
 logger = logging.getLogger(__name__)
+
+class InputError(UsageError):
+    """What a person gave is wrong — a setting's value, a file, the collection (another process writes it, or
+    the disk is full) — rather than how the command was called: said in one line, ``scrapy: error: <what>``,
+    exit status 2, without the usage text Scrapy prints with any other ``UsageError``, which says nothing
+    about it."""
+
+
+def _one_line(run):
+    """``run`` with an ``InputError`` said in one line on stderr, and exit status 2."""
+
+    @functools.wraps(run)
+    def wrapper(self, args, opts):
+        try:
+            return run(self, args, opts)
+        except InputError as exc:
+            sys.stderr.write(f"scrapy: error: {exc}\n")
+            raise SystemExit(2) from None
+
+    return wrapper
+
 
 # What a person's input causes at start; ValueError is what a spider raises for a bad -a argument.
 INPUT_ERRORS = (UsageError, WireSettingsError, CollectionLockedError, BatchError, NotConfigured, OSError,
@@ -52,6 +76,11 @@ class WireCommand:
     requires_project = True
     quiet = True  # the offline commands print their own report; Scrapy's start-up INFO lines would bury it
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "run" in cls.__dict__:
+            cls.run = _one_line(cls.__dict__["run"])
+
     def process_options(self, args, opts):
         super().process_options(args, opts)
         install_log_file_guard()  # before Scrapy's root handler: a LOG_FILE that cannot be written is one line
@@ -63,22 +92,22 @@ class WireCommand:
             check_setting_names(self.settings)
             return WireConfig.from_settings(self.settings)
         except WireSettingsError as exc:
-            raise UsageError(input_error_message(exc)) from None
+            raise InputError(input_error_message(exc)) from None
 
     def open_collection(self, config: WireConfig, readonly: bool = False) -> Collection:
         try:
             return Collection.from_config(config, readonly=readonly)
         except (CollectionLockedError, OSError) as exc:
-            raise UsageError(input_error_message(exc, collection_dir=config.collection_dir)) from None
+            raise InputError(input_error_message(exc, collection_dir=config.collection_dir)) from None
 
     def read_collection(self, config: WireConfig) -> Collection:
         """The collection, open read-only without a lock (it may be read while a crawl writes it)."""
         if not (Path(config.collection_dir) / "urls.log").exists():
-            raise UsageError(f"no collection in {config.collection_dir}")
+            raise InputError(f"no collection in {config.collection_dir}")
         try:
             return self.open_collection(config, readonly=True)
         except RecordFileError as exc:
-            raise UsageError(str(exc)) from None
+            raise InputError(str(exc)) from None
 
     @contextmanager
     def writing(self, config: WireConfig):
@@ -89,10 +118,10 @@ class WireCommand:
         except OSError as exc:
             if not is_write_failure(exc):
                 raise
-            raise UsageError(failure_message(config.collection_dir, exc)) from None
+            raise InputError(failure_message(config.collection_dir, exc)) from None
 
     def crawl(self, spider: str, **kwargs) -> None:
-        """Run one spider to its end; a failure at start caused by the input is a ``UsageError``."""
+        """Run one spider to its end; a failure at start caused by the input is an ``InputError``."""
         failures = []
         crawler = self.crawler_process.create_crawler(spider)
         # The errback takes the failure, so Twisted does not also print it as "Unhandled error in Deferred".
@@ -107,7 +136,7 @@ class WireCommand:
             logger.debug("The crawl failed at start", exc_info=failure.value)
             if self.settings.get("LOG_FILE"):  # a Scrapyd job: its log, not stderr, is what a person reads
                 logger.error("The crawl failed at start: %(message)s", {"message": message})
-            raise UsageError(message)
+            raise InputError(message)
         if self.crawler_process.bootstrap_failed or getattr(self.crawler_process, "has_exception", False):
             self.exitcode = 1
         if crawler.stats is not None and crawler.stats.get_value("harvester/stopped"):

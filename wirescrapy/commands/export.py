@@ -20,7 +20,7 @@ from contextlib import nullcontext
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from wirescrapy.commands.base import WireCommand
+from wirescrapy.commands.base import InputError, WireCommand
 
 
 def _exports():
@@ -35,13 +35,13 @@ def _range(text: str, what: str) -> tuple[int, int | None]:
     """"N", "A-B", "A-" as (first, last or None)."""
     match = re.fullmatch(r"\s*(\d+)\s*(?:(-)\s*(\d*)\s*)?", text)
     if not match:
-        raise UsageError(f"{what} must be N, A-B or A-, not {text!r}")
+        raise InputError(f"{what} must be N, A-B or A-, not {text!r}")
     first = int(match.group(1))
     if not match.group(2):
         return first, first
     last = int(match.group(3)) if match.group(3) else None
     if last is not None and last < first:
-        raise UsageError(f"{what} {text!r}: the end is before the start")
+        raise InputError(f"{what} {text!r}: the end is before the start")
     return first, last
 
 
@@ -87,7 +87,7 @@ class Command(WireCommand, ScrapyCommand):
             target = (nullcontext(sys.stdout) if opts.output == "-"
                       else open(opts.output, "w", encoding="utf-8", newline=""))  # noqa: SIM115
         except OSError as exc:
-            raise UsageError(f"cannot write {opts.output}: {exc}") from None
+            raise InputError(f"cannot write {opts.output}: {exc}") from None
         with collection, target as stream:
             writer = export.RowWriter(stream, opts.format)
             try:
@@ -107,7 +107,7 @@ class Command(WireCommand, ScrapyCommand):
             with collection:
                 written = write_collection_warc(collection, path)
         except OSError as exc:
-            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
         print(f"{written:,} stored pages written to {path} as WARC", file=sys.stderr)
 
     @staticmethod
@@ -121,6 +121,6 @@ class Command(WireCommand, ScrapyCommand):
             try:
                 re.compile(opts.url)
             except re.error as exc:
-                raise UsageError(f"--url {opts.url!r}: {exc}") from None
+                raise InputError(f"--url {opts.url!r}: {exc}") from None
             selection.pattern = opts.url
         return selection

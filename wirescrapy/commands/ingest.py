@@ -34,7 +34,7 @@ from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddlewa
 from scrapy.exceptions import UsageError
 from scrapy.http import Headers, Response
 
-from wirescrapy.commands.base import WireCommand
+from wirescrapy.commands.base import InputError, WireCommand
 from wirescrapy.config import WireConfig
 from wirescrapy.harvester.robots import fetch_origin
 from wirescrapy.harvester.session import HARVEST_FILE, Harvest
@@ -61,7 +61,7 @@ class Command(WireCommand, ScrapyCommand):
             raise UsageError("give the WARC directories of the harvested parts")
         for directory in args:
             if not Path(directory).is_dir():
-                raise UsageError(f"{directory}: no such directory")
+                raise InputError(f"{directory}: no such directory")
         # Pages parsed in this thread, whatever WIRE_PARSE_WORKERS says: the fetches are items of the start
         # generator, not of responses, and Scrapy closes the spider without waiting for such items' pipelines
         # (a page still with a parse worker would be lost); and each fetch's `_applied` reads what the
@@ -103,13 +103,13 @@ class IngestSpider(scrapy.Spider):
         """The collection's directory of the part whose WARC files are in ``directory``."""
         files = warc_files(directory)
         if not files:
-            raise UsageError(f"{directory}: no WARC files (*.warc.gz)")
+            raise InputError(f"{directory}: no WARC files (*.warc.gz)")
         try:
             info = warcinfo(files[0])
         except WarcError as exc:
-            raise UsageError(str(exc)) from None
+            raise InputError(str(exc)) from None
         if "wirescrapy-batch" not in info:
-            raise UsageError(f"{files[0]}: not written by a harvest of a batch (no wirescrapy-batch)")
+            raise InputError(f"{files[0]}: not written by a harvest of a batch (no wirescrapy-batch)")
         number, part, parts = (int(info.get(f"wirescrapy-{key}", 0) or 0) for key in ("batch", "part", "parts"))
         collection = self.harvest.collection
         owner = info.get("wirescrapy-collection-id", "")

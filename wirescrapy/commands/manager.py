@@ -9,7 +9,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from wirescrapy.collection import Collection
-from wirescrapy.commands.base import WireCommand
+from wirescrapy.commands.base import InputError, WireCommand
 from wirescrapy.manager import manage
 from wirescrapy.manager.batch import BatchError, discard_batch
 
@@ -46,7 +46,7 @@ class Command(WireCommand, ScrapyCommand):
                 discard(self.open_collection(config), opts.discard_batch)
             return
         if not (Path(config.collection_dir) / "urls.log").exists():
-            raise UsageError(f"no collection in {config.collection_dir}: seed one first (scrapy seed FILE)")
+            raise InputError(f"no collection in {config.collection_dir}: seed one first (scrapy seed FILE)")
         started = time.perf_counter()
         with self.writing(config), self.open_collection(config, readonly=opts.dry_run) as collection:
             report = manage(collection, config, batches=opts.batches, parts=opts.parts, dry_run=opts.dry_run)
@@ -59,7 +59,7 @@ def discard(collection: Collection, number: int) -> None:
         try:
             path = discard_batch(collection.dir / "batches", number)
         except BatchError as exc:
-            raise UsageError(str(exc)) from None
+            raise InputError(str(exc)) from None
     print(f"batch {number:06d} set aside as {path}; the next harvest resumes the batch before it if that "
           f"one is unfinished, else asks the manager for a new batch")
 

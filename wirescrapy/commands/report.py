@@ -13,7 +13,7 @@ from pathlib import Path
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from wirescrapy.commands.base import WireCommand
+from wirescrapy.commands.base import InputError, WireCommand
 
 
 def make_report(command: WireCommand, config, out: str | Path, costs: bool = False) -> Path:
@@ -30,7 +30,7 @@ def make_report(command: WireCommand, config, out: str | Path, costs: bool = Fal
     try:
         index = write_report(report, out)
     except OSError as exc:
-        raise UsageError(f"cannot write the report into {out}: {exc}") from None
+        raise InputError(f"cannot write the report into {out}: {exc}") from None
     if costs:
         for name, seconds in report.costs.items():
             print(f"  {name:<16} {seconds:8.2f} s")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from wirescrapy.commands.base import WireCommand
+from wirescrapy.commands.base import InputError, WireCommand
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 
@@ -25,7 +25,7 @@ class Command(WireCommand, ScrapyCommand):
             with open(args[0], encoding="utf-8", errors="replace") as f:
                 lines = f.readlines()
         except OSError as exc:
-            raise UsageError(f"cannot read seeds file: {exc}") from None
+            raise InputError(f"cannot read seeds file: {exc}") from None
         with self.writing(config), self.open_collection(config) as collection:
             report = seed(collection, lines, add_root=config.add_root, rules=SeederRules(config))
             for number, message in report.bad:
