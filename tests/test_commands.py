@@ -35,6 +35,7 @@ def assert_one_line_error(run, message):
     # argparse's "PROG: error: …"; PROG is "scrapy", or "__main__.py" under python -m scrapy
     assert run.stderr.rstrip().splitlines()[-1].endswith(f": error: {message}")
     assert "Traceback" not in run.stderr and "Unhandled error" not in run.stderr
+    assert "Usage" not in run.stderr  # Scrapy's usage text says nothing about a bad value
 
 
 def test_only_real_commands_are_listed():
@@ -136,6 +137,14 @@ def test_ingest_of_no_harvest_s_warc_or_another_collection_s_is_one_line(tmp_pat
 ])
 def test_crawl_with_a_bad_setting_or_argument_says_so_in_one_line(tmp_path, args, message):
     assert_one_line_error(scrapy("crawl", "harvester", "-s", f"WIRE_COLLECTION_DIR={tmp_path}", *args), message)
+
+
+def test_a_command_called_the_wrong_way_keeps_scrapy_s_usage_text(tmp_path):
+    run = scrapy("manager", "extra", "-s", f"WIRE_COLLECTION_DIR={tmp_path}")
+    assert run.returncode == 2 and run.stderr.rstrip().splitlines()[-1].endswith(": error: no arguments expected")
+    assert "Usage" in run.stderr and "scrapy manager [options]" in run.stderr
+    run = scrapy("manager", "--batches", "0", "-s", f"WIRE_COLLECTION_DIR={tmp_path}")  # a value: one line
+    assert_one_line_error(run, "--batches must be >= 1")
 
 
 def test_a_collection_another_process_writes_is_one_line_for_crawl_and_seed(tmp_path):

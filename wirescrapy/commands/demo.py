@@ -24,7 +24,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from wirescrapy.collection import Collection
-from wirescrapy.commands.base import WireCommand
+from wirescrapy.commands.base import InputError, WireCommand
 from wirescrapy.commands.report import make_report
 from wirescrapy.harvester.session import HARVEST_FILE
 from wirescrapy.manager.batch import batch_numbers, read_batch
@@ -64,11 +64,11 @@ class Command(WireCommand, ScrapyCommand):
         if args:
             raise UsageError("no arguments expected")
         if opts.cycles < 1:
-            raise UsageError("--cycles must be >= 1")
+            raise InputError("--cycles must be >= 1")
         if opts.sites < 1:
-            raise UsageError("--sites must be >= 1")
+            raise InputError("--sites must be >= 1")
         if opts.pages < MIN_PAGES:
-            raise UsageError(f"--pages must be >= {MIN_PAGES}")
+            raise InputError(f"--pages must be >= {MIN_PAGES}")
         # Imported here, not at every command's start (see commands/report.py).
         from wirescrapy.sampleweb import SampleWebProcess
 
@@ -95,7 +95,7 @@ class Command(WireCommand, ScrapyCommand):
     def _start(self, directory: Path, keep: bool, config) -> None:
         held = previous_demo(directory)
         if held is False:
-            raise UsageError(f"--dir {directory} holds something other than a demo's collection; "
+            raise InputError(f"--dir {directory} holds something other than a demo's collection; "
                              "give the demo a new or empty directory")
         if held and keep:
             print(f"adding to the previous demo's collection in {directory} (--keep)")

@@ -37,9 +37,9 @@ class Command(WireCommand, ScrapyCommand):
         if args:
             raise UsageError("no arguments expected")
         if opts.batches is not None and opts.batches < 1:
-            raise UsageError("--batches must be >= 1")
+            raise InputError("--batches must be >= 1")
         if opts.parts < 1:
-            raise UsageError("--parts must be >= 1")
+            raise InputError("--parts must be >= 1")
         config = self.wire_config()
         if opts.discard_batch is not None:
             with self.writing(config):
