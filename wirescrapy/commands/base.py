@@ -35,6 +35,7 @@ from wirescrapy.settingnames import check_setting_names
 
 logger = logging.getLogger(__name__)
 
+
 class InputError(UsageError):
     """What a person gave is wrong — a setting's value, a file, the collection (another process writes it, or
     the disk is full) — rather than how the command was called: said in one line, ``scrapy: error: <what>``,
