@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from xxhash import xxh3_64_hexdigest
 
 from wirescrapy.collection.metadata import RobotsState
 from wirescrapy.manager import batch as batch_module
@@ -55,6 +56,24 @@ def test_round_trip(tmp_path):
     lines = (paths[0] / "urls.tsv").read_text().splitlines()
     assert lines[0] == "#docid\tsiteid\tdepth\tdynamic\tprofit\tlast_visit\tredirects\tetag\tlast_modified\turl"
     assert lines[2].split("\t")[:6] == ["11", "1", "2", "1", "0.5", "1234"]
+
+
+def test_a_batch_written_before_left_was_recorded_reads_it_as_not_known(tmp_path):
+    """``left`` came after version 2 (no version of its own): such a batch's sites.jsonl lacks it, and its
+    batch.json has that file's checksum. Unknown is not 0, "nothing left for later batches"."""
+    path, = write_batch(tmp_path, 7, URLS, SITES, info={"size": 100})
+    lines = [json.loads(line) for line in (path / "sites.jsonl").read_text().splitlines()]
+    old = "".join(json.dumps({k: v for k, v in line.items() if k != "left"}, ensure_ascii=False) + "\n"
+                  for line in lines).encode()
+    (path / "sites.jsonl").write_bytes(old)
+    info = json.loads((path / "batch.json").read_text())
+    info["files"]["sites.jsonl"] = {"bytes": len(old), "xxh3_64": xxh3_64_hexdigest(old)}
+    (path / "batch.json").write_text(json.dumps(info))
+    batch = read_batch(path)
+    assert [site.left for site in batch.sites.values()] == [None, None, None]
+    assert batch.sites[1].urls == 2 and batch.sites[3].docs == 7  # the rest as written
+    write_batch(tmp_path / "again", 7, batch.urls, list(batch.sites.values()))  # and written on as not known
+    assert [site.left for site in read_batch(tmp_path / "again" / "000007").sites.values()] == [None] * 3
 
 
 def test_parts_hold_each_site_once(tmp_path):

@@ -8,6 +8,8 @@ import logging
 import pytest
 
 from tests.components import T0, Bench
+from wirescrapy.collection import refused as refused_module
+from wirescrapy.collection.refused import PER_SITE, RefusedSites
 from wirescrapy.seeder.add import NewSites, new_site_allowed
 from wirescrapy.seeder.rules import new_sites_allowed
 
@@ -65,14 +67,48 @@ def test_a_page_linking_to_many_new_sites_adds_its_bound_and_its_site_counts_the
     assert bench.stats["gatherer/new_sites/added"] == 10 and bench.stats["gatherer/new_sites/refused"] == 30
     assert "links 30 new sites past the bounds" in caplog.text
     # Its site's second page adds its own 10; a revisit of the first, what the site may still add (25 over the
-    # crawl); then no page of the site adds any.
+    # crawl); then no page of the site adds any. The sites the revisits refuse again were counted already.
     bench.gather(bench.page(SITE + "/b.html", 200, page(*hosts(40, "m"))))
     assert bench.collection.sites.count == sites + 20
     bench.gather(bench.page(SITE + "/a.html", 200, page(*links), at=T0 + 100))
     assert bench.collection.sites.count == sites + 25
-    assert (site["new_sites"], site["new_sites_refused"]) == (25, 30 + 30 + 25)
+    assert (site["new_sites"], site["new_sites_refused"]) == (25, 30 + 30)
     bench.gather(bench.page(SITE + "/b.html", 200, page(*hosts(40, "m")), at=T0 + 100))
     assert bench.collection.sites.count == sites + 25
+    assert site["new_sites_refused"] == 30 + 30 and bench.stats["gatherer/new_sites/refused"] == 30 + 30
+
+
+def test_a_refused_site_counts_once_on_its_linking_site_across_pages_and_later_harvests(tmp_path):
+    """``new_sites_refused``: the distinct sites a site's pages linked that the bounds refused. Another page of the
+    site linking the same sites, or a revisit in a later harvest (the collection closed and opened again), counts
+    none of them again; another site linking them counts them on its own record."""
+    settings = {"WIRE_NEW_SITES_PER_PAGE": 2, "WIRE_NEW_SITES_PER_SITE": 25, "WIRE_MAX_SITES": 1000}
+    with Bench(tmp_path, **settings) as bench:
+        bench.seed(SITE + "/a.html", SITE + "/b.html", "http://other.wire.test/")
+        bench.gather(bench.page(SITE + "/a.html", 200, page(*hosts(5))))  # n0, n1 added; n2-n4 refused
+        bench.gather(bench.page(SITE + "/b.html", 200, page(*hosts(5)[2:], *hosts(1, "m"))))  # n2, n3 added
+        assert bench.site(SITE + "/a.html")["new_sites_refused"] == 4  # n2, n3, n4 (a), m0 (b); n4 once
+        assert bench.stats["gatherer/new_sites/refused"] == 4
+    with Bench(tmp_path, **settings) as bench:
+        bench.gather(bench.page(SITE + "/a.html", 200, page(*hosts(5, "k"), *hosts(5)), at=T0 + 100))  # k0, k1
+        bench.gather(bench.page(SITE + "/b.html", 200, page(*hosts(5, "k"), *hosts(1, "m")), at=T0 + 100))
+        assert bench.site(SITE + "/a.html")["new_sites_refused"] == 4 + 3  # k2, k3, k4; not n4 nor m0 again
+        assert bench.stats["gatherer/new_sites/refused"] == 3
+        bench.gather(bench.page("http://other.wire.test/", 200, page(*hosts(3, "q"), *hosts(1, "m"), hosts(5, "k")[4])))
+        assert bench.site("http://other.wire.test/")["new_sites_refused"] == 3  # q2, and m0 and k4 for it too
+
+
+def test_the_refused_sites_remembered_are_bounded_per_site_and_in_all(tmp_path, monkeypatch):
+    refused = RefusedSites(tmp_path)
+    counted = 0
+    for name in [*hosts(PER_SITE + 10), *hosts(PER_SITE)]:
+        counted += refused.first(1, name, counted)
+    assert counted == PER_SITE and len(refused.index) == PER_SITE  # the site's counter stops: "at least"
+    assert refused.first(2, hosts(1)[0], 0)  # another site's own count
+    refused.close()
+    assert not RefusedSites(tmp_path).first(2, hosts(1)[0], 1) and RefusedSites(tmp_path).first(2, hosts(2)[1], 1)
+    monkeypatch.setattr(refused_module, "MAX_PAIRS", PER_SITE + 2)
+    assert [refused.first(3, name, 0) for name in hosts(2)] == [True, False]  # full: not counted, never twice
 
 
 def test_a_new_site_s_own_links_have_their_own_budget(bench):

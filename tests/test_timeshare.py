@@ -12,7 +12,13 @@ from scrapy.settings import Settings
 from tests.test_sites import two_site_crawl
 from wirescrapy.collection.metadata import SITE_DTYPE
 from wirescrapy.config import WireConfig, default_settings
-from wirescrapy.harvester.batchend import PLAN_LEAST, critical_idle, plan_due, softmin_due
+from wirescrapy.harvester.batchend import (
+    PLAN_LEAST,
+    critical_idle,
+    plan_due,
+    softmin_due,
+    softmin_gain,
+)
 from wirescrapy.harvester.politeness import PolitenessQueue, Waits
 from wirescrapy.manager import plan
 from wirescrapy.manager.timeshare import (
@@ -134,6 +140,16 @@ def test_softmin_weighs_the_time_the_stragglers_keep_the_slowest_site_idle():
     # Nothing left for later batches: the next batch would hold the same stragglers, nothing is gained.
     assert critical_idle({"big": 3.0, "small": 4.0}, {}) < 0
     assert critical_idle({}, later) == 0.0 and critical_idle({}, {}) == 0.0
+
+
+def test_softmin_weighs_a_batch_that_does_not_say_what_is_left_as_an_earlier_cycle():
+    active = {"big": 3.0, "small": 4.0}
+    assert softmin_gain(active, {"big": 100.0}, last_cycle=True) == pytest.approx(1.0)  # critical_idle
+    assert softmin_gain(active, {}, last_cycle=True) < 0  # nothing left for later: nothing gained
+    # A batch written before its sites' pages left were recorded: not known is not nothing left.
+    assert softmin_gain(active, None, last_cycle=True) == 4.0
+    assert softmin_gain(active, {"big": 100.0}, last_cycle=False) == softmin_gain(active, None, False) == 4.0
+    assert softmin_gain({}, None, last_cycle=True) == 0.0
 
 
 def test_the_process_started_before_this_test():

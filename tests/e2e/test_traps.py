@@ -57,4 +57,4 @@ def test_a_site_linking_to_thousands_of_new_hosts_adds_its_bound(trap_web, tmp_p
         assert (site["new_sites"], site["new_sites_refused"]) == (80, (3000 - 50) + (3000 - 30))
     assert len(web.hosts) == 1 + 80  # only the sites added were ever asked for anything
     assert "links 2950 new sites past the bounds on new sites (50 added" in run.stderr
-    assert "New sites: 80 added, 5920 linked but refused by the bounds on new sites" in run.stderr
+    assert "New sites: 80 added, 5920 more refused by the bounds on new sites" in run.stderr

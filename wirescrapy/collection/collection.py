@@ -30,6 +30,7 @@ Layout of the directory::
     lock            the writer's lock (see lock.py)          id    the collection's id (identity.py)
     sites.log       site names, one a line          urls.log / urls.blk / urls.fpi   the URL store
     sites.rec       site metadata records            documents.rec                    document metadata
+    outlinks.json   links out of the crawl, counted  refused.fpi      new sites refused, per linking site
     pages.idx/.dat  page store                       links.idx/.dat                   link graph
     batches/        batches written by the manager
 """
@@ -53,6 +54,7 @@ from .metadata import DOCUMENT_DTYPE, DOCUMENT_KIND, SITE_DTYPE, SITE_KIND, DocF
 from .outlinks import OutLinks
 from .pages import PageStore
 from .records import RecordFile, RecordIdError
+from .refused import RefusedSites
 from .upgrade import check_current
 from .urls import URLStore
 
@@ -96,6 +98,7 @@ class Collection:
             self.pages.id_limit = self.links.id_limit = self._last_doc_id
             self.id = read_id(self.dir) if readonly else ensure_id(self.dir)
             self.outlinks = OutLinks(self.dir, readonly=readonly)  # links the seeder turned away, counted
+            self.refused = RefusedSites(self.dir, readonly=readonly)  # new sites counted as refused, per site
         except BaseException:
             if self._lock:
                 self._lock.release()
@@ -266,7 +269,7 @@ class Collection:
     # -- lifecycle -----------------------------------------------------------------------------------
 
     def checkpoint(self) -> None:
-        for store in (self.urls, self.documents, self.sites, self.pages, self.links, self.outlinks):
+        for store in (self.urls, self.documents, self.sites, self.pages, self.links, self.outlinks, self.refused):
             (getattr(store, "checkpoint", None) or store.flush)()
 
     def close(self) -> None:
@@ -276,7 +279,7 @@ class Collection:
             return
         failure = None
         try:
-            for store in (self.outlinks, self.links, self.pages, self.sites, self.documents, self.urls):
+            for store in (self.refused, self.outlinks, self.links, self.pages, self.sites, self.documents, self.urls):
                 try:
                     store.close()
                 except Exception as exc:  # noqa: BLE001 - raised below, once every store is closed

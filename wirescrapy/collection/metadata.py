@@ -119,7 +119,7 @@ SITE_DTYPE = np.dtype([
     ("render_tries", "<u2"),  # pages rendered to test whether rendering helps
     ("render_gains", "<u2"),  # of those, pages where rendering found more links than the raw HTML
     ("new_sites", "<u4"),  # sites first added from this site's pages
-    ("new_sites_refused", "<u4"),  # new sites its pages linked to that the bounds refused
+    ("new_sites_refused", "<u4"),  # distinct new sites its pages linked to that the bounds refused (refused.py)
 ])
 
 DOCUMENT_KIND = "document/3"

@@ -139,8 +139,8 @@ SETTINGS: tuple[Setting, ...] = (
                 "crawler) while the previous one harvests, and takes the collection the moment it is "
                 "closed.", 0),
         Setting("WIRE_MAX_SITES", "collection/maxsite", 100_000, "int",
-                "Most sites in the collection; beyond it a link to a new site is counted on the linking "
-                "site (`new_sites_refused`), not added.", 1),
+                "Most sites in the collection; beyond it a link to a new site is not added, and the new site "
+                "is counted once on the linking site (`new_sites_refused`).", 1),
     ),
     *_component("seeder",
         Setting("WIRE_MAX_URLS_PER_SITE", "seeder/max-urls-per-site", 25_000, "int",
@@ -179,8 +179,8 @@ SETTINGS: tuple[Setting, ...] = (
         # linking to thousands of hosts never seen is a link farm or a wildcard-DNS trap, each new host costing
         # a robots.txt fetch and a queue. Sites linked by more than one page are added from the others.
         Setting("WIRE_NEW_SITES_PER_PAGE", "", 100, "int",
-                "Most sites one fetch of a page (or one sitemap) may add to the collection; links to further new "
-                "sites are counted on its site (`new_sites_refused`), and added when the page is revisited or "
+                "Most sites one fetch of a page (or one sitemap) may add to the collection; further new sites "
+                "are counted once on its site (`new_sites_refused`), and added when the page is revisited or "
                 "another page links them.", 0),
         Setting("WIRE_NEW_SITES_PER_SITE", "", 1_000, "int",
                 "Most sites one site's pages may add to the collection over the crawl (its `new_sites`): a trap "

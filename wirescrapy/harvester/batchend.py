@@ -22,7 +22,8 @@ answers, both watched by a timer of the spider (``BatchEnd``) while a batch runs
   and only one site's wait matters: the site the whole crawl waits for longest (``critical_idle``: its
   pages queued plus those the manager left for later batches, ``BatchSite.left``, at its wait). The gain
   is the time the other sites' queues would keep it idle; none when it would end the batch itself, or when
-  nothing is left for later batches (``benchmarks/realweb_makespan.py`` measures both ways).
+  nothing is left for later batches (``benchmarks/realweb_makespan.py`` measures both ways). A batch written
+  before ``left`` was recorded does not say what is left (not nothing): it is weighed as in an earlier cycle.
 * **planning ahead** (``WIRE_PLAN_AHEAD``): once the batch's pages left need less time than the last
   manager run took (``plan_due``), the manager's records and links are copied and its computation runs in
   a thread, leaving out the batch's pages not recorded as fetched yet (queued, in flight, or on their way
@@ -87,6 +88,16 @@ def critical_idle(active: Mapping[str, float], later: Mapping[str, float]) -> fl
     return max(others, default=0.0) - active.get(critical, 0.0)
 
 
+def softmin_gain(active: Mapping[str, float], later: Mapping[str, float] | None, last_cycle: bool) -> float:
+    """What ending the batch now gains, ``softmin_due``'s ``time_left`` (the module docstring): in a harvester's
+    last cycle, the time the stragglers keep the crawl's slowest site idle (``critical_idle``); in an earlier
+    one, or when the batch does not say what its sites left for later batches (``later`` None: a batch written
+    before it was recorded, whose 0s would read as nothing left and never pay), the longest queue's time."""
+    if last_cycle and later is not None:
+        return critical_idle(active, later)
+    return max(active.values(), default=0.0)
+
+
 def process_started() -> float:
     """When this process started, on ``time.monotonic``'s clock (Linux's /proc; else when this module was
     imported)."""
@@ -120,7 +131,8 @@ class BatchEnd:
     _batch_ended: float | None = None  # when this process's last batch ended (time.monotonic)
     _restart = 0.0  # what starting this batch took: from the last one's end, or from the process's start
     _began_with = 0  # sites in this batch
-    _later: Mapping[str, int] = MappingProxyType({})  # by site: its pages left for later batches (BatchSite.left)
+    # By site: its pages left for later batches (BatchSite.left); None: the batch does not say.
+    _later: Mapping[str, int] | None = MappingProxyType({})
 
     def _watch_batch(self) -> None:
         """A batch was queued: watch it for softmin and for the moment to plan the next."""
@@ -129,7 +141,8 @@ class BatchEnd:
         self._restart = self._batch_began - self._restarted()
         self._began_with = len(self.batch.sites) if self.batch is not None else 0
         sites = self.batch.sites.values() if self.batch is not None else ()
-        self._later = {origin(site.origin): site.left for site in sites}
+        later = {origin(site.origin): site.left for site in sites}
+        self._later = None if None in later.values() else later
         self._softmin_done = False
         self._dropped = frozenset()
         self._ahead = None
@@ -186,10 +199,11 @@ class BatchEnd:
 
     def _softmin_gain(self, queue, now: float) -> float:
         """What ending the batch now gains (``softmin_due``'s ``time_left``; the module docstring)."""
-        site_times = queue.site_times(now)
-        if self.cycles_done + 1 >= self.cycles:  # the process's last cycle: the next batch is the next job's
-            return critical_idle(site_times, {site: left * queue.wait_of(site) for site, left in self._later.items()})
-        return max(site_times.values(), default=0.0)
+        later = self._later
+        if later is not None:
+            later = {site: left * queue.wait_of(site) for site, left in later.items()}
+        # The process's last cycle: the next batch is the next job's.
+        return softmin_gain(queue.site_times(now), later, last_cycle=self.cycles_done + 1 >= self.cycles)
 
     def _plan_ahead(self, scheduler: WireScheduler) -> None:
         if self._executor is None:

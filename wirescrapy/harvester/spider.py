@@ -326,9 +326,9 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
         refused = stats.get("gatherer/new_sites/refused", 0)
         if refused:
             self.logger.info(
-                "New sites: %(added)d added, %(refused)d linked but refused by the bounds on new sites "
-                "(WIRE_NEW_SITES_PER_PAGE %(page)d, WIRE_NEW_SITES_PER_SITE %(site)d, WIRE_MAX_SITES %(max)d); "
-                "each linking site's record counts them (new_sites_refused)",
+                "New sites: %(added)d added, %(refused)d more refused by the bounds on new sites "
+                "(WIRE_NEW_SITES_PER_PAGE %(page)d, WIRE_NEW_SITES_PER_SITE %(site)d, WIRE_MAX_SITES %(max)d), "
+                "not counted before on the site linking them (new_sites_refused: each once a linking site)",
                 {"added": stats.get("gatherer/new_sites/added", 0), "refused": refused,
                  "page": self.config.new_sites_per_page, "site": self.config.new_sites_per_site,
                  "max": self.config.max_sites})

@@ -43,7 +43,7 @@ Layout (all text is UTF-8)::
     stored body> or null, "crawl_delay": <seconds, 0 none>, "docs": <documents of the site in the
     collection, for the large-site wait>, "urls": <its pages in this batch>, "left": <its pages the manager
     could have chosen, left for later batches: the crawl time the site still needs beyond this batch, which
-    ``WIRE_SOFTMIN`` weighs; absent from batches written before it, read as 0>}``.
+    ``WIRE_SOFTMIN`` weighs; absent from batches written before it, read as None: not known, which is not 0>}``.
 
 A part is chosen per site by ``site_part``: xxh3-64 of the origin modulo the number of parts, so each site
 is in exactly one part and politeness holds across machines.
@@ -123,7 +123,7 @@ class BatchSite:
     crawl_delay: float = 0.0
     docs: int = 0
     urls: int = 0
-    left: int = 0  # its pages the manager could have chosen but left for later batches (0: not recorded)
+    left: int | None = 0  # its pages the manager could have chosen but left for later batches (None: not recorded)
 
 
 @dataclass
@@ -380,6 +380,6 @@ def read_batch(path: str | os.PathLike) -> Batch:
             robots_state=RobotsState[record["robots_state"]], robots_fetched=record["robots_fetched"],
             robots_due=record["robots_due"], robots_txt=None if body is None else base64.b64decode(body),
             crawl_delay=record["crawl_delay"], docs=record["docs"], urls=record["urls"],
-            left=record.get("left", 0),
+            left=record.get("left"),
         )
     return Batch(path, info["batch"], info["part"], info["parts"], info, urls, sites)

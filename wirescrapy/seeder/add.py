@@ -17,7 +17,9 @@ a queue): the collection holds at most ``WIRE_MAX_SITES`` sites, whoever adds th
 (its fetch, its redirect, or one sitemap of its site) add at most ``WIRE_NEW_SITES_PER_PAGE`` new sites, within
 what its site may still add (``WIRE_NEW_SITES_PER_SITE``, over the crawl): a :class:`NewSites` budget per page.
 A link to a new site past the bounds is not added; the linking site's record counts what its pages added
-(``new_sites``) and refused (``new_sites_refused``, sites a page linked that the bounds refused).
+(``new_sites``) and refused (``new_sites_refused``: the distinct sites its pages linked that the bounds refused,
+each counted once however many of its pages link it and however often they are fetched again; the collection
+remembers which, up to a bound per site: ``collection/refused.py``).
 """
 
 from __future__ import annotations
@@ -78,12 +80,14 @@ class AddReport:
 @dataclass
 class NewSites:
     """The new sites the links of one page may still add (``left``), and what they did: ``added`` sites,
-    ``refused`` the names of new sites past the bounds. :meth:`record` counts both on the linking site."""
+    ``refused`` the names of new sites past the bounds. :meth:`record` counts both on the linking site: the
+    refused ones its site had not counted yet, ``counted``."""
 
     site_id: int  # the linking site
     left: int
     added: int = 0
     refused: set[str] = field(default_factory=set)
+    counted: int = 0  # of ``refused``, those counted on the linking site by ``record``
 
     @classmethod
     def of_page(cls, collection: Collection, rules: SeederRules, site_id: int) -> NewSites:
@@ -106,7 +110,11 @@ class NewSites:
         if self.site_id and (self.added or self.refused):
             site = collection.sites.record(self.site_id)
             site["new_sites"] = min(int(site["new_sites"]) + self.added, 0xFFFFFFFF)
-            site["new_sites_refused"] = min(int(site["new_sites_refused"]) + len(self.refused), 0xFFFFFFFF)
+            # A site linked again, by this page revisited or another page of the site, was counted already.
+            for name in sorted(self.refused):
+                if collection.refused.first(self.site_id, name, int(site["new_sites_refused"])):
+                    site["new_sites_refused"] += 1
+                    self.counted += 1
 
 
 def new_site_allowed(collection: Collection, rules: SeederRules, source: str, target: str) -> bool:

@@ -98,7 +98,7 @@ class LinkGraphPipeline(GathererStep):
         new_sites.record(collection)
         self.stats.inc_value("gatherer/new_sites/added", new_sites.added)
         if new_sites.refused:
-            self.stats.inc_value("gatherer/new_sites/refused", len(new_sites.refused))
+            self.stats.inc_value("gatherer/new_sites/refused", new_sites.counted)  # as new_sites_refused counts
             logger.info("%(url)s links %(refused)d new sites past the bounds on new sites (%(added)d added; "
                         "WIRE_NEW_SITES_PER_PAGE, WIRE_NEW_SITES_PER_SITE, WIRE_MAX_SITES): counted on its site, "
                         "not added", {"url": fetch.url, "refused": len(new_sites.refused), "added": new_sites.added})
