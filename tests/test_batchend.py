@@ -7,37 +7,25 @@ from __future__ import annotations
 
 import json
 import logging
-from types import SimpleNamespace
 
 import pytest
-from scrapy.dupefilters import RFPDupeFilter
-from scrapy.settings import Settings
-from scrapy.signalmanager import SignalManager
-from scrapy.statscollectors import MemoryStatsCollector
 from xxhash import xxh3_64_hexdigest
 
-from tests.test_spider import Engine, answer, read
+from tests import test_spider
+from tests.test_spider import answer, read
 from wirescrapy.gatherer.pipelines.document import DocumentPipeline
 from wirescrapy.gatherer.pipelines.metadata import MetadataPipeline
 from wirescrapy.harvester.scheduler import WireScheduler
-from wirescrapy.harvester.spider import HarvesterSpider
 from wirescrapy.manager.batch import read_batch
 
 SITE = "http://a.cl"
 
 
 def spider_over(tmp_path, **settings):
-    """A harvester's spider over a collection in ``tmp_path``, its scheduler, the engine's part and the pipelines
-    that record a fetch."""
-    settings = Settings({"SCHEDULER": "wirescrapy.harvester.scheduler.WireScheduler", "USER_AGENT": "wirescrapy",
-                         "WIRE_COLLECTION_DIR": str(tmp_path / "collection"), "LOGSTATS_INTERVAL": 0, **settings})
-    crawler = SimpleNamespace(settings=settings, signals=SignalManager())
-    crawler.stats = MemoryStatsCollector(crawler)
-    crawler.engine = engine = Engine(crawler)
-    spider = HarvesterSpider.from_crawler(crawler)
-    scheduler = engine._slot.scheduler = WireScheduler(crawler, RFPDupeFilter())
-    scheduler.open(spider)
-    pipelines = [DocumentPipeline.from_crawler(crawler), MetadataPipeline.from_crawler(crawler)]
+    """A harvester's spider over a collection in ``tmp_path``, the engine's part and the pipelines that record a
+    fetch."""
+    spider, _, engine = test_spider.spider_over(tmp_path, **settings)
+    pipelines = [DocumentPipeline.from_crawler(spider.crawler), MetadataPipeline.from_crawler(spider.crawler)]
     return spider, engine, pipelines
 
 

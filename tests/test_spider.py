@@ -49,19 +49,25 @@ class Engine:
         self.downloader.active.discard(request)
 
 
-@pytest.fixture
-def crawl(tmp_path):
-    """A spider over an empty collection, its scheduler, and the engine's part; waits of 0, so that a
-    released site's next request comes at once."""
+def spider_over(tmp_path, **settings):
+    """A harvester's spider over a collection in ``tmp_path`` (the ``WIRE_*`` ``settings`` given), its scheduler,
+    and the engine's part."""
     settings = Settings({"SCHEDULER": "wirescrapy.harvester.scheduler.WireScheduler", "USER_AGENT": "wirescrapy",
-                         "WIRE_COLLECTION_DIR": str(tmp_path / "collection"), "WIRE_WAIT_NORMAL": 0,
-                         "WIRE_WAIT_LARGE_SITE": 0, "LOGSTATS_INTERVAL": 0})
+                         "WIRE_COLLECTION_DIR": str(tmp_path / "collection"), "LOGSTATS_INTERVAL": 0, **settings})
     crawler = SimpleNamespace(settings=settings, signals=SignalManager())
     crawler.stats = MemoryStatsCollector(crawler)
     crawler.engine = engine = Engine(crawler)
     spider = HarvesterSpider.from_crawler(crawler)
     scheduler = engine._slot.scheduler = WireScheduler(crawler, RFPDupeFilter())
     scheduler.open(spider)
+    return spider, scheduler, engine
+
+
+@pytest.fixture
+def crawl(tmp_path):
+    """A spider over an empty collection, its scheduler, and the engine's part; waits of 0, so that a
+    released site's next request comes at once."""
+    spider, scheduler, engine = spider_over(tmp_path, WIRE_WAIT_NORMAL=0, WIRE_WAIT_LARGE_SITE=0)
     yield spider, scheduler, engine
     spider.harvest.close()
 
