@@ -494,7 +494,8 @@ def test_politeness_holds_on_every_path(sample_web, tmp_path):
 
 @pytest.mark.timeout(90)
 def test_the_engine_is_woken_when_a_site_becomes_ready(sample_web, tmp_path):
-    """With 0.3 s waits, N pages a site take about N x 0.3 s, not N x 5 s (the engine's heartbeat)."""
+    """With 0.3 s waits, N pages a site take about N x 0.3 s, not N x 5 s (the engine's heartbeat). The bounds
+    leave a second for a loaded machine: a site whose readiness woke nothing waits for the heartbeat, 5 s."""
     web, n, wait = sample_web, 8, 0.3
     batch = [[1000 + 100 * site + i, site, web.url(site, f"/page/{i}.html")]
              for site in (0, 2, 5) for i in range(10, 10 + n)]
@@ -507,13 +508,9 @@ def test_the_engine_is_woken_when_a_site_becomes_ready(sample_web, tmp_path):
     for records in hosts.values():
         assert len(records) == n
         assert_polite(records, wait)
-        assert max(gaps(records)) < wait + 0.1
-        assert records[-1]["end"] - records[0]["start"] < (n - 1) * wait + 0.5
+        assert max(gaps(records)) < wait + 1.0
+        assert records[-1]["end"] - records[0]["start"] < (n - 1) * wait + 2.5
     assert time.monotonic() - started < 30
-
-
-if __name__ == "__main__":
-    _run(sys.argv[1])
 
 
 def test_a_stopped_scheduler_hands_out_nothing_and_has_nothing_pending():
@@ -524,3 +521,7 @@ def test_a_stopped_scheduler_hands_out_nothing_and_has_nothing_pending():
     assert take(sched) is None and not sched.has_pending_requests()
     download(sched, first)
     assert take(sched) is None and len(sched) == 1  # the queue is kept, for the counts logged at close
+
+
+if __name__ == "__main__":
+    _run(sys.argv[1])
