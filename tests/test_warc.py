@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,17 @@ def test_a_collection_is_written_as_response_records_and_its_duplicates_as_revis
     revisit = next(headers for kind, uri, headers in records if uri == b)
     assert revisit["WARC-Refers-To-Target-URI"] == a
     assert records[0][0] == "warcinfo" and not list(tmp_path.glob(".*.tmp"))
+
+
+def test_every_record_is_its_own_gzip_member(tmp_path):
+    """WARC/1.1 Annex D: a reader can start at any record's offset."""
+    (path,) = written(tmp_path, page(), page("http://site1.wire.test/b.html", gzipped=True))
+    data, members = path.read_bytes(), []
+    while data:
+        member = zlib.decompressobj(zlib.MAX_WBITS + 16)
+        members.append(member.decompress(data))
+        data = member.unused_data
+    assert len(members) == 1 + 2 * 3  # the warcinfo, then a request, a response and a metadata record a fetch
+    assert all(member.startswith(b"WARC/1.1\r\n") for member in members)
+    assert [member.split(b"WARC-Type: ")[1].split(b"\r\n")[0] for member in members] == [
+        b"warcinfo", *[b"request", b"response", b"metadata"] * 2]
