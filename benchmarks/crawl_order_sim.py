@@ -148,7 +148,7 @@ from wirescrapy.config import (
 )
 from wirescrapy.gatherer.pipelines.linkgraph import follows_duplicate
 from wirescrapy.manager import plan, ranking
-from wirescrapy.manager.sections import mirror_ids, section_ids
+from wirescrapy.manager.sections import group_ids, kind, mirror_ids, section_ids
 from wirescrapy.sampleweb import SampleWeb, SampleWebConfig
 from wirescrapy.sampleweb.shape import SHAPES
 
@@ -337,6 +337,10 @@ class Records:
         """Each document's group of copies in its site's sections (``sections.mirror_ids``), from its page's URL."""
         return mirror_ids(self._paths())
 
+    def kinds(self) -> np.ndarray:
+        """Each document's kind of page (``wirescrapy.manager.sections.kind``), from its page's URL."""
+        return group_ids(self._paths(), kind)[0]
+
     def links(self) -> csr_matrix:
         size = self.count + 1
         return csr_matrix((np.ones(len(self.rows), np.float32), (self.rows, self.cols)), shape=(size, size))
@@ -392,6 +396,7 @@ def manager_crawl(sim: Simulation, weights: dict[str, float], batch_size: int, s
                       sections=records.sections() if config.score_weights["crosslinks"] > 0
                       or config.batch_site_unseen == "sections" else None,
                       mirrors=records.mirrors() if config.score_weights["mirrors"] > 0 else None,
+                      kinds=records.kinds() if config.batch_site_unseen == "kinds" else None,
                       rng=np.random.default_rng(0), exclude=np.asarray(list(records.robots.values()), dtype=np.int64))
         if not result.batches:
             return order

@@ -190,3 +190,32 @@ def test_site_sizes_by_section_read_the_sections_from_the_url_store(collection_d
         found = manage(collection, config(collection_dir, WIRE_BATCH_SITE_UNSEEN="found"), NOW, dry_run=True)
     assert len(by_section.plan.batches[0]) > 0
     assert by_section.plan.batches[0].tolist() == found.plan.batches[0].tolist()
+
+
+def test_site_sizes_by_kind_read_the_kinds_from_the_url_store(tmp_path):
+    # test_sites.reference_crawl in a collection: its batch with the kinds read from the URL store is the one
+    # plan() makes with them, and not the one without.
+    from tests.test_sites import reference_crawl
+
+    docs, links, urls = reference_crawl()
+    origins = {1: "http://ref.example", 2: "http://b.example"}
+    with Collection(tmp_path / "collection") as collection:
+        for (site, path), record in zip(urls, docs):
+            doc_id, _ = collection.add_url(origins[site] + path.decode(), int(record["depth"]))
+            assert doc_id == record["docid"]
+        for doc_id in range(1, len(docs) + 1):
+            targets = links.indices[links.indptr[doc_id] : links.indptr[doc_id + 1]]
+            if len(targets):
+                collection.links.set_links(doc_id, targets.astype(np.uint32))
+        stored = collection.documents.records
+        for record in docs[docs["visits"] > 0]:
+            doc_id = int(record["docid"])
+            stored[doc_id]["visits"], stored[doc_id]["status"] = 1, 200
+            stored[doc_id]["first_visit"] = stored[doc_id]["last_visit"] = NOW - DAY
+        settings = {"WIRE_BATCH_SIZE": 10, "WIRE_BATCH_SITE_GROWTH": 0, "WIRE_BATCH_TIME_SHARE": False,
+                    "WIRE_BATCH_SITE_CATCHUP": False}
+        by_kind = manage(collection, config(tmp_path, WIRE_BATCH_SITE_UNSEEN="kinds", **settings), NOW, dry_run=True)
+        found = manage(collection, config(tmp_path, WIRE_BATCH_SITE_UNSEEN="found", **settings), NOW, dry_run=True)
+    per_site = [np.bincount(docs["siteid"][result.plan.batches[0] - 1], minlength=3).tolist()
+                for result in (by_kind, found)]
+    assert per_site == [[0, 5, 5], [0, 4, 6]]

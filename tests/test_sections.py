@@ -13,6 +13,7 @@ from wirescrapy.config import WireConfig, default_settings
 from wirescrapy.manager import plan
 from wirescrapy.manager.sections import (
     cross_section_links,
+    kind,
     mirror_ids,
     mirror_path,
     mirrored,
@@ -28,6 +29,17 @@ def test_a_section_is_the_first_directory_of_the_path():
     assert section(b"/index.html") == b""
     assert section(b"/classFoo.html?x=a/b") == b""  # the query is not the path
     assert section(b"/search.html#a/b") == b""
+
+
+def test_a_kind_is_the_section_and_the_affix_a_generator_gives_a_kind_of_page():
+    assert kind(b"/classEigen_1_1Matrix.html") == b"|class"
+    assert kind(b"/unsupported/dir_8d80.html") == b"unsupported|dir_"
+    assert kind(b"/Matrix_8h_source.html") == b"|_source"  # a prefix first, then a suffix: _source before _8h
+    assert kind(b"/structFoo.html?a=/b") == b"|struct"
+    assert kind(b"/en/mod/core.html") == b"en"  # no affix: the section
+    assert kind(b"/class.html") == b""  # the affix alone names no kind
+    assert kind(b"/") == b"" and kind(b"/index.html") == b""
+    assert kind(b"/tutorial/classes") == b"tutorial|class"
 
 
 def test_section_ids_are_equal_within_a_site_and_section():

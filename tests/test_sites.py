@@ -14,6 +14,7 @@ from wirescrapy.collection.metadata import DOCUMENT_DTYPE
 from wirescrapy.config import WireConfig, WireSettingsError, default_settings
 from wirescrapy.manager import batch_site_weights, plan
 from wirescrapy.manager.profit import site_catchup, site_growth
+from wirescrapy.manager.sections import group_ids, kind, section
 from wirescrapy.manager.sites import (
     site_links,
     site_pagerank,
@@ -323,3 +324,64 @@ def test_the_sections_estimate_without_the_sections_takes_each_site_as_one_secti
     one_section = np.concatenate([[0], docs["siteid"]]).astype(np.int64)  # each site a single section
     assert batch_site_weights(links, site_of, 2, cfg, visited, one_section).tolist() == pytest.approx(found.tolist())
     assert batch_site_weights(links, site_of, 2, cfg, visited).tolist() == pytest.approx(found.tolist())
+
+
+def reference_crawl():
+    """Site 1, an API reference in one section: its home page (fetched) links three class pages; the three,
+    fetched, link each other, three more class pages and each its own source listing, which nothing else
+    links (class pages D, E and F, not fetched, are linked twice each). Site 2: two_site_crawl's site 2 (13
+    pages, all seen). Paths as a URL store would give them."""
+    paths = ([b"/index.html"] + [b"/class%s.html" % name for name in (b"A", b"B", b"C", b"D", b"E", b"F")]
+             + [b"/%s_8h_source.html" % name for name in (b"A", b"B", b"C")]
+             + [b"/"] + [b"/p%d.html" % i for i in range(12)])
+    docs = np.zeros(len(paths), DOCUMENT_DTYPE)
+    docs["docid"] = np.arange(1, len(paths) + 1)
+    docs["siteid"] = [1] * 10 + [2] * 13
+    docs["depth"] = [0] + [1] * 3 + [2] * 6 + [0] + [1] * 12
+    fetched = np.array([1, 2, 3, 4, 11, 12, 13, 14])
+    docs["visits"][fetched - 1] = 1
+    docs["status"][fetched - 1] = 200
+    docs["first_visit"][fetched - 1] = docs["last_visit"][fetched - 1] = 1000.0
+    edges = [(1, 2), (1, 3), (1, 4)]
+    edges += [(source, target) for source in (2, 3, 4) for target in (2, 3, 4) if target != source]
+    edges += [(2, 5), (2, 6), (3, 6), (3, 7), (4, 7), (4, 5)]  # D, E, F: each linked twice
+    edges += [(2, 8), (3, 9), (4, 10)]
+    edges += [(source, target) for source in (11, 12, 13, 14) for target in range(12, 24) if target != source]
+    sites = [1] * 10 + [2] * 13
+    return docs, counts_matrix(len(paths), edges), list(zip(sites, paths))
+
+
+def test_site_sizes_by_kind_estimate_each_kind_of_page_apart():
+    # Site 1 is one section. Over it, the class pages (each linked two or three times) and the source
+    # listings (each once) mix: f1 = 3, f2 = 3, 3 * 2 / 8 = 0.75 unseen. By kind, the class pages have no
+    # page linked once and the listings f1 = 3, f2 = 0: 3 unseen, the listings not found yet.
+    docs, links, urls = reference_crawl()
+    site_of = np.concatenate([[0], docs["siteid"]])
+    kinds = np.concatenate([[0], group_ids(urls, kind)[0]])
+    sections = np.concatenate([[0], group_ids(urls, section)[0]])
+    captures = site_estimates.site_links(links, site_of).captures
+    assert len(set(kinds[1:11].tolist())) == 3 and len(set(sections[1:11].tolist())) == 1
+    assert site_estimates.site_sizes(site_of, captures, sections=sections).tolist() == [0.0, 10.75, 13.0]
+    assert site_estimates.site_sizes(site_of, captures, sections=kinds).tolist() == [0.0, 13.0, 13.0]
+    # In a plan: the estimate by kind gives the reference more of the PageRank, and of the batch.
+    visited = docs["visits"] > 0
+    by_section = batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="sections"), visited, sections)
+    by_kind = batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="kinds"), visited, kinds)
+    assert by_kind[1] / by_kind[2] > by_section[1] / by_section[2]
+
+
+def test_the_kinds_estimate_reads_the_kinds_given_to_plan():
+    docs, links, urls = reference_crawl()
+    settings = {"WIRE_BATCH_SIZE": 10, "WIRE_BATCH_SITE_GROWTH": 0, "WIRE_BATCH_TIME_SHARE": False,
+                "WIRE_BATCH_SITE_CATCHUP": False}
+    kinds = group_ids(urls, kind)[0]
+    by_kind = plan(docs, links, config(WIRE_BATCH_SITE_UNSEEN="kinds", **settings), 2000.0, count=1, kinds=kinds)
+    by_section = plan(docs, links, config(WIRE_BATCH_SITE_UNSEEN="sections", **settings), 2000.0, count=1,
+                      sections=group_ids(urls, section)[0])
+    # Without the kinds, each site is one stratum: as "found" (and, the reference being one section, "sections").
+    alone = plan(docs, links, config(WIRE_BATCH_SITE_UNSEEN="kinds", **settings), 2000.0, count=1)
+    found = plan(docs, links, config(WIRE_BATCH_SITE_UNSEEN="found", **settings), 2000.0, count=1)
+    assert alone.batches[0].tolist() == found.batches[0].tolist() == by_section.batches[0].tolist()
+    # With them, the listings not found yet count for the reference: half the batch rather than 4 of 10.
+    per_site = [np.bincount(docs["siteid"][result.batches[0] - 1], minlength=3).tolist() for result in (by_kind, found)]
+    assert per_site == [[0, 5, 5], [0, 4, 6]]

@@ -61,7 +61,7 @@ def _suffixes(values: Sequence[str]) -> str | None:
 
 
 SITE_SPLITS = ("pagerank", "pages", "even")
-SITE_UNSEEN = ("chao", "found", "sections")
+SITE_UNSEEN = ("chao", "found", "sections", "kinds")
 
 
 def _render_js(value: str) -> str | None:
@@ -227,12 +227,12 @@ SETTINGS: tuple[Setting, ...] = (
                 "known of each site; `even`, WIRE_BATCH_SIZE // sites.",
                 check=lambda v: None if v in SITE_SPLITS else f"must be one of {', '.join(SITE_SPLITS)}"),
         Setting("WIRE_BATCH_SITE_UNSEEN", "", "chao", "str",
-                "The pages of a site not found yet, in its estimated size (WIRE_BATCH_SITE_SPLIT = pagerank): "
-                "`chao`, Chao's estimate from the pages linked once and twice (what endless sampling would find); "
-                "`found`, the part of it the site's known pages not fetched yet are expected to reveal (Shen, "
-                "Chao & Lin 2003: none once all are fetched; wirescrapy/manager/sites.py unseen_found); "
-                "`sections`, `found` estimated for each section of a site (its first directory) and summed: a "
-                "site's parts found one at a time (a manual's language trees) are not taken as all known.",
+                "The pages of a site not found yet, in its estimated size (WIRE_BATCH_SITE_SPLIT = pagerank): `chao`, "
+                "Chao's estimate from the pages linked once and twice (what endless sampling would find); `found`, "
+                "the part of it the known pages left to fetch are expected to reveal (Shen, Chao & Lin 2003; "
+                "manager/sites.py); `sections`, `found` per section of a site (its first directory), summed: a "
+                "manual's language trees, found one at a time, are not taken as all known; `kinds`, per section "
+                "and kind of page its file names say (manager/sections.py kind: Doxygen's class, _source pages).",
                 check=lambda v: None if v in SITE_UNSEEN else f"must be one of {', '.join(SITE_UNSEEN)}"),
         Setting("WIRE_BATCH_COUNT", "manager/batch/count", 1, "int", "Batches written per manager run.", 1),
         Setting("WIRE_MAX_ERRORS_SAME_BATCH", "manager/max-errors/same-batch", 3, "int",

@@ -66,7 +66,7 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
          exclude: np.ndarray | None = None, links_in_page_order: Callable[[], csr_matrix] | None = None,
          sites: int | None = None, rng: np.random.Generator | None = None,
          site_records: np.ndarray | None = None, sections: np.ndarray | None = None,
-         mirrors: np.ndarray | None = None) -> Plan:
+         mirrors: np.ndarray | None = None, kinds: np.ndarray | None = None) -> Plan:
     """Steps 1–5 of a manager run over ``docs`` (the records of doc-ids 1..n) and ``links`` (the link
     counts as ``LinkGraph.to_csr(n)`` gives them). ``links_in_page_order`` returns the links with each
     page's list in page order, for the weighted link rank (default: ``links``). ``sites``: the highest
@@ -75,7 +75,9 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     each page's section (aligned with ``docs``, ``sections.section_ids``), needed when "crosslinks" has a
     weight; with ``WIRE_BATCH_SITE_UNSEEN = sections`` each site's size is estimated section by section
     (without them, each site is one section). ``mirrors``: each page's group of copies in its site's sections
-    (aligned with ``docs``, ``sections.mirror_ids``), needed when "mirrors" has a weight."""
+    (aligned with ``docs``, ``sections.mirror_ids``), needed when "mirrors" has a weight. ``kinds``: each page's
+    kind (aligned with ``docs``, ``sections.group_ids`` with ``sections.kind``), which ``WIRE_BATCH_SITE_UNSEEN =
+    kinds`` estimates each site's size by (without them, each site is one stratum, as `found`)."""
     n = len(docs)
     if links.shape != (n + 1, n + 1):
         raise ValueError(f"links must be ({n + 1}, {n + 1}) for {n} documents, got {links.shape}")
@@ -105,7 +107,13 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     if sections is not None:
         section_of = np.zeros(n + 1, dtype=np.int64)
         section_of[1:] = sections
-    site_weights = batch_site_weights(links, site_of, sites, config, visited, section_of)
+    strata_of = section_of
+    if config.batch_site_unseen == "kinds":
+        strata_of = None
+        if kinds is not None:
+            strata_of = np.zeros(n + 1, dtype=np.int64)
+            strata_of[1:] = kinds
+    site_weights = batch_site_weights(links, site_of, sites, config, visited, strata_of)
     if site_weights is not None and config.batch_site_catchup:
         site_weights = site_catchup(site_weights, docs["siteid"], visited, ok & ~visited,
                                     config.batch_size * (count or config.batch_count))
@@ -198,16 +206,17 @@ def batch_site_weights(links: csr_matrix, site_of: np.ndarray, sites: int, confi
     """What a batch is shared among sites in proportion to (indexed by site-id; ``WIRE_BATCH_SITE_SPLIT``):
     each site's estimated share of the PageRank, its known pages, or None for an even share. ``visited``
     (aligned with the pages, doc-id order): the pages fetched, which ``WIRE_BATCH_SITE_UNSEEN`` `found`
-    and `sections` need (without, Chao's estimate whole); ``section_of`` (indexed by doc-id): each page's
-    section, which `sections` estimates each site by (without, each site is one section, as `found`)."""
+    `sections` and `kinds` need (without, Chao's estimate whole); ``section_of`` (indexed by doc-id): each
+    page's section, or its kind for `kinds`, which those estimate each site by (without, each site is one
+    section, as `found`)."""
     if config.batch_site_share <= 0 or config.batch_site_split == "even" or not site_of[1:].any():
         return None
     if config.batch_site_split == "pages":
         return np.maximum(np.bincount(site_of[1:], minlength=sites + 1), 1).astype(np.float64)
     fetched = strata = None
-    if visited is not None and config.batch_site_unseen in ("found", "sections"):
+    if visited is not None and config.batch_site_unseen in ("found", "sections", "kinds"):
         fetched = np.concatenate([[False], visited])
-    if config.batch_site_unseen == "sections":
+    if config.batch_site_unseen in ("sections", "kinds"):
         # Without the pages' URLs (a caller of plan() that has only the records), each site is one section:
         # the estimate is then `found`'s.
         strata = site_of if section_of is None else section_of

@@ -23,7 +23,7 @@ from wirescrapy.collection.metadata import DocFlag, RobotsState
 
 from .batch import BatchSite, BatchURL, next_batch_number, pages_out, write_batch
 from .planning import Plan, pages_of_closed_sites, plan
-from .sections import group_ids, mirror_path, section
+from .sections import group_ids, kind, mirror_path, section
 
 logger = logging.getLogger(__name__)
 
@@ -95,15 +95,18 @@ def compute(collection, config, now: float | None = None, *, batches: int | None
         keys["sections"] = section
     if config.score_weights["mirrors"] > 0:
         keys["mirrors"] = mirror_path
+    if config.batch_site_unseen == "kinds":
+        keys["kinds"] = kind
     groups = dict(zip(keys, group_ids(((site_id, path) for _, site_id, path in collection.urls.iter_urls(1, n)),
                                       *keys.values()))) if keys else {}
-    sections, mirrors = groups.get("sections"), groups.get("mirrors")
+    sections, mirrors, kinds = groups.get("sections"), groups.get("mirrors"), groups.get("kinds")
 
     def run() -> Computed:
         started = time.perf_counter()
         result = plan(docs, links, config, now, count=batches, exclude=left_out,
                       links_in_page_order=None if ordered is None else (lambda: ordered),
-                      sites=site_count, rng=rng, site_records=sites, sections=sections, mirrors=mirrors)
+                      sites=site_count, rng=rng, site_records=sites, sections=sections, mirrors=mirrors,
+                      kinds=kinds)
         return Computed(now, n, site_count, result, time.perf_counter() - started)
 
     return run

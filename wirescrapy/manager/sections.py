@@ -1,9 +1,23 @@
-"""A site's sections, the links that reach a page from outside its own section (the score "crosslinks"), and
-a page's copies in the site's other sections (the score "mirrors").
+"""A site's sections and kinds of pages, the links that reach a page from outside its own section (the score
+"crosslinks"), and a page's copies in the site's other sections (the score "mirrors").
 
 A site's *section* is the first segment of its URL paths' directories: ``/en/mod/core.html`` is in section
 ``en``, ``/library/os.html`` in ``library``; a page at the top of the site (``/``, ``/index.html``,
-``/classFoo.html``) is in the site's root section. Pages of other sites are in other sections.
+``/classFoo.html``) is in the site's root section. Pages of other sites are in other sections. A page's
+*kind* is its section and, when its file name has one of the prefixes or suffixes that documentation
+generators give a kind of page (Doxygen's ``class``, ``struct``, ``group__``, ``dir_``, ``namespace``,
+``_source``, ...), that affix: ``/classFoo.html`` is of kind ``|class``, ``/Matrix_8h_source.html`` of
+``|_source``, ``/en/mod/core.html`` of ``en``.
+
+Why kinds of pages (``WIRE_BATCH_SITE_UNSEEN = kinds``, ``sites.site_sizes``)
+    A site's size is estimated from how often its known pages are linked, section by section, since a
+    manual's language trees are found one at a time. A generated API reference is one section whose kinds
+    of pages are linked in very different ways: each class page from the class lists and the other class
+    pages, each source listing once, from its class page. Estimated together, the class pages' repeated
+    links take the reference as nearly all known while its source listings, found late and each linked
+    once, are most of what is not; estimated kind by kind, the listings found say there are many more
+    (the Eigen reference of ``benchmarks/crawl_order.py --web real``: 1,098 pages, taken for 420 when its
+    fourth batch was planned, for 895 by kind). A site without such file names is estimated as by section.
 
 Why the links from other sections
     PageRank on the graph crawled so far favours the part of a site crawled most: its fetched pages link
@@ -53,10 +67,31 @@ def section(path: bytes) -> bytes:
     return first if slash else b""
 
 
+# File-name affixes that name a kind of page (Doxygen's, and DocBook's examples), kept by ``kind``.
+KIND_PREFIXES = (b"class", b"struct", b"union", b"interface", b"group__", b"dir_", b"namespace", b"page_")
+KIND_SUFFIXES = (b"_source", b"_8h", b"-members", b"-example")
+
+
+def kind(path: bytes) -> bytes:
+    """The kind of page of a URL path: its section and, after ``|``, the first of ``KIND_PREFIXES`` its file
+    name (without extension) starts with, or else of ``KIND_SUFFIXES`` it ends with, if any (a name that is
+    only the affix has none); the query does not count."""
+    name = path.split(b"?", 1)[0].split(b"#", 1)[0].rpartition(b"/")[2]
+    stem = name.rpartition(b".")[0] or name
+    place = section(path)
+    for prefix in KIND_PREFIXES:
+        if stem.startswith(prefix) and len(stem) > len(prefix):
+            return place + b"|" + prefix
+    for suffix in KIND_SUFFIXES:
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            return place + b"|" + suffix
+    return place
+
+
 def group_ids(urls: Iterable[tuple[int, bytes]], *keys: Callable[[bytes], bytes]) -> list[np.ndarray]:
-    """For each of ``keys`` (a path's group: ``section``, ``mirror_path``), a number per URL (int64, in the order
-    given) that is equal for URLs of the same site (``site-id``) and group, in one pass over ``urls``, which
-    yields (site-id, path) pairs (a manager run reads them from the URL store)."""
+    """For each of ``keys`` (a path's group: ``section``, ``kind``, ``mirror_path``), a number per URL (int64, in
+    the order given) that is equal for URLs of the same site (``site-id``) and group, in one pass over
+    ``urls``, which yields (site-id, path) pairs (a manager run reads them from the URL store)."""
     numbers: list[dict[tuple[int, bytes], int]] = [{} for _ in keys]
     ids = [array("q") for _ in keys]
     for site_id, path in urls:
