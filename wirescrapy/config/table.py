@@ -226,7 +226,7 @@ SETTINGS: tuple[Setting, ...] = (
                 "proportion to their estimated pages; wirescrapy/manager/sites.py); `pages`, to the pages "
                 "known of each site; `even`, WIRE_BATCH_SIZE // sites.",
                 check=lambda v: None if v in SITE_SPLITS else f"must be one of {', '.join(SITE_SPLITS)}"),
-        Setting("WIRE_BATCH_SITE_UNSEEN", "", "chao", "str",
+        Setting("WIRE_BATCH_SITE_UNSEEN", "", "kinds", "str",
                 "The pages of a site not found yet, in its estimated size (WIRE_BATCH_SITE_SPLIT = pagerank): `chao`, "
                 "Chao's estimate from the pages linked once and twice (what endless sampling would find); `found`, "
                 "the part of it the known pages left to fetch are expected to reveal (Shen, Chao & Lin 2003; "
@@ -239,21 +239,21 @@ SETTINGS: tuple[Setting, ...] = (
                 "Errors on one page within a batch before it is given up for that batch.", 1),
         Setting("WIRE_MAX_ERRORS_DIFFERENT_BATCH", "manager/max-errors/different-batch", 5, "int",
                 "Errors on one page over several batches before it is never tried again.", 1),
-        # The default weights fetched the most PageRank first on the sample webs (the figures are kept by
-        # benchmarks/crawl_order_sim.py and crawl_order.py): PageRank on the links found so far is the
+        # The default weights fetched the most PageRank first on the sample and real webs (benchmarks/crawl_order.py
+        # keeps the figures; mirrors: a manual's languages): PageRank on the links found so far is the
         # evidence, depth the prior (shallow pages are the linked ones, Najork & Wiener 2001) that breaks the
         # near-ties among pages with one or two in-links found. queuesize, in WIRE's default, is 0: the same
         # for a site's pages, it adds nothing to a batch's per-site share, and without the share it sends
         # whole batches to the largest sites.
         Setting("WIRE_SCORE_WEIGHTS", "manager/score/*/weight",
                 {"pagerank": 4, "wlrank": 0, "hub": 0, "authority": 0, "siterank": 0, "opic": 0, "static": 0,
-                 "depth": 1, "queuesize": 0, "random": 0, "crosslinks": 0, "mirrors": 0}, "dict",
+                 "depth": 1, "queuesize": 0, "random": 0, "crosslinks": 0, "mirrors": 0.5}, "dict",
                 "Weights of the score functions combined into a page's intrinsic quality: pagerank, wlrank, "
                 "hub, authority, siterank, opic (on-line page importance), static, depth, queuesize, random, "
                 "crosslinks (the fetched pages linking to a page from another section of its site, its first "
                 "directory, or from another site; wirescrapy/manager/sections.py), mirrors (the mean PageRank of a "
                 "page's copies in the other sections of its site: same path after the first directory). "
-                "`hub` ranks every page not fetched yet at 0 (it has no links yet). Default: pagerank 4, depth 1.",
+                "`hub` ranks every page not fetched yet at 0 (it has no links yet). Default: pagerank 4, depth 1, mirrors 0.5.",
                 check=_score_weights),
         Setting("WIRE_SCORE_AGE_EXPONENT", "manager/score/age/exponent", 0.0, "float",
                 "Exponent of the age term in the score (0 disables it).", 0),

@@ -90,14 +90,28 @@ def kind(path: bytes) -> bytes:
 
 def group_ids(urls: Iterable[tuple[int, bytes]], *keys: Callable[[bytes], bytes]) -> list[np.ndarray]:
     """For each of ``keys`` (a path's group: ``section``, ``kind``, ``mirror_path``), a number per URL (int64, in
-    the order given) that is equal for URLs of the same site (``site-id``) and group, in one pass over
-    ``urls``, which yields (site-id, path) pairs (a manager run reads them from the URL store)."""
-    numbers: list[dict[tuple[int, bytes], int]] = [{} for _ in keys]
-    ids = [array("q") for _ in keys]
+    the order given, from 1 in the order groups first appear) that is equal for URLs of the same site
+    (``site-id``) and group, in one pass over ``urls``, which yields (site-id, path) pairs (a manager run reads
+    them from the URL store).
+
+    A group is kept as the 64-bit hash of (site-id, group) while reading, 8 bytes a URL, and numbered after:
+    ``mirror_path`` has nearly a group per URL, which a dict of them held at 250 MB a million URLs. Two groups
+    whose hashes collide (about one pair in 10^5 crawls of 10 million URLs) are taken for one."""
+    hashes = [array("q") for _ in keys]
     for site_id, path in urls:
-        for key, known, out in zip(keys, numbers, ids):
-            out.append(known.setdefault((site_id, key(path)), len(known) + 1))
-    return [np.frombuffer(out, dtype=np.int64) if out else np.zeros(0, dtype=np.int64) for out in ids]
+        for key, out in zip(keys, hashes):
+            out.append(hash((site_id, key(path))))
+    return [_numbered(np.frombuffer(out, dtype=np.int64)) for out in hashes]
+
+
+def _numbered(hashes: np.ndarray) -> np.ndarray:
+    """Equal values, equal numbers: 1, 2, ... in the order the values first appear."""
+    if not len(hashes):
+        return np.zeros(0, dtype=np.int64)
+    _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+    number = np.empty(len(first), dtype=np.int64)
+    number[np.argsort(first, kind="stable")] = np.arange(1, len(first) + 1)
+    return number[inverse.ravel()]
 
 
 def section_ids(urls: Iterable[tuple[int, bytes]]) -> np.ndarray:
