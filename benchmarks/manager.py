@@ -57,7 +57,7 @@ from wirescrapy.config import DAY, SCORE_FUNCTIONS, WireConfig, default_settings
 from wirescrapy.items import FetchError
 from wirescrapy.manager import plan, ranking  # noqa: E402
 from wirescrapy.manager.batch import BatchSite, BatchURL, write_batch  # noqa: E402
-from wirescrapy.manager.run import store_scores  # noqa: E402
+from wirescrapy.manager.run import path_groups, store_scores  # noqa: E402
 
 NOW = 1_700_000_000.0
 SITE_CAP = 25_000
@@ -183,7 +183,12 @@ def iteration_times(counts: csr_matrix, config) -> dict:
 def end_to_end(records, counts, config, sites: int, out_dir: Path) -> dict:
     docs = records[1:]
     started = time.perf_counter()
-    result = plan(docs, counts, config, NOW, sites=sites, rng=np.random.default_rng(3))
+    # What a manager run reads from the URL store for the scores and estimates that need paths (the default
+    # mirrors and kinds): one pass over every URL, here the paths the batch below writes.
+    groups = path_groups(config, zip(docs["siteid"].tolist(), (b"/page%d.html" % d for d in docs["docid"].tolist())))
+    grouped = time.perf_counter()
+    result = plan(docs, counts, config, NOW, sites=sites, rng=np.random.default_rng(3), sections=groups.get("sections"),
+                  mirrors=groups.get("mirrors"), kinds=groups.get("kinds"))
     written = time.perf_counter()
     paths = []
     for number, doc_ids in enumerate(result.batches, start=1):
@@ -196,7 +201,7 @@ def end_to_end(records, counts, config, sites: int, out_dir: Path) -> dict:
         paths += write_batch(out_dir, number, urls, site_list, created=NOW)
     store_scores(docs, np.zeros(sites + 1, dtype=[("siterank", "<f4"), ("pagerank_sum", "<f4")]), result)
     finished = time.perf_counter()
-    timings = dict(result.timings)
+    timings = {"path groups": grouped - started, **result.timings}
     timings["batch (write)"] = finished - written
     return {"seconds": finished - started, "timings": timings, "result": result, "paths": paths}
 

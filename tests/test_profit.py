@@ -129,7 +129,7 @@ def test_default_weights_let_depth_decide_near_ties_of_pagerank_only():
     docs = docs_of(5, depth=[1, 1, 2, 4, 5])
     pagerank = np.array([1e-6, 1e-2, 1e-4, 1.05e-4, 3e-4])
     weights = config().score_weights
-    quality = intrinsic_quality(docs, weights, {"pagerank": pagerank}, now=NOW)
+    quality = intrinsic_quality(docs, weights, {"pagerank": pagerank, "mirrors": np.zeros(5)}, now=NOW)  # no copies
     shallow, deeper_near_tie, deep_but_linked = quality[2:]
     assert shallow > deeper_near_tie  # depth breaks the near-tie
     assert deep_but_linked > shallow  # but does not outweigh three times the PageRank

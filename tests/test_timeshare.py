@@ -32,6 +32,7 @@ from wirescrapy.manager.timeshare import (
 
 def config(**overrides) -> WireConfig:
     settings = Settings(default_settings())
+    settings.set("WIRE_SCORE_WEIGHTS", {"pagerank": 4, "depth": 1})  # these graphs have no paths for mirrors
     settings.setdict(overrides, priority="cmdline")
     return WireConfig.from_settings(settings)
 

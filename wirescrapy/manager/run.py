@@ -13,9 +13,10 @@ from __future__ import annotations
 import ipaddress
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,6 +25,9 @@ from wirescrapy.collection.metadata import DocFlag, RobotsState
 from .batch import BatchSite, BatchURL, next_batch_number, pages_out, write_batch
 from .planning import Plan, pages_of_closed_sites, plan
 from .sections import group_ids, kind, mirror_path, section
+
+if TYPE_CHECKING:
+    from wirescrapy.config import WireConfig
 
 logger = logging.getLogger(__name__)
 
@@ -90,15 +94,7 @@ def compute(collection, config, now: float | None = None, *, batches: int | None
                                np.asarray(exclude if exclude is not None else [], dtype=np.int64)])
     links = collection.links.to_csr(n_docs=n)
     ordered = collection.links.to_csr(n_docs=n, ordered=True) if config.score_weights["wlrank"] > 0 else None
-    keys = {}  # the path groups this run needs, read from the URL store in one pass
-    if config.score_weights["crosslinks"] > 0 or config.batch_site_unseen == "sections":
-        keys["sections"] = section
-    if config.score_weights["mirrors"] > 0:
-        keys["mirrors"] = mirror_path
-    if config.batch_site_unseen == "kinds":
-        keys["kinds"] = kind
-    groups = dict(zip(keys, group_ids(((site_id, path) for _, site_id, path in collection.urls.iter_urls(1, n)),
-                                      *keys.values()))) if keys else {}
+    groups = path_groups(config, ((site_id, path) for _, site_id, path in collection.urls.iter_urls(1, n)))
     sections, mirrors, kinds = groups.get("sections"), groups.get("mirrors"), groups.get("kinds")
 
     def run() -> Computed:
@@ -217,3 +213,16 @@ def _ip_text(raw) -> str:
         return ""
     address = ipaddress.IPv6Address(data)
     return str(address.ipv4_mapped or address)
+
+
+def path_groups(config: WireConfig, urls: Iterable[tuple[int, bytes]]) -> dict[str, np.ndarray]:
+    """The groups of URL paths a manager run with ``config`` needs (``sections``, ``mirrors``, ``kinds``: each
+    page's, aligned with the documents), from (site-id, path) pairs read once (``sections.group_ids``)."""
+    keys = {}
+    if config.score_weights["crosslinks"] > 0 or config.batch_site_unseen == "sections":
+        keys["sections"] = section
+    if config.score_weights["mirrors"] > 0:
+        keys["mirrors"] = mirror_path
+    if config.batch_site_unseen == "kinds":
+        keys["kinds"] = kind
+    return dict(zip(keys, group_ids(urls, *keys.values()))) if keys else {}
