@@ -96,7 +96,7 @@ def group_ids(urls: Iterable[tuple[int, bytes]], *keys: Callable[[bytes], bytes]
 
     A group is kept as the 64-bit hash of (site-id, group) while reading, 8 bytes a URL, and numbered after:
     ``mirror_path`` has nearly a group per URL, which a dict of them held at 250 MB a million URLs. Two groups
-    whose hashes collide (about one pair in 10^5 crawls of 10 million URLs) are taken for one."""
+    whose hashes collide (one pair in about 400,000 manager runs over 10 million URLs) are taken for one."""
     hashes = [array("q") for _ in keys]
     for site_id, path in urls:
         for key, out in zip(keys, hashes):
