@@ -148,7 +148,7 @@ from wirescrapy.config import (
 )
 from wirescrapy.gatherer.pipelines.linkgraph import follows_duplicate
 from wirescrapy.manager import plan, ranking
-from wirescrapy.manager.sections import group_ids, kind, mirror_ids, section_ids
+from wirescrapy.manager.run import path_groups
 from wirescrapy.sampleweb import SampleWeb, SampleWebConfig
 from wirescrapy.sampleweb.shape import SHAPES
 
@@ -323,23 +323,12 @@ class Records:
         records["docs"] = counts[: len(records)]
         return records
 
-    def _paths(self):
-        """(site-id, path) of each document, from its page's URL."""
-        return ((int(self.docs["siteid"][doc_id]),
-                 urlsplit(self.sim.graph.urls[page - 1]).path.encode() if page else b"/robots.txt")
-                for doc_id, page in enumerate(self.page_of[1:], start=1))
-
-    def sections(self) -> np.ndarray:
-        """Each document's section (``wirescrapy.manager.sections``), from its page's URL."""
-        return section_ids(self._paths())
-
-    def mirrors(self) -> np.ndarray:
-        """Each document's group of copies in its site's sections (``sections.mirror_ids``), from its page's URL."""
-        return mirror_ids(self._paths())
-
-    def kinds(self) -> np.ndarray:
-        """Each document's kind of page (``wirescrapy.manager.sections.kind``), from its page's URL."""
-        return group_ids(self._paths(), kind)[0]
+    def path_groups(self, config: WireConfig) -> dict[str, np.ndarray]:
+        """The path groups a manager run with ``config`` reads (``manager.run.path_groups``), from each
+        document's page's URL."""
+        return path_groups(config, ((int(self.docs["siteid"][doc_id]),
+                                     urlsplit(self.sim.graph.urls[page - 1]).path.encode() if page else b"/robots.txt")
+                                    for doc_id, page in enumerate(self.page_of[1:], start=1)))
 
     def links(self) -> csr_matrix:
         size = self.count + 1
@@ -392,11 +381,9 @@ def manager_crawl(sim: Simulation, weights: dict[str, float], batch_size: int, s
     now = NOW
     while True:
         docs = records.docs[1 : records.count + 1]
+        groups = records.path_groups(config)
         result = plan(docs, records.links(), config, now, count=1, sites=len(records.site_ids),
-                      sections=records.sections() if config.score_weights["crosslinks"] > 0
-                      or config.batch_site_unseen == "sections" else None,
-                      mirrors=records.mirrors() if config.score_weights["mirrors"] > 0 else None,
-                      kinds=records.kinds() if config.batch_site_unseen == "kinds" else None,
+                      sections=groups.get("sections"), mirrors=groups.get("mirrors"), kinds=groups.get("kinds"),
                       rng=np.random.default_rng(0), exclude=np.asarray(list(records.robots.values()), dtype=np.int64))
         if not result.batches:
             return order
