@@ -533,6 +533,15 @@ def web_settings(web) -> list[str]:
             f"WIRE_ACCEPT_DOMAIN_SUFFIXES={realweb_sites.DOMAIN}"]
 
 
+def describe_waits(settings: list[str]) -> str:
+    """The waits the crawls run at: 0 (``run_crawl``), or what ``-s`` sets."""
+    values = dict(setting.split("=", 1) for setting in settings if "=" in setting)
+    normal, large = values.get("WIRE_WAIT_NORMAL", "0"), values.get("WIRE_WAIT_LARGE_SITE", "0")
+    if normal.strip() in ("0", "0.0") and large.strip() in ("0", "0.0"):
+        return "waits 0"
+    return f"waits {normal} / {large} s"
+
+
 def describe_web(web, shape: str, sites, pages_per_site: int, seed: int) -> str:
     if isinstance(web, RealWeb):
         held = [site.name for site in web.sites if site.held_out]
@@ -734,7 +743,8 @@ def benchmark(args: argparse.Namespace, shape: str, sites, pages_per_site: int, 
                   f"PageRank q = {Q} (max |ours - networkx| = {difference:.1e})")
             held_out = held_out_hosts(web)
             print(f"K = {batch_size} URLs a batch ({args.batch_share:.0%} of N), budget = first {budget} pages "
-                  f"({args.budget:.0%} of N), waits 0, {len(runs)} crawls; work directory {workdir}", flush=True)
+                  f"({args.budget:.0%} of N), {describe_waits(args.setting)}, {len(runs)} crawls; "
+                  f"work directory {workdir}", flush=True)
 
             bfs = bfs_order(truth, graph)
             oracle = oracle_order(graph)
