@@ -38,7 +38,11 @@ from wirescrapy.harvester.middlewares import (
     RobotsDisallowed,
     RobotsNotReady,
 )
-from wirescrapy.harvester.middlewares.fetchlimits import MAX_HOLD, hold_time
+from wirescrapy.harvester.middlewares.fetchlimits import (
+    MAX_HOLD,
+    TIMER_GRAIN,
+    hold_time,
+)
 from wirescrapy.harvester.politeness import DISPATCH_LEAD
 from wirescrapy.items import FetchError, Kind
 from wirescrapy.seeder.robots import MAX_ROBOTS_BYTES
@@ -285,6 +289,30 @@ def test_a_request_handed_out_before_its_site_s_wait_ends_is_held_until_then(ben
     held.addErrback(lambda failure: None)
     late = scrapy.Request(SITE + "/b.html", meta={NOT_BEFORE: time.time() - 1})
     assert passes(middleware, late, bench.spider) and STARTED in late.meta
+
+
+def test_a_hold_shorter_than_a_timer_tick_is_slept_to_its_end(bench):
+    # The reactor's timers end on whole milliseconds, up to one late: a hold's last part is slept.
+    middleware = bench.middleware("FetchLimitsMiddleware")
+    request = scrapy.Request(SITE + "/a.html", meta={NOT_BEFORE: time.time() + TIMER_GRAIN / 2})
+    assert passes(middleware, request, bench.spider)
+    assert request.meta[NOT_BEFORE] <= request.meta[STARTED] < request.meta[NOT_BEFORE] + 0.05
+
+
+def test_a_longer_hold_s_timer_ends_a_tick_short_and_the_rest_is_slept():
+    from twisted.internet import reactor
+
+    from wirescrapy.harvester.middlewares.fetchlimits import FetchLimitsMiddleware
+
+    request = scrapy.Request(SITE + "/a.html", meta={NOT_BEFORE: time.time() + 0.0015})
+    held = FetchLimitsMiddleware([], 1000).process_request(request, None)
+    timer = max(reactor.getDelayedCalls(), key=lambda call: call.getTime())
+    assert timer.getTime() - reactor.seconds() <= 0.0015 - TIMER_GRAIN
+    held.cancel()
+    held.addErrback(lambda failure: None)
+    time.sleep(max(request.meta[NOT_BEFORE] - TIMER_GRAIN / 2 - time.time(), 0))
+    assert FetchLimitsMiddleware._hold(request) is None  # where the timer, a tick late, ends
+    assert request.meta[NOT_BEFORE] <= request.meta[STARTED] < request.meta[NOT_BEFORE] + 0.05
 
 
 @pytest.mark.parametrize(("not_before", "now", "hold"), [
