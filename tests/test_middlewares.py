@@ -16,14 +16,17 @@ import time
 
 import pytest
 import scrapy
-from scrapy.http import HtmlResponse
+from scrapy.exceptions import StopDownload
+from scrapy.http import Headers, HtmlResponse
 from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TimeoutError
 from twisted.web._newclient import ResponseFailed
+from twisted.web.iweb import UNKNOWN_LENGTH
 
 from tests.components import T0, Bench, run_now
 from wirescrapy.collection.metadata import DocFlag
 from wirescrapy.config import BLOCKED_NETWORKS
 from wirescrapy.harvester.meta import (
+    BODY_DONE,
     IP,
     KIND,
     MIME_REFUSED,
@@ -289,6 +292,29 @@ def test_a_request_handed_out_before_its_site_s_wait_ends_is_held_until_then(ben
     held.addErrback(lambda failure: None)
     late = scrapy.Request(SITE + "/b.html", meta={NOT_BEFORE: time.time() - 1})
     assert passes(middleware, late, bench.spider) and STARTED in late.meta
+
+
+def test_the_moment_a_response_s_last_byte_came_in_is_stamped(bench):
+    middleware = bench.middleware("FetchLimitsMiddleware")
+    headers = Headers({"Content-Type": "text/html"})
+    whole = scrapy.Request(SITE + "/a.html")
+    middleware.headers_received(headers, 10, whole, bench.spider)
+    middleware.bytes_received(b"12345", whole, bench.spider)
+    assert BODY_DONE not in whole.meta  # 5 bytes of 10
+    before = time.time()
+    middleware.bytes_received(b"67890", whole, bench.spider)
+    assert before <= whole.meta[BODY_DONE] <= time.time()
+    empty = scrapy.Request(SITE + "/b.html")
+    middleware.headers_received(headers, 0, empty, bench.spider)
+    assert BODY_DONE in empty.meta
+    chunked = scrapy.Request(SITE + "/c.html")  # no length announced: its end is the downloader's
+    middleware.headers_received(headers, UNKNOWN_LENGTH, chunked, bench.spider)
+    middleware.bytes_received(b"12345", chunked, bench.spider)
+    assert BODY_DONE not in chunked.meta
+    refused = scrapy.Request(SITE + "/d.pdf")
+    with pytest.raises(StopDownload):
+        middleware.headers_received(Headers({"Content-Type": "application/pdf"}), 0, refused, bench.spider)
+    assert BODY_DONE not in refused.meta
 
 
 def test_a_hold_shorter_than_a_timer_tick_is_slept_to_its_end(bench):

@@ -25,9 +25,9 @@ from scrapy import signals
 from scrapy.crawler import CrawlerProcess
 from scrapy.exceptions import IgnoreRequest, StopDownload
 
-from wirescrapy.harvester.meta import DOC_ID, ENDED, HOLD_SITE, NOT_BEFORE
+from wirescrapy.harvester.meta import BODY_DONE, DOC_ID, ENDED, HOLD_SITE, NOT_BEFORE
 from wirescrapy.harvester.politeness import DISPATCH_LEAD, HOLDER, dispatch_lead
-from wirescrapy.harvester.scheduler import WireScheduler
+from wirescrapy.harvester.scheduler import WireScheduler, access_end
 from wirescrapy.manager.batch import BatchSite, BatchURL
 from wirescrapy.sampleweb.accesslog import by_host
 
@@ -225,6 +225,32 @@ def test_a_site_s_request_is_handed_out_a_lead_before_its_wait_ends_marked_to_be
     # Held until the wait is over by the wall clock too, which servers log by: here (a still clock) the wall
     # clock has not moved since the fetch ended, so the hold is the whole wait.
     assert second.meta[NOT_BEFORE] == first.meta[ENDED] + 15.0
+
+
+def test_a_site_s_wait_counts_from_its_response_s_last_byte_when_it_came_in_whole():
+    now = [1000.0]
+    sched = scheduler(clock=lambda: now[0], DOWNLOADER_MIDDLEWARES={HOLDER: 950})
+    for path in ("/1", "/2", "/3"):
+        sched.enqueue_request(scrapy.Request("http://a.cl" + path))
+    first = take(sched)
+    first.meta[BODY_DONE] = time.time() - 0.004  # 4 ms before the downloader was done with it
+    download(sched, first)
+    assert sched.queue.next_ready_time() == pytest.approx(1015.0 - 0.004, abs=0.001)
+    assert first.meta[ENDED] == first.meta[BODY_DONE]
+    now[0] = 1015.0
+    second = take(sched)
+    assert second.meta[NOT_BEFORE] == pytest.approx(first.meta[BODY_DONE] + 15.0)
+    second.meta[BODY_DONE] = time.time() - 5.0  # not this access's: a stamp from before a clock was stepped
+    download(sched, second)
+    assert sched.queue.next_ready_time() == pytest.approx(1030.0, abs=0.001)
+
+
+@pytest.mark.parametrize(("body_done", "now", "ended"), [
+    (None, 100.0, 100.0), (99.9996, 100.0, 99.9996), (100.0, 100.0, 100.0),
+    (98.5, 100.0, 100.0), (100.2, 100.0, 100.0),  # more than _BODY_DONE_LAG before, or after: a clock stepped
+])
+def test_an_access_ends_at_its_last_byte_if_that_came_just_before(body_done, now, ended):
+    assert access_end(body_done, now) == ended
 
 
 @pytest.mark.parametrize("middlewares", [{}, {HOLDER: None}])

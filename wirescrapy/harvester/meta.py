@@ -49,10 +49,14 @@ IP = "wire_ip"
 NOT_BEFORE = "wire_not_before"
 # Unix time the request went to the network (FetchLimitsMiddleware). Read by the spider (Fetch.started).
 STARTED = "wire_started"
-# Unix time the download ended, whatever its outcome (WireScheduler, on request_left_downloader: the moment the
-# site's wait starts from). Read by the spider (Fetch.ended, so a document's visit time is its access's end, not
-# the later moment its callback ran).
+# Unix time the download ended, whatever its outcome (WireScheduler, on request_left_downloader, or BODY_DONE when
+# the response came in whole: the moment the site's wait starts from). Read by the spider (Fetch.ended, so a
+# document's visit time is its access's end, not the later moment its callback ran).
 ENDED = "wire_ended"
+# Unix time the response's last byte came in (FetchLimitsMiddleware: the body's Content-Length reached, or a response
+# of no body), unless it stopped the download. Read by WireScheduler: the access ended then, and the site's wait
+# starts from it, not from the later moment the downloader is done with the response.
+BODY_DONE = "wire_body_done"
 # Bytes of body received so far (FetchLimitsMiddleware, which adds to it). Read by the spider
 # (Fetch.raw_length).
 RECEIVED = "wire_received"

@@ -26,7 +26,9 @@ When a fetch ends, the site's wait starts. The signals used, and why:
   the outcome: a response, an HTTP error status, a download error, a timeout, a DNS error, a refused connection, or
   a ``StopDownload`` raised from ``headers_received``/``bytes_received``. That is exactly "the network access
   ended", the moment WIRE starts the wait. ``response_downloaded`` and ``response_received`` miss failures;
-  ``request_dropped`` is only for requests this scheduler refused, which were never in flight.
+  ``request_dropped`` is only for requests this scheduler refused, which were never in flight. A response that
+  came in whole (its announced length, or none) ended with its last byte, a fraction of a millisecond earlier:
+  ``FetchLimitsMiddleware`` stamps it (``meta[BODY_DONE]``), and the wait counts from it (``access_end``).
 * A request can also end without ever reaching the downloader: a downloader middleware's ``process_request`` raised
   ``IgnoreRequest`` or answered it (a cache), and no signal says so. Such a request never gets
   ``request_reached_downloader``; once it has also left ``engine.downloader.active`` (which the engine empties
@@ -68,6 +70,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 
 from wirescrapy.config import WireConfig
 from wirescrapy.harvester.meta import (
+    BODY_DONE,
     DEPTH,
     DOC_ID,
     ENDED,
@@ -108,6 +111,18 @@ _MAX_HOLD = 60.0
 # and ours are read at different moments) and cost one more empty call. The event loop's own timers come
 # up to a millisecond late already (epoll's timeout is in whole milliseconds, rounded up).
 _WAKE_SLACK = 0.0001
+# The longest a response's last byte may come before the downloader is done with it and still be the access's
+# end (a longer lag is a wall clock stepped meanwhile).
+_BODY_DONE_LAG = 1.0
+
+
+def access_end(body_done: float | None, now: float) -> float:
+    """When an access ended (Unix time), as the site's wait counts: its response's last byte
+    (``meta[BODY_DONE]``) if one came in up to ``_BODY_DONE_LAG`` before ``now``, when the downloader is done
+    with it; else ``now`` (a download that failed, was stopped, or had no announced length)."""
+    if body_done is None or not 0.0 <= now - body_done <= _BODY_DONE_LAG:
+        return now
+    return body_done
 
 
 def _engine_slot(crawler: Crawler) -> Any:
@@ -340,11 +355,13 @@ class WireScheduler(BaseScheduler):
         self._not_reached.pop(request, None)
 
     def _left_downloader(self, request: Request, spider: Spider) -> None:
-        request.meta[ENDED] = time.time()
+        now = time.time()
+        request.meta[ENDED] = ended = access_end(request.meta.get(BODY_DONE), now)
+        ended_clock = self._clock() - (now - ended)
         if request.meta.get(HOLD_SITE) and request in self._in_flight:
-            self._held[request] = self._clock()  # the spider releases it (release_held)
+            self._held[request] = ended_clock  # the spider releases it (release_held)
             return
-        self._release(request, fetched=True)
+        self._release(request, fetched=True, ended=ended_clock)
 
     def release_held(self, request: Request) -> None:
         """End a ``HOLD_SITE`` request's hold on its site: the spider has read the response. The site's

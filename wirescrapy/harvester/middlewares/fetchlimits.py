@@ -3,7 +3,8 @@ for a compressed body (``Content-Encoding`` gzip or deflate, or a sitemap's raw 
 
 The last middleware before the network, it also holds a request the scheduler handed out before its site's
 wait ended (``meta[NOT_BEFORE]``, a few ms) until the wait is over, and stamps when it went
-(``meta[STARTED]``). The reactor's timers end on whole milliseconds, up to one late (epoll's timeout is in
+(``meta[STARTED]``), and when a response's last byte came in (``meta[BODY_DONE]``: the site's wait starts
+then). The reactor's timers end on whole milliseconds, up to one late (epoll's timeout is in
 ms, rounded up), so the hold's timer ends ``TIMER_GRAIN`` short and the rest is slept: the request leaves
 when the wait ends, not up to 1 ms later (``benchmarks/realweb_makespan.py``: the bound's site's median gap
 over its wait, in nginx's log, 2 ms instead of 3)."""
@@ -20,6 +21,7 @@ from twisted.internet.task import deferLater
 
 from wirescrapy.config import WireConfig
 from wirescrapy.harvester.meta import (
+    BODY_DONE,
     KIND,
     MIME_REFUSED,
     NOT_BEFORE,
@@ -60,6 +62,8 @@ class FetchLimitsMiddleware:
         self.limits = {"robots": MAX_ROBOTS_BYTES, "sitemap": MAX_SITEMAP_BYTES}
         # A compressed body's inflated size so far, for as long as its request lives.
         self.inflated: weakref.WeakKeyDictionary[Request, InflatedSize] = weakref.WeakKeyDictionary()
+        # The body's length its headers announce (Content-Length), for as long as its request lives.
+        self.lengths: weakref.WeakKeyDictionary[Request, int] = weakref.WeakKeyDictionary()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -94,6 +98,10 @@ class FetchLimitsMiddleware:
         codings = content_codings(headers.getlist(b"Content-Encoding"))
         if len(codings) == 1 and codings[0] in CODINGS:
             self.inflated[request] = InflatedSize(codings[0])
+        if isinstance(body_length, int) and body_length >= 0:
+            self.lengths[request] = body_length
+            if body_length == 0:
+                request.meta[BODY_DONE] = time.time()
 
     def bytes_received(self, data: bytes, request: Request, spider: Spider) -> None:
         meta = request.meta
@@ -111,6 +119,8 @@ class FetchLimitsMiddleware:
         if received > limit or (inflated is not None and inflated.feed(data, limit) > limit):
             request.meta[TRUNCATED] = True
             raise StopDownload(fail=False)
+        if received == self.lengths.get(request):
+            request.meta[BODY_DONE] = time.time()
 
 
 # The reactor's timers wake on whole milliseconds (epoll's timeout is in ms, rounded up), so a timer ends up to
