@@ -317,6 +317,22 @@ def test_the_moment_a_response_s_last_byte_came_in_is_stamped(bench):
     assert BODY_DONE not in refused.meta
 
 
+def test_a_retry_counts_its_own_response_not_the_one_before(bench):
+    # A retry is a copy of the request, meta included (scrapy's get_retry_request).
+    middleware = bench.middleware("FetchLimitsMiddleware")
+    first = scrapy.Request(SITE + "/a.html")
+    assert passes(middleware, first, bench.spider)
+    middleware.headers_received(Headers({"Content-Type": "text/html"}), 5, first, bench.spider)
+    middleware.bytes_received(b"12345", first, bench.spider)
+    first.meta[TRUNCATED] = True  # as the decompression middleware marks a body inflated past the limit
+    again = first.copy()
+    assert passes(middleware, again, bench.spider)
+    assert not {RECEIVED, TRUNCATED, BODY_DONE, MIME_REFUSED} & again.meta.keys()
+    middleware.headers_received(Headers({"Content-Type": "text/html"}), 5, again, bench.spider)
+    middleware.bytes_received(b"12345", again, bench.spider)
+    assert again.meta[RECEIVED] == 5 and BODY_DONE in again.meta
+
+
 def test_a_hold_shorter_than_a_timer_tick_is_slept_to_its_end(bench):
     # The reactor's timers end on whole milliseconds, up to one late: a hold's last part is slept.
     middleware = bench.middleware("FetchLimitsMiddleware")

@@ -26,8 +26,13 @@ from scrapy.crawler import CrawlerProcess
 from scrapy.exceptions import IgnoreRequest, StopDownload
 
 from wirescrapy.harvester.meta import BODY_DONE, DOC_ID, ENDED, HOLD_SITE, NOT_BEFORE
-from wirescrapy.harvester.politeness import DISPATCH_LEAD, HOLDER, dispatch_lead
-from wirescrapy.harvester.scheduler import WireScheduler, access_end
+from wirescrapy.harvester.politeness import (
+    DISPATCH_LEAD,
+    HOLDER,
+    access_lag,
+    dispatch_lead,
+)
+from wirescrapy.harvester.scheduler import WireScheduler
 from wirescrapy.manager.batch import BatchSite, BatchURL
 from wirescrapy.sampleweb.accesslog import by_host
 
@@ -245,12 +250,12 @@ def test_a_site_s_wait_counts_from_its_response_s_last_byte_when_it_came_in_whol
     assert sched.queue.next_ready_time() == pytest.approx(1030.0, abs=0.001)
 
 
-@pytest.mark.parametrize(("body_done", "now", "ended"), [
-    (None, 100.0, 100.0), (99.9996, 100.0, 99.9996), (100.0, 100.0, 100.0),
-    (98.5, 100.0, 100.0), (100.2, 100.0, 100.0),  # more than _BODY_DONE_LAG before, or after: a clock stepped
+@pytest.mark.parametrize(("body_done", "now", "lag"), [
+    (None, 100.0, 0.0), (99.9996, 100.0, 0.0004), (100.0, 100.0, 0.0),
+    (98.5, 100.0, 0.0), (100.2, 100.0, 0.0),  # more than BODY_DONE_LAG before, or after: a clock stepped
 ])
-def test_an_access_ends_at_its_last_byte_if_that_came_just_before(body_done, now, ended):
-    assert access_end(body_done, now) == ended
+def test_an_access_ends_at_its_last_byte_if_that_came_just_before(body_done, now, lag):
+    assert access_lag(body_done, now) == pytest.approx(lag)
 
 
 @pytest.mark.parametrize("middlewares", [{}, {HOLDER: None}])

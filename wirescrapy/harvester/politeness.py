@@ -52,6 +52,21 @@ DISPATCH_LEAD = 0.002
 HOLDER = "wirescrapy.harvester.middlewares.fetchlimits.FetchLimitsMiddleware"
 
 
+# The longest a response's last byte may come before the downloader is done with it and still be the access's
+# end (a longer lag is a wall clock stepped meanwhile).
+BODY_DONE_LAG = 1.0
+
+
+def access_lag(body_done: float | None, now: float) -> float:
+    """Seconds since a request's access ended, as its site's wait counts, at ``now`` (Unix time), when the
+    downloader is done with it: since its response's last byte (``meta[BODY_DONE]``, stamped by
+    ``FetchLimitsMiddleware`` when the body's announced length came in, or a response of no body) if that came up
+    to ``BODY_DONE_LAG`` before; else 0 (a download that failed, was stopped, or announced no length)."""
+    if body_done is None or not 0.0 <= now - body_done <= BODY_DONE_LAG:
+        return 0.0
+    return now - body_done
+
+
 def dispatch_lead(middlewares: Iterable[Any]) -> float:
     """``DISPATCH_LEAD`` if ``HOLDER`` is among the enabled downloader ``middlewares`` (paths or classes, as
     Scrapy's ``build_component_list`` gives them), else 0."""

@@ -23,12 +23,9 @@ Enable it with ``SCHEDULER = "wirescrapy.harvester.scheduler.WireScheduler"``. T
 When a fetch ends, the site's wait starts. The signals used, and why:
 
 * ``request_left_downloader`` is sent by the downloader when the download handler is done with a request, whatever
-  the outcome: a response, an HTTP error status, a download error, a timeout, a DNS error, a refused connection, or
-  a ``StopDownload`` raised from ``headers_received``/``bytes_received``. That is exactly "the network access
-  ended", the moment WIRE starts the wait. ``response_downloaded`` and ``response_received`` miss failures;
-  ``request_dropped`` is only for requests this scheduler refused, which were never in flight. A response that
-  came in whole (its announced length, or none) ended with its last byte, a fraction of a millisecond earlier:
-  ``FetchLimitsMiddleware`` stamps it (``meta[BODY_DONE]``), and the wait counts from it (``access_end``).
+  the outcome (a response, an HTTP error, a download or DNS error, a timeout, a refused connection, a ``StopDownload``):
+  "the network access ended" (or earlier, at a response's last byte: ``access_lag``), when WIRE starts the wait.
+  ``response_downloaded``/``response_received`` miss failures; ``request_dropped`` is for refused requests only.
 * A request can also end without ever reaching the downloader: a downloader middleware's ``process_request`` raised
   ``IgnoreRequest`` or answered it (a cache), and no signal says so. Such a request never gets
   ``request_reached_downloader``; once it has also left ``engine.downloader.active`` (which the engine empties
@@ -83,6 +80,7 @@ from wirescrapy.harvester.politeness import (
     DocTable,
     PolitenessQueue,
     Waits,
+    access_lag,
     dispatch_lead,
 )
 from wirescrapy.harvester.render import page_url
@@ -111,18 +109,6 @@ _MAX_HOLD = 60.0
 # and ours are read at different moments) and cost one more empty call. The event loop's own timers come
 # up to a millisecond late already (epoll's timeout is in whole milliseconds, rounded up).
 _WAKE_SLACK = 0.0001
-# The longest a response's last byte may come before the downloader is done with it and still be the access's
-# end (a longer lag is a wall clock stepped meanwhile).
-_BODY_DONE_LAG = 1.0
-
-
-def access_end(body_done: float | None, now: float) -> float:
-    """When an access ended (Unix time), as the site's wait counts: its response's last byte
-    (``meta[BODY_DONE]``) if one came in up to ``_BODY_DONE_LAG`` before ``now``, when the downloader is done
-    with it; else ``now`` (a download that failed, was stopped, or had no announced length)."""
-    if body_done is None or not 0.0 <= now - body_done <= _BODY_DONE_LAG:
-        return now
-    return body_done
 
 
 def _engine_slot(crawler: Crawler) -> Any:
@@ -192,10 +178,8 @@ class WireScheduler(BaseScheduler):
         self.stats.set_value("harvester/left/urls", counts.urls)
         self.stats.set_value("harvester/left/in_flight", counts.fetching)
         if counts.urls or counts.fetching:
-            logger.info(
-                "Harvester closed (%(reason)s) with %(urls)d URLs queued and %(fetching)d in flight",
-                {"reason": reason, "urls": counts.urls, "fetching": counts.fetching},
-            )
+            logger.info("Harvester closed (%(reason)s) with %(urls)d URLs queued and %(fetching)d in flight",
+                        {"reason": reason, "urls": counts.urls, "fetching": counts.fetching})
         return self.dupefilter.close(reason)
 
     # -- the engine's side -----------------------------------------------------------------------------
@@ -355,13 +339,12 @@ class WireScheduler(BaseScheduler):
         self._not_reached.pop(request, None)
 
     def _left_downloader(self, request: Request, spider: Spider) -> None:
-        now = time.time()
-        request.meta[ENDED] = ended = access_end(request.meta.get(BODY_DONE), now)
-        ended_clock = self._clock() - (now - ended)
+        lag = access_lag(request.meta.get(BODY_DONE), now := time.time())
+        request.meta[ENDED] = now - lag
         if request.meta.get(HOLD_SITE) and request in self._in_flight:
-            self._held[request] = ended_clock  # the spider releases it (release_held)
+            self._held[request] = self._clock() - lag  # the spider releases it (release_held)
             return
-        self._release(request, fetched=True, ended=ended_clock)
+        self._release(request, fetched=True, ended=self._clock() - lag)
 
     def release_held(self, request: Request) -> None:
         """End a ``HOLD_SITE`` request's hold on its site: the spider has read the response. The site's

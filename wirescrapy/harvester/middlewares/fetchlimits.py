@@ -74,6 +74,10 @@ class FetchLimitsMiddleware:
         return middleware
 
     def process_request(self, request: Request, spider: Spider) -> Deferred[None] | None:
+        # A retry is a copy of the request before it, meta included (``get_retry_request``): what this middleware
+        # wrote of that request's response is not this one's.
+        for key in ATTEMPT_KEYS:
+            request.meta.pop(key, None)
         return self._hold(request)
 
     @classmethod
@@ -123,6 +127,8 @@ class FetchLimitsMiddleware:
             request.meta[BODY_DONE] = time.time()
 
 
+# What the middleware writes of a response (one network access), cleared before the next access of a copy.
+ATTEMPT_KEYS = (BODY_DONE, MIME_REFUSED, RECEIVED, TRUNCATED)
 # The reactor's timers wake on whole milliseconds (epoll's timeout is in ms, rounded up), so a timer ends up to
 # 1 ms late: a hold's timer is set this much short, and the rest is slept.
 TIMER_GRAIN = 0.001
