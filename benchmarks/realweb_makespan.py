@@ -39,7 +39,8 @@ the bound's site's idle time (its makespan share not spent on its own requests a
 before its first request, across batch starts (the gap spanning the moment a batch was queued: the end of
 the previous batch, the manager's run, a process start), inside batches, and after its last request; and per
 batch, the mean tail (the batch's last request's end after the bound's site's last one in it), and per job the
-mean time from the process's start to its batch queued (start-up, opening the collection, manager run). And
+mean time from the process's start to its batch queued (start-up, opening the collection, manager run); and the
+median of the bound's site's gaps over its wait, with how many were 10 ms or more (nginx logs whole ms). And
 the CPU time the harvester processes used (user + system, from ``getrusage``): a crawl whose one process is
 busy most of the makespan is bound by its CPU (parsing, storing), not by politeness.
 
@@ -328,11 +329,15 @@ def where_time_goes(requests: list[nginx.Request], host: str, wait: float, event
     def mean(values: list[float]) -> str:
         return f"{sum(values) / len(values):.2f} s" if values else "-"
 
+    over = sorted(request.start - previous.end - wait for previous, request in pairwise(own))
+    long = [gap for gap in over if gap >= 0.010]
+    gaps = (f"; its gaps over the wait: median {over[len(over) // 2] * 1e3:.0f} ms, {len(long)} of 10 ms or more "
+            f"(sum {sum(long):.1f} s)") if over else ""
     return (f"where: {host} idle {before + across + inside + after:.1f} s = {before:.1f} before its first request + "
             f"{across:.1f} across {len(batches)} batch starts + {inside:.1f} inside batches + {after:.1f} after its "
             f"last; per batch: tail without it {mean(tails)} (sum {sum(tails):.1f} s); per job: start to batch "
             f"queued {mean(startups)} (sum {sum(startups):.1f} s), spider closed to the next started "
-            f"{mean(exits)} (sum {sum(exits):.1f} s)")
+            f"{mean(exits)} (sum {sum(exits):.1f} s){gaps}")
 
 
 def bound(requests: list[nginx.Request], wait_of: dict[str, float]) -> tuple[float, str]:
