@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 
 import pytest
 from xxhash import xxh3_64_hexdigest
@@ -15,6 +16,7 @@ from tests import test_spider
 from tests.test_spider import answer, read
 from wirescrapy.gatherer.pipelines.document import DocumentPipeline
 from wirescrapy.gatherer.pipelines.metadata import MetadataPipeline
+from wirescrapy.harvester.batchend import critical_idle
 from wirescrapy.harvester.scheduler import WireScheduler
 from wirescrapy.manager.batch import read_batch
 
@@ -99,6 +101,31 @@ def test_softmin_may_end_early_a_batch_resumed_that_does_not_say_what_its_sites_
         # a.cl's five pages queued (four waits), b.cl's one: what ending the batch now gains is a.cl's queue.
         assert spider._softmin_gain(queue, now) == pytest.approx(max(queue.site_times(now).values()))
         assert spider._softmin_gain(queue, now) >= 4 * 2.0
+    finally:
+        spider._stop_watching()
+        spider.harvest.close()
+
+
+def test_with_the_time_lead_softmin_weighs_every_cycle_by_the_slowest_site_s_idle_time(tmp_path):
+    """WIRE_BATCH_TIME_LEAD lets the sites with slack end before the slowest one on purpose: in a harvester's
+    earlier cycle too, ending the batch gains only what the stragglers keep the slowest site idle — nothing
+    when the straggler is that site — where without it the longest queue's time is gained."""
+    spider, _, _ = spider_over(tmp_path, WIRE_WAIT_NORMAL=2.0, WIRE_WAIT_LARGE_SITE=2.0, WIRE_SOFTMIN=2,
+                               WIRE_BATCH_TIME_LEAD=True)
+    try:
+        spider.cycles, spider.cycles_done = 5, 0  # the first of five cycles
+        spider.harvest.seed([*(f"{SITE}/{n}.html" for n in range(4)), "http://b.cl/"])
+        spider.batch, spider.done = spider.harvest.open_batch(spider.harvest.plan_next())
+        spider._begin()
+        queue = WireScheduler.of(spider.crawler).queue
+        now = WireScheduler.of(spider.crawler).clock()
+        later = {site: left * queue.wait_of(site) for site, left in spider._later.items()}
+        longest = max(queue.site_times(now).values())
+        # a.cl's five pages queued (four waits): it is the slowest site and its own straggler.
+        assert spider._softmin_gain(queue, now) == pytest.approx(critical_idle(queue.site_times(now), later))
+        assert spider._softmin_gain(queue, now) <= 0 < 4 * 2.0 <= longest
+        spider.config = replace(spider.config, batch_time_lead=False)
+        assert spider._softmin_gain(queue, now) == pytest.approx(longest)
     finally:
         spider._stop_watching()
         spider.harvest.close()

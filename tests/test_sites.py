@@ -16,6 +16,8 @@ from wirescrapy.manager import batch_site_weights, plan
 from wirescrapy.manager.profit import site_catchup, site_growth
 from wirescrapy.manager.sections import group_ids, kind, section
 from wirescrapy.manager.sites import (
+    LEFT_GUARD,
+    pages_left,
     site_links,
     site_pagerank,
     site_shares,
@@ -300,6 +302,21 @@ def test_site_sizes_with_fetched_pages_count_only_what_the_pages_left_can_reveal
     assert sizes[2] == 2  # nothing left to fetch, nothing more to find
     # Without: Chao's f0 whole, and site 2 (both pages linked once: f1 = 2, f2 = 0) looks half as large again.
     assert site_sizes(site_of, captures).tolist() == [0.0, 9.0, 3.0]
+
+
+def test_pages_left_are_the_estimate_less_what_was_fetched_never_more_than_the_guard_allows():
+    # Site 1 (pages 1..12, 1..4 fetched, linking 5..12 twice each: all seen): 8 left. Site 2 (13..36, 13..16
+    # fetched, each linking five pages once): Chao's estimate leaps to 101 pages, the guard holds it at 48.
+    site_of = np.array([0] + [1] * 12 + [2] * 24)
+    edges = [(page, target) for page in (1, 2) for target in range(5, 13)]
+    edges += [(12 + k, 16 + 5 * (k - 1) + j) for k in range(1, 5) for j in range(5)]
+    links = counts_matrix(36, edges)
+    visited = np.zeros(36, bool)
+    visited[[0, 1, 2, 3, 12, 13, 14, 15]] = True
+    captures = site_links(links, site_of).captures
+    fetched = np.concatenate([[False], visited])
+    assert site_sizes(site_of, captures, fetched=fetched)[2] > LEFT_GUARD * 24
+    assert pages_left(links, site_of, visited).tolist() == [0.0, 8.0, LEFT_GUARD * 24 - 4]
 
 
 def test_site_sizes_by_section_sum_each_sections_estimate():

@@ -23,6 +23,8 @@ from wirescrapy.harvester.politeness import PolitenessQueue, Waits
 from wirescrapy.manager import plan
 from wirescrapy.manager.timeshare import (
     PACE_SLACK,
+    batch_time,
+    critical_sites,
     even_time,
     site_time_limits,
     site_waits,
@@ -99,7 +101,7 @@ def test_the_manager_limits_sites_by_their_waits():
     sites["docs"][1:] = [25, 13]
     settings = {"WIRE_BATCH_SIZE": 12, "WIRE_BATCH_SITE_GROWTH": 0, "WIRE_BATCH_SITE_SPLIT": "even",
                 "WIRE_WAIT_NORMAL": 4.0, "WIRE_WAIT_LARGE_SITE": 1.0, "WIRE_LARGE_SITE_PAGES": 20}
-    limits = site_time_limits(docs["siteid"], np.ones(len(docs), bool), sites, config(**settings), 2)
+    limits = site_time_limits(docs["siteid"], np.ones(len(docs), bool), sites, config(**settings), 2).limits
     timed = plan(docs, links, config(**settings), 2000.0, count=1, site_records=sites)
     per_site = np.bincount(docs["siteid"][timed.batches[0] - 1], minlength=3)
     assert 1 <= per_site[2] <= limits[2] < per_site[1] <= limits[1]
@@ -109,6 +111,53 @@ def test_the_manager_limits_sites_by_their_waits():
     assert np.bincount(docs["siteid"][untimed.batches[0] - 1], minlength=3).tolist() == [0, 6, 6]
     assert site_time_limits(docs["siteid"], np.ones(len(docs), bool), sites,
                             config(WIRE_BATCH_TIME_SHARE=False), 2) is None
+
+
+def test_a_batch_s_time_is_at_least_what_the_slowest_site_s_share_wants():
+    candidates, waits = np.array([100, 100]), np.array([1.0, 1.0])
+    even = batch_time(candidates, waits, 20)
+    assert 9.0 <= even < 10.0  # 10 pages each
+    assert batch_time(candidates, waits, 20, wanted=15.0) == 15.0
+    assert batch_time(candidates, waits, 20, wanted=2.0) == even
+
+
+def test_critical_sites_are_those_near_the_slowest_whose_whole_parts_fit():
+    need, waits = np.array([0, 100, 90, 10]), np.array([1.0, 1.0, 1.0, 1.0])  # time left 99, 89, 9 s
+    whole = np.array([0, 16, 16, 10])
+    assert critical_sites(need, waits, 15.0, whole, 40).tolist() == [False, True, True, False]
+    assert critical_sites(need, waits, 5.0, whole, 40).tolist() == [False, True, False, False]
+    assert critical_sites(need, waits, 95.0, whole, 40).tolist() == [False, True, True, False]  # 42 > 40
+    assert critical_sites(need, waits, 15.0, whole, 20).tolist() == [False, True, False, False]  # slowest first
+    assert not critical_sites(need, waits, math.inf, whole, 40).any()  # everything fits: no limit to fill
+
+
+def test_with_the_time_lead_the_slowest_site_takes_its_share_and_the_others_its_time():
+    """Site 1 (25 documents, the large-site wait, 1 s) has the most time left (its pages left as estimated);
+    in a batch of 12 the even time gives it 9 and site 2 (4 s) 3. With WIRE_BATCH_TIME_LEAD its PageRank
+    share (11) sets the batch's time (10 s) and it is given all of it; site 2, whose time left (32 s) is more
+    than that short of site 1's (47 s), has slack: it takes its share of what is left."""
+    docs, links = two_site_crawl()
+    sites = np.zeros(3, SITE_DTYPE)
+    sites["docs"][1:] = [25, 13]
+    settings = {"WIRE_BATCH_SIZE": 12, "WIRE_BATCH_SITE_GROWTH": 0, "WIRE_WAIT_NORMAL": 4.0,
+                "WIRE_WAIT_LARGE_SITE": 1.0, "WIRE_LARGE_SITE_PAGES": 20}
+
+    def per_site(**more):
+        result = plan(docs, links, config(**settings, **more), 2000.0, count=1, site_records=sites)
+        return np.bincount(docs["siteid"][result.batches[0] - 1], minlength=3).tolist(), result.site_left
+
+    assert per_site() == ([0, 9, 3], None)
+    counts, left = per_site(WIRE_BATCH_TIME_LEAD=True)
+    assert counts == [0, 11, 1]
+    assert left.tolist() == [0.0, 48.0, 9.0]  # site 1: 25 known, 2 fetched, estimated at the guard's 50
+    everything = np.ones(len(docs), bool)
+    shared = site_time_limits(docs["siteid"], everything, sites, config(**settings), 2,
+                              weights=np.array([0.0, 17.7, 0.19]), left=left)  # without the lead: as before
+    assert shared.limits.tolist() == site_time_limits(docs["siteid"], everything, sites, config(**settings),
+                                                      2).limits.tolist()
+    assert not shared.critical.any()
+    untimed, _ = per_site(WIRE_BATCH_TIME_SHARE=False)
+    assert per_site(WIRE_BATCH_TIME_LEAD=True, WIRE_BATCH_TIME_SHARE=False) == (untimed, None)
 
 
 def test_softmin_ends_a_batch_with_few_sites_left_when_it_pays():

@@ -8,7 +8,7 @@ module, with ``-s`` on the command line, or per Scrapyd job. This package is the
   table is generated from it (``python -m wirescrapy.config``) and a test keeps the two equal.
 * ``WireConfig.from_settings`` reads and validates them once, at start, and hands typed attributes to the
   components. A wrong type or an impossible value raises ``WireSettingsError`` naming the setting.
-* ``table.NOT_IMPLEMENTED`` lists the WIRE keys that have no setting here, and why.
+* ``wirekeys.NOT_IMPLEMENTED`` lists the WIRE keys that have no setting here, and why.
 """
 
 from __future__ import annotations
@@ -92,6 +92,7 @@ class WireConfig:
     batch_site_growth: float
     batch_site_catchup: bool
     batch_time_share: bool
+    batch_time_lead: bool
     batch_site_split: str
     batch_site_unseen: str
     batch_count: int

@@ -1,5 +1,5 @@
 """Every WIRE setting: name, WIRE's name, default, type, meaning and checks (``SETTINGS``), the WIRE keys
-without a setting (``NOT_IMPLEMENTED``), and the README's table generated from them."""
+without a setting (``NOT_IMPLEMENTED``, from ``wirekeys``), and the README's table generated from them."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+
+from .wirekeys import NOT_IMPLEMENTED
 
 
 class WireSettingsError(ValueError):
@@ -220,6 +222,13 @@ SETTINGS: tuple[Setting, ...] = (
                 "batch's time / the site's wait, Crawl-delay included): no site keeps a batch open while the "
                 "others are done, and the site that takes the whole crawl longest is fetched in every batch, paced "
                 "to end after the others (wirescrapy/manager/timeshare.py). Sites with a wait of 0 are not limited."),
+        Setting("WIRE_BATCH_TIME_LEAD", "", False, "bool",
+                "With WIRE_BATCH_TIME_SHARE, a batch's time is also what the slowest site's own share of it "
+                "(by WIRE_BATCH_SITE_SPLIT) takes, the sites near it are given their whole time, and the others "
+                "may idle on their slack (softmin, WIRE_SOFTMIN, then ends a batch only if it keeps the slowest "
+                "site waiting): the most valuable pages sooner (real-document web, waits 0.2 / 0.05 s: 90.8% of the "
+                "oracle's PageRank in the first 20% fetched, against 88.0%), a longer whole crawl (1.29 x the "
+                "politeness bound, against 1.10 x); wirescrapy/manager/timeshare.py."),
         Setting("WIRE_BATCH_SITE_SPLIT", "", "pagerank", "str",
                 "How a batch is shared among sites: `pagerank`, in proportion to each site's estimated "
                 "share of the PageRank (a walk over sites along the links found, jumping to sites in "
@@ -396,27 +405,6 @@ SETTINGS: tuple[Setting, ...] = (
                 "gatherer's error (fetched again in a later batch) while the crawl goes on. 0: no limit.", 0),
     ),
 )
-
-
-# WIRE keys without a setting here, and why (documented in the README).
-NOT_IMPLEMENTED = {
-    "collection/maxdoc": "not needed: the record files and the URL store grow as ids grow",
-    "harvester/nthreads/hardmin": "Scrapy's engine keeps the connection pool full; WIRE_SOFTMIN ends a batch "
-    "with few sites left",
-    "harvester/timeout/readwrite, poll": "one timeout, WIRE_CONNECTION_TIMEOUT (Scrapy's "
-    "DOWNLOAD_TIMEOUT) covers the whole fetch",
-    "harvester/timeout/bytes-per-second": "not implemented: a slow page is bounded by the timeout",
-    "harvester/dnsmax, dnstimeout, dnsexpire": "Scrapy's resolver (DNSCACHE_SIZE, DNS_TIMEOUT) does this",
-    "harvester/user-agent-comment": "Scrapy's USER_AGENT setting",
-    "harvester/loglevel": "Scrapy's LOG_LEVEL setting",
-    "gatherer/removesource, save-hash-only, use-sketches": "not implemented: pages are always kept; "
-    "near-duplicate sketches are out of scope",
-    "gatherer/convert-to-utf8": "always on: stored text is UTF-8",
-    "gatherer/changetodynamic": "not implemented",
-    "seeder/add-robots-txt": "always on: robots.txt is fetched before a site's pages",
-    "seeder/extensions/stat/group": "merged into WIRE_EXTENSIONS_LOG",
-    "analysis/*, index/*": "WIRE's indexer and language analysis are out of scope",
-}
 
 
 def default_settings() -> dict[str, Any]:

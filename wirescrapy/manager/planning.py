@@ -42,7 +42,7 @@ from .profit import (
     site_growth,
 )
 from .sections import cross_section_links, mirrored
-from .sites import site_shares
+from .sites import pages_left, site_shares
 from .timeshare import site_time_limits
 
 
@@ -60,6 +60,7 @@ class Plan:
     scores: dict[str, np.ndarray] = field(default_factory=dict)  # pagerank, wlrank, hub, authority, opic; siterank
     iterations: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    site_left: np.ndarray | None = None  # WIRE_BATCH_TIME_LEAD: each site's pages left as estimated (by site-id)
 
 
 def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int | None = None,
@@ -117,6 +118,9 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     if site_weights is not None and config.batch_site_catchup:
         site_weights = site_catchup(site_weights, docs["siteid"], visited, ok & ~visited,
                                     config.batch_size * (count or config.batch_count))
+    site_left = None
+    if config.batch_time_share and config.batch_time_lead and site_weights is not None:
+        site_left = pages_left(links, site_of, visited, sites, strata_of)
     lap("site shares")
     scores, iterations, per_page = {}, {}, {}
     if weights["crosslinks"] > 0:
@@ -180,15 +184,20 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     fresh = freshness(docs, now)
     lap("freshness")
     profits = profit(quality, fresh, visited)
+    site_limits = site_growth(docs["siteid"], visited, config.batch_site_growth, sites, start=docs["depth"] == 0)
+    shared = site_time_limits(docs["siteid"], ok, site_records, config, sites, weights=site_weights,
+                              limits=site_limits, left=site_left)
+    if shared is not None:
+        site_limits = _smaller(site_limits, shared.limits)
+        if shared.critical.any():  # WIRE_BATCH_TIME_LEAD: the critical sites take their whole limit
+            site_weights = np.where(shared.critical, np.inf, site_weights)
     chosen = select_batches(profits, docs["siteid"], ok, size=config.batch_size,
                             samesite=config.batch_samesite, count=count or config.batch_count,
                             site_share=config.batch_site_share, site_weights=site_weights,
-                            site_limits=_smaller(
-                                site_growth(docs["siteid"], visited, config.batch_site_growth, sites,
-                                            start=docs["depth"] == 0),
-                                site_time_limits(docs["siteid"], ok, site_records, config, sites)))
+                            site_limits=site_limits)
     lap("selection")
-    return Plan(ok, visited, quality, fresh, profits, [ids + 1 for ids in chosen], scores, iterations, timings)
+    return Plan(ok, visited, quality, fresh, profits, [ids + 1 for ids in chosen], scores, iterations, timings,
+                site_left)
 
 
 def _smaller(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:

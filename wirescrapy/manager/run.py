@@ -34,7 +34,7 @@ logger = logging.getLogger(__name__)
 # The settings a batch records in its batch.json, as WIRE_* names.
 MANAGER_SETTINGS = (
     "max_depth_static", "max_depth_dynamic", "max_urls_per_site", "batch_size", "batch_samesite",
-    "batch_site_share", "batch_site_growth", "batch_site_catchup", "batch_time_share",
+    "batch_site_share", "batch_site_growth", "batch_site_catchup", "batch_time_share", "batch_time_lead",
     "batch_site_split", "batch_site_unseen", "batch_count", "max_errors_different_batch", "score_weights",
     "score_age_exponent", "score_boost_frontpage", "pagerank_damping", "pagerank_max_error", "hits_max_error",
     "siterank_max_error", "minperiod_unsuccessful", "minperiod_successful_not_ok",
@@ -127,6 +127,9 @@ def write(collection, config, computed: Computed, *, parts: int = 1, dry_run: bo
     }
     # Each site's pages the manager could have chosen and left for later batches, batch by batch.
     left = np.bincount(docs["siteid"][result.eligible], minlength=len(sites)).astype(np.int64)
+    if result.site_left is not None:  # WIRE_BATCH_TIME_LEAD: the pages the manager expects to find count too
+        known = min(len(left), len(result.site_left))
+        left[:known] = np.maximum(left[:known], np.round(result.site_left[:known]).astype(np.int64))
     for number, doc_ids in enumerate(result.batches, start=first):
         numbers.append(number)
         batch_sites.update(np.unique(docs["siteid"][doc_ids - 1]).tolist())

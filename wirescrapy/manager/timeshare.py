@@ -28,13 +28,29 @@ batch; the crawl may take more batches, each a batch start.
 
 The limits go to ``select_batches`` as ``site_limits`` (with any other limits, the smaller wins): within
 them, the batch is still shared by the sites' estimated PageRank. A site with a wait of 0 is not limited.
+
+**The slowest site leads** (``WIRE_BATCH_TIME_LEAD``, off by default). The even time gives the large sites
+the same number of pages a batch, whatever their pages are worth: on the real-document web at waits 0.2 /
+0.05 s the Apache manual, a third of the PageRank, got 252 of the first 1,566 pages fetched where the best
+order takes 538. With the lead, T is also at least the time the slowest site's own share of the batch takes
+(its share by ``site_weights``), so it is fetched as its pages are worth, and the others are limited to that
+time. The slowest site is the one with the most time left at its wait, its pages left as the manager estimates
+them (``sites.pages_left``: a large site shows its pages a section at a time). It and the sites whose time
+left is within T of its own (``critical_sites``) are given their whole limit: an idle stretch of theirs would
+end the crawl later. The others may take less and idle on their slack. The price: the sites left behind
+early fetch their last pages late, and what those pages link to can come after the slowest site is done
+(`benchmarks/realweb_makespan.py`: 1.29× the bound against 1.10×). So it is for a crawl that may be
+stopped before its end and wants the best pages first, not for one that wants its end soonest.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
+
+from .profit import site_caps
 
 PACE_SLACK = 0.5  # the slowest site is paced over this share more batches than its known candidates need
 
@@ -75,9 +91,19 @@ def even_time(candidates: np.ndarray, waits: np.ndarray, size: int) -> float:
     return low
 
 
+def batch_time(candidates: np.ndarray, waits: np.ndarray, size: int, wanted: float = 0.0) -> float:
+    """The batch's time T (the module docstring): the even time or the slowest site's pace, whichever is
+    longer, or ``wanted`` (``WIRE_BATCH_TIME_LEAD``: the time the slowest site's own share of the batch takes)
+    if longer still; ``inf`` when every candidate fits."""
+    total = int(np.asarray(candidates).sum())
+    batches = math.ceil(total / size * (1 + PACE_SLACK))
+    pace = float((np.maximum(np.asarray(candidates) - 1, 0) * waits).max()) / batches
+    return max(even_time(candidates, waits, size), pace, wanted)
+
+
 def time_limits(candidates: np.ndarray, waits: np.ndarray, size: int) -> np.ndarray:
     """Most pages of each site in a batch of ``size`` (int64, aligned with ``candidates``, each site's pages
-    that may go into it, and ``waits``, its wait in seconds): 1 + floor(T / wait), T as the module says;
+    that may go into it, and ``waits``, its wait in seconds): 1 + floor(T / wait), T ``batch_time``'s;
     a site with a wait of 0, or no candidates, gets its candidates."""
     candidates = np.asarray(candidates, dtype=np.int64)
     waits = np.asarray(waits, dtype=np.float64)
@@ -85,25 +111,62 @@ def time_limits(candidates: np.ndarray, waits: np.ndarray, size: int) -> np.ndar
         raise ValueError("size must be >= 1")
     if np.any(~(waits >= 0)):
         raise ValueError("waits must be >= 0")
-    total = int(candidates.sum())
-    if total == 0:
+    if int(candidates.sum()) == 0:
         return candidates.copy()
-    batches = math.ceil(total / size * (1 + PACE_SLACK))
-    pace = float((np.maximum(candidates - 1, 0) * waits).max()) / batches
-    t = max(even_time(candidates, waits, size), pace)
+    return limits_at(candidates, waits, batch_time(candidates, waits, size))
+
+
+def limits_at(candidates: np.ndarray, waits: np.ndarray, t: float) -> np.ndarray:
+    """1 + floor(``t`` / wait) for each site, at most its candidates; all of them for a wait of 0 or t ``inf``."""
+    limits = np.asarray(candidates, dtype=np.int64).copy()
     if math.isinf(t):
-        return candidates.copy()
+        return limits
     limited = waits > 0
-    limits = candidates.copy()
-    limits[limited] = np.minimum(candidates[limited], 1 + np.floor(t / waits[limited]).astype(np.int64))
+    limits[limited] = np.minimum(limits[limited], 1 + np.floor(t / waits[limited]).astype(np.int64))
     return limits
 
 
+def remaining_times(pages: np.ndarray, waits: np.ndarray) -> np.ndarray:
+    """Each site's crawl time left at its wait, from its pages left: (pages − 1) × wait (0 without)."""
+    return np.maximum(np.asarray(pages, dtype=np.int64) - 1, 0) * np.asarray(waits, dtype=np.float64)
+
+
+def critical_sites(need: np.ndarray, waits: np.ndarray, t: float, whole: np.ndarray, size: int) -> np.ndarray:
+    """Which sites (bool, aligned with ``need``, each site's pages left, and ``waits``) must be fetched through
+    the whole of a batch of time ``t``: those whose crawl time left is within ``t`` of the slowest site's (that
+    site included). Any of them idle for part of the batch would then set the crawl's end (its time left above
+    what the slowest site has left after the batch); the others have that much slack and may idle. Their
+    ``whole`` parts of the batch (aligned too) fit in its ``size``: when they do not all fit, the sites with
+    the most time left come first."""
+    left = remaining_times(need, waits)
+    if not len(left) or left.max() <= 0 or math.isinf(t):
+        return np.zeros(len(left), dtype=bool)
+    near = np.flatnonzero((left > 0) & (left.max() - left < t))
+    near = near[np.argsort(-left[near], kind="stable")]
+    fits = near[np.cumsum(np.asarray(whole)[near]) <= size]
+    critical = np.zeros(len(left), dtype=bool)
+    critical[fits] = True
+    return critical
+
+
+class TimeShare(NamedTuple):
+    """``site_time_limits``' answer, indexed by site-id: ``limits``, most pages of each site in the batch;
+    ``critical``, the sites given their whole limit (``critical_sites``)."""
+
+    limits: np.ndarray
+    critical: np.ndarray
+
+
 def site_time_limits(site_ids: np.ndarray, candidates: np.ndarray, sites: np.ndarray, config,
-                     count: int) -> np.ndarray | None:
+                     count: int, *, weights: np.ndarray | None = None, limits: np.ndarray | None = None,
+                     left: np.ndarray | None = None) -> TimeShare | None:
     """``time_limits`` indexed by site-id, from the document records' ``site_ids``, which of them are
     ``candidates`` (bool) and the site records ``sites`` (``docs``, ``crawl_delay``; indexed by site-id);
-    None when ``WIRE_BATCH_TIME_SHARE`` is off. ``count``: the highest site-id."""
+    None when ``WIRE_BATCH_TIME_SHARE`` is off. ``count``: the highest site-id. With ``WIRE_BATCH_TIME_LEAD``
+    and ``weights`` (indexed by site-id: how the batch is shared among sites, ``select_batches``'
+    ``site_weights``), the slowest site leads (the module docstring): ``limits``, any other limits by site-id
+    (``site_growth``), bound its own share; ``left``, each site's pages left to fetch as the manager estimates
+    them (indexed by site-id; default its candidates; never fewer), which site is slowest and which critical."""
     if not config.batch_time_share:
         return None
     per_site = np.bincount(np.asarray(site_ids, dtype=np.int64)[candidates], minlength=count + 1)
@@ -114,5 +177,26 @@ def site_time_limits(site_ids: np.ndarray, candidates: np.ndarray, sites: np.nda
         pages[:known] = sites["docs"][:known]
         delays[:known] = sites["crawl_delay"][:known]
     waits = site_waits(pages, delays, config.wait_normal, config.wait_large_site, config.large_site_pages)
-    limits = time_limits(per_site, waits, config.batch_size)
-    return np.maximum(limits, 1)
+    critical = np.zeros(count + 1, dtype=bool)
+    if not per_site.any():
+        return TimeShare(np.maximum(per_site, 1), critical)
+    lead = config.batch_time_lead and weights is not None
+    wanted = 0.0
+    if lead:
+        need = per_site.copy()
+        if left is not None:
+            given = np.asarray(left)[: count + 1]
+            need[: len(given)] = np.maximum(need[: len(given)], given)
+        slowest = int(np.argmax(remaining_times(need, waits)))
+        if per_site[slowest]:  # its share of the batch, at its wait
+            live = np.flatnonzero(per_site)
+            counts = per_site if limits is None else np.minimum(per_site, np.maximum(limits, 1))
+            shares = site_caps(config.batch_size, config.batch_samesite, counts[live], config.batch_site_share,
+                               np.asarray(weights, dtype=np.float64)[live])
+            wanted = (int(shares[np.searchsorted(live, slowest)]) - 1) * float(waits[slowest])
+    t = batch_time(per_site, waits, config.batch_size, wanted)
+    timed = limits_at(per_site, waits, t)
+    if lead:
+        whole = timed if limits is None else np.minimum(timed, np.maximum(limits, 1))
+        critical = critical_sites(need, waits, t, whole, config.batch_size)
+    return TimeShare(np.maximum(timed, 1), critical)
