@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import replace
 
 import pytest
 from xxhash import xxh3_64_hexdigest
@@ -106,10 +105,11 @@ def test_softmin_may_end_early_a_batch_resumed_that_does_not_say_what_its_sites_
         spider.harvest.close()
 
 
-def test_with_the_time_lead_softmin_weighs_every_cycle_by_the_slowest_site_s_idle_time(tmp_path):
-    """WIRE_BATCH_TIME_LEAD lets the sites with slack end before the slowest one on purpose: in a harvester's
-    earlier cycle too, ending the batch gains only what the stragglers keep the slowest site idle — nothing
-    when the straggler is that site — where without it the longest queue's time is gained."""
+def test_softmin_weighs_a_batch_the_slowest_site_led_by_that_site_s_idle_time_in_every_cycle(tmp_path):
+    """A batch whose time the slowest site's share set (WIRE_BATCH_TIME_LEAD: batch.json's "time_led") lets the
+    sites with slack end before that site on purpose: in a harvester's earlier cycle too, ending it gains only
+    what the stragglers keep the slowest site idle — nothing when the straggler is that site — where another
+    batch gains the longest queue's time."""
     spider, _, _ = spider_over(tmp_path, WIRE_WAIT_NORMAL=2.0, WIRE_WAIT_LARGE_SITE=2.0, WIRE_SOFTMIN=2,
                                WIRE_BATCH_TIME_LEAD=True)
     try:
@@ -121,11 +121,12 @@ def test_with_the_time_lead_softmin_weighs_every_cycle_by_the_slowest_site_s_idl
         now = WireScheduler.of(spider.crawler).clock()
         later = {site: left * queue.wait_of(site) for site, left in spider._later.items()}
         longest = max(queue.site_times(now).values())
-        # a.cl's five pages queued (four waits): it is the slowest site and its own straggler.
-        assert spider._softmin_gain(queue, now) == pytest.approx(critical_idle(queue.site_times(now), later))
-        assert spider._softmin_gain(queue, now) <= 0 < 4 * 2.0 <= longest
-        spider.config = replace(spider.config, batch_time_lead=False)
+        assert 4 * 2.0 <= longest  # a.cl's five pages queued (four waits): the slowest site, its own straggler
+        spider.batch.info["time_led"] = False
         assert spider._softmin_gain(queue, now) == pytest.approx(longest)
+        spider.batch.info["time_led"] = True
+        assert spider._softmin_gain(queue, now) == pytest.approx(critical_idle(queue.site_times(now), later))
+        assert spider._softmin_gain(queue, now) <= 0
     finally:
         spider._stop_watching()
         spider.harvest.close()

@@ -143,12 +143,13 @@ def test_with_the_time_lead_the_slowest_site_takes_its_share_and_the_others_its_
                 "WIRE_WAIT_LARGE_SITE": 1.0, "WIRE_LARGE_SITE_PAGES": 20}
 
     def per_site(**more):
-        result = plan(docs, links, config(**settings, **more), 2000.0, count=1, site_records=sites)
-        return np.bincount(docs["siteid"][result.batches[0] - 1], minlength=3).tolist(), result.site_left
+        result = plan(docs, links, config(**{**settings, **more}), 2000.0, count=1, site_records=sites)
+        counts = np.bincount(docs["siteid"][result.batches[0] - 1], minlength=3).tolist()
+        return counts, result.site_left, result.time_led
 
-    assert per_site() == ([0, 9, 3], None)
-    counts, left = per_site(WIRE_BATCH_TIME_LEAD=True)
-    assert counts == [0, 11, 1]
+    assert per_site() == ([0, 9, 3], None, False)
+    counts, left, led = per_site(WIRE_BATCH_TIME_LEAD=True)
+    assert counts == [0, 11, 1] and led
     assert left.tolist() == [0.0, 48.0, 9.0]  # site 1: 25 known, 2 fetched, estimated at the guard's 50
     everything = np.ones(len(docs), bool)
     shared = site_time_limits(docs["siteid"], everything, sites, config(**settings), 2,
@@ -156,8 +157,10 @@ def test_with_the_time_lead_the_slowest_site_takes_its_share_and_the_others_its_
     assert shared.limits.tolist() == site_time_limits(docs["siteid"], everything, sites, config(**settings),
                                                       2).limits.tolist()
     assert not shared.critical.any()
-    untimed, _ = per_site(WIRE_BATCH_TIME_SHARE=False)
-    assert per_site(WIRE_BATCH_TIME_LEAD=True, WIRE_BATCH_TIME_SHARE=False) == (untimed, None)
+    untimed, _, _ = per_site(WIRE_BATCH_TIME_SHARE=False)
+    assert per_site(WIRE_BATCH_TIME_LEAD=True, WIRE_BATCH_TIME_SHARE=False) == (untimed, None, False)
+    # Batches of 6: site 1's share wants no more than the even time gives it: the batch is not led.
+    assert per_site(WIRE_BATCH_TIME_LEAD=True, WIRE_BATCH_SIZE=6)[::2] == ([0, 5, 1], False)
 
 
 def test_softmin_ends_a_batch_with_few_sites_left_when_it_pays():

@@ -223,12 +223,11 @@ SETTINGS: tuple[Setting, ...] = (
                 "others are done, and the site that takes the whole crawl longest is fetched in every batch, paced "
                 "to end after the others (wirescrapy/manager/timeshare.py). Sites with a wait of 0 are not limited."),
         Setting("WIRE_BATCH_TIME_LEAD", "", False, "bool",
-                "With WIRE_BATCH_TIME_SHARE, a batch's time is also what the slowest site's own share of it "
-                "(by WIRE_BATCH_SITE_SPLIT) takes, the sites near it are given their whole time, and the others "
-                "may idle on their slack (softmin, WIRE_SOFTMIN, then ends a batch only if it keeps the slowest "
-                "site waiting): the most valuable pages sooner (real-document web, waits 0.2 / 0.05 s: 90.8% of the "
-                "oracle's PageRank in the first 20% fetched, against 88.0%), a longer whole crawl (1.29 x the "
-                "politeness bound, against 1.10 x); wirescrapy/manager/timeshare.py."),
+                "With WIRE_BATCH_TIME_SHARE, a batch's time is at least what the slowest site's own share of it "
+                "(WIRE_BATCH_SITE_SPLIT) takes; then that site and those near it get their whole time and the "
+                "others may idle on their slack: the best pages sooner, a longer whole crawl (real-document web, "
+                "waits 0.2 / 0.05 s: 91.1% of the oracle's PageRank in the first 20% fetched against 88.0%, and "
+                "1.22 x the politeness bound against 1.10 x; wirescrapy/manager/timeshare.py)."),
         Setting("WIRE_BATCH_SITE_SPLIT", "", "pagerank", "str",
                 "How a batch is shared among sites: `pagerank`, in proportion to each site's estimated "
                 "share of the PageRank (a walk over sites along the links found, jumping to sites in "

@@ -24,9 +24,9 @@ answers, both watched by a timer of the spider (``BatchEnd``) while a batch runs
   is the time the other sites' queues would keep it idle; none when it would end the batch itself, or when
   nothing is left for later batches (``benchmarks/realweb_makespan.py`` measures both ways). A batch written
   before ``left`` was recorded does not say what is left (not nothing): it is weighed as in an earlier cycle.
-  With ``WIRE_BATCH_TIME_LEAD`` every cycle is weighed as the last: the manager then lets the sites with slack
-  end before the slowest one on purpose (``manager/timeshare.py``), and ``left`` counts the pages it expects
-  to find too.
+  A batch whose time the slowest site's own share set (``WIRE_BATCH_TIME_LEAD``: batch.json's ``time_led``)
+  is weighed so in every cycle: the manager let the sites with slack end before that site on purpose
+  (``manager/timeshare.py``), and ``left`` counts the pages it expects to find too.
 * **planning ahead** (``WIRE_PLAN_AHEAD``): once the batch's pages left need less time than the last
   manager run took (``plan_due``), the manager's records and links are copied and its computation runs in
   a thread, leaving out the batch's pages not recorded as fetched yet (queued, in flight, or on their way
@@ -205,9 +205,10 @@ class BatchEnd:
         later = self._later
         if later is not None:
             later = {site: left * queue.wait_of(site) for site, left in later.items()}
-        # The process's last cycle: the next batch is the next job's. With WIRE_BATCH_TIME_LEAD, every cycle:
-        # the sites that end before the slowest one are meant to idle on their slack.
-        last_cycle = self.cycles_done + 1 >= self.cycles or self.config.batch_time_lead
+        # The process's last cycle: the next batch is the next job's. A batch whose time the slowest site's
+        # share set (WIRE_BATCH_TIME_LEAD): the sites that end before that site are meant to idle on their slack.
+        led = self.batch is not None and bool(self.batch.info.get("time_led"))
+        last_cycle = self.cycles_done + 1 >= self.cycles or led
         return softmin_gain(queue.site_times(now), later, last_cycle=last_cycle)
 
     def _plan_ahead(self, scheduler: WireScheduler) -> None:

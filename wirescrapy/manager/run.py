@@ -124,6 +124,7 @@ def write(collection, config, computed: Computed, *, parts: int = 1, dry_run: bo
         "collection": str(collection.dir.resolve()), "collection_id": collection.id, "size": config.batch_size,
         "settings": manager_settings(config), "planning_seconds": round(computed.seconds, 3),
         **({"planned_ahead": True} if ahead else {}),
+        **({"time_led": True} if result.time_led else {}),
     }
     # Each site's pages the manager could have chosen and left for later batches, batch by batch.
     left = np.bincount(docs["siteid"][result.eligible], minlength=len(sites)).astype(np.int64)

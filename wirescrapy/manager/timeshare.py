@@ -35,12 +35,15 @@ the same number of pages a batch, whatever their pages are worth: on the real-do
 order takes 538. With the lead, T is also at least the time the slowest site's own share of the batch takes
 (its share by ``site_weights``), so it is fetched as its pages are worth, and the others are limited to that
 time. The slowest site is the one with the most time left at its wait, its pages left as the manager estimates
-them (``sites.pages_left``: a large site shows its pages a section at a time). It and the sites whose time
-left is within T of its own (``critical_sites``) are given their whole limit: an idle stretch of theirs would
-end the crawl later. The others may take less and idle on their slack. The price: the sites left behind
-early fetch their last pages late, and what those pages link to can come after the slowest site is done
-(`benchmarks/realweb_makespan.py`: 1.29× the bound against 1.10×). So it is for a crawl that may be
-stopped before its end and wants the best pages first, not for one that wants its end soonest.
+them (``sites.pages_left``: a large site shows its pages a section at a time). When its share sets T (the
+batch is *led*), it and the sites whose time left is within T of its own (``critical_sites``) are given their
+whole limit: an idle stretch of theirs would end the crawl later. The others may take less and idle on their
+slack, and softmin (``harvester/batchend.py``) ends a led batch early only if its stragglers keep the slowest
+site idle. The price: the slowest site is no longer held back by the early batches, so it does not end after
+the others by a margin as it does without the lead, and what the other sites' last pages link to can come
+after it is done (the real-document web: 300 dead links of SQLite's, 15 s at its wait). So the lead is for a
+crawl that may be stopped before its end and wants the best pages first, not for one that wants its end
+soonest (``benchmarks/crawl_order.py``, ``benchmarks/realweb_makespan.py``; figures in the README).
 """
 
 from __future__ import annotations
@@ -155,6 +158,7 @@ class TimeShare(NamedTuple):
 
     limits: np.ndarray
     critical: np.ndarray
+    led: bool = False  # the slowest site's share set the batch's time
 
 
 def site_time_limits(site_ids: np.ndarray, candidates: np.ndarray, sites: np.ndarray, config,
@@ -196,7 +200,8 @@ def site_time_limits(site_ids: np.ndarray, candidates: np.ndarray, sites: np.nda
             wanted = (int(shares[np.searchsorted(live, slowest)]) - 1) * float(waits[slowest])
     t = batch_time(per_site, waits, config.batch_size, wanted)
     timed = limits_at(per_site, waits, t)
-    if lead:
+    led = lead and wanted > batch_time(per_site, waits, config.batch_size)
+    if led:
         whole = timed if limits is None else np.minimum(timed, np.maximum(limits, 1))
         critical = critical_sites(need, waits, t, whole, config.batch_size)
-    return TimeShare(np.maximum(timed, 1), critical)
+    return TimeShare(np.maximum(timed, 1), critical, led)
