@@ -227,7 +227,7 @@ SETTINGS: tuple[Setting, ...] = (
                 "(WIRE_BATCH_SITE_SPLIT) takes; then that site and those near it get their whole time and the "
                 "others may idle on their slack: the best pages sooner, a longer whole crawl (real-document web, "
                 "waits 0.2 / 0.05 s: 91.1% of the oracle's PageRank in the first 20% fetched against 88.0%, and "
-                "1.22 x the politeness bound against 1.10 x; wirescrapy/manager/timeshare.py)."),
+                "1.22-1.24 x the politeness bound against 1.10 x; wirescrapy/manager/timeshare.py)."),
         Setting("WIRE_BATCH_SITE_SPLIT", "", "pagerank", "str",
                 "How a batch is shared among sites: `pagerank`, in proportion to each site's estimated "
                 "share of the PageRank (a walk over sites along the links found, jumping to sites in "
