@@ -198,8 +198,8 @@ def pages_left(links: csr_matrix, site_of: np.ndarray, visited: np.ndarray, site
     what its known pages still to fetch are expected to reveal; ``sections`` passed on) less its pages
     ``visited`` (aligned with the pages, doc-id order), the estimate at most ``LEFT_GUARD`` times the pages
     known of the site. Why the guard: Chao's estimator leaps when a site shows many pages linked once and few
-    twice, as when a new section of it was just found (a Django manual's known 1,100 pages estimated at 6,100,
-    where it has 689), and such a leap would make a small site the crawl's slowest for a batch."""
+    twice, as when a new section of it was just found (the real-document web's Django manual, 689 pages in
+    all, was once estimated to have 6,100 left), and such a leap would make a small site the crawl's slowest."""
     site_of = np.asarray(site_of)
     read = site_links(links, site_of, sites)
     count = read.graph.shape[0] - 1
