@@ -94,14 +94,12 @@ def even_time(candidates: np.ndarray, waits: np.ndarray, size: int) -> float:
     return low
 
 
-def batch_time(candidates: np.ndarray, waits: np.ndarray, size: int, wanted: float = 0.0) -> float:
+def batch_time(candidates: np.ndarray, waits: np.ndarray, size: int) -> float:
     """The batch's time T (the module docstring): the even time or the slowest site's pace, whichever is
-    longer, or ``wanted`` (``WIRE_BATCH_TIME_LEAD``: the time the slowest site's own share of the batch takes)
-    if longer still; ``inf`` when every candidate fits."""
-    total = int(np.asarray(candidates).sum())
-    batches = math.ceil(total / size * (1 + PACE_SLACK))
-    pace = float((np.maximum(np.asarray(candidates) - 1, 0) * waits).max()) / batches
-    return max(even_time(candidates, waits, size), pace, wanted)
+    longer; ``inf`` when every candidate fits."""
+    batches = math.ceil(int(np.asarray(candidates).sum()) / size * (1 + PACE_SLACK))
+    pace = float(remaining_times(candidates, waits).max()) / batches
+    return max(even_time(candidates, waits, size), pace)
 
 
 def time_limits(candidates: np.ndarray, waits: np.ndarray, size: int) -> np.ndarray:
@@ -198,9 +196,10 @@ def site_time_limits(site_ids: np.ndarray, candidates: np.ndarray, sites: np.nda
             shares = site_caps(config.batch_size, config.batch_samesite, counts[live], config.batch_site_share,
                                np.asarray(weights, dtype=np.float64)[live])
             wanted = (int(shares[np.searchsorted(live, slowest)]) - 1) * float(waits[slowest])
-    t = batch_time(per_site, waits, config.batch_size, wanted)
+    base = batch_time(per_site, waits, config.batch_size)
+    led = lead and wanted > base  # the slowest site's share sets the batch's time
+    t = max(base, wanted)
     timed = limits_at(per_site, waits, t)
-    led = lead and wanted > batch_time(per_site, waits, config.batch_size)
     if led:
         whole = timed if limits is None else np.minimum(timed, np.maximum(limits, 1))
         critical = critical_sites(need, waits, t, whole, config.batch_size)
