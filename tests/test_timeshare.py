@@ -121,33 +121,44 @@ def test_a_batch_s_time_is_the_even_time_or_the_slowest_site_s_pace():
     assert batch_time(np.array([1000, 10]), waits, 20) == pytest.approx(999 / 76)
 
 
-def test_critical_sites_are_those_near_the_slowest_whose_whole_parts_fit():
-    need, waits = np.array([0, 100, 90, 10]), np.array([1.0, 1.0, 1.0, 1.0])  # time left 99, 89, 9 s
+def test_critical_sites_are_the_leader_and_those_near_the_slowest_fitted_in_the_batch():
+    left, waits = np.array([0, 100, 90, 10]), np.array([1.0, 1.0, 1.0, 1.0])  # time left 99, 89, 9 s
     whole = np.array([0, 16, 16, 10])
-    assert critical_sites(need, waits, 15.0, whole, 40).tolist() == [False, True, True, False]
-    assert critical_sites(need, waits, 5.0, whole, 40).tolist() == [False, True, False, False]
-    assert critical_sites(need, waits, 95.0, whole, 40).tolist() == [False, True, True, False]  # 42 > 40
-    assert critical_sites(need, waits, 15.0, whole, 20).tolist() == [False, True, False, False]  # slowest first
-    assert not critical_sites(need, waits, math.inf, whole, 40).any()  # everything fits: no limit to fill
+
+    def critical(t, size=40, leader=1):
+        found, fitted = critical_sites(left, waits, t, whole, size, leader)
+        return found.tolist(), fitted
+
+    assert critical(15.0) == ([False, True, True, False], 15.0)
+    assert critical(5.0) == ([False, True, False, False], 5.0)
+    assert critical(5.0, leader=3) == ([False, True, False, True], 5.0)  # the leader, by its estimate
+    # 42 > 40: the time shrinks until all three fit (15 + 15 + 10 pages), rather than one being dropped.
+    found, fitted = critical(95.0)
+    assert found == [False, True, True, True] and 14.0 <= fitted < 15.0
+    found, fitted = critical(15.0, size=20)  # two sites of 16 in a batch of 20: 10 pages each
+    assert found == [False, True, True, False] and 9.0 <= fitted < 10.0
+    assert critical(math.inf) == ([False] * 4, math.inf)  # everything fits: no limit to fill
 
 
 def test_with_the_time_lead_the_slowest_site_takes_its_share_and_the_others_its_time():
-    """Site 1 (25 documents, the large-site wait, 1 s) has the most time left (its pages left as estimated);
-    in a batch of 12 the even time gives it 9 and site 2 (4 s) 3. With WIRE_BATCH_TIME_LEAD its PageRank
-    share (11) sets the batch's time (10 s) and it is given all of it; site 2, whose time left (32 s) is more
-    than that short of site 1's (47 s), has slack: it takes its share of what is left."""
+    """Site 1 (25 documents, 23 to fetch) has the most time left: 47 s, its pages left as estimated (48), at
+    the large-site wait of 1 s. Site 2 (13 documents, 9 to fetch, also a large site here) has 8 s. In a batch
+    of 12, the even time gives each 6 pages. With WIRE_BATCH_TIME_LEAD, site 1's PageRank share (11) sets the
+    batch's time (10 s): it keeps more than site 2's time left and a fifth of its own (8 + 5 s) for the
+    crawl's end, and it is given all of that time. Site 2, whose known time left (8 s) is more than 10 s
+    short of the longest (site 1's 22 s), has slack: it takes its share of what is left."""
     docs, links = two_site_crawl()
     sites = np.zeros(3, SITE_DTYPE)
     sites["docs"][1:] = [25, 13]
     settings = {"WIRE_BATCH_SIZE": 12, "WIRE_BATCH_SITE_GROWTH": 0, "WIRE_WAIT_NORMAL": 4.0,
-                "WIRE_WAIT_LARGE_SITE": 1.0, "WIRE_LARGE_SITE_PAGES": 20}
+                "WIRE_WAIT_LARGE_SITE": 1.0, "WIRE_LARGE_SITE_PAGES": 10}
 
     def per_site(**more):
         result = plan(docs, links, config(**{**settings, **more}), 2000.0, count=1, site_records=sites)
         counts = np.bincount(docs["siteid"][result.batches[0] - 1], minlength=3).tolist()
         return counts, result.site_left, result.time_led
 
-    assert per_site() == ([0, 9, 3], None, False)
+    assert per_site() == ([0, 6, 6], None, False)
     counts, left, led = per_site(WIRE_BATCH_TIME_LEAD=True)
     assert counts == [0, 11, 1] and led
     assert left.tolist() == [0.0, 48.0, 9.0]  # site 1: 25 known, 2 fetched, estimated at the guard's 50
@@ -159,8 +170,11 @@ def test_with_the_time_lead_the_slowest_site_takes_its_share_and_the_others_its_
     assert not shared.critical.any()
     untimed, _, _ = per_site(WIRE_BATCH_TIME_SHARE=False)
     assert per_site(WIRE_BATCH_TIME_LEAD=True, WIRE_BATCH_TIME_SHARE=False) == (untimed, None, False)
-    # Batches of 6: site 1's share wants no more than the even time gives it: the batch is not led.
-    assert per_site(WIRE_BATCH_TIME_LEAD=True, WIRE_BATCH_SIZE=6)[::2] == ([0, 5, 1], False)
+    assert per_site(WIRE_BATCH_TIME_LEAD=True, WIRE_BATCH_SIZE=6)[::2] == ([0, 5, 1], True)  # even: 3 / 3
+    # Site 2 at the normal wait of 4.5 s has 36 s left: site 1's 47 s less its reserve (36 + 5 s) leave 6 s,
+    # no more than the batch's time without the lead. The batch is not led, and is shared as without it.
+    slow = {"WIRE_LARGE_SITE_PAGES": 20, "WIRE_WAIT_NORMAL": 4.5}
+    assert per_site(WIRE_BATCH_TIME_LEAD=True, **slow)[::2] == (per_site(**slow)[0], False)
 
 
 def test_softmin_ends_a_batch_with_few_sites_left_when_it_pays():

@@ -29,21 +29,27 @@ batch; the crawl may take more batches, each a batch start.
 The limits go to ``select_batches`` as ``site_limits`` (with any other limits, the smaller wins): within
 them, the batch is still shared by the sites' estimated PageRank. A site with a wait of 0 is not limited.
 
-**The slowest site leads** (``WIRE_BATCH_TIME_LEAD``, off by default). The even time gives the large sites
-the same number of pages a batch, whatever their pages are worth: on the real-document web at waits 0.2 /
-0.05 s the Apache manual, a third of the PageRank, got 252 of the first 1,566 pages fetched where the best
-order takes 538. With the lead, T is also at least the time the slowest site's own share of the batch takes
-(its share by ``site_weights``), so it is fetched as its pages are worth, and the others are limited to that
-time. The slowest site is the one with the most time left at its wait, its pages left as the manager estimates
-them (``sites.pages_left``: a large site shows its pages a section at a time). When its share sets T (the
-batch is *led*), it and the sites whose time left is within T of its own (``critical_sites``) are given their
-whole limit: an idle stretch of theirs would end the crawl later. The others may take less and idle on their
-slack, and softmin (``harvester/batchend.py``) ends a led batch early only if its stragglers keep the slowest
-site idle. The price: the slowest site is no longer held back by the early batches, so it does not end after
-the others by a margin as it does without the lead, and what the other sites' last pages link to can come
-after it is done (the real-document web: 300 dead links of SQLite's, 15 s at its wait). So the lead is for a
-crawl that may be stopped before its end and wants the best pages first, not for one that wants its end
-soonest (``benchmarks/crawl_order.py``, ``benchmarks/realweb_makespan.py``; figures in the README).
+**The slowest site leads** (``WIRE_BATCH_TIME_LEAD``). The even time gives the large sites the same number
+of pages a batch, whatever their pages are worth: on the real-document web at waits 0.2 / 0.05 s the Apache
+manual, a third of the PageRank, got 252 of the first 1,566 pages fetched where the best order takes 538.
+With the lead, T is also at least the time the slowest site's own share of the batch takes (its share by
+``site_weights``), so it is fetched as its pages are worth, and the others are limited to that time. The
+slowest site is the one with the most time left at its wait, its pages left as the manager estimates them
+(``sites.pages_left``: a large site shows its pages a section at a time).
+
+* **Its reserve.** The lead takes no more than leaves the slowest site, after the batch, the next site's time
+  left and ``LEAD_RESERVE`` of its own known pages' time. A crawl finds pages to its end, and what the other
+  sites' last pages link to must be fetched beside the slowest site's last pages, not after them (the
+  real-document web: one SQLite page among its last links to 300 dead pages, 15 s at the large-site wait).
+  Without the reserve, the lead spent the slowest site early, it ended with the others, and the crawl took
+  1.22-1.24 x the politeness bound.
+* **Who may not idle.** When its share sets T (the batch is *led*), it and the sites whose known time left is
+  within T of the longest (``critical_sites``) are given their whole limit: an idle stretch of theirs would end
+  the crawl later. When those limits do not fit in the batch, T shrinks until they do, so that they end
+  together. The others may take less and idle on their slack, and softmin (``harvester/batchend.py``) ends a
+  led batch early only if its stragglers keep the slowest site idle.
+
+Figures in the README (``benchmarks/crawl_order.py``, ``benchmarks/realweb_makespan.py``).
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ import numpy as np
 from .profit import site_caps
 
 PACE_SLACK = 0.5  # the slowest site is paced over this share more batches than its known candidates need
+LEAD_RESERVE = 0.2  # the leading site keeps this share of its known pages' time beyond the next site's time left
 
 
 def site_waits(pages: np.ndarray, crawl_delays: np.ndarray, wait_normal: float, wait_large: float,
@@ -132,22 +139,26 @@ def remaining_times(pages: np.ndarray, waits: np.ndarray) -> np.ndarray:
     return np.maximum(np.asarray(pages, dtype=np.int64) - 1, 0) * np.asarray(waits, dtype=np.float64)
 
 
-def critical_sites(need: np.ndarray, waits: np.ndarray, t: float, whole: np.ndarray, size: int) -> np.ndarray:
-    """Which sites (bool, aligned with ``need``, each site's pages left, and ``waits``) must be fetched through
-    the whole of a batch of time ``t``: those whose crawl time left is within ``t`` of the slowest site's (that
-    site included). Any of them idle for part of the batch would then set the crawl's end (its time left above
-    what the slowest site has left after the batch); the others have that much slack and may idle. Their
-    ``whole`` parts of the batch (aligned too) fit in its ``size``: when they do not all fit, the sites with
-    the most time left come first."""
-    left = remaining_times(need, waits)
-    if not len(left) or left.max() <= 0 or math.isinf(t):
-        return np.zeros(len(left), dtype=bool)
-    near = np.flatnonzero((left > 0) & (left.max() - left < t))
-    near = near[np.argsort(-left[near], kind="stable")]
-    fits = near[np.cumsum(np.asarray(whole)[near]) <= size]
-    critical = np.zeros(len(left), dtype=bool)
-    critical[fits] = True
-    return critical
+def critical_sites(left: np.ndarray, waits: np.ndarray, t: float, whole: np.ndarray, size: int,
+                   leader: int) -> tuple[np.ndarray, float]:
+    """Which sites (bool, aligned with ``left``, each site's known pages left, and ``waits``) must be fetched
+    through the whole of a led batch of time ``t``, and the batch's time they fit in: the ``leader`` and the
+    sites whose crawl time left is within ``t`` of the longest. Any of them idle for part of the batch would
+    then set the crawl's end; the others have that much slack and may idle. Their ``whole`` parts of the batch
+    (aligned too) must fit in its ``size``: when they do not, the time shrinks to their even time, so that they
+    still end together (dropping one of them would leave it idle with as much to fetch as the others). Known
+    pages, not estimates: a site that has just shown many pages linked once (the real-document web: SQLite's
+    300 dead links) is estimated to have hundreds more, and the site next to it would be left idle for them."""
+    times = remaining_times(left, waits)
+    whole = np.asarray(whole)
+    if not len(times) or times.max() <= 0 or math.isinf(t):
+        return np.zeros(len(times), dtype=bool), t
+    critical = (times > 0) & (times.max() - times < t)
+    critical[leader] = True
+    critical &= whole > 0
+    if int(whole[critical].sum()) > size:
+        t = min(t, even_time(np.where(critical, whole, 0), waits, size))
+    return critical, t
 
 
 class TimeShare(NamedTuple):
@@ -196,11 +207,16 @@ def site_time_limits(site_ids: np.ndarray, candidates: np.ndarray, sites: np.nda
             shares = site_caps(config.batch_size, config.batch_samesite, counts[live], config.batch_site_share,
                                np.asarray(weights, dtype=np.float64)[live])
             wanted = (int(shares[np.searchsorted(live, slowest)]) - 1) * float(waits[slowest])
+            # ... within the reserve it keeps for the crawl's end: the next site's time left and a share of its own.
+            times = remaining_times(need, waits)
+            keep = np.delete(times, slowest).max(initial=0.0) + LEAD_RESERVE * pages[slowest] * waits[slowest]
+            wanted = min(wanted, float(times[slowest] - keep))
     base = batch_time(per_site, waits, config.batch_size)
     led = lead and wanted > base  # the slowest site's share sets the batch's time
     t = max(base, wanted)
     timed = limits_at(per_site, waits, t)
     if led:
         whole = timed if limits is None else np.minimum(timed, np.maximum(limits, 1))
-        critical = critical_sites(need, waits, t, whole, config.batch_size)
+        critical, t = critical_sites(per_site, waits, t, whole, config.batch_size, slowest)
+        timed = limits_at(per_site, waits, t)
     return TimeShare(np.maximum(timed, 1), critical, led)
