@@ -224,10 +224,11 @@ SETTINGS: tuple[Setting, ...] = (
                 "to end after the others (wirescrapy/manager/timeshare.py). Sites with a wait of 0 are not limited."),
         Setting("WIRE_BATCH_TIME_LEAD", "", False, "bool",
                 "With WIRE_BATCH_TIME_SHARE, a batch's time is at least what the slowest site's own share of it "
-                "(WIRE_BATCH_SITE_SPLIT) takes; then that site and those near it get their whole time and the "
-                "others may idle on their slack: the best pages sooner, a longer whole crawl (real-document web, "
-                "waits 0.2 / 0.05 s: 91.1% of the oracle's PageRank in the first 20% fetched against 88.0%, and "
-                "1.22-1.24 x the politeness bound against 1.10 x; wirescrapy/manager/timeshare.py)."),
+                "(WIRE_BATCH_SITE_SPLIT) takes, as long as that site keeps a reserve for the crawl's end; then that "
+                "site and those near it get their whole time and the others may idle on their slack: the best pages "
+                "sooner (real-document web, waits 0.2 / 0.05 s: 90.7% of the oracle's PageRank in the first 20% "
+                "fetched against 88.0%; the whole crawl as long in one job of cycles, 1.35-1.36 x the politeness "
+                "bound as queued jobs against 1.14-1.18 x; wirescrapy/manager/timeshare.py)."),
         Setting("WIRE_BATCH_SITE_SPLIT", "", "pagerank", "str",
                 "How a batch is shared among sites: `pagerank`, in proportion to each site's estimated "
                 "share of the PageRank (a walk over sites along the links found, jumping to sites in "

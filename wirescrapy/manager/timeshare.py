@@ -179,7 +179,8 @@ def site_time_limits(site_ids: np.ndarray, candidates: np.ndarray, sites: np.nda
     and ``weights`` (indexed by site-id: how the batch is shared among sites, ``select_batches``'
     ``site_weights``), the slowest site leads (the module docstring): ``limits``, any other limits by site-id
     (``site_growth``), bound its own share; ``left``, each site's pages left to fetch as the manager estimates
-    them (indexed by site-id; default its candidates; never fewer), which site is slowest and which critical."""
+    them (indexed by site-id; default its candidates; never fewer), which site is slowest and what it keeps (which
+    sites are critical goes by their candidates)."""
     if not config.batch_time_share:
         return None
     per_site = np.bincount(np.asarray(site_ids, dtype=np.int64)[candidates], minlength=count + 1)
@@ -200,7 +201,8 @@ def site_time_limits(site_ids: np.ndarray, candidates: np.ndarray, sites: np.nda
         if left is not None:
             given = np.asarray(left)[: count + 1]
             need[: len(given)] = np.maximum(need[: len(given)], given)
-        slowest = int(np.argmax(remaining_times(need, waits)))
+        times = remaining_times(need, waits)
+        slowest = int(np.argmax(times))
         if per_site[slowest]:  # its share of the batch, at its wait
             live = np.flatnonzero(per_site)
             counts = per_site if limits is None else np.minimum(per_site, np.maximum(limits, 1))
@@ -208,7 +210,6 @@ def site_time_limits(site_ids: np.ndarray, candidates: np.ndarray, sites: np.nda
                                np.asarray(weights, dtype=np.float64)[live])
             wanted = (int(shares[np.searchsorted(live, slowest)]) - 1) * float(waits[slowest])
             # ... within the reserve it keeps for the crawl's end: the next site's time left and a share of its own.
-            times = remaining_times(need, waits)
             keep = np.delete(times, slowest).max(initial=0.0) + LEAD_RESERVE * pages[slowest] * waits[slowest]
             wanted = min(wanted, float(times[slowest] - keep))
     base = batch_time(per_site, waits, config.batch_size)
