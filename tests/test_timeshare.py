@@ -177,6 +177,28 @@ def test_with_the_time_lead_the_slowest_site_takes_its_share_and_the_others_its_
     assert per_site(WIRE_BATCH_TIME_LEAD=True, **slow)[::2] == (per_site(**slow)[0], False)
 
 
+def test_with_the_time_lead_the_slowest_site_keeps_its_reserve_while_other_sites_have_pages():
+    """Everything fits in a batch of 100: site 1 (100 documents, 40 to fetch, 39 s at 1 s) and site 2 (5 to
+    fetch, 4 s). While site 2 has pages, what they link to may come yet, so with the lead site 1 takes only
+    what is beyond its reserve (a fifth of its 100 documents' time, 20 s): 20 pages in 19 s. Without the lead,
+    or once site 2 has nothing left, it takes all 40."""
+    sites = np.zeros(3, SITE_DTYPE)
+    sites["docs"][1:] = [100, 30]
+    site_ids = np.array([1] * 40 + [2] * 5)
+    settings = {"WIRE_BATCH_SIZE": 100, "WIRE_WAIT_NORMAL": 4.0, "WIRE_WAIT_LARGE_SITE": 1.0,
+                "WIRE_LARGE_SITE_PAGES": 20}
+    weights = np.array([0.0, 0.5, 0.5])
+
+    def limits(candidates, **more):
+        shared = site_time_limits(site_ids, candidates, sites, config(**{**settings, **more}), 2, weights=weights)
+        return shared.limits.tolist(), shared.led
+
+    everything = np.ones(len(site_ids), bool)
+    assert limits(everything, WIRE_BATCH_TIME_LEAD=True) == ([1, 20, 5], False)
+    assert limits(everything) == ([1, 40, 5], False)
+    assert limits(site_ids == 1, WIRE_BATCH_TIME_LEAD=True) == ([1, 40, 1], False)
+
+
 def test_softmin_ends_a_batch_with_few_sites_left_when_it_pays():
     due = {"began_with": 10, "time_left": 5.0, "restart": 0.3}
     assert softmin_due(active_sites=2, pages_left=40, elapsed=61.0, softmin=3, softmin_time=60.0, **due)

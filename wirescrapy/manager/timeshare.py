@@ -42,7 +42,9 @@ slowest site is the one with the most time left at its wait, its pages left as t
   sites' last pages link to must be fetched beside the slowest site's last pages, not after them (the
   real-document web: one SQLite page among its last links to 300 dead pages, 15 s at the large-site wait).
   Without the reserve, the lead spent the slowest site early, it ended with the others, and the crawl took
-  1.22-1.24 x the politeness bound.
+  1.22-1.24 x the politeness bound. In a batch that is not led, while the other sites have pages to fetch,
+  the slowest site takes no more than its pages beyond the reserve, or the time the others need in the
+  batch (the crawl's last batches, where everything fits).
 * **Who may not idle.** When its share sets T (the batch is *led*), it and the sites whose known time left is
   within T of the longest (``critical_sites``) are given their whole limit: an idle stretch of theirs would end
   the crawl later. When those limits do not fit in the batch, T shrinks until they do, so that they end
@@ -220,4 +222,13 @@ def site_time_limits(site_ids: np.ndarray, candidates: np.ndarray, sites: np.nda
         whole = timed if limits is None else np.minimum(timed, np.maximum(limits, 1))
         critical, t = critical_sites(per_site, waits, t, whole, config.batch_size, slowest)
         timed = limits_at(per_site, waits, t)
+    elif lead and per_site[slowest] and np.delete(per_site, slowest).any():
+        # While other sites have pages to fetch, what they link to may come yet: the slowest site takes no more
+        # than its pages beyond its reserve, or the time the other sites need in the batch.
+        known = remaining_times(per_site, waits)
+        spare = float(known[slowest]) - LEAD_RESERVE * pages[slowest] * waits[slowest]
+        kept = min(t, max(float(np.delete(known, slowest).max()), spare))
+        if kept < t:
+            t = kept
+            timed = limits_at(per_site, waits, t)
     return TimeShare(np.maximum(timed, 1), critical, led)
