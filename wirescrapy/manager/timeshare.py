@@ -205,6 +205,7 @@ def site_time_limits(site_ids: np.ndarray, candidates: np.ndarray, sites: np.nda
             need[: len(given)] = np.maximum(need[: len(given)], given)
         times = remaining_times(need, waits)
         slowest = int(np.argmax(times))
+        reserve = LEAD_RESERVE * float(pages[slowest] * waits[slowest])
         if per_site[slowest]:  # its share of the batch, at its wait
             live = np.flatnonzero(per_site)
             counts = per_site if limits is None else np.minimum(per_site, np.maximum(limits, 1))
@@ -212,7 +213,7 @@ def site_time_limits(site_ids: np.ndarray, candidates: np.ndarray, sites: np.nda
                                np.asarray(weights, dtype=np.float64)[live])
             wanted = (int(shares[np.searchsorted(live, slowest)]) - 1) * float(waits[slowest])
             # ... within the reserve it keeps for the crawl's end: the next site's time left and a share of its own.
-            keep = np.delete(times, slowest).max(initial=0.0) + LEAD_RESERVE * pages[slowest] * waits[slowest]
+            keep = np.delete(times, slowest).max(initial=0.0) + reserve
             wanted = min(wanted, float(times[slowest] - keep))
     base = batch_time(per_site, waits, config.batch_size)
     led = lead and wanted > base  # the slowest site's share sets the batch's time
@@ -226,7 +227,7 @@ def site_time_limits(site_ids: np.ndarray, candidates: np.ndarray, sites: np.nda
         # While other sites have pages to fetch, what they link to may come yet: the slowest site takes no more
         # than its pages beyond its reserve, or the time the other sites need in the batch.
         known = remaining_times(per_site, waits)
-        spare = float(known[slowest]) - LEAD_RESERVE * pages[slowest] * waits[slowest]
+        spare = float(known[slowest]) - reserve
         kept = min(t, max(float(np.delete(known, slowest).max()), spare))
         if kept < t:
             t = kept
