@@ -317,6 +317,8 @@ def test_pages_left_are_the_estimate_less_what_was_fetched_never_more_than_the_g
     fetched = np.concatenate([[False], visited])
     assert site_sizes(site_of, captures, fetched=fetched)[2] > LEFT_GUARD * 24
     assert pages_left(links, site_of, visited).tolist() == [0.0, 8.0, LEFT_GUARD * 24 - 4]
+    # The manager hands over the pass over the links its site shares read: the same estimate.
+    assert pages_left(links, site_of, visited, read=site_links(links, site_of)).tolist() == [0.0, 8.0, 44.0]
 
 
 def test_site_sizes_by_section_sum_each_sections_estimate():

@@ -42,7 +42,7 @@ from .profit import (
     site_growth,
 )
 from .sections import cross_section_links, mirrored
-from .sites import pages_left, site_shares
+from .sites import SiteLinks, pages_left, site_links, site_shares
 from .timeshare import site_time_limits
 
 
@@ -115,13 +115,17 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
         if kinds is not None:
             strata_of = np.zeros(n + 1, dtype=np.int64)
             strata_of[1:] = kinds
-    site_weights = batch_site_weights(links, site_of, sites, config, visited, strata_of)
+    # WIRE_BATCH_TIME_LEAD estimates each site's pages left from the same pass over the links as its share.
+    lead = config.batch_time_share and config.batch_time_lead
+    read = site_links(links, site_of, sites) if lead and config.batch_site_split == "pagerank" else None
+    site_weights = batch_site_weights(links, site_of, sites, config, visited, strata_of, read)
     if site_weights is not None and config.batch_site_catchup:
         site_weights = site_catchup(site_weights, docs["siteid"], visited, ok & ~visited,
                                     config.batch_size * (count or config.batch_count))
     site_left = None
-    if config.batch_time_share and config.batch_time_lead and site_weights is not None:
-        site_left = pages_left(links, site_of, visited, sites, strata_of)
+    if lead and site_weights is not None:
+        site_left = pages_left(links, site_of, visited, sites, strata_of, read)
+    del read
     lap("site shares")
     scores, iterations, per_page = {}, {}, {}
     if weights["crosslinks"] > 0:
@@ -212,13 +216,14 @@ def _returning(value):
 
 
 def batch_site_weights(links: csr_matrix, site_of: np.ndarray, sites: int, config,
-                       visited: np.ndarray | None = None, section_of: np.ndarray | None = None) -> np.ndarray | None:
+                       visited: np.ndarray | None = None, section_of: np.ndarray | None = None,
+                       read: SiteLinks | None = None) -> np.ndarray | None:
     """What a batch is shared among sites in proportion to (indexed by site-id; ``WIRE_BATCH_SITE_SPLIT``):
     each site's estimated share of the PageRank, its known pages, or None for an even share. ``visited``
     (aligned with the pages, doc-id order): the pages fetched, which ``WIRE_BATCH_SITE_UNSEEN`` `found`
     `sections` and `kinds` need (without, Chao's estimate whole); ``section_of`` (indexed by doc-id): each
     page's section, or its kind for `kinds`, which those estimate each site by (without, each site is one
-    section, as `found`)."""
+    section, as `found`). ``read``: ``site_links``' pass over ``links``, when the caller has it already."""
     if config.batch_site_share <= 0 or config.batch_site_split == "even" or not site_of[1:].any():
         return None
     if config.batch_site_split == "pages":
@@ -231,7 +236,7 @@ def batch_site_weights(links: csr_matrix, site_of: np.ndarray, sites: int, confi
         # the estimate is then `found`'s.
         strata = site_of if section_of is None else section_of
     shares = site_shares(links, site_of, sites, config.pagerank_damping, config.siterank_max_error, fetched,
-                         strata)
+                         strata, read)
     return np.maximum(shares, np.finfo(np.float64).tiny)
 
 

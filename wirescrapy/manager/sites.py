@@ -193,15 +193,17 @@ LEFT_GUARD = 2.0  # ``pages_left``: a site is estimated at most this many times 
 
 
 def pages_left(links: csr_matrix, site_of: np.ndarray, visited: np.ndarray, sites: int | None = None,
-               sections: np.ndarray | None = None) -> np.ndarray:
+               sections: np.ndarray | None = None, read: SiteLinks | None = None) -> np.ndarray:
     """Each site's pages left to fetch as estimated now (float64, indexed by site-id): ``site_sizes`` (with
     what its known pages still to fetch are expected to reveal; ``sections`` passed on) less its pages
     ``visited`` (aligned with the pages, doc-id order), the estimate at most ``LEFT_GUARD`` times the pages
     known of the site. Why the guard: Chao's estimator leaps when a site shows many pages linked once and few
     twice, as when a new section of it was just found (the real-document web's Django manual, 689 pages in
-    all, was once estimated to have 6,100 left), and such a leap would make a small site the crawl's slowest."""
+    all, was once estimated to have 6,100 left), and such a leap would make a small site the crawl's slowest.
+    ``read``: ``site_links``' pass over ``links``, when the caller has it already."""
     site_of = np.asarray(site_of)
-    read = site_links(links, site_of, sites)
+    if read is None:
+        read = site_links(links, site_of, sites)
     count = read.graph.shape[0] - 1
     fetched = np.concatenate([[False], np.asarray(visited, dtype=bool)])
     sizes = site_sizes(site_of, read.captures, count, fetched, sections)
@@ -213,9 +215,10 @@ def pages_left(links: csr_matrix, site_of: np.ndarray, visited: np.ndarray, site
 
 def site_shares(links: csr_matrix, site_of: np.ndarray, sites: int | None = None, q: float = 0.15,
                 max_error: float = 1e-6, fetched: np.ndarray | None = None,
-                sections: np.ndarray | None = None) -> np.ndarray:
+                sections: np.ndarray | None = None, read: SiteLinks | None = None) -> np.ndarray:
     """``site_pagerank`` with ``site_sizes`` (``fetched`` and ``sections`` passed on), from one pass over
-    ``links``."""
-    read = site_links(links, site_of, sites)
+    ``links`` (``read``: that pass's ``site_links``, when the caller has it already)."""
+    if read is None:
+        read = site_links(links, site_of, sites)
     sizes = site_sizes(site_of, read.captures, read.graph.shape[0] - 1, fetched, sections)
     return site_pagerank(read.graph, sizes, q, max_error)
