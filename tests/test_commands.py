@@ -136,7 +136,19 @@ def test_ingest_of_no_harvest_s_warc_or_another_collection_s_is_one_line(tmp_pat
     (["-s", "WIRE_WAIT_NORML=1"], "invalid setting: WIRE_WAIT_NORML: no such setting (did you mean WIRE_WAIT_NORMAL?)"),
 ])
 def test_crawl_with_a_bad_setting_or_argument_says_so_in_one_line(tmp_path, args, message):
-    assert_one_line_error(scrapy("crawl", "harvester", "-s", f"WIRE_COLLECTION_DIR={tmp_path}", *args), message)
+    run = scrapy("crawl", "harvester", "-s", f"WIRE_COLLECTION_DIR={tmp_path}", *args)
+    assert_one_line_error(run, message)
+    if args[0] == "-s":  # found before Scrapy's start-up lines: the one line is all there is
+        assert run.stderr.count("\n") == 1, run.stderr[-3000:]
+
+
+def test_a_scrapyd_job_s_bad_setting_is_said_in_its_log(tmp_path):
+    log = tmp_path / "job.log"
+    run = scrapy("crawl", "harvester", "-s", f"WIRE_COLLECTION_DIR={tmp_path / 'c'}", "-s", f"LOG_FILE={log}",
+                 "-s", "WIRE_WAIT_NORML=1")
+    message = "invalid setting: WIRE_WAIT_NORML: no such setting (did you mean WIRE_WAIT_NORMAL?)"
+    assert_one_line_error(run, message)
+    assert f"ERROR: The crawl failed at start: {message}" in log.read_text(encoding="utf-8")
 
 
 def test_a_command_called_the_wrong_way_keeps_scrapy_s_usage_text(tmp_path):

@@ -95,6 +95,15 @@ class WireCommand:
         except WireSettingsError as exc:
             raise InputError(input_error_message(exc)) from None
 
+    def check_settings_now(self) -> None:
+        """``wire_config``'s check, where an ``InputError`` is not yet said by ``run``'s wrapper (in
+        ``process_options``, before Scrapy's start-up lines): one line on stderr, exit status 2."""
+        try:
+            self.wire_config()
+        except InputError as exc:
+            sys.stderr.write(f"scrapy: error: {exc}\n")
+            raise SystemExit(2) from None
+
     def open_collection(self, config: WireConfig, readonly: bool = False) -> Collection:
         try:
             return Collection.from_config(config, readonly=readonly)
