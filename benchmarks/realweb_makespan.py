@@ -6,6 +6,7 @@
     python benchmarks/realweb_makespan.py --mode cycles --real-sites apache,git,scrapy
     python benchmarks/realweb_makespan.py -s WIRE_PLAN_AHEAD=True          # the next batch planned in the tail
     python benchmarks/realweb_makespan.py --code /tmp/base --workdir W    # another checkout (a before/after)
+    python benchmarks/realweb_makespan.py --mode cycles --latency          # the time between two requests
 
 The real-document web (``benchmarks/realweb``: Debian documentation packages, one nginx, every site on its
 own loopback address) is crawled from its home pages to the end, in batches of ``--batch-share`` x N URLs
@@ -44,6 +45,18 @@ median of the bound's site's gaps over its wait, with how many were 10 ms or mor
 the CPU time the harvester processes used (user + system, from ``getrusage``): a crawl whose one process is
 busy most of the makespan is bound by its CPU (parsing, storing), not by politeness.
 
+With ``--latency`` (``latency:`` line), each job also writes its fetches (Scrapy's feed of the harvester's items,
+``fetches-MODE-JOB.jsonl``) and the bound's site's time between two requests inside a batch is split three
+ways: the request on its way (harvester's ``started`` to nginx's start), the response on its way back and read
+(nginx's end to the harvester's ``ended``, from which the wait counts), and the reactor late to send the next
+(``ended`` + the wait to the next ``started``). nginx logs whole milliseconds from a clock it reads once per
+event loop turn, so its end is the turn's start: the middle figure holds nginx's own time with a request, and
+each is good to about a millisecond. ``--mode cycles --latency`` (2026-11-27, bound 107.5 s, makespan 117.9 s,
+6.8 s idle inside batches): 0.57 ms, 1.66 ms (3.6 s) and 0.98 ms (2.1 s; the 56 of 5 ms or more, 1.1 s). The
+idle inside batches is per-request latency, not the CPU the next job's start-up takes: the parse workers at
+nice 10, or the crawl's processes pinned apart (nginx and the workers on one core, the reactor on the other),
+left it as it was (7.0-8.0 s, against 6.7-8.0 s).
+
 Measured (13 sites, N = 7,830, K = 392, waits 0.2 / 0.05 s, bound 107.5 s; load 0.3-0.6; 2026-11-26):
 ``--mode cycles`` 117.4-118.6 s, 1.09-1.10 x the bound (1.16 x before ``CallbackTurn`` and ``LargeSiteWait``,
 in the same window); ``--mode jobs`` 1.51-1.52 x, 23 jobs, of which 22 process starts idle the bound's site
@@ -75,6 +88,7 @@ import time
 from datetime import datetime
 from itertools import pairwise
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -150,6 +164,15 @@ def profile_file(args: argparse.Namespace, workdir: Path, mode: str, job: int) -
     return workdir / f"profile-{mode}-{job:03d}.prof" if args.profile else None
 
 
+def fetch_log(args: argparse.Namespace, workdir: Path, mode: str, job: int) -> list[str]:
+    """``--latency``: the harvester's items (one per fetch, with when it went and when its last byte came) as
+    JSON lines in ``fetches-MODE-JOB.jsonl``, through Scrapy's feed exports, as a Scrapyd job's ``items_dir``."""
+    if not args.latency:
+        return []
+    path = workdir / f"fetches-{mode}-{job:03d}.jsonl"
+    return ["-s", "FEEDS=" + json.dumps({str(path): {"format": "jsonlines", "overwrite": True}})]
+
+
 def print_profile(workdir: Path, mode: str, top: int = 30) -> None:
     """The harvesters' functions of most own time (``--profile``), summed over the mode's jobs."""
     import pstats
@@ -190,7 +213,7 @@ def queued_jobs(args: argparse.Namespace, web: RealWeb, collection: Path, seeds:
         while len(logs) < args.max_cycles:
             job = len(logs)
             logs.append(workdir / f"queued-{job:03d}.log")
-            extra = (["-a", f"seeds={seeds}"] if job == 0 else []) + waiting
+            extra = (["-a", f"seeds={seeds}"] if job == 0 else []) + waiting + fetch_log(args, workdir, "queued", job)
             command = harvester_command(args, web, collection, extra, profile_file(args, workdir, "queued", job))
             starts.append(time.time())
             with open(logs[-1], "wb") as log:
@@ -253,7 +276,8 @@ def crawl(args: argparse.Namespace, web: RealWeb, mode: str, workdir: Path) -> d
         if mode == "cycles":
             starts.append(time.time())
             jobs = 1
-            harvester(args, web, collection, ["-a", f"seeds={seeds}", "-a", f"cycles={args.max_cycles}"], log,
+            harvester(args, web, collection, ["-a", f"seeds={seeds}", "-a", f"cycles={args.max_cycles}",
+                                              *fetch_log(args, workdir, mode, 0)], log,
                       profile_file(args, workdir, mode, 0))
         elif mode == "queued":
             job_logs = queued_jobs(args, web, collection, seeds, workdir, starts)
@@ -263,7 +287,7 @@ def crawl(args: argparse.Namespace, web: RealWeb, mode: str, workdir: Path) -> d
             while jobs < args.max_cycles:
                 log.flush()
                 start = log.tell()
-                extra = ["-a", f"seeds={seeds}"] if jobs == 0 else []
+                extra = (["-a", f"seeds={seeds}"] if jobs == 0 else []) + fetch_log(args, workdir, mode, jobs)
                 starts.append(time.time())
                 code = harvester(args, web, collection, extra, log, profile_file(args, workdir, mode, jobs))
                 jobs += 1
@@ -340,6 +364,50 @@ def where_time_goes(requests: list[nginx.Request], host: str, wait: float, event
             f"{mean(exits)} (sum {sum(exits):.1f} s){gaps}")
 
 
+def request_latency(requests: list[nginx.Request], host: str, wait: float, events: list[tuple[float, str]],
+                    fetches: list[dict]) -> str:
+    """The ``latency:`` line (``--latency``): the bound's site's requests inside batches, each matched with the
+    harvester's item of its URL (``started``: when the request went to the network; ``ended``: when its last
+    byte came, which the site's wait counts from). Means, in ms: nginx's start after ``started`` (the request
+    on its way), the harvester's ``ended`` after nginx's end (the response on its way and read), and the next
+    request's ``started`` after ``ended`` + the wait (the reactor late, busy with other work), with how many of
+    those were 5 ms or more and their sum. nginx logs whole milliseconds: each figure is within a millisecond."""
+    items: dict[str, dict] = {}
+    for item in fetches:
+        split = urlsplit(item.get("url", ""))
+        if (split.hostname or "") == host and item.get("started") and item.get("ended"):
+            items[split.path + (f"?{split.query}" if split.query else "")] = item
+    own = sorted((r for r in requests if r.host == host and r.uri in items), key=lambda r: r.start)
+    batches = [when for when, kind in events if kind == "batch"]
+    sent, read, late = [], [], []
+    for request in own:
+        item = items[request.uri]
+        sent.append(request.start - item["started"])
+        read.append(item["ended"] - request.end)
+    for previous, request in pairwise(own):
+        if not any(previous.end <= b <= request.start for b in batches):
+            late.append(items[request.uri]["started"] - items[previous.uri]["ended"] - wait)
+    if not late:
+        return f"latency: no fetch of {host} matched in the harvester's items"
+    slow = [value for value in late if value >= 0.005]
+
+    def ms(values: list[float]) -> str:
+        return f"{sum(values) / len(values) * 1e3:.2f} ms"
+
+    return (f"latency: {host}, {len(own)} requests: sent to nginx's start {ms(sent)}; nginx's end to the last "
+            f"byte read {ms(read)} (sum {sum(read):.1f} s); the wait's end to the next sent {ms(late)} (sum "
+            f"{sum(late):.1f} s; {len(slow)} of 5 ms or more, sum {sum(slow):.1f} s); inside batches, nginx's "
+            f"whole ms")
+
+
+def read_fetches(workdir: Path, mode: str) -> list[dict]:
+    fetches = []
+    for path in sorted(workdir.glob(f"fetches-{mode}-*.jsonl")):
+        with open(path, encoding="utf-8") as lines:
+            fetches.extend(json.loads(line) for line in lines if line.strip())
+    return fetches
+
+
 def bound(requests: list[nginx.Request], wait_of: dict[str, float]) -> tuple[float, str]:
     """Max over sites of (requests - 1) x wait + the site's fetch times, and the site reaching it."""
     per_site: dict[str, list[nginx.Request]] = {}
@@ -369,6 +437,9 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true",
                         help="run each harvester under cProfile (the reactor thread: where its CPU goes; the "
                              "makespan is then not comparable) and print its functions of most own time")
+    parser.add_argument("--latency", action="store_true",
+                        help="log every fetch (Scrapy's feed of the harvester's items) and print where the bound's "
+                             "site's time goes between two of its requests")
     parser.add_argument("--workdir", help="keep collections, logs and nginx's files here")
     parser.add_argument("--code", help="checkout of the crawler to run (default: this one), e.g. a worktree of "
                         "an earlier commit, for a before/after with the same benchmark")
@@ -424,6 +495,9 @@ def main() -> int:
                       f"{lower:.1f} s", flush=True)
                 print("    " + where_time_goes(requests, where, wait_of[where], log_events(result["log"]),
                                                  result["starts"]), flush=True)
+                if args.latency:
+                    print("    " + request_latency(requests, where, wait_of[where], log_events(result["log"]),
+                                                     read_fetches(workdir, mode)), flush=True)
                 problems += bool(overlaps or short)
                 if args.profile:
                     print_profile(workdir, mode)
