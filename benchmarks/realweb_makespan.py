@@ -53,9 +53,10 @@ ways: the request on its way (harvester's ``started`` to nginx's start), the res
 event loop turn, so its end is the turn's start: the middle figure holds nginx's own time with a request, and
 each is good to about a millisecond. ``--mode cycles --latency`` (2026-11-27, bound 107.5 s, makespan 117.9 s,
 6.8 s idle inside batches): 0.57 ms, 1.66 ms (3.6 s) and 0.98 ms (2.1 s; the 56 of 5 ms or more, 1.1 s). The
-idle inside batches is per-request latency, not the CPU the next job's start-up takes: the parse workers at
-nice 10, or the crawl's processes pinned apart (nginx and the workers on one core, the reactor on the other),
-left it as it was (7.0-8.0 s, against 6.7-8.0 s).
+idle inside batches is per-request latency, not the other processes' CPU: with the parse workers at nice 10
+it was 7.9 s (main 8.0 s, the run after), with the processes pinned apart (nginx and the workers on one core,
+the harvester on the other) 7.0 s (main 6.7-8.0 s that day); queued jobs whose start-up ran at nice 19 until
+they took the collection took 122.3 and 123.8 s, main 123.5 and 123.1 s.
 
 Measured (13 sites, N = 7,830, K = 392, waits 0.2 / 0.05 s, bound 107.5 s; load 0.3-0.6; 2026-11-26):
 ``--mode cycles`` 117.4-118.6 s, 1.09-1.10 x the bound (1.16 x before ``CallbackTurn`` and ``LargeSiteWait``,
