@@ -125,3 +125,29 @@ def test_a_site_is_missing_while_a_package_adding_to_its_tree_is_not_installed(t
     added = Site("added", "pkg-of-its-tree", str(tmp_path), "test", also=("wire-test-no-such-package",))
     assert missing([alone, added]) == [added]
     assert packages([alone, added]) == ["pkg-of-its-tree", "wire-test-no-such-package"]
+
+
+def test_the_makespan_latency_splits_the_bound_s_site_s_time_between_two_requests():
+    """``--latency``: the bound's site's requests matched with the harvester's items by URL; the time from one
+    to the next split into the request's way, the response's way back and read, and the reactor late; a gap
+    across a batch start is not counted as late."""
+    from benchmarks.realweb_makespan import request_latency
+
+    host = "apache.realweb.test"
+    requests = [nginx.Request(10.000, 10.010, host, 200, "GET /a HTTP/1.1", uri="/a"),
+                nginx.Request(10.062, 10.070, host, 200, "GET /b?x=1 HTTP/1.1", uri="/b?x=1"),
+                nginx.Request(12.000, 12.010, host, 200, "GET /c HTTP/1.1", uri="/c"),
+                nginx.Request(10.5, 10.6, "git.realweb.test", 200, "GET /a HTTP/1.1", uri="/a")]
+    fetches = [{"url": f"http://{host}:8080/a", "started": 9.999, "ended": 10.011},
+               {"url": f"http://{host}:8080/b?x=1", "started": 10.061, "ended": 10.072},  # 0 ms late
+               {"url": f"http://{host}:8080/c", "started": 11.999, "ended": 12.012},
+               {"url": "http://git.realweb.test:8080/a", "started": 10.4, "ended": 10.7}]
+    line = request_latency(requests, host, 0.05, [(11.0, "batch")], fetches)
+    assert line == (f"latency: {host}, 3 requests: sent to nginx's start 1.00 ms; nginx's end to the last byte "
+                    "read 1.67 ms (sum 0.0 s); the wait's end to the next sent 0.00 ms (sum 0.0 s; 0 of 5 ms or "
+                    "more, sum 0.0 s); inside batches, nginx's whole ms")
+    fetches[1]["started"] = 10.071  # 10 ms late
+    assert "the wait's end to the next sent 10.00 ms (sum 0.0 s; 1 of 5 ms or more" in request_latency(
+        requests, host, 0.05, [(11.0, "batch")], fetches)
+    assert request_latency(requests, "python.realweb.test", 0.05, [], fetches) == (
+        "latency: no fetch of python.realweb.test matched in the harvester's items")
