@@ -133,13 +133,23 @@ def test_ingest_of_no_harvest_s_warc_or_another_collection_s_is_one_line(tmp_pat
     (["-s", "WIRE_BATCH_SIZE=abc"],
      "invalid setting: WIRE_BATCH_SIZE: expected int, got 'abc' (invalid literal for int() with base 10: 'abc')"),
     (["-a", "cycles=x"], "harvester: cycles must be a whole number, got 'x'"),
+    (["-a", "seeds=/no/such/seeds.txt"], "harvester: seeds file /no/such/seeds.txt does not exist"),
     (["-s", "WIRE_WAIT_NORML=1"], "invalid setting: WIRE_WAIT_NORML: no such setting (did you mean WIRE_WAIT_NORMAL?)"),
 ])
 def test_crawl_with_a_bad_setting_or_argument_says_so_in_one_line(tmp_path, args, message):
     run = scrapy("crawl", "harvester", "-s", f"WIRE_COLLECTION_DIR={tmp_path}", *args)
     assert_one_line_error(run, message)
-    if args[0] == "-s":  # found before Scrapy's start-up lines: the one line is all there is
-        assert run.stderr.count("\n") == 1, run.stderr[-3000:]
+    assert run.stderr.count("\n") == 1, run.stderr[-3000:]  # found before Scrapy's start-up lines
+
+
+@pytest.mark.parametrize(("spider", "message"), [
+    ("harvestor", "no spider named 'harvestor' in this project (did you mean harvester?)"),
+    ("sitemap", "no spider named 'sitemap' in this project (its spiders: harvester)"),
+])
+def test_crawl_of_a_spider_the_project_has_not_says_so_in_one_line(tmp_path, spider, message):
+    run = scrapy("crawl", spider, "-s", f"WIRE_COLLECTION_DIR={tmp_path}")
+    assert_one_line_error(run, message)
+    assert run.stderr.count("\n") == 1, run.stderr[-3000:]
 
 
 def test_a_scrapyd_job_s_bad_setting_is_said_in_its_log(tmp_path):

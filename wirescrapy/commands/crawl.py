@@ -3,18 +3,23 @@
 ``scrapy: error: …``, and exit status 2 (``WireCommand.crawl``) instead of a page of
 ``Unhandled error in Deferred``. A project's ``COMMANDS_MODULE`` overrides Scrapy's command of the same name.
 
-A bad or misspelled WIRE setting is found before Scrapy's start-up lines (its version, the platform, the
-settings overridden), so that the one line is all a person at the keyboard reads. A Scrapyd job (``LOG_FILE``
-set) is checked when the crawl starts, as before: its log, not stderr, is what a person reads, and the line is
-logged there.
+A bad or misspelled WIRE setting, and a spider argument its class's ``check_arguments`` refuses, are found
+before Scrapy's start-up lines (its version, the platform, the settings overridden), so that the one line is
+all a person at the keyboard reads. A Scrapyd job (``LOG_FILE`` set) is checked when the crawl starts, as
+before: its log, not stderr, is what a person reads, and the line is logged there.
 """
 
 from __future__ import annotations
 
+import difflib
+import sys
+from typing import NoReturn
+
 from scrapy.commands import crawl
 from scrapy.exceptions import UsageError
+from scrapy.utils.misc import load_object
 
-from wirescrapy.commands.base import WireCommand
+from wirescrapy.commands.base import WireCommand, input_error_message
 
 
 class Command(WireCommand, crawl.Command):
@@ -24,6 +29,32 @@ class Command(WireCommand, crawl.Command):
         super().process_options(args, opts)
         if not self.settings.get("LOG_FILE"):
             self.check_settings_now()
+            if len(args) == 1:
+                self.check_arguments_now(args[0], opts.spargs)
+
+    def check_arguments_now(self, name: str, arguments: dict) -> None:
+        """The spider named, and its ``-a`` arguments by its class's ``check_arguments`` if it has one: a spider
+        the project has not, or a ValueError, is one line on stderr, exit status 2."""
+        loader = load_object(self.settings["SPIDER_LOADER_CLASS"]).from_settings(self.settings.frozencopy())
+        try:
+            spider = loader.load(name)
+        except KeyError:
+            names = sorted(loader.list())
+            close = difflib.get_close_matches(name, names, n=1)
+            hint = f"did you mean {close[0]}?" if close else f"its spiders: {', '.join(names) or 'none'}"
+            self._refuse(f"no spider named {name!r} in this project ({hint})")
+        check = getattr(spider, "check_arguments", None)
+        if check is None:
+            return
+        try:
+            check(**arguments)
+        except ValueError as exc:
+            self._refuse(input_error_message(exc, name))
+
+    @staticmethod
+    def _refuse(message: str) -> NoReturn:
+        sys.stderr.write(f"scrapy: error: {message}\n")
+        raise SystemExit(2)
 
     def run(self, args, opts):
         if len(args) != 1:

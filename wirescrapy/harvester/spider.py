@@ -102,19 +102,7 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
         self.detached_dir = warc
         self.warc_dir = warc or ""  # where fetches are archived; WIRE_WARC_DIR when not detached
         self.seeds_file = seeds
-        try:
-            self.cycles = int(cycles)
-        except ValueError:
-            raise ValueError(f"cycles must be a whole number, got {cycles!r}") from None
-        if self.cycles < 1:
-            raise ValueError(f"cycles must be >= 1, got {cycles!r}")
-        if batch and seeds:
-            raise ValueError("give a batch or seeds, not both: seeds go into the next batch the manager writes")
-        if warc and (not batch or seeds or self.cycles != 1):
-            raise ValueError("a detached harvest (-a warc=OUTDIR) needs a batch (-a batch=DIR), and takes no seeds "
-                             "and one cycle: the collection plans and ingests")
-        if seeds and not Path(seeds).is_file():
-            raise ValueError(f"seeds file {seeds} does not exist")
+        self.cycles = self.check_arguments(batch, seeds, cycles, warc)
         self.harvest: Harvest | None = None
         self.batch: Batch | None = None  # the batch being harvested
         self.done: set[int] = set()  # its doc-ids fetched before a restart
@@ -123,6 +111,26 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
         self._sitemaps_left: dict[str, int] = {}
         self._stop_reason = ""  # why a failed write stopped the harvest (a close reason)
         self._frozen_before = False  # the objects loaded before the collection was taken are frozen
+
+    @staticmethod
+    def check_arguments(batch: str | None = None, seeds: str | None = None, cycles: str | int = 1,
+                        warc: str | None = None, **kwargs) -> int:
+        """The number of cycles, once the spider's arguments are found to fit together; a ValueError says what
+        does not. ``scrapy crawl`` checks them before Scrapy's start-up lines (``commands/crawl.py``)."""
+        try:
+            count = int(cycles)
+        except ValueError:
+            raise ValueError(f"cycles must be a whole number, got {cycles!r}") from None
+        if count < 1:
+            raise ValueError(f"cycles must be >= 1, got {cycles!r}")
+        if batch and seeds:
+            raise ValueError("give a batch or seeds, not both: seeds go into the next batch the manager writes")
+        if warc and (not batch or seeds or count != 1):
+            raise ValueError("a detached harvest (-a warc=OUTDIR) needs a batch (-a batch=DIR), and takes no seeds "
+                             "and one cycle: the collection plans and ingests")
+        if seeds and not Path(seeds).is_file():
+            raise ValueError(f"seeds file {seeds} does not exist")
+        return count
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
