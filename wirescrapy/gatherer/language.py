@@ -12,11 +12,11 @@ The result is an ISO 639-1 code ("en", "es"), or "" when the text is too short t
 The model ships LZMA-compressed, and reading it takes 0.8 s of CPU in every process that classifies: each
 parse worker, so each harvester job (``gatherer/workers.py``), and a job queued behind another spends it
 while that one harvests, on a machine whose cores the harvest needs. The model read once is kept in the
-user's cache (``$XDG_CACHE_HOME/wirescrapy``, else ``~/.cache/wirescrapy``; the directory private to the
-user) as the pickled classifier, zstd-compressed, 7 MB: read in 0.2 s. The cache file is named after
-py3langid's version and its model file's size; one that cannot be read, or is not the user's own and
-private, is ignored and written again; a cache that cannot be written is no error (the model is read as
-shipped).
+user's cache (``$XDG_CACHE_HOME/wirescrapy``, else ``~/.cache/wirescrapy``, created private to the user) as
+the pickled classifier, zstd-compressed, 7 MB: read in 0.2 s. The cache file is named after py3langid's
+version and its model file's size; one that cannot be read, or that is not the user's own or that others may
+write, is never unpickled: the model is read as shipped and the file written again. A cache that cannot be
+written is no error.
 """
 
 from __future__ import annotations
