@@ -43,6 +43,7 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest, NotCo
 
 from wirescrapy.collection.writes import DISK_FULL, failure_message, is_write_failure
 from wirescrapy.config import WireConfig
+from wirescrapy.harvester.arguments import check_arguments
 from wirescrapy.harvester.batchend import BatchEnd
 from wirescrapy.harvester.fetch import classify, failure_fetch, kind_of, response_fetch
 from wirescrapy.harvester.meta import (
@@ -112,25 +113,7 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
         self._stop_reason = ""  # why a failed write stopped the harvest (a close reason)
         self._frozen_before = False  # the objects loaded before the collection was taken are frozen
 
-    @staticmethod
-    def check_arguments(batch: str | None = None, seeds: str | None = None, cycles: str | int = 1,
-                        warc: str | None = None, **kwargs) -> int:
-        """The number of cycles, once the spider's arguments are found to fit together; a ValueError says what
-        does not. ``scrapy crawl`` checks them before Scrapy's start-up lines (``commands/crawl.py``)."""
-        try:
-            count = int(cycles)
-        except ValueError:
-            raise ValueError(f"cycles must be a whole number, got {cycles!r}") from None
-        if count < 1:
-            raise ValueError(f"cycles must be >= 1, got {cycles!r}")
-        if batch and seeds:
-            raise ValueError("give a batch or seeds, not both: seeds go into the next batch the manager writes")
-        if warc and (not batch or seeds or count != 1):
-            raise ValueError("a detached harvest (-a warc=OUTDIR) needs a batch (-a batch=DIR), and takes no seeds "
-                             "and one cycle: the collection plans and ingests")
-        if seeds and not Path(seeds).is_file():
-            raise ValueError(f"seeds file {seeds} does not exist")
-        return count
+    check_arguments = staticmethod(check_arguments)  # scrapy crawl checks the -a arguments with it first
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
