@@ -44,7 +44,8 @@ class InputError(UsageError):
 
 
 def _one_line(run):
-    """``run`` with an ``InputError`` said in one line on stderr, and exit status 2."""
+    """``run`` (a command's ``run`` or ``process_options``) with an ``InputError`` said in one line on stderr,
+    and exit status 2."""
 
     @functools.wraps(run)
     def wrapper(self, args, opts):
@@ -79,8 +80,9 @@ class WireCommand:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if "run" in cls.__dict__:
-            cls.run = _one_line(cls.__dict__["run"])
+        for name in ("run", "process_options"):  # process_options: a check before Scrapy's start-up lines
+            if name in cls.__dict__:
+                setattr(cls, name, _one_line(cls.__dict__[name]))
 
     def process_options(self, args, opts):
         super().process_options(args, opts)
@@ -94,15 +96,6 @@ class WireCommand:
             return WireConfig.from_settings(self.settings)
         except WireSettingsError as exc:
             raise InputError(input_error_message(exc)) from None
-
-    def check_settings_now(self) -> None:
-        """``wire_config``'s check, where an ``InputError`` is not yet said by ``run``'s wrapper (in
-        ``process_options``, before Scrapy's start-up lines): one line on stderr, exit status 2."""
-        try:
-            self.wire_config()
-        except InputError as exc:
-            sys.stderr.write(f"scrapy: error: {exc}\n")
-            raise SystemExit(2) from None
 
     def open_collection(self, config: WireConfig, readonly: bool = False) -> Collection:
         try:

@@ -12,14 +12,12 @@ before: its log, not stderr, is what a person reads, and the line is logged ther
 from __future__ import annotations
 
 import difflib
-import sys
-from typing import NoReturn
 
 from scrapy.commands import crawl
 from scrapy.exceptions import UsageError
 from scrapy.utils.misc import load_object
 
-from wirescrapy.commands.base import WireCommand, input_error_message
+from wirescrapy.commands.base import InputError, WireCommand, input_error_message
 
 
 class Command(WireCommand, crawl.Command):
@@ -28,13 +26,13 @@ class Command(WireCommand, crawl.Command):
     def process_options(self, args, opts):
         super().process_options(args, opts)
         if not self.settings.get("LOG_FILE"):
-            self.check_settings_now()
+            self.wire_config()
             if len(args) == 1:
-                self.check_arguments_now(args[0], opts.spargs)
+                self.check_arguments(args[0], opts.spargs)
 
-    def check_arguments_now(self, name: str, arguments: dict) -> None:
+    def check_arguments(self, name: str, arguments: dict) -> None:
         """The spider named, and its ``-a`` arguments by its class's ``check_arguments`` if it has one: a spider
-        the project has not, or a ValueError, is one line on stderr, exit status 2."""
+        the project has not, or a ValueError, is an ``InputError``."""
         loader = load_object(self.settings["SPIDER_LOADER_CLASS"]).from_settings(self.settings.frozencopy())
         try:
             spider = loader.load(name)
@@ -42,19 +40,14 @@ class Command(WireCommand, crawl.Command):
             names = sorted(loader.list())
             close = difflib.get_close_matches(name, names, n=1)
             hint = f"did you mean {close[0]}?" if close else f"its spiders: {', '.join(names) or 'none'}"
-            self._refuse(f"no spider named {name!r} in this project ({hint})")
+            raise InputError(f"no spider named {name!r} in this project ({hint})") from None
         check = getattr(spider, "check_arguments", None)
         if check is None:
             return
         try:
             check(**arguments)
         except ValueError as exc:
-            self._refuse(input_error_message(exc, name))
-
-    @staticmethod
-    def _refuse(message: str) -> NoReturn:
-        sys.stderr.write(f"scrapy: error: {message}\n")
-        raise SystemExit(2)
+            raise InputError(input_error_message(exc, name)) from None
 
     def run(self, args, opts):
         if len(args) != 1:
