@@ -227,8 +227,8 @@ SETTINGS: tuple[Setting, ...] = (
                 "(WIRE_BATCH_SITE_SPLIT) takes, as long as that site keeps a reserve for the crawl's end; then that "
                 "site and those near it get their whole time and the others may idle on their slack: the best pages "
                 "sooner (real-document web, waits 0.2 / 0.05 s: 90.7% of the oracle's PageRank in the first 20% "
-                "fetched against 88.0%; a whole crawl in one job of cycles as long as without it, but 1.27-1.30 x "
-                "the politeness bound as queued jobs against 1.12-1.19 x; wirescrapy/manager/timeshare.py)."),
+                "fetched against 88.0%; a whole crawl in one job of cycles as long as without it, but 1.27-1.31 x "
+                "the politeness bound as queued jobs against 1.12-1.22 x; wirescrapy/manager/timeshare.py)."),
         Setting("WIRE_BATCH_SITE_SPLIT", "", "pagerank", "str",
                 "How a batch is shared among sites: `pagerank`, in proportion to each site's estimated "
                 "share of the PageRank (a walk over sites along the links found, jumping to sites in "
