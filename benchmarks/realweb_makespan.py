@@ -320,6 +320,11 @@ def log_events(log_file: Path) -> list[tuple[float, str]]:
     return events
 
 
+def across_batch_start(previous: nginx.Request, request: nginx.Request, batches: list[float]) -> bool:
+    """Whether a batch was queued between two requests of a site (the gap spans a batch start)."""
+    return any(previous.end <= b <= request.start for b in batches)
+
+
 def where_time_goes(requests: list[nginx.Request], host: str, wait: float, events: list[tuple[float, str]],
                     starts: list[float]) -> str:
     """The ``where:`` line (see the module's docstring)."""
@@ -330,7 +335,7 @@ def where_time_goes(requests: list[nginx.Request], host: str, wait: float, event
     across = inside = 0.0
     for previous, request in pairwise(own):
         idle = max(request.start - previous.end - wait, 0.0)
-        if any(previous.end <= b <= request.start for b in batches):
+        if across_batch_start(previous, request, batches):
             across += idle
         else:
             inside += idle
@@ -386,7 +391,7 @@ def request_latency(requests: list[nginx.Request], host: str, wait: float, event
         sent.append(request.start - item["started"])
         read.append(item["ended"] - request.end)
     for previous, request in pairwise(own):
-        if not any(previous.end <= b <= request.start for b in batches):
+        if not across_batch_start(previous, request, batches):
             late.append(items[request.uri]["started"] - items[previous.uri]["ended"] - wait)
     if not late:
         return f"latency: no fetch of {host} matched in the harvester's items"
