@@ -26,7 +26,8 @@ SITES = [
     BatchSite(1, "http://a.example", "192.0.2.1", RobotsState.VALID, 1000.0, False,
               b"User-agent: *\nDisallow: /private\n", 2.5, 120),
     BatchSite(2, "https://b.example:8443", "", RobotsState.UNKNOWN, 0.0, True, None, 0.0, 3),
-    BatchSite(3, "http://c.example", "2001:db8::1", RobotsState.MISSING, 500.0, False, None, 0.0, 7, left=40),
+    BatchSite(3, "http://c.example", "2001:db8::1", RobotsState.MISSING, 500.0, False, None, 0.0, 7, left=40,
+              critical=True),
 ]
 URLS = [
     BatchURL(10, 2, 0, False, 0.9, 0.0, "https://b.example:8443/"),
@@ -50,6 +51,9 @@ def test_round_trip(tmp_path):
     assert batch.sites[2].robots_txt is None and batch.sites[2].robots_due
     assert batch.sites[3].ip == "2001:db8::1" and batch.sites[3].robots_state is RobotsState.MISSING
     assert (batch.sites[1].left, batch.sites[3].left) == (0, 40)
+    assert [site.critical for site in batch.sites.values()] == [False, False, True]
+    assert ['"critical": true' in line for line in (paths[0] / "sites.jsonl").read_text().splitlines()] == \
+        [False, False, True]  # said only of the sites a led batch plans to end together
     info = json.loads((paths[0] / "batch.json").read_text())
     assert info["format"] == "wirescrapy-batch" and info["version"] == 2
     assert (info["urls"], info["sites"], info["new_pages"], info["revisits"], info["size"]) == (4, 3, 3, 1, 100)

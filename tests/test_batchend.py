@@ -5,6 +5,7 @@ weighing of a batch that does not say what its sites left for later batches (wri
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 
@@ -127,6 +128,11 @@ def test_softmin_weighs_a_batch_the_slowest_site_led_by_that_site_s_idle_time_in
         spider.batch.info["time_led"] = True
         assert spider._softmin_gain(queue, now) == pytest.approx(critical_idle(queue.site_times(now), later))
         assert spider._softmin_gain(queue, now) <= 0
+        # The sites the batch planned to end together (sites.jsonl's "critical") are read when it is queued.
+        assert spider._together == frozenset()
+        spider.batch.sites = {key: dataclasses.replace(site, critical=True) for key, site in spider.batch.sites.items()}
+        spider._watch_batch()
+        assert spider._together == frozenset(queue.site_times(now)) == {SITE, "http://b.cl"}
     finally:
         spider._stop_watching()
         spider.harvest.close()

@@ -162,6 +162,10 @@ def test_with_the_time_lead_the_slowest_site_takes_its_share_and_the_others_its_
     counts, left, led = per_site(WIRE_BATCH_TIME_LEAD=True)
     assert counts == [0, 11, 1] and led
     assert left.tolist() == [0.0, 48.0, 9.0]  # site 1: 25 known, 2 fetched, estimated at the guard's 50
+    # The batch names the sites planned to fetch through it (sites.jsonl's "critical", which softmin reads).
+    led_plan = plan(docs, links, config(**settings, WIRE_BATCH_TIME_LEAD=True), 2000.0, count=1, site_records=sites)
+    assert led_plan.critical.tolist() == [False, True, False]
+    assert plan(docs, links, config(**settings), 2000.0, count=1, site_records=sites).critical is None
     everything = np.ones(len(docs), bool)
     shared = site_time_limits(docs["siteid"], everything, sites, config(**settings), 2,
                               weights=np.array([0.0, 17.7, 0.19]), left=left)  # without the lead: as before
@@ -229,6 +233,23 @@ def test_softmin_weighs_the_time_the_stragglers_keep_the_slowest_site_idle():
     # Nothing left for later batches: the next batch would hold the same stragglers, nothing is gained.
     assert critical_idle({"big": 3.0, "small": 4.0}, {}) < 0
     assert critical_idle({}, later) == 0.0 and critical_idle({}, {}) == 0.0
+
+
+def test_the_sites_a_led_batch_planned_to_end_together_are_no_stragglers_of_one_another():
+    """A led batch (stop 33's queued crawl, batch 5): apache 185 pages and postgresql 196 at 0.05 s, both
+    critical, the eleven other sites one page each and done in a quarter of a second. postgresql's queue
+    outlasting apache's by 0.55 s is no reason to end the batch and plan it again; a site not planned to
+    end with them still is."""
+    active = {"apache": 184 * 0.05, "postgresql": 195 * 0.05}
+    later = {"apache": 1583 * 0.05, "postgresql": 859 * 0.05, "sqlite": 816 * 0.05}
+    assert critical_idle(active, later) == pytest.approx(0.55)
+    together = frozenset({"apache", "postgresql"})
+    assert critical_idle(active, later, together) < 0
+    assert critical_idle({**active, "sqlite": 12.0}, later, together) == pytest.approx(12.0 - 184 * 0.05)
+    # Whether the slowest site is one of them decides: when it is not, they straggle as any site does.
+    assert critical_idle(active, later, frozenset({"postgresql", "sqlite"})) == pytest.approx(0.55)
+    assert softmin_gain(active, later, last_cycle=True, together=together) < 0
+    assert softmin_gain(active, later, last_cycle=True) == pytest.approx(0.55)
 
 
 def test_softmin_weighs_a_batch_that_does_not_say_what_is_left_as_an_earlier_cycle():

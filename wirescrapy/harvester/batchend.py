@@ -26,7 +26,10 @@ answers, both watched by a timer of the spider (``BatchEnd``) while a batch runs
   before ``left`` was recorded does not say what is left (not nothing): it is weighed as in an earlier cycle.
   A batch whose time the slowest site's own share set (``WIRE_BATCH_TIME_LEAD``: batch.json's ``time_led``)
   is weighed so in every cycle: the manager let the sites with slack end before that site on purpose
-  (``manager/timeshare.py``), and ``left`` counts the pages it expects to find too.
+  (``manager/timeshare.py``), and ``left`` counts the pages it expects to find too. The sites it planned to
+  fetch through such a batch and end together (``BatchSite.critical``) are no stragglers of one another:
+  without that, a led batch whose one-page sites were done in a quarter of a second was ended there for the
+  0.55 s between its two critical sites' queues, and planned again the same by the next job.
 * **planning ahead** (``WIRE_PLAN_AHEAD``): once the batch's pages left need less time than the last
   manager run took (``plan_due``), the manager's records and links are copied and its computation runs in
   a thread, leaving out the batch's pages not recorded as fetched yet (queued, in flight, or on their way
@@ -77,27 +80,35 @@ def softmin_due(active_sites: int, pages_left: int, elapsed: float, softmin: int
             and time_left > SOFTMIN_GAIN * restart)
 
 
-def critical_idle(active: Mapping[str, float], later: Mapping[str, float]) -> float:
+def critical_idle(active: Mapping[str, float], later: Mapping[str, float],
+                  together: frozenset[str] = frozenset()) -> float:
     """How long the batch's stragglers would keep the site the crawl waits for longest idle: the site with the
     most crawl time left — its pages queued in the batch (``active``: seconds, by site, for the sites with
     pages queued or a fetch in flight) plus those the manager left for later batches (``later``: seconds, by
     site) — waits for the batch's end to go on with its pages for later: the longest queue of the other
-    active sites less its own (0 or less: the batch ends with it, and ending it sooner gains nothing)."""
+    active sites less its own (0 or less: the batch ends with it, and ending it sooner gains nothing). When
+    it is one of the sites the manager planned to fetch through the whole batch and end together
+    (``together``: a led batch's critical sites), the others of them are no stragglers: their pages are on
+    the crawl's critical path too, and a batch ended for a fraction of a second between them is planned
+    again the same."""
     need = {site: active.get(site, 0.0) + later.get(site, 0.0) for site in active.keys() | later.keys()}
     if not need:
         return 0.0
     critical = max(need, key=lambda site: (need[site], active.get(site, -1.0)))
-    others = [seconds for site, seconds in active.items() if site != critical]
+    alongside = together if critical in together else frozenset((critical,))
+    others = [seconds for site, seconds in active.items() if site not in alongside]
     return max(others, default=0.0) - active.get(critical, 0.0)
 
 
-def softmin_gain(active: Mapping[str, float], later: Mapping[str, float] | None, last_cycle: bool) -> float:
+def softmin_gain(active: Mapping[str, float], later: Mapping[str, float] | None, last_cycle: bool,
+                 together: frozenset[str] = frozenset()) -> float:
     """What ending the batch now gains, ``softmin_due``'s ``time_left`` (the module docstring): in a harvester's
-    last cycle, the time the stragglers keep the crawl's slowest site idle (``critical_idle``); in an earlier
-    one, or when the batch does not say what its sites left for later batches (``later`` None: a batch written
-    before it was recorded, whose 0s would read as nothing left and never pay), the longest queue's time."""
+    last cycle, the time the stragglers keep the crawl's slowest site idle (``critical_idle``, ``together``
+    its); in an earlier one, or when the batch does not say what its sites left for later batches (``later``
+    None: a batch written before it was recorded, whose 0s would read as nothing left and never pay), the
+    longest queue's time."""
     if last_cycle and later is not None:
-        return critical_idle(active, later)
+        return critical_idle(active, later, together)
     return max(active.values(), default=0.0)
 
 
@@ -136,6 +147,7 @@ class BatchEnd:
     _began_with = 0  # sites in this batch
     # By site: its pages left for later batches (BatchSite.left); None: the batch does not say.
     _later: Mapping[str, int] | None = MappingProxyType({})
+    _together: frozenset[str] = frozenset()  # a led batch's sites planned to end together (BatchSite.critical)
 
     def _watch_batch(self) -> None:
         """A batch was queued: watch it for softmin and for the moment to plan the next."""
@@ -146,6 +158,7 @@ class BatchEnd:
         sites = self.batch.sites.values() if self.batch is not None else ()
         later = {origin(site.origin): site.left for site in sites}
         self._later = None if None in later.values() else later
+        self._together = frozenset(origin(site.origin) for site in sites if site.critical)
         self._softmin_done = False
         self._dropped = frozenset()
         self._ahead = None
@@ -209,7 +222,7 @@ class BatchEnd:
         # share set (WIRE_BATCH_TIME_LEAD): the sites that end before that site are meant to idle on their slack.
         led = self.batch is not None and bool(self.batch.info.get("time_led"))
         last_cycle = self.cycles_done + 1 >= self.cycles or led
-        return softmin_gain(queue.site_times(now), later, last_cycle=last_cycle)
+        return softmin_gain(queue.site_times(now), later, last_cycle=last_cycle, together=self._together)
 
     def _plan_ahead(self, scheduler: WireScheduler) -> None:
         if self._executor is None:

@@ -43,7 +43,9 @@ Layout (all text is UTF-8)::
     stored body> or null, "crawl_delay": <seconds, 0 none>, "docs": <documents of the site in the
     collection, for the large-site wait>, "urls": <its pages in this batch>, "left": <its pages the manager
     could have chosen, left for later batches: the crawl time the site still needs beyond this batch, which
-    ``WIRE_SOFTMIN`` weighs; absent from batches written before it, read as None: not known, which is not 0>}``.
+    ``WIRE_SOFTMIN`` weighs; absent from batches written before it, read as None: not known, which is not 0>,
+    and in a batch the slowest site's share timed (``WIRE_BATCH_TIME_LEAD``, batch.json's ``time_led``)
+    ``"critical": true`` on the sites planned to fetch through the whole of it and end together}``.
 
 A part is chosen per site by ``site_part``: xxh3-64 of the origin modulo the number of parts, so each site
 is in exactly one part and politeness holds across machines.
@@ -124,6 +126,7 @@ class BatchSite:
     docs: int = 0
     urls: int = 0
     left: int | None = 0  # its pages the manager could have chosen but left for later batches (None: not recorded)
+    critical: bool = False  # a led batch: planned to fetch through the whole batch, ending with the slowest site
 
 
 @dataclass
@@ -270,6 +273,7 @@ def _write_part(directory: Path, urls: list[BatchURL], sites: dict[int, BatchSit
             "robots_due": bool(site.robots_due),
             "robots_txt": None if site.robots_txt is None else base64.b64encode(site.robots_txt).decode("ascii"),
             "crawl_delay": site.crawl_delay, "docs": site.docs, "urls": counts[site_id], "left": site.left,
+            **({"critical": True} if site.critical else {}),
         }, ensure_ascii=False))
     files[SITES_FILE] = _write_file(directory / SITES_FILE, "".join(line + "\n" for line in site_lines).encode("utf-8"))
     new_pages = sum(1 for url in urls if url.last_visit <= 0)
@@ -380,6 +384,6 @@ def read_batch(path: str | os.PathLike) -> Batch:
             robots_state=RobotsState[record["robots_state"]], robots_fetched=record["robots_fetched"],
             robots_due=record["robots_due"], robots_txt=None if body is None else base64.b64decode(body),
             crawl_delay=record["crawl_delay"], docs=record["docs"], urls=record["urls"],
-            left=record.get("left"),
+            left=record.get("left"), critical=bool(record.get("critical", False)),
         )
     return Batch(path, info["batch"], info["part"], info["parts"], info, urls, sites)

@@ -62,6 +62,7 @@ class Plan:
     timings: dict[str, float] = field(default_factory=dict)
     site_left: np.ndarray | None = None  # WIRE_BATCH_TIME_LEAD: each site's pages left as estimated (by site-id)
     time_led: bool = False  # WIRE_BATCH_TIME_LEAD: the slowest site's share set the batch's time
+    critical: np.ndarray | None = None  # in a led batch, the sites planned to fetch through it (bool, by site-id)
 
 
 def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int | None = None,
@@ -202,7 +203,8 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
                             site_limits=site_limits)
     lap("selection")
     return Plan(ok, visited, quality, fresh, profits, [ids + 1 for ids in chosen], scores, iterations, timings,
-                site_left, shared is not None and shared.led)
+                site_left, shared is not None and shared.led,
+                shared.critical if shared is not None and shared.led else None)
 
 
 def _smaller(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:

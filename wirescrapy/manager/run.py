@@ -137,7 +137,8 @@ def write(collection, config, computed: Computed, *, parts: int = 1, dry_run: bo
         left -= np.bincount(docs["siteid"][doc_ids - 1], minlength=len(left))[: len(left)]
         if dry_run:
             continue
-        urls, site_list = _batch_rows(collection, config, docs, sites, doc_ids, result.profit, now, left)
+        urls, site_list = _batch_rows(collection, config, docs, sites, doc_ids, result.profit, now, left,
+                                      result.critical)
         paths += write_batch(batches_dir, number, urls, site_list, parts=parts, info=info,
                              created=now if created is None else created)
         docs["batch"][doc_ids - 1] = number
@@ -179,10 +180,11 @@ def store_scores(docs: np.ndarray, sites: np.ndarray, result: Plan) -> None:
         sites["pagerank_sum"][1:] = sums[1 : len(sites)]
 
 
-def _batch_rows(collection, config, docs, sites, doc_ids, profits, now,
-                left: np.ndarray) -> tuple[list[BatchURL], list[BatchSite]]:
+def _batch_rows(collection, config, docs, sites, doc_ids, profits, now, left: np.ndarray,
+                critical: np.ndarray | None = None) -> tuple[list[BatchURL], list[BatchSite]]:
     """The batch's rows: URLs from the URL store (with the redirect hops that led to them and their stored
-    page's validators), sites' origins, IPs, robots.txt and pages ``left`` for later batches (by site-id)."""
+    page's validators), sites' origins, IPs, robots.txt, pages ``left`` for later batches and whether the
+    batch was planned for the site to fetch through it (``critical``; both by site-id)."""
     rows = docs[doc_ids - 1]
     urls = [
         BatchURL(int(d), int(r["siteid"]), int(r["depth"]), bool(r["flags"] & DocFlag.DYNAMIC),
@@ -206,6 +208,7 @@ def _batch_rows(collection, config, docs, sites, doc_ids, profits, now,
             robots_due=state is RobotsState.UNKNOWN or now >= fetched + period, robots_txt=body,
             crawl_delay=float(record["crawl_delay"]), docs=int(record["docs"]),
             left=max(int(left[site_id]), 0) if site_id < len(left) else 0,
+            critical=critical is not None and site_id < len(critical) and bool(critical[site_id]),
         ))
     return urls, site_list
 
