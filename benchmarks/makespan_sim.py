@@ -41,6 +41,13 @@ The crawler's policies run its own code, not a model of it: the batch is ``selec
 * ``crawler+softmin+ahead`` — both. The restart softmin weighs is what the crawler measures: from the
   previous batch's end to this one's start, the part of the plan's run not hidden behind the tail, and a
   whole run more when softmin dropped pages the plan had left out (the crawler plans again then).
+* ``crawler+softmin+lead`` — ``crawler+softmin`` with ``WIRE_BATCH_TIME_LEAD``: the batch shared by the manager's
+  ``site_time_limits`` (the slowest site's own share, by pages left, may set the batch's time, within its
+  reserve; the critical sites take their whole limit), and a led batch's softmin weighing what its stragglers
+  keep the slowest site idle in every cycle, its critical sites no stragglers of one another, as the spider
+  does. At the default scale ``--samesite`` (500) caps every large site's share below its pace: no batch is
+  led, and the crawl is ``crawler+softmin``'s (51 cycles, 143,392 s, 1.04 x). With ``--samesite 25000`` (no
+  cap), 5 cycles and 138,110 s (1.00 x) against ``crawler+softmin``'s 4 and 137,995 s (2026-11-27).
 
 These four run the harvest as the spider watches it (``harvest_watched``): a site is active while it has
 pages queued or one in flight, and the pages left need ``time_left``, the politeness queue's estimate
@@ -63,14 +70,19 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from wirescrapy.config import default_settings
+from scrapy.settings import Settings
+
+from wirescrapy.collection.metadata import SITE_DTYPE
+from wirescrapy.config import WireConfig, default_settings
 from wirescrapy.harvester.batchend import TICK, critical_idle, plan_due, softmin_due
 from wirescrapy.manager.profit import site_caps
-from wirescrapy.manager.timeshare import time_limits
+from wirescrapy.manager.timeshare import site_time_limits, time_limits
 
-# The crawler's policies: whether softmin is on (at the crawler's defaults) and whether it plans ahead.
-CRAWLER = {"crawler": (False, False), "crawler+ahead": (False, True), "crawler+softmin": (True, False),
-           "crawler+softmin+ahead": (True, True)}
+# The crawler's policies: whether softmin is on (at the crawler's defaults), whether it plans ahead, and whether
+# the slowest site leads (WIRE_BATCH_TIME_LEAD).
+CRAWLER = {"crawler": (False, False, False), "crawler+ahead": (False, True, False),
+           "crawler+softmin": (True, False, False), "crawler+softmin+ahead": (True, True, False),
+           "crawler+softmin+lead": (True, False, True)}
 POLICIES = ("before", "time share", "softmin", "overlap", *CRAWLER)
 
 
@@ -128,6 +140,37 @@ def share_by_crawler(left: np.ndarray, size: int, samesite: int, waits: np.ndarr
     batch = np.zeros_like(left)
     batch[live] = caps
     return batch
+
+
+def lead_config(args: argparse.Namespace) -> WireConfig:
+    """The crawler's settings with ``WIRE_BATCH_TIME_LEAD`` on, at the simulated web's batch size and waits."""
+    settings = Settings(default_settings())
+    settings.setdict({"WIRE_BATCH_SIZE": args.batch, "WIRE_BATCH_SAMESITE": args.samesite,
+                      "WIRE_WAIT_NORMAL": args.wait, "WIRE_WAIT_LARGE_SITE": args.wait_large,
+                      "WIRE_LARGE_SITE_PAGES": args.large_pages, "WIRE_BATCH_TIME_LEAD": True}, priority="cmdline")
+    return WireConfig.from_settings(settings)
+
+
+def share_by_lead(left: np.ndarray, sizes: np.ndarray, config: WireConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Pages of each site in a batch as the crawler's manager shares it with ``WIRE_BATCH_TIME_LEAD``
+    (``site_time_limits``, the manager's own code, site-ids from 1; the sites' pages left are their share and
+    what the manager estimates they have left), the critical sites taking their whole limit; and which sites
+    were critical (a led batch's, for softmin)."""
+    count = len(left)
+    site_ids = np.repeat(np.arange(1, count + 1), left)
+    records = np.zeros(count + 1, SITE_DTYPE)
+    records["docs"][1:] = sizes
+    weights = np.concatenate([[0.0], left.astype(np.float64)])
+    shared = site_time_limits(site_ids, np.ones(len(site_ids), bool), records, config, count, weights=weights,
+                              left=np.concatenate([[0], left]))
+    live = np.flatnonzero(left)
+    counts = np.minimum(left[live], shared.limits[1:][live])
+    critical = shared.critical[1:] if shared.led else np.zeros(count, bool)
+    caps = np.minimum(site_caps(config.batch_size, config.batch_samesite, counts, 1.0,
+                                np.where(critical[live], np.inf, weights[1:][live])), counts)
+    batch = np.zeros_like(left)
+    batch[live] = caps
+    return batch, critical
 
 
 def harvest(batch: np.ndarray, waits: np.ndarray, fetch: float, connections: int, softmin: int,
@@ -217,13 +260,13 @@ class Harvested:
 
 def harvest_watched(batch: np.ndarray, waits: np.ndarray, fetch: float, connections: int, not_before: np.ndarray,
                     *, softmin: int, softmin_time: float, restart: float, plan_seconds: float | None,
-                    later: np.ndarray | None = None) -> Harvested:
+                    later: np.ndarray | None = None, together: np.ndarray | None = None) -> Harvested:
     """``harvest`` (``softmin`` aside) watched as the spider's timer watches a batch (``BatchEnd._look``, every
     ``TICK`` seconds): softmin ends it when ``softmin_due`` says (``restart``: what starting it took), and with
     ``plan_seconds`` (the last manager run) the next batch's plan begins when ``plan_due`` says. With ``later``
     (seconds by site: its pages left for later batches at its wait, ``BatchSite.left``) softmin weighs the
     time the stragglers keep the site the crawl waits for longest idle, as the spider does (``critical_idle``);
-    without, the time the pages left need (WIRE's softmin).
+    without, the time the pages left need (WIRE's softmin). ``together``: a led batch's critical sites (bool).
 
     The looks that cannot change anything are skipped, not decided here: between two changes of the sites
     active (a fetch dispatched, a site's last fetch ending) and ``softmin_time``, only the time left changes,
@@ -244,6 +287,7 @@ def harvest_watched(batch: np.ndarray, waits: np.ndarray, fetch: float, connecti
     dropped_at = planned_at = None
     now = end = 0.0
     later_seconds = {} if later is None else {int(site): float(later[site]) for site in np.flatnonzero(later)}
+    alongside = frozenset() if together is None else frozenset(np.flatnonzero(together).tolist())
 
     def site_times(at: float) -> dict[int, float]:
         """``PolitenessQueue.site_times``: the active sites' queued pages' time, 0 for a last fetch in flight."""
@@ -263,7 +307,7 @@ def harvest_watched(batch: np.ndarray, waits: np.ndarray, fetch: float, connecti
             if (softmin_due(*rule, began_with=began_with, time_left=math.inf, restart=restart)
                     and softmin_due(*rule, began_with=began_with, restart=restart,
                                     time_left=time_left(at, left, not_before, waits) if later is None
-                                    else critical_idle(site_times(at), later_seconds))):
+                                    else critical_idle(site_times(at), later_seconds, alongside))):
                 dropped_at = at
         if plans and planned_at is None and (at >= plan_tick * TICK or dropped_at is not None):
             remaining = 0.0 if dropped_at is not None else time_left(at, left, not_before, waits)
@@ -347,7 +391,8 @@ def crawl(policy: str, sizes: np.ndarray, args: argparse.Namespace) -> tuple[int
 def crawl_as_crawler(policy: str, sizes: np.ndarray, args: argparse.Namespace) -> tuple[int, float, np.ndarray]:
     """The crawl of ``policy`` (one of ``CRAWLER``) to its end: cycles, makespan and the pages fetched per site.
     A cycle costs its restart (the first: a manager run from the process's start) then its harvest."""
-    softmin_on, ahead = CRAWLER[policy]
+    softmin_on, ahead, lead = CRAWLER[policy]
+    config = lead_config(args) if lead else None
     defaults = default_settings()
     softmin = defaults["WIRE_SOFTMIN"] if softmin_on else 0
     softmin_time = defaults["WIRE_SOFTMIN_TIME"]
@@ -358,11 +403,17 @@ def crawl_as_crawler(policy: str, sizes: np.ndarray, args: argparse.Namespace) -
     not_before = np.zeros(len(sizes))
     restart = args.manager
     while left.sum():
-        batch = share_by_crawler(left, args.batch, args.samesite, waits)
+        together = None
+        if config is None:
+            batch = share_by_crawler(left, args.batch, args.samesite, waits)
+        else:
+            batch, together = share_by_lead(left, sizes, config)
+        # A led batch is weighed by what its stragglers keep the slowest site idle in every cycle, as the spider does.
+        watch_idle = args.jobs or (together is not None and together.any())
         end = harvest_watched(batch, waits, args.fetch, args.connections, not_before, softmin=softmin,
                               softmin_time=softmin_time, restart=restart,
                               plan_seconds=args.manager if ahead else None,
-                              later=(left - batch) * waits if args.jobs else None)
+                              later=(left - batch) * waits if watch_idle else None, together=together)
         left -= end.fetched
         done += end.fetched
         cycles += 1

@@ -95,3 +95,15 @@ def test_time_left_is_the_politeness_queue_s():
     queue.finished("1", 1.5)
     assert makespan_sim.time_left(4.0, left, not_before, waits) == pytest.approx(queue.time_left(4.0)) == 72.5
     assert makespan_sim.time_left(40.0, left, not_before, waits) == pytest.approx(queue.time_left(40.0)) == 60.0
+
+
+def test_the_lead_gives_the_slowest_site_its_share_with_the_manager_s_own_code():
+    """``crawler+softmin+lead`` shares a batch with ``site_time_limits`` and WIRE_BATCH_TIME_LEAD: the site of 60
+    pages leads with its share (13 of 40) where the even time gives it and the site of 30 nine each, and it is
+    the batch's critical site, which softmin does not count as a straggler."""
+    sizes = np.array([60, 30] + [4] * 20)
+    args = makespan_sim.options().parse_args(["--batch", "40"])
+    batch, critical = makespan_sim.share_by_lead(sizes.copy(), sizes, makespan_sim.lead_config(args))
+    even = makespan_sim.share_by_crawler(sizes.copy(), 40, args.samesite, makespan_sim.waits_of(sizes, args))
+    assert (batch[:2].tolist(), even[:2].tolist()) == ([13, 7], [9, 9])
+    assert batch.sum() <= 40 and np.flatnonzero(critical).tolist() == [0]
