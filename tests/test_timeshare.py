@@ -236,7 +236,7 @@ def test_softmin_weighs_the_time_the_stragglers_keep_the_slowest_site_idle():
 
 
 def test_the_sites_a_led_batch_planned_to_end_together_are_no_stragglers_of_one_another():
-    """A led batch (stop 33's queued crawl, batch 5): apache 185 pages and postgresql 196 at 0.05 s, both
+    """A led batch (the real-document web as queued jobs, batch 5): apache 185 pages and postgresql 196 at 0.05 s, both
     critical, the eleven other sites one page each and done in a quarter of a second. postgresql's queue
     outlasting apache's by 0.55 s is no reason to end the batch and plan it again; a site not planned to
     end with them still is."""
