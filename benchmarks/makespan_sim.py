@@ -49,7 +49,7 @@ The crawler's policies run its own code, not a model of it: the batch is ``selec
   led, and the crawl is ``crawler+softmin``'s (51 cycles, 143,392 s, 1.04 x). With ``--samesite 25000`` (no
   cap), 5 cycles and 138,110 s (1.00 x) against ``crawler+softmin``'s 4 and 137,995 s (2026-11-27).
 
-These four run the harvest as the spider watches it (``harvest_watched``): a site is active while it has
+These five run the harvest as the spider watches it (``harvest_watched``): a site is active while it has
 pages queued or one in flight, and the pages left need ``time_left``, the politeness queue's estimate
 (``PolitenessQueue.time_left``). They are one harvester of many cycles; with ``--jobs`` every cycle is a
 job of its own (a harvester's last cycle), where softmin weighs what the stragglers keep the site the crawl
