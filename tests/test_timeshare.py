@@ -151,7 +151,7 @@ def test_with_the_time_lead_the_slowest_site_takes_its_share_and_the_others_its_
     sites = np.zeros(3, SITE_DTYPE)
     sites["docs"][1:] = [25, 13]
     settings = {"WIRE_BATCH_SIZE": 12, "WIRE_BATCH_SITE_GROWTH": 0, "WIRE_WAIT_NORMAL": 4.0,
-                "WIRE_WAIT_LARGE_SITE": 1.0, "WIRE_LARGE_SITE_PAGES": 10}
+                "WIRE_WAIT_LARGE_SITE": 1.0, "WIRE_LARGE_SITE_PAGES": 10, "WIRE_BATCH_TIME_LEAD": False}
 
     def per_site(**more):
         result = plan(docs, links, config(**{**settings, **more}), 2000.0, count=1, site_records=sites)
@@ -163,7 +163,8 @@ def test_with_the_time_lead_the_slowest_site_takes_its_share_and_the_others_its_
     assert counts == [0, 11, 1] and led
     assert left.tolist() == [0.0, 48.0, 9.0]  # site 1: 25 known, 2 fetched, estimated at the guard's 50
     # The batch names the sites planned to fetch through it (sites.jsonl's "critical", which softmin reads).
-    led_plan = plan(docs, links, config(**settings, WIRE_BATCH_TIME_LEAD=True), 2000.0, count=1, site_records=sites)
+    led_plan = plan(docs, links, config(**{**settings, "WIRE_BATCH_TIME_LEAD": True}), 2000.0, count=1,
+                    site_records=sites)
     assert led_plan.critical.tolist() == [False, True, False]
     assert plan(docs, links, config(**settings), 2000.0, count=1, site_records=sites).critical is None
     everything = np.ones(len(docs), bool)
@@ -185,20 +186,23 @@ def test_with_the_time_lead_the_slowest_site_keeps_its_reserve_while_other_sites
     """Everything fits in a batch of 100: site 1 (100 documents, 40 to fetch, 39 s at 1 s) and site 2 (5 to
     fetch, 4 s). While site 2 has pages, what they link to may come yet, so with the lead site 1 takes only
     what is beyond its reserve (a fifth of its 100 documents' time, 20 s): 20 pages in 19 s. Without the lead,
-    or once site 2 has nothing left, it takes all 40."""
+    once site 2 has nothing left, or when no batch follows this one at once (``hold_back`` False: a single
+    job, a cron recrawl's), it takes all 40."""
     sites = np.zeros(3, SITE_DTYPE)
     sites["docs"][1:] = [100, 30]
     site_ids = np.array([1] * 40 + [2] * 5)
     settings = {"WIRE_BATCH_SIZE": 100, "WIRE_WAIT_NORMAL": 4.0, "WIRE_WAIT_LARGE_SITE": 1.0,
-                "WIRE_LARGE_SITE_PAGES": 20}
+                "WIRE_LARGE_SITE_PAGES": 20, "WIRE_BATCH_TIME_LEAD": False}
     weights = np.array([0.0, 0.5, 0.5])
 
-    def limits(candidates, **more):
-        shared = site_time_limits(site_ids, candidates, sites, config(**{**settings, **more}), 2, weights=weights)
+    def limits(candidates, hold_back=True, **more):
+        shared = site_time_limits(site_ids, candidates, sites, config(**{**settings, **more}), 2, weights=weights,
+                                  hold_back=hold_back)
         return shared.limits.tolist(), shared.led
 
     everything = np.ones(len(site_ids), bool)
     assert limits(everything, WIRE_BATCH_TIME_LEAD=True) == ([1, 20, 5], False)
+    assert limits(everything, hold_back=False, WIRE_BATCH_TIME_LEAD=True) == ([1, 40, 5], False)
     assert limits(everything) == ([1, 40, 5], False)
     assert limits(site_ids == 1, WIRE_BATCH_TIME_LEAD=True) == ([1, 40, 1], False)
 

@@ -222,17 +222,18 @@ SETTINGS: tuple[Setting, ...] = (
                 "batch's time / the site's wait, Crawl-delay included): no site keeps a batch open while the "
                 "others are done, and the site that takes the whole crawl longest is fetched in every batch, paced "
                 "to end after the others (wirescrapy/manager/timeshare.py). Sites with a wait of 0 are not limited."),
-        Setting("WIRE_BATCH_TIME_LEAD", "", False, "bool",
+        Setting("WIRE_BATCH_TIME_LEAD", "", True, "bool",
                 "With WIRE_BATCH_TIME_SHARE, a batch's time is at least what the slowest site's own share of it "
                 "(WIRE_BATCH_SITE_SPLIT) takes, as long as that site keeps a reserve for the crawl's end; then that "
                 "site and those near it get their whole time and the others may idle on their slack: the best pages "
                 "sooner (real-document web, waits 0.2 / 0.05 s: 90.3% of the oracle's PageRank in the first 20% "
-                "fetched against 88.0%; a whole crawl in one job of cycles 1.06-1.08 x the politeness bound against "
-                "1.06 x, as queued jobs 1.15-1.16 x against 1.08-1.09 x on 2026-11-27, 1.27-1.31 x against "
-                "1.12-1.22 x the day before on a slower machine; at WIRE's scale WIRE_BATCH_SAMESITE caps the shares "
-                "and no batch is led; wirescrapy/manager/timeshare.py). While other sites have pages, the slowest "
-                "site keeps its reserve even in a batch where everything fits: one job then leaves some of its "
-                "pages to the next."),
+                "fetched against 88.0% without; a whole crawl in one job of cycles 1.06-1.08 x the politeness bound "
+                "against 1.06 x, as queued jobs 1.15-1.16 x against 1.08-1.09 x; at WIRE's scale "
+                "WIRE_BATCH_SAMESITE caps the shares and no batch is led; wirescrapy/manager/timeshare.py). The "
+                "slowest site keeps its reserve back while other sites have pages only when the next batch follows "
+                "at once (a cycle before a harvester's last, or jobs queued with WIRE_COLLECTION_WAIT): a single "
+                "job fetches everything that fits. False: every batch's time is the even time or the slowest "
+                "site's pace, whatever its pages are worth."),
         Setting("WIRE_BATCH_SITE_SPLIT", "", "pagerank", "str",
                 "How a batch is shared among sites: `pagerank`, in proportion to each site's estimated "
                 "share of the PageRank (a walk over sites along the links found, jumping to sites in "

@@ -44,7 +44,10 @@ slowest site is the one with the most time left at its wait, its pages left as t
   Without the reserve, the lead spent the slowest site early, it ended with the others, and the crawl took
   1.22-1.24 x the politeness bound. In a batch that is not led, while the other sites have pages to fetch,
   the slowest site takes no more than its pages beyond the reserve, or the time the others need in the
-  batch (the crawl's last batches, where everything fits).
+  batch (the crawl's last batches, where everything fits). Only when the next batch follows at once
+  (``hold_back``: a harvester's cycle before its last, or a job queued behind another one with
+  ``WIRE_COLLECTION_WAIT``): a single job, or a cron recrawl's, fetches everything that fits, rather than
+  leaving some of it to a next job that may come hours later.
 * **Who may not idle.** When its share sets T (the batch is *led*), it and the sites whose known time left is
   within T of the longest (``critical_sites``) are given their whole limit: an idle stretch of theirs would end
   the crawl later. When those limits do not fit in the batch, T shrinks until they do, so that they end
@@ -174,7 +177,7 @@ class TimeShare(NamedTuple):
 
 def site_time_limits(site_ids: np.ndarray, candidates: np.ndarray, sites: np.ndarray, config,
                      count: int, *, weights: np.ndarray | None = None, limits: np.ndarray | None = None,
-                     left: np.ndarray | None = None) -> TimeShare | None:
+                     left: np.ndarray | None = None, hold_back: bool = True) -> TimeShare | None:
     """``time_limits`` indexed by site-id, from the document records' ``site_ids``, which of them are
     ``candidates`` (bool) and the site records ``sites`` (``docs``, ``crawl_delay``; indexed by site-id);
     None when ``WIRE_BATCH_TIME_SHARE`` is off. ``count``: the highest site-id. With ``WIRE_BATCH_TIME_LEAD``
@@ -223,7 +226,7 @@ def site_time_limits(site_ids: np.ndarray, candidates: np.ndarray, sites: np.nda
         whole = timed if limits is None else np.minimum(timed, np.maximum(limits, 1))
         critical, t = critical_sites(per_site, waits, t, whole, config.batch_size, slowest)
         timed = limits_at(per_site, waits, t)
-    elif lead and per_site[slowest] and np.delete(per_site, slowest).any():
+    elif lead and hold_back and per_site[slowest] and np.delete(per_site, slowest).any():
         # While other sites have pages to fetch, what they link to may come yet: the slowest site takes no more
         # than its pages beyond its reserve, or the time the other sites need in the batch.
         known = remaining_times(per_site, waits)
