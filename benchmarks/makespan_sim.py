@@ -35,19 +35,20 @@ The crawler's policies run its own code, not a model of it: the batch is ``selec
 * ``crawler+ahead``         — and WIRE_PLAN_AHEAD: the manager's run starts when ``plan_due`` says (the
   batch's pages left need less than twice its last run), so it is hidden behind the tail when the tail is
   long enough (the first one paid);
-* ``crawler+softmin``       — the crawler's defaults: ``crawler`` with its softmin, on by default: ``softmin_due``
-  with WIRE_SOFTMIN and WIRE_SOFTMIN_TIME at their defaults (``wirescrapy.config``), looked at every
-  ``batchend.TICK`` like the spider's timer, the restart a manager run;
+* ``crawler+softmin``       — the crawler's defaults without ``WIRE_BATCH_TIME_LEAD``: ``crawler`` with its
+  softmin, on by default: ``softmin_due`` with WIRE_SOFTMIN and WIRE_SOFTMIN_TIME at their defaults
+  (``wirescrapy.config``), looked at every ``batchend.TICK`` like the spider's timer, the restart a manager run;
 * ``crawler+softmin+ahead`` — both. The restart softmin weighs is what the crawler measures: from the
   previous batch's end to this one's start, the part of the plan's run not hidden behind the tail, and a
   whole run more when softmin dropped pages the plan had left out (the crawler plans again then).
-* ``crawler+softmin+lead`` — ``crawler+softmin`` with ``WIRE_BATCH_TIME_LEAD``: the batch shared by the manager's
-  ``site_time_limits`` (the slowest site's own share, by pages left, may set the batch's time, within its
-  reserve; the critical sites take their whole limit), and a led batch's softmin weighing what its stragglers
-  keep the slowest site idle in every cycle, its critical sites no stragglers of one another, as the spider
-  does. At the default scale ``--samesite`` (500) caps every large site's share below its pace: no batch is
-  led, and the crawl is ``crawler+softmin``'s (51 cycles, 143,392 s, 1.04 x). With ``--samesite 25000`` (no
-  cap), 5 cycles and 138,110 s (1.00 x) against ``crawler+softmin``'s 4 and 137,995 s (2026-11-27).
+* ``crawler+softmin+lead`` — the crawler's defaults: ``crawler+softmin`` with ``WIRE_BATCH_TIME_LEAD``: the batch
+  shared by the manager's ``site_time_limits`` (the slowest site's own share, by pages left, may set the
+  batch's time, within its reserve; the critical sites take their whole limit), and a led batch's softmin
+  weighing what its stragglers keep the slowest site idle in every cycle, its critical sites no stragglers of
+  one another, as the spider does. At the default scale ``--samesite`` (500) caps every large site's share
+  below its pace: no batch is led, and the crawl is ``crawler+softmin``'s (51 cycles, 143,392 s, 1.04 x). With
+  ``--samesite 25000`` (no cap), 5 cycles and 138,110 s (1.00 x) against ``crawler+softmin``'s 4 and 137,995 s
+  (2026-11-27).
 
 These five run the harvest as the spider watches it (``harvest_watched``): a site is active while it has
 pages queued or one in flight, and the pages left need ``time_left``, the politeness queue's estimate
