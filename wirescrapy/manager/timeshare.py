@@ -185,7 +185,8 @@ def site_time_limits(site_ids: np.ndarray, candidates: np.ndarray, sites: np.nda
     ``site_weights``), the slowest site leads (the module docstring): ``limits``, any other limits by site-id
     (``site_growth``), bound its own share; ``left``, each site's pages left to fetch as the manager estimates
     them (indexed by site-id; default its candidates; never fewer), which site is slowest and what it keeps (which
-    sites are critical goes by their candidates)."""
+    sites are critical goes by their candidates); ``hold_back``, whether the next batch follows this one at once,
+    so that a batch that is not led may keep the slowest site's reserve back for it."""
     if not config.batch_time_share:
         return None
     per_site = np.bincount(np.asarray(site_ids, dtype=np.int64)[candidates], minlength=count + 1)
