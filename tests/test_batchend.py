@@ -136,21 +136,3 @@ def test_softmin_weighs_a_batch_the_slowest_site_led_by_that_site_s_idle_time_in
     finally:
         spider._stop_watching()
         spider.harvest.close()
-
-
-def test_the_manager_keeps_pages_back_only_for_a_batch_that_follows_at_once(tmp_path):
-    """The slowest site's reserve (manager/timeshare.py) holds pages back for the next batch: only in a harvester's
-    cycle before its last, or when jobs are queued on the collection (WIRE_COLLECTION_WAIT). A single job, or a cron
-    recrawl's, fetches everything that fits."""
-    spider, _, _ = spider_over(tmp_path / "one")
-    try:
-        spider.cycles = 3
-        assert [spider._followed(cycle) for cycle in range(3)] == [True, True, False]
-    finally:
-        spider.harvest.close()
-    queued, _, _ = spider_over(tmp_path / "queued", WIRE_COLLECTION_WAIT=60.0)
-    try:
-        queued.cycles = 1
-        assert queued._followed(0)
-    finally:
-        queued.harvest.close()

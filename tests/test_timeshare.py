@@ -186,8 +186,8 @@ def test_with_the_time_lead_the_slowest_site_keeps_its_reserve_while_other_sites
     """Everything fits in a batch of 100: site 1 (100 documents, 40 to fetch, 39 s at 1 s) and site 2 (5 to
     fetch, 4 s). While site 2 has pages, what they link to may come yet, so with the lead site 1 takes only
     what is beyond its reserve (a fifth of its 100 documents' time, 20 s): 20 pages in 19 s. Without the lead,
-    once site 2 has nothing left, or when no batch follows this one at once (``hold_back`` False: a single
-    job, a cron recrawl's), it takes all 40."""
+    once site 2 has nothing left, or unless jobs are queued on the collection (WIRE_COLLECTION_WAIT: the next
+    batch follows at once; a single job, or a cron recrawl's, fetches everything that fits), it takes all 40."""
     sites = np.zeros(3, SITE_DTYPE)
     sites["docs"][1:] = [100, 30]
     site_ids = np.array([1] * 40 + [2] * 5)
@@ -195,16 +195,16 @@ def test_with_the_time_lead_the_slowest_site_keeps_its_reserve_while_other_sites
                 "WIRE_LARGE_SITE_PAGES": 20, "WIRE_BATCH_TIME_LEAD": False}
     weights = np.array([0.0, 0.5, 0.5])
 
-    def limits(candidates, hold_back=True, **more):
-        shared = site_time_limits(site_ids, candidates, sites, config(**{**settings, **more}), 2, weights=weights,
-                                  hold_back=hold_back)
+    def limits(candidates, **more):
+        shared = site_time_limits(site_ids, candidates, sites, config(**{**settings, **more}), 2, weights=weights)
         return shared.limits.tolist(), shared.led
 
     everything = np.ones(len(site_ids), bool)
-    assert limits(everything, WIRE_BATCH_TIME_LEAD=True) == ([1, 20, 5], False)
-    assert limits(everything, hold_back=False, WIRE_BATCH_TIME_LEAD=True) == ([1, 40, 5], False)
+    queued = {"WIRE_BATCH_TIME_LEAD": True, "WIRE_COLLECTION_WAIT": 60.0}
+    assert limits(everything, **queued) == ([1, 20, 5], False)
+    assert limits(everything, WIRE_BATCH_TIME_LEAD=True) == ([1, 40, 5], False)
     assert limits(everything) == ([1, 40, 5], False)
-    assert limits(site_ids == 1, WIRE_BATCH_TIME_LEAD=True) == ([1, 40, 1], False)
+    assert limits(site_ids == 1, **queued) == ([1, 40, 1], False)
 
 
 def test_softmin_ends_a_batch_with_few_sites_left_when_it_pays():

@@ -230,10 +230,10 @@ SETTINGS: tuple[Setting, ...] = (
                 "fetched against 88.0% without; a whole crawl in one job of cycles 1.06-1.08 x the politeness bound "
                 "against 1.06 x, as queued jobs 1.15-1.16 x against 1.08-1.09 x; at WIRE's scale "
                 "WIRE_BATCH_SAMESITE caps the shares and no batch is led; wirescrapy/manager/timeshare.py). The "
-                "slowest site keeps its reserve back while other sites have pages only when the next batch follows "
-                "at once (a cycle before a harvester's last, or jobs queued with WIRE_COLLECTION_WAIT): a single "
-                "job fetches everything that fits. False: every batch's time is the even time or the slowest "
-                "site's pace, whatever its pages are worth."),
+                "slowest site keeps its reserve back while other sites have pages only in jobs queued with "
+                "WIRE_COLLECTION_WAIT, where the next batch follows at once: any other job fetches everything that "
+                "fits. False: every batch's time is the even time or the slowest site's pace, whatever its pages "
+                "are worth."),
         Setting("WIRE_BATCH_SITE_SPLIT", "", "pagerank", "str",
                 "How a batch is shared among sites: `pagerank`, in proportion to each site's estimated "
                 "share of the PageRank (a walk over sites along the links found, jumping to sites in "

@@ -183,12 +183,6 @@ class BatchEnd:
         waited = collection.waited_until if collection is not None else None
         return max(process_started(), waited or 0.0)
 
-    def _followed(self, cycle: int) -> bool:
-        """Whether the batch of this harvester's ``cycle`` (0: its first) is followed at once by another: a cycle
-        before its last, or any when jobs are queued on the collection (``WIRE_COLLECTION_WAIT``). Only then may
-        the manager keep the slowest site's pages back for the next batch (``manager/timeshare.py``)."""
-        return cycle + 1 < self.cycles or self.config.collection_wait > 0
-
     def _plans_ahead(self) -> bool:
         # A batch given with -a batch=DIR (maybe a part) and a detached harvest are not this harvester's to plan.
         return self.config.plan_ahead and not self.batch_dir and self.harvest is not None and not self.harvest.detached
@@ -236,7 +230,7 @@ class BatchEnd:
         # Left out: the batch's pages not recorded as fetched yet, but for those softmin handed back.
         not_done = self.harvest.not_done()
         self._left_out = frozenset(doc for doc in not_done.tolist() if doc not in self._dropped)
-        run = self.harvest.plan_snapshot(self._left_out, hold_back=self._followed(self.cycles_done + 1))
+        run = self.harvest.plan_snapshot(self._left_out)
         self._ahead = self._executor.submit(run)
         logger.debug("Planning the next batch while batch %(number)06d finishes", {"number": self.harvest.batch.number})
 
@@ -262,7 +256,7 @@ class BatchEnd:
                     self.crawler.stats.inc_value("harvester/planned_ahead")
                     return self.harvest.write_planned(computed)
                 # Nothing was due when it was planned: the pages found since may be; ask the manager now.
-        return self.harvest.plan_next(hold_back=self._followed(self.cycles_done))
+        return self.harvest.plan_next()
 
     def _stop_watching(self) -> None:
         if self._timer is not None and self._timer.running:

@@ -125,21 +125,20 @@ class Harvest:
             return None
         return path
 
-    def plan_next(self, now: float | None = None, *, hold_back: bool = True) -> Path | None:
-        """Run the manager for one batch; its directory, or None when no page is due. ``hold_back``: the next
-        batch follows this one at once (``manager.run.manage``)."""
-        report = manage(self.collection, self.config, now, batches=1, hold_back=hold_back)
+    def plan_next(self, now: float | None = None) -> Path | None:
+        """Run the manager for one batch; its directory, or None when no page is due."""
+        report = manage(self.collection, self.config, now, batches=1)
         if not report.paths:
             logger.info("manager: no page to fetch (%(docs)d documents)", {"docs": report.documents})
             return None
         return report.paths[0]
 
-    def plan_snapshot(self, exclude: Iterable[int], *, hold_back: bool = True):
+    def plan_snapshot(self, exclude: Iterable[int]):
         """What the manager needs for the next batch, read now (``WIRE_PLAN_AHEAD``): a function of no
         arguments, safe to run in another thread, that computes it (``manager.run.compute``), leaving out
         the doc-ids ``exclude`` (the batch's pages not done: ``not_done``); ``write_planned`` writes its result."""
         return compute(self.collection, self.config, batches=1, snapshot=True,
-                       exclude=np.fromiter(exclude, dtype=np.int64, count=-1), hold_back=hold_back)
+                       exclude=np.fromiter(exclude, dtype=np.int64, count=-1))
 
     def planned_with_other_settings(self, path: Path) -> bool:
         """Whether the unfinished batch at ``path`` was planned ahead by an earlier harvester

@@ -186,7 +186,7 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
             if path is not None:
                 self.logger.info("Resuming the unfinished batch %(path)s", {"path": path})
             else:
-                path = harvest.plan_next(hold_back=self._followed(0))
+                path = harvest.plan_next()
         if path is not None:
             self.batch, self.done = harvest.open_batch(path)
 

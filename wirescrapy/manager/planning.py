@@ -69,7 +69,7 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
          exclude: np.ndarray | None = None, links_in_page_order: Callable[[], csr_matrix] | None = None,
          sites: int | None = None, rng: np.random.Generator | None = None,
          site_records: np.ndarray | None = None, sections: np.ndarray | None = None,
-         mirrors: np.ndarray | None = None, kinds: np.ndarray | None = None, hold_back: bool = True) -> Plan:
+         mirrors: np.ndarray | None = None, kinds: np.ndarray | None = None) -> Plan:
     """Steps 1–5 of a manager run over ``docs`` (the records of doc-ids 1..n) and ``links`` (the link
     counts as ``LinkGraph.to_csr(n)`` gives them). ``links_in_page_order`` returns the links with each
     page's list in page order, for the weighted link rank (default: ``links``). ``sites``: the highest
@@ -192,7 +192,7 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     profits = profit(quality, fresh, visited)
     site_limits = site_growth(docs["siteid"], visited, config.batch_site_growth, sites, start=docs["depth"] == 0)
     shared = site_time_limits(docs["siteid"], ok, site_records, config, sites, weights=site_weights,
-                              limits=site_limits, left=site_left, hold_back=hold_back)
+                              limits=site_limits, left=site_left)
     if shared is not None:
         site_limits = _smaller(site_limits, shared.limits)
         if shared.critical.any():  # WIRE_BATCH_TIME_LEAD: the critical sites take their whole limit

@@ -66,22 +66,20 @@ class Computed:
 
 
 def manage(collection, config, now: float | None = None, *, batches: int | None = None, parts: int = 1,
-           dry_run: bool = False, rng: np.random.Generator | None = None, hold_back: bool = True) -> ManagerReport:
+           dry_run: bool = False, rng: np.random.Generator | None = None) -> ManagerReport:
     """Run the manager over ``collection`` (open for writing unless ``dry_run``); ``batches`` and
-    ``parts`` override ``WIRE_BATCH_COUNT`` and the default of one part; ``hold_back``: the next batch follows
-    this one at once (``timeshare.site_time_limits``)."""
-    return write(collection, config, compute(collection, config, now, batches=batches, rng=rng,
-                                             hold_back=hold_back)(), parts=parts, dry_run=dry_run)
+    ``parts`` override ``WIRE_BATCH_COUNT`` and the default of one part."""
+    return write(collection, config, compute(collection, config, now, batches=batches, rng=rng)(), parts=parts,
+                 dry_run=dry_run)
 
 
 def compute(collection, config, now: float | None = None, *, batches: int | None = None,
-            exclude: np.ndarray | None = None, rng: np.random.Generator | None = None, snapshot: bool = False,
-            hold_back: bool = True):
+            exclude: np.ndarray | None = None, rng: np.random.Generator | None = None, snapshot: bool = False):
     """Read what a manager run needs from ``collection`` now and return a function of no arguments that
     computes the plan from it and returns a ``Computed`` for ``write``. With ``snapshot`` the records are
     copied, so the function touches nothing of the collection and may run in another thread while the
     harvest goes on writing (``WIRE_PLAN_AHEAD``); without, it reads them in place. ``exclude``: doc-ids left out besides robots.txt, closed sites and parts out (the pages
-    still queued or in flight in the harvest). ``hold_back``: as ``manage``'s."""
+    still queued or in flight in the harvest)."""
     now = time.time() if now is None else float(now)
     n = collection.documents.count
     site_count = collection.sites.count
@@ -104,7 +102,7 @@ def compute(collection, config, now: float | None = None, *, batches: int | None
         result = plan(docs, links, config, now, count=batches, exclude=left_out,
                       links_in_page_order=None if ordered is None else (lambda: ordered),
                       sites=site_count, rng=rng, site_records=sites, sections=sections, mirrors=mirrors,
-                      kinds=kinds, hold_back=hold_back)
+                      kinds=kinds)
         return Computed(now, n, site_count, result, time.perf_counter() - started)
 
     return run
