@@ -61,8 +61,12 @@ class Plan:
     iterations: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     site_left: np.ndarray | None = None  # WIRE_BATCH_TIME_LEAD: each site's pages left as estimated (by site-id)
-    time_led: bool = False  # WIRE_BATCH_TIME_LEAD: the slowest site's share set the batch's time
     critical: np.ndarray | None = None  # in a led batch, the sites planned to fetch through it (bool, by site-id)
+
+    @property
+    def time_led(self) -> bool:
+        """WIRE_BATCH_TIME_LEAD: the slowest site's share set the batch's time."""
+        return self.critical is not None
 
 
 def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int | None = None,
@@ -203,8 +207,7 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
                             site_limits=site_limits)
     lap("selection")
     return Plan(ok, visited, quality, fresh, profits, [ids + 1 for ids in chosen], scores, iterations, timings,
-                site_left, shared is not None and shared.led,
-                shared.critical if shared is not None and shared.led else None)
+                site_left, shared.critical if shared is not None and shared.led else None)
 
 
 def _smaller(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
