@@ -139,7 +139,8 @@ SETTINGS: tuple[Setting, ...] = (
                 "writing by ...\". 0: it fails at once. For jobs queued on one collection, such as recrawls "
                 "scheduled on Scrapyd before the previous one ended: each starts up (its imports, its "
                 "crawler) while the previous one harvests, and takes the collection the moment it is "
-                "closed.", 0),
+                "closed; the next batch then follows at once, so the manager may keep the slowest site's "
+                "reserve back for it (WIRE_BATCH_TIME_LEAD).", 0),
         Setting("WIRE_MAX_SITES", "collection/maxsite", 100_000, "int",
                 "Most sites in the collection; beyond it a link to a new site is not added, and the new site "
                 "is counted once on the linking site (`new_sites_refused`).", 1),
