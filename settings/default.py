@@ -75,7 +75,7 @@ ITEM_PIPELINES = {
     "wirescrapy.gatherer.pipelines.metadata.MetadataPipeline": 500,
 }
 # A harvester callback returns one item (and now and then a follow-up request): Scrapy's default of 100
-# parallel slots costs 100 Twisted cooperative tasks per response, a quarter of the crawl's CPU.
+# parallel slots costs 100 Twisted cooperative tasks per response, which shows in the crawl's CPU time.
 CONCURRENT_ITEMS = 2
 # Every response reaches the spider, which records it: redirects are followed by the spider (through the
 # seeder rules and the politeness queue). A failed fetch is tried again in the same batch up to

@@ -14,7 +14,7 @@ from wirescrapy.config import (
     WireConfig,
     WireSettingsError,
     default_settings,
-    settings_table,
+    settings_page,
 )
 
 # The type each kind of setting is read into, as ``WireConfig`` declares it.
@@ -131,9 +131,10 @@ def test_a_crawler_reads_its_config_once_and_shares_it(monkeypatch):
     assert WireConfig.from_crawler(Crawler(Spider, Settings({"WIRE_BATCH_SIZE": 20}))) is not second
 
 
-def test_readme_table_matches_the_code():
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    assert settings_table() in readme, "regenerate with: python -m wirescrapy.config"
+def test_settings_page_matches_the_code():
+    page = Path(__file__).parent.parent / "docs" / "settings.md"
+    regenerate = "regenerate with: python -m wirescrapy.config > docs/settings.md"
+    assert page.read_text() == settings_page(), regenerate
 
 
 def test_settings_modules_use_the_defaults():

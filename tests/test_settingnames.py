@@ -15,6 +15,6 @@ def test_a_misspelled_setting_gets_the_closest_name():
 def test_an_unknown_wire_setting_is_an_error_naming_the_closest_one():
     with pytest.raises(WireSettingsError, match=r"^WIRE_WAIT_NORMALL: no such setting \(did you mean WIRE_WAIT_NORMAL\?\)$"):
         check_setting_names(Settings({"WIRE_WAIT_NORMALL": 2, "WIRE_WAIT_NORMAL": 2}))
-    with pytest.raises(WireSettingsError, match="WIRE_QQQQQQ: no such setting .see the README's settings table.$"):
+    with pytest.raises(WireSettingsError, match=r"^WIRE_QQQQQQ: no such setting \(see docs/settings\.md\)$"):
         check_setting_names(Settings({"WIRE_QQQQQQ": 1}))
     check_setting_names(Settings({"WIRE_WAIT_NORMAL": 2, "LOG_LEVEL": "INFO", "SOME_OTHER_SETTING": 1}))

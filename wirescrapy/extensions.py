@@ -44,16 +44,16 @@ class LogFileGuard:
 
 
 class CallbackTurn:
-    """A response reaches its callback at the reactor's next turn instead of 0.1 s later.
+    """A response reaches its callback at the reactor's next turn instead of after Scrapy's fixed delay.
 
     Scrapy 2.13's scraper sleeps ``scrapy.utils.defer._DEFER_DELAY`` (0.1 s) before every callback, so that
     the reactor reads and writes its sockets before the callback's work (``Scraper.call_spider_async``). A
     delayed call of 0 s does that too: both reactors Scrapy runs on (asyncio's loop and Twisted's) poll their
-    sockets before they run a delayed call made while they ran the previous ones. The 0.1 s is not free for
+    sockets before they run a delayed call made while they ran the previous ones. The delay is not free for
     a crawler that works in batches: a batch ends when its last page is gathered, so every batch end and
-    every job's end waited 0.1 s more while the sites that go on in the next batch were idle (measured by
-    ``benchmarks/realweb_makespan.py``: the time its largest site is idle across batch starts), and a site's
-    first page waited as long for its robots.txt's callback.
+    every job's end would wait that much more while the sites that go on in the next batch are idle
+    (``benchmarks/realweb_makespan.py`` shows it as the time its largest site is idle across batch starts),
+    and a site's first page would wait as long for its robots.txt's callback.
 
     It replaces the scraper module's ``_defer_sleep``, a private name of Scrapy's (the one other in
     ``harvester/scheduler.py``): for the whole process, once, and only while that name is Scrapy's own

@@ -22,5 +22,5 @@ def unknown_settings(names: Iterable[str]) -> list[tuple[str, str | None]]:
 def check_setting_names(settings: Iterable[str]) -> None:
     """Raise ``WireSettingsError`` for the first ``WIRE_*`` name of ``settings`` that is no setting."""
     for name, closest in unknown_settings(settings):
-        hint = f"did you mean {closest}?" if closest else "see the README's settings table"
+        hint = f"did you mean {closest}?" if closest else "see docs/settings.md"
         raise WireSettingsError(f"{name}: no such setting ({hint})")

@@ -1,12 +1,11 @@
 """A map from 64-bit fingerprints to 32-bit ids: sorted arrays plus a small in-memory delta.
 
 The URL store (``(site-id, path)`` fingerprint → doc-id) uses it; it is the "sorted 64-bit hashes" road to a
-URL table of a few bytes per URL: 12 bytes an entry once merged (8-byte key, 4-byte value), against about
-100 bytes for a Python dict entry and 130 for LMDB.
+URL table of a few bytes per URL: 12 bytes an entry once merged (8-byte key, 4-byte value), where a Python
+dict or LMDB spends several times that (``benchmarks/collection.py`` measures them).
 
-Recent inserts go to a dict; when it holds ``merge_at`` entries (131,072 by default: about 13 MB of dict)
-it is merged into the sorted arrays in one O(n) numpy pass — 30 ms at 10M keys, a quarter of a
-microsecond per insert amortised. Lookups check the delta, then
+Recent inserts go to a dict; when it holds ``merge_at`` entries (131,072 by default) it is merged into the
+sorted arrays in one O(n) numpy pass, a small cost per insert once amortised. Lookups check the delta, then
 the key's bucket: a table indexed by the top bits of the key (about one entry per four keys, one byte per
 key) gives the slice of the sorted keys that can hold it, so a lookup costs one or two cache misses where a
 binary search over 10M keys costs over a dozen; the batch form does this for all queries with a few numpy

@@ -113,7 +113,7 @@ class PageStore:
         # Equal bytes have the record's hash, so the page needs no check of its own here.
         page = self._decode(doc_id, rec, verify=False)
         if type(content) is not bytes:
-            content = bytes(content)  # comparing bytes with a memoryview is 100 times slower
+            content = bytes(content)  # comparing bytes with a memoryview is far slower
         return page == content
 
     # -- verbs -------------------------------------------------------------------------------------

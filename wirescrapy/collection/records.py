@@ -63,7 +63,7 @@ def allocate(fd: int, size: int) -> None:
             if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
                 os.ftruncate(fd, current)  # the file keeps the size its header's count fits
                 raise
-            os.ftruncate(fd, size)  # a filesystem that cannot allocate ahead: sparse, as before
+            os.ftruncate(fd, size)  # a filesystem that cannot allocate ahead: left sparse
     else:
         os.ftruncate(fd, size)
 

@@ -1,4 +1,4 @@
-"""Collections written by an earlier wirescrapy: their record files converted to today's format, once.
+"""Collections written by an earlier wirescrapy: their record files converted to the current format, once.
 
 Each earlier kind of ``documents.rec`` and ``sites.rec`` is listed in ``EARLIER`` with its layout. The upgrade
 reads every record in the old layout and writes it in the current one: fields of the same name are copied,

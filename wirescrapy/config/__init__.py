@@ -4,8 +4,8 @@ WIRE reads an XML file through XPath names such as ``harvester/wait/normal`` (th
 wirescrapy keeps each of those variables as a Scrapy setting named ``WIRE_…`` so it can be set in a settings
 module, with ``-s`` on the command line, or per Scrapyd job. This package is the one place that knows them:
 
-* ``table.SETTINGS`` lists every setting with its WIRE name, default, type and meaning; the README's settings
-  table is generated from it (``python -m wirescrapy.config``) and a test keeps the two equal.
+* ``table.SETTINGS`` lists every setting with its WIRE name, default, type and meaning; ``docs/settings.md``
+  is generated from it (``python -m wirescrapy.config > docs/settings.md``) and a test keeps the two equal.
 * ``WireConfig.from_settings`` reads and validates them once, at start, and hands typed attributes to the
   components. A wrong type or an impossible value raises ``WireSettingsError`` naming the setting.
 * ``wirekeys.NOT_IMPLEMENTED`` lists the WIRE keys that have no setting here, and why.
@@ -28,6 +28,7 @@ from wirescrapy.config.table import (  # noqa: F401  (re-exported: the package's
     Setting,
     WireSettingsError,
     default_settings,
+    settings_page,
     settings_table,
 )
 

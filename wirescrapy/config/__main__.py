@@ -1,3 +1,5 @@
-from wirescrapy.config.table import settings_table
+"""``python -m wirescrapy.config > docs/settings.md``: the settings page, generated from ``SETTINGS``."""
 
-print(settings_table())
+from wirescrapy.config.table import settings_page
+
+print(settings_page(), end="")

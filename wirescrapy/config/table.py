@@ -1,5 +1,6 @@
 """Every WIRE setting: name, WIRE's name, default, type, meaning and checks (``SETTINGS``), the WIRE keys
-without a setting (``NOT_IMPLEMENTED``, from ``wirekeys``), and the README's table generated from them."""
+without a setting (``NOT_IMPLEMENTED``, from ``wirekeys``), and ``docs/settings.md`` generated from them
+(``settings_page``; ``python -m wirescrapy.config > docs/settings.md`` writes it)."""
 
 from __future__ import annotations
 
@@ -186,8 +187,9 @@ SETTINGS: tuple[Setting, ...] = (
                 "are counted once on its site (`new_sites_refused`), and added when the page is revisited or "
                 "another page links them.", 0),
         Setting("WIRE_NEW_SITES_PER_SITE", "", 1_000, "int",
-                "Most sites one site's pages may add to the collection over the crawl (its `new_sites`): a trap "
-                "site reaches at most 1% of WIRE_MAX_SITES. Seeds are not bounded by it.", 0),
+                "Most sites one site's pages may add to the collection over the crawl (its `new_sites`): a "
+                "trap site reaches at most a hundredth of WIRE_MAX_SITES with the defaults. Seeds are not "
+                "bounded by it.", 0),
         Setting("WIRE_ADD_ROOT", "seeder/add-root", True, "bool",
                 "Adding a site also adds its home page."),
         Setting("WIRE_ADD_ROBOTS_RDF", "seeder/add-robots-rdf", False, "bool",
@@ -224,17 +226,17 @@ SETTINGS: tuple[Setting, ...] = (
                 "others are done, and the site that takes the whole crawl longest is fetched in every batch, paced "
                 "to end after the others (wirescrapy/manager/timeshare.py). Sites with a wait of 0 are not limited."),
         Setting("WIRE_BATCH_TIME_LEAD", "", True, "bool",
-                "With WIRE_BATCH_TIME_SHARE, a batch's time is at least what the slowest site's own share of it "
-                "(WIRE_BATCH_SITE_SPLIT) takes, as long as that site keeps a reserve for the crawl's end; then that "
-                "site and those near it get their whole time and the others may idle on their slack: the best pages "
-                "sooner (real-document web, waits 0.2 / 0.05 s: 90.3% of the oracle's PageRank in the first 20% "
-                "fetched against 88.0% without; a whole crawl in one job of cycles 1.06-1.08 x the politeness bound "
-                "against 1.06 x, as queued jobs 1.15-1.16 x against 1.08-1.09 x; at WIRE's scale "
-                "WIRE_BATCH_SAMESITE caps the shares and no batch is led; wirescrapy/manager/timeshare.py). The "
-                "slowest site keeps its reserve back while other sites have pages only in jobs queued with "
-                "WIRE_COLLECTION_WAIT, where the next batch follows at once: any other job fetches everything that "
-                "fits. False: every batch's time is the even time or the slowest site's pace, whatever its pages "
-                "are worth."),
+                "With WIRE_BATCH_TIME_SHARE, a batch's time is at least what the slowest site's own share of "
+                "it (WIRE_BATCH_SITE_SPLIT) takes, as long as that site keeps a reserve for the crawl's end; "
+                "then that site and those near it get their whole time and the others may idle on their "
+                "slack. It trades the crawl's length for the best pages sooner: the slowest site's pages are "
+                "fetched as they are worth, and the whole crawl takes somewhat longer, most in queued jobs "
+                "(benchmarks/crawl_order.py and benchmarks/realweb_makespan.py measure both). At WIRE's "
+                "scale WIRE_BATCH_SAMESITE caps the shares and no batch is led "
+                "(wirescrapy/manager/timeshare.py). The slowest site keeps its reserve back while other "
+                "sites have pages only in jobs queued with WIRE_COLLECTION_WAIT, where the next batch "
+                "follows at once: any other job fetches everything that fits. False: every batch's time is "
+                "the even time or the slowest site's pace, whatever its pages are worth."),
         Setting("WIRE_BATCH_SITE_SPLIT", "", "pagerank", "str",
                 "How a batch is shared among sites: `pagerank`, in proportion to each site's estimated "
                 "share of the PageRank (a walk over sites along the links found, jumping to sites in "
@@ -345,8 +347,8 @@ SETTINGS: tuple[Setting, ...] = (
         Setting("WIRE_RENDER_JS", "", "off", "str",
                 "Pages rendered through Splash (scrapy-splash, `SPLASH_URL`) so that the links scripts write are "
                 "found: `off`; comma-separated host suffixes (`.example.org,shop.example.com`) whose sites are "
-                "always rendered; or `auto`: an HTML page that looks script-built (README, \"JavaScript "
-                "pages\") is rendered once more through Splash, and a site where that found links goes straight "
+                "always rendered; or `auto`: an HTML page that looks script-built (docs/rendering.md) is "
+                "rendered once more through Splash, and a site where that found links goes straight "
                 "to Splash, one where it never did stops being tried.", check=_render_js),
         Setting("WIRE_RENDER_SUBRESOURCES", "", 4, "int",
                 "Requests to the page's own site a render may make besides the page (scripts, style sheets, "
@@ -432,13 +434,30 @@ def _format_default(spec: Setting) -> str:
 
 
 def settings_table() -> str:
-    """The README's settings table (markdown)."""
+    """The settings table (markdown): one row per setting."""
     lines = ["| Setting | WIRE name | Read by | Default | Meaning |", "|---|---|---|---|---|"]
     for spec in SETTINGS:
         wire = f"`{spec.wire}`" if spec.wire else "(new)"
         lines.append(
             f"| `{spec.name}` | {wire} | {spec.component} | {_format_default(spec)} | {spec.doc} |"
         )
-    lines += ["", "WIRE keys without a setting:", ""]
-    lines += [f"- `{key}`: {why}." for key, why in NOT_IMPLEMENTED.items()]
     return "\n".join(lines)
+
+
+SETTINGS_PAGE_HEADER = """\
+# Settings
+
+wirescrapy's settings are Scrapy settings named `WIRE_…`, most of them a variable of WIRE's configuration
+(its WIRE name below). Set one with `-s NAME=VALUE` on the command line, in a settings module
+(`settings/default.py`, or your own in `settings/`), or per Scrapyd job (`-d setting=NAME=VALUE`). A `WIRE_*`
+name that is no setting, or a value a setting cannot take, stops the run at its start, in one line.
+
+This page is generated from `wirescrapy/config/table.py` by `python -m wirescrapy.config > docs/settings.md`;
+`tests/test_config.py` keeps the two equal.
+"""
+
+
+def settings_page() -> str:
+    """``docs/settings.md``: how to set a setting, the settings table, and the WIRE keys with no setting."""
+    keys = "\n".join(f"- `{key}`: {why}." for key, why in NOT_IMPLEMENTED.items())
+    return f"{SETTINGS_PAGE_HEADER}\n{settings_table()}\n\n## WIRE keys with no setting\n\n{keys}\n"

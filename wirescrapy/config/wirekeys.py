@@ -1,5 +1,5 @@
-"""WIRE's configuration keys that have no ``WIRE_*`` setting, and why (the README lists them under its
-settings table)."""
+"""WIRE's configuration keys that have no ``WIRE_*`` setting, and why (``docs/settings.md`` lists them after
+its settings table)."""
 
 NOT_IMPLEMENTED = {
     "collection/maxdoc": "not needed: the record files and the URL store grow as ids grow",

@@ -9,14 +9,14 @@ thousand characters the answer no longer changes, and the time would grow with t
 The result is an ISO 639-1 code ("en", "es"), or "" when the text is too short to tell (fewer than
 ``MIN_LETTERS`` letters: a page of links, an image gallery).
 
-The model ships LZMA-compressed, and reading it takes 0.8 s of CPU in every process that classifies: each
-parse worker, so each harvester job (``gatherer/workers.py``), and a job queued behind another spends it
+The model ships LZMA-compressed, and reading it is slow, in every process that classifies: each parse
+worker, so each harvester job (``gatherer/workers.py``), and a job queued behind another spends that CPU
 while that one harvests, on a machine whose cores the harvest needs. The model read once is kept in the
 user's cache (``$XDG_CACHE_HOME/wirescrapy``, else ``~/.cache/wirescrapy``, created private to the user) as
-the pickled classifier, zstd-compressed, 7 MB: read in 0.2 s. The cache file is named after py3langid's
-version and its model file's size; one that cannot be read, or that is not the user's own or that others may
-write, is never unpickled: the model is read as shipped and the file written again. A cache that cannot be
-written is no error.
+the pickled classifier, zstd-compressed, which reads several times faster. The cache file is named after
+py3langid's version and its model file's size; one that cannot be read, or that is not the user's own or that
+others may write, is never unpickled: the model is read as shipped and the file written again. A cache that
+cannot be written is no error.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pathlib import Path
 
 SAMPLE = 2000  # characters classified
 MIN_LETTERS = 20
-CACHE_LEVEL = 3  # zstd level of the cached model: 7 MB, read in 0.2 s
+CACHE_LEVEL = 3  # zstd level of the cached model: small, and quick to decompress
 
 
 def identify(text: str) -> str:

@@ -2,7 +2,7 @@
 
 WIRE parsed pages with an event-oriented parser tolerant of malformed markup, and kept a cleaned copy of
 each page: document structure, logical and physical formatting (``gatherer/keep``) without colours, fonts,
-widths and other visual markup, and without scripts and styles (``gatherer/discard``) — about 30% of the
+widths and other visual markup, and without scripts and styles (``gatherer/discard``) — a fraction of the
 original size. It passed the page's links to the seeder.
 
 Here the parser is such an event-driven scanner, written in C (``_scanner.c``, built by ``setup.py``): it
@@ -43,7 +43,8 @@ from wirescrapy.items import Link, ParsedPage
 __all__ = ["Parser"]
 
 
-# Builds a Link without the Python-level __new__ of a NamedTuple: half the cost, for every link of every page.
+# Builds a Link without the Python-level __new__ of a NamedTuple, a large part of its cost, for every link of
+# every page.
 _new_link = tuple.__new__
 
 _MISSING = object()

@@ -61,8 +61,8 @@ RAW_CONTENT_TYPE = "text/html; charset=utf-8"  # a render's raw HTML, as Splash 
 
 # The pool's own threads (its manager thread unpickles every result, its feeder thread pickles every job)
 # share the crawl's GIL with the reactor thread. Python hands the GIL to a waiting thread after 5 ms by
-# default, so a site whose wait ended while they ran got its request up to 5 ms late; with 0.5 ms the real
-# web's crawl took 150 s instead of 158 s (benchmarks/realweb_makespan.py --mode cycles).
+# default, so a site whose wait ended while they ran would get its request up to that late; a tenth of it
+# gives the reactor thread its turn sooner (benchmarks/realweb_makespan.py --mode cycles measures it).
 SWITCH_INTERVAL = 0.0005
 
 
@@ -127,9 +127,9 @@ _prestarted: tuple[WireConfig, int, ProcessPoolExecutor, Future] | None = None
 def prestart(config: WireConfig, workers: int) -> None:
     """Start ``workers`` workers for a crawl with ``config`` now, for its ``ParseWorkers`` to take when it
     starts. A harvester that may wait for the collection (``harvester/startup.py``) does this before waiting:
-    a worker's start takes a second and 1.3 s of CPU (its imports and the language model), which a job
-    queued behind another then spends while that one harvests, not in its own batch's first second, when its
-    pages would wait for the worker and its sites for its pages."""
+    a worker's start takes a while and much CPU (its imports and the language model), which a job queued
+    behind another then spends while that one harvests, not at its own batch's start, when its pages would
+    wait for the worker and its sites for its pages."""
     global _prestarted
     if _prestarted is None and workers >= 1:
         pool, ready = _spawn_pool(config, workers)

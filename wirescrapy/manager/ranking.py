@@ -31,7 +31,7 @@ HITS (``hits``)
 
 Weighted link rank (``wlrank``, Baeza-Yates & Davis 2004)
     PageRank where a link's vote is weighted by its attributes, W(j, i) = c + T(j, i) + AL(j, i) +
-    RP(j, i). The link store keeps targets only, in page order, so today: c = 1; T, which in the paper
+    RP(j, i). The link store keeps targets only, in page order, so here: c = 1; T, which in the paper
     depends on the tag around the link, is 1 for a link to another site and 0 inside the site (a link
     across sites is a recommendation, one inside is mostly navigation); RP = 0.5 × (1 − k/m) for the k-th
     of m links of the page (0-based: links earlier in the page weigh more); AL = anchor length / 10 when

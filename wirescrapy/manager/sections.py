@@ -16,8 +16,8 @@ Why kinds of pages (``WIRE_BATCH_SITE_UNSEEN = kinds``, ``sites.site_sizes``)
     pages, each source listing once, from its class page. Estimated together, the class pages' repeated
     links take the reference as nearly all known while its source listings, found late and each linked
     once, are most of what is not; estimated kind by kind, the listings found say there are many more
-    (the Eigen reference of ``benchmarks/crawl_order.py --web real``: 1,098 pages, taken for 420 when its
-    fourth batch was planned, for 895 by kind). A site without such file names is estimated as by section.
+    (the Eigen reference of ``benchmarks/crawl_order.py --web real`` is such a site). A site without such
+    file names is estimated as by section.
 
 Why the links from other sections
     PageRank on the graph crawled so far favours the part of a site crawled most: its fetched pages link
@@ -95,7 +95,7 @@ def group_ids(urls: Iterable[tuple[int, bytes]], *keys: Callable[[bytes], bytes]
     them from the URL store).
 
     A group is kept as the 64-bit hash of (site-id, group) while reading, 8 bytes a URL, and numbered after:
-    ``mirror_path`` has nearly a group per URL, which a dict of them held at 250 MB a million URLs. Two groups
+    ``mirror_path`` has nearly a group per URL, and a dict of them would take many times that. Two groups
     whose hashes collide (one pair in about 400,000 manager runs over 10 million URLs) are taken for one."""
     hashes = [array("q") for _ in keys]
     for site_id, path in urls:

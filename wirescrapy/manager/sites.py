@@ -163,7 +163,7 @@ def unseen_found(unseen: np.ndarray, once: np.ndarray, samples: np.ndarray, more
     Why: Chao's f0 is what endless sampling would find, but a crawl samples a site's links only through
     the pages it knows and has not fetched yet. A small site whose pages are all fetched has nothing
     left to reveal, however many of its pages were linked once (a reference manual's pages each linked
-    from one index page): taken as it is, f0 kept such a site at several times its size, and its share of
+    from one index page): taken as it is, f0 keeps such a site at several times its size, and its share of
     every batch with it (benchmarks/crawl_order.py --web real)."""
     unseen = np.asarray(unseen, dtype=np.float64)
     out = np.zeros(len(unseen))
@@ -198,8 +198,8 @@ def pages_left(links: csr_matrix, site_of: np.ndarray, visited: np.ndarray, site
     what its known pages still to fetch are expected to reveal; ``sections`` passed on) less its pages
     ``visited`` (aligned with the pages, doc-id order), the estimate at most ``LEFT_GUARD`` times the pages
     known of the site. Why the guard: Chao's estimator leaps when a site shows many pages linked once and few
-    twice, as when a new section of it was just found (the real-document web's Django manual, 689 pages in
-    all, was once estimated to have 6,100 left), and such a leap would make a small site the crawl's slowest.
+    twice, as when a new section of it was just found, and such a leap would make a small site the crawl's
+    slowest.
     ``read``: ``site_links``' pass over ``links``, when the caller has it already."""
     site_of = np.asarray(site_of)
     if read is None:

@@ -19,44 +19,41 @@ pages. T is the larger of
 
 Why the slack: a crawl finds pages until its end, and the batches the known candidates need are fewer than
 the crawl will take. Paced over those alone, the slowest site's last pages come in the batch that fetches the
-other sites' last known pages, and what those link to comes after it, every connection but one idle (the
-real-document web: one SQLite page among its last linked 300 dead pages, 15 s at the large-site wait after
-the slowest site's last request). Paced over half as many batches again, the slowest site takes less of
-each batch, the other sites take the rest by their share and are done before it, and what their last pages
-find is fetched beside the slowest site's pages kept for it. The slowest site is still fetched in every
-batch; the crawl may take more batches, each a batch start.
+other sites' last known pages, and what those link to comes after it, while every connection but one is idle.
+Paced over half as many batches again, the slowest site takes less of each batch, the other sites take the
+rest by their share and are done before it, and what their last pages find is fetched beside the slowest
+site's pages kept for it. The slowest site is still fetched in every batch; the crawl may take more batches,
+each a batch start.
 
 The limits go to ``select_batches`` as ``site_limits`` (with any other limits, the smaller wins): within
 them, the batch is still shared by the sites' estimated PageRank. A site with a wait of 0 is not limited.
 
 **The slowest site leads** (``WIRE_BATCH_TIME_LEAD``). The even time gives the large sites the same number
-of pages a batch, whatever their pages are worth: on the real-document web at waits 0.2 / 0.05 s the Apache
-manual, a third of the PageRank, got 252 of the first 1,566 pages fetched where the best order takes 538.
-With the lead, T is also at least the time the slowest site's own share of the batch takes (its share by
-``site_weights``), so it is fetched as its pages are worth, and the others are limited to that time. The
-slowest site is the one with the most time left at its wait, its pages left as the manager estimates them
-(``sites.pages_left``: a large site shows its pages a section at a time).
+of pages a batch, whatever their pages are worth, so a site that holds much of the PageRank gets fewer of the
+first pages than the best order gives it. With the lead, T is also at least the time the slowest site's own
+share of the batch takes (its share by ``site_weights``), so it is fetched as its pages are worth, and the
+others are limited to that time. The slowest site is the one with the most time left at its wait, its pages
+left as the manager estimates them (``sites.pages_left``: a large site shows its pages a section at a time).
 
 * **Its reserve.** The lead takes no more than leaves the slowest site, after the batch, the next site's time
   left and ``LEAD_RESERVE`` of its own known pages' time. A crawl finds pages to its end, and what the other
-  sites' last pages link to must be fetched beside the slowest site's last pages, not after them (the
-  real-document web: one SQLite page among its last links to 300 dead pages, 15 s at the large-site wait).
-  Without the reserve, the lead spent the slowest site early, it ended with the others, and the crawl took
-  1.22-1.24 x the politeness bound. In a batch that is not led, while the other sites have pages to fetch,
-  the slowest site takes no more than its pages beyond the reserve, or the time the others need in the
-  batch (the crawl's last batches, where everything fits). Only when jobs are queued on the collection
+  sites' last pages link to must be fetched beside the slowest site's last pages, not after them. Without the
+  reserve, the lead would spend the slowest site early, and the crawl would end with those last links
+  fetched alone. In a batch that is not led, while the other sites have pages to fetch, the slowest site
+  takes no more than its pages beyond the reserve, or the time the others need in the batch (the crawl's last
+  batches, where everything fits). It holds that back only when jobs are queued on the collection
   (``WIRE_COLLECTION_WAIT``), where the next batch follows at once: a single job, or a cron recrawl's,
   fetches everything that fits, rather than leaving some of it to a next job that may come hours later. One
-  job of many cycles holds nothing back either: there softmin's cuts kept Apache's pages for the last batches
-  (114.1-115.7 s with the rule, 114.5 s without), where queued jobs without it fetched SQLite's 300 dead links
-  alone after Apache's last page in two crawls of three (132.5 and 133.0 s against 123.9-124.4 s).
+  job of many cycles holds nothing back either: there softmin's cuts keep the slowest site's pages for the
+  last batches.
 * **Who may not idle.** When its share sets T (the batch is *led*), it and the sites whose known time left is
   within T of the longest (``critical_sites``) are given their whole limit: an idle stretch of theirs would end
   the crawl later. When those limits do not fit in the batch, T shrinks until they do, so that they end
   together. The others may take less and idle on their slack, and softmin (``harvester/batchend.py``) ends a
   led batch early only if its stragglers keep the slowest site idle.
 
-Figures in the README (``benchmarks/crawl_order.py``, ``benchmarks/realweb_makespan.py``).
+What this trades, the share of the PageRank fetched first against the crawl's time over its politeness
+bound, is measured by ``benchmarks/crawl_order.py`` and ``benchmarks/realweb_makespan.py``.
 """
 
 from __future__ import annotations
@@ -154,8 +151,8 @@ def critical_sites(left: np.ndarray, waits: np.ndarray, t: float, whole: np.ndar
     then set the crawl's end; the others have that much slack and may idle. Their ``whole`` parts of the batch
     (aligned too) must fit in its ``size``: when they do not, the time shrinks to their even time, so that they
     still end together (dropping one of them would leave it idle with as much to fetch as the others). Known
-    pages, not estimates: a site that has just shown many pages linked once (the real-document web: SQLite's
-    300 dead links) is estimated to have hundreds more, and the site next to it would be left idle for them."""
+    pages, not estimates: a site that has just shown many pages linked once is estimated to have many more,
+    and the site next to it would be left idle for them."""
     times = remaining_times(left, waits)
     whole = np.asarray(whole)
     if not len(times) or times.max() <= 0 or math.isinf(t):
