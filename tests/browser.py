@@ -3,8 +3,9 @@ protocol through a pipe (``--remote-debugging-pipe``: JSON messages separated by
 descriptors 3 and 4), so no WebDriver and no websocket client are needed.
 
 ``Browser.open(url)`` loads a page and collects what its console said (errors of scripts, of resources that
-did not load, of the browser's own checks); ``evaluate`` runs an expression in it; ``screenshot`` saves the
-whole page, or one element, as PNG.
+did not load, of the browser's own checks); ``evaluate`` runs an expression in it; ``layout`` measures it;
+``screenshot`` saves the whole page, or one element, as PNG. The window is 1280 × 900 CSS pixels by default,
+a common laptop screen.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class BrowserError(Exception):
 
 
 class Browser:
-    def __init__(self, executable: str, width: int = 1200, height: int = 900, timeout: float = 30.0):
+    def __init__(self, executable: str, width: int = 1280, height: int = 900, timeout: float = 30.0):
         self.timeout = timeout
         self.profile = tempfile.mkdtemp(prefix="wire-chromium-")
         to_browser_r, self._to_browser = os.pipe()
@@ -124,6 +125,13 @@ class Browser:
         if "exceptionDetails" in result:
             raise BrowserError(f"{expression[:60]}: {result['exceptionDetails'].get('text')}")
         return result["result"].get("value")
+
+    def layout(self) -> dict[str, float]:
+        """The page's size against the window's, in CSS pixels: ``height`` and ``width`` the document's
+        scroll height and width, ``window`` its client width. ``width > window``: a horizontal scrollbar."""
+        root = "document.documentElement"
+        return self.evaluate(f"({{height: {root}.scrollHeight, width: {root}.scrollWidth, "
+                             f"window: {root}.clientWidth}})")
 
     def screenshot(self, path: str | os.PathLike, selector: str = "") -> None:
         """The whole page (or the first element matching ``selector``) as PNG."""

@@ -7,6 +7,7 @@ import csv
 import errno
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -19,11 +20,15 @@ from wirescrapy.collection.outlinks import MAX_KEYS, OTHER, OutLinks
 from wirescrapy.config import WireConfig, default_settings
 from wirescrapy.gatherer.language import identify
 from wirescrapy.report import build_report, export, render
-from wirescrapy.report.render import render_plot, render_table, write_report
+from wirescrapy.report.render import render_html, render_plot, render_section, render_table, write_report
 from wirescrapy.report.structure import COMPONENTS, MAIN_PARTS, bowtie
 from wirescrapy.report.tables import (
+    MIN_BARS,
+    MIN_POINTS,
     Plot,
+    Section,
     Series,
+    Table,
     ccdf,
     histogram_table,
     log_bin_table,
@@ -179,6 +184,77 @@ def test_a_plot_and_a_table_as_html(small_crawl):
     assert svg.startswith('<figure id="plot-sites-size"') and "<svg" in svg and "pages" in svg
     table = render_table(next(t for t in section.tables if t.name == "sites-top-pages"))
     assert '<a href="http://a.example">http://a.example</a>' in table
+
+
+def test_a_ranking_of_pages_lists_no_robots_txt(small_crawl):
+    """A robots.txt every page links to has the highest PageRank, and is a document of the collection; the
+    pages with the highest PageRank are pages of the sites."""
+    directory, ids = small_crawl
+    with Collection(directory) as collection:
+        robots, _ = collection.add_url("http://a.example/robots.txt", depth=0)
+        record = collection.documents.records[robots]
+        record["visits"], record["status"], record["mime"] = 1, 200, b"text/plain"
+        collection.sites.records[collection.urls.site_id("http://a.example")]["robots_docid"] = robots
+        for page in ("a", 2), ("a", 3), ("b", 1), ("b", 2), ("c", 0), ("c", 1):
+            collection.links.set_links(ids[page], [robots])
+    with Collection(directory, readonly=True) as collection:
+        report = build_report(collection, config(), as_of=NOW)
+    tables = {t.name: t for s in report.sections for t in s.tables}
+    top = tables["scores-top-pagerank"].rows[0]
+    assert len(top) == 9 and "http://a.example/robots.txt" not in top
+    status = dict(zip(tables["documents-status"].rows[0], tables["documents-status"].rows[1]))
+    assert status["a site's robots.txt"] == 1  # still a document: counted, scored, not ranked among pages
+    pagerank = tables["scores-pagerank"]
+    assert sum(pagerank.rows[1]) == 10
+
+
+def curve(points: int, kind: str = "ccdf") -> Plot:
+    x = np.arange(1, points + 1, dtype=float)
+    return Plot(f"{kind}-{points}", "a curve", kind, "x", "y", [Series("s", x, x[::-1])], table="t")
+
+
+def bars(*counts: int) -> Plot:
+    labels = np.array([f"c{i}" for i in range(len(counts))], dtype=object)
+    return Plot("bars", "bars", "barh", "n", "", [Series("n", labels, np.array(counts))], table="t")
+
+
+def test_a_plot_is_drawn_when_it_shows_more_than_its_table():
+    for kind in ("ccdf", "line", "step", "scatter"):
+        assert not curve(MIN_POINTS - 1, kind).worth_drawing and curve(MIN_POINTS, kind).worth_drawing
+    assert not curve(0).worth_drawing and not Plot("none", "none", "line", "x", "y", []).worth_drawing
+    assert MIN_BARS == 2 and not bars(0, 7, 0).worth_drawing and bars(1, 7, 0).worth_drawing
+
+
+def test_a_plot_left_out_leaves_its_table_in_its_place():
+    counts = histogram_table("t", "Counts", np.array([1, 2, 2]))  # shown in the page only by its plot
+    assert counts.show == 0
+    page = render_section(Section("s", "S", tables=[counts], plots=[curve(MIN_POINTS - 1)]))
+    assert "<figure" not in page and "<h3>Counts</h3>" in page and "<td class=\"num\">2</td>" in page
+    page = render_section(Section("s", "S", tables=[counts], plots=[curve(MIN_POINTS)]))
+    assert '<figure id="plot-ccdf-5"' in page and "<h3>Counts</h3>" not in page
+    shown = Table("t", "Shown", ["value"], [np.array([1])])  # a table the page shows anyway: once
+    assert render_section(Section("s", "S", tables=[shown], plots=[curve(1)])).count("<h3>Shown</h3>") == 1
+
+
+def test_a_table_fits_the_page_and_scrolls_in_its_own_box_when_it_cannot():
+    table = Table("top", "Top", ["url", "in_degree", "state"],
+                  [["http://a.example/p"], np.array([3]), ["done"]], links={"url": "url"})
+    html = render_table(table)
+    assert '<div class="scroll"><table>' in html and "in_<wbr>degree" in html  # a header breaks at "_"
+    assert '<td class="url"><a href="http://a.example/p">' in html and '<td class="text">done</td>' in html
+
+
+def test_the_page_of_a_small_crawl_draws_only_what_has_a_shape(small_crawl):
+    """Nine pages on three sites: the bars of two kinds or more and the lengths of eight pages are drawn; the
+    distributions of three sites, two degrees and one batch are left out, their tables shown instead."""
+    directory, _ = small_crawl
+    with Collection(directory, readonly=True) as collection:
+        page = render_html(build_report(collection, config(), as_of=NOW))
+    drawn = re.findall(r'<figure id="plot-([a-z-]+)"', page)
+    assert drawn == ["status", "lengths", "bowtie", "languages"]
+    assert "<h3>Depth (all)</h3>" in page and "<h3>Pages per site (documents known)</h3>" in page
+    # The summary's twelve figures in two halves side by side.
+    assert "<tr><td>documents known</td><td>9</td><td>links between documents</td><td>7</td></tr>" in page
 
 
 def test_export_streams_documents_in_chunks(small_crawl, monkeypatch):

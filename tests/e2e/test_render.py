@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -23,17 +22,17 @@ from pathlib import Path
 import pytest
 from scrapy.settings import Settings
 
-from tests.splash import OwnSplash, shared_splash, wait_alive  # noqa: F401  (a fixture)
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import RenderState, SiteRender
 from wirescrapy.config import WireConfig
 from wirescrapy.harvester.render import render_request
 from wirescrapy.items import FetchError
-from wirescrapy.sampleweb import SampleWebProcess
-from wirescrapy.sampleweb.accesslog import by_host
-from wirescrapy.sampleweb.scripts import ASSETS, PREFIX
+from wirescrapy.testing.process import run_scrapy, scrapy_env
+from wirescrapy.testing.sampleweb import SampleWebProcess
+from wirescrapy.testing.sampleweb.accesslog import by_host
+from wirescrapy.testing.sampleweb.scripts import ASSETS, PREFIX
+from wirescrapy.testing.splash import DEFAULT_URL, OwnSplash, SplashMissing, alive, wait_alive
 
-ROOT = Path(__file__).resolve().parents[2]
 WAIT = 0.2  # settings/test.py WIRE_WAIT_NORMAL
 SUBRESOURCES = 2
 WEB = {"sites": 6, "pages_per_site": 4, "crawl_delay": WAIT, "broken_robots": "malformed", "slow_delay": 0.2,
@@ -41,19 +40,37 @@ WEB = {"sites": 6, "pages_per_site": 4, "crawl_delay": WAIT, "broken_robots": "m
 # Depth 4 reaches every page a script links (home, /js/, a script page, its targets) and keeps the traps short.
 SETTINGS = {"WIRE_MAX_DEPTH_STATIC": 4, "WIRE_BATCH_SIZE": 1000, "WIRE_LARGE_SITE_PAGES": 10_000,
             "WIRE_RENDER_SUBRESOURCES": SUBRESOURCES, "WIRE_RENDER_WAIT": 0.2}
+SHARED_SPLASH = os.environ.get("WIRE_TEST_SPLASH_URL", DEFAULT_URL)  # .ci/run's supervised Splash
+
+
+def own_splash(workdir: Path, **options) -> OwnSplash:
+    """A Splash of the test's own (``OwnSplash``). Without Splash installed the test skips with the line that
+    says how to install it, or fails with it under ``WIRE_REQUIRE_SPLASH=1`` (``.ci/run``)."""
+    try:
+        return OwnSplash(workdir, **options)
+    except SplashMissing as missing:
+        if os.environ.get("WIRE_REQUIRE_SPLASH") == "1":
+            pytest.fail(str(missing))
+        pytest.skip(str(missing))
+
+
+@pytest.fixture(scope="module")
+def shared_splash(tmp_path_factory):
+    """The URL of a running Splash: CI's, or one started for this module."""
+    if alive(SHARED_SPLASH):
+        yield SHARED_SPLASH
+        return
+    with own_splash(tmp_path_factory.mktemp("splash")) as own:
+        yield own.url
 
 
 def harvest(collection: Path, splash: str, *args: str, settings: dict, timeout: float = 120,
             check: bool = True, background: bool = False):
-    command = [sys.executable, "-m", "scrapy", "crawl", "harvester", *args, "-s", f"WIRE_COLLECTION_DIR={collection}",
-               "-s", f"SPLASH_URL={splash}"]
-    for name, value in {**SETTINGS, **settings}.items():
-        command += ["-s", f"{name}={value}"]
-    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "settings.test", "PYTHONPATH": str(ROOT)}
+    values = {"WIRE_COLLECTION_DIR": collection, "SPLASH_URL": splash, **SETTINGS, **settings}
     if background:
-        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                text=True)
-    run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+        return run_scrapy("crawl", "harvester", *args, settings=values, env=scrapy_env(),
+                          stdout=subprocess.DEVNULL, wait=False)
+    run = run_scrapy("crawl", "harvester", *args, settings=values, env=scrapy_env(), timeout=timeout)
     if check:
         assert run.returncode == 0, run.stderr[-4000:]
         assert "Traceback" not in run.stderr, run.stderr[-4000:]
@@ -117,7 +134,7 @@ def splash_answer(splash: str, url: str, **settings) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def auto_crawl(tmp_path_factory, shared_splash):  # noqa: F811
+def auto_crawl(tmp_path_factory, shared_splash):
     workdir = tmp_path_factory.mktemp("render")
     with SampleWebProcess(workdir=workdir, **WEB) as web:
         run = harvest(workdir / "collection", shared_splash, "-a", f"seeds={web.seeds_file}", "-a", "cycles=8",
@@ -199,7 +216,7 @@ def test_rendering_keeps_politeness_as_the_sites_saw_it(auto_crawl):
 
 @pytest.mark.timeout(120)
 def test_killing_splash_mid_crawl_keeps_every_page_and_renders_it_later(tmp_path):
-    splash = OwnSplash(tmp_path, supervised=True)
+    splash = own_splash(tmp_path)
     web_args = {**WEB, "sites": 2, "pages_per_site": 4, "js": "off"}
     every = {"WIRE_RENDER_JS": ".wire.test", "WIRE_MAX_DEPTH_STATIC": 1}  # the home pages and the pages they link
     try:
@@ -238,7 +255,7 @@ def test_killing_splash_mid_crawl_keeps_every_page_and_renders_it_later(tmp_path
 
 @pytest.mark.timeout(120)
 def test_a_script_that_never_ends_freezes_splash_once_and_is_never_rendered_again(tmp_path):
-    splash = OwnSplash(tmp_path, supervised=True, check=1)
+    splash = own_splash(tmp_path, check=1)
     settings = {"WIRE_RENDER_JS": "site5.wire.test", "WIRE_MINPERIOD_UNSUCCESSFUL": 0, "WIRE_RENDER_TIMEOUT": 10,
                 "WIRE_RENDER_FROZEN_AFTER": 1.5}
     try:
@@ -276,7 +293,8 @@ def test_the_sample_web_log_records_splash_requests_by_host(auto_crawl):
     assert json.dumps(log)  # plain records
 
 
-def test_a_page_rendered_again_while_in_splash_memory_cache_is_fetched_once_and_rendered(tmp_path, shared_splash):  # noqa: F811
+def test_a_page_rendered_again_while_in_splash_memory_cache_is_fetched_once_and_rendered(
+        tmp_path, shared_splash):
     """The crawler's own render request, twice for one page in one Splash (a revisit in a later cycle). The sample
     web sends Last-Modified, so WebKit's memory cache holds the page (and its style sheet and script) fresh: left
     to WebKit, the second render would request nothing and have no answer of the site to record (render_failed at
@@ -319,7 +337,7 @@ def test_a_page_rendered_again_while_in_splash_memory_cache_is_fetched_once_and_
                 assert not [r for r in sent if r["path"].endswith(".png")], sent
 
 
-def test_revisits_of_rendered_pages_through_the_same_splash_render_them_again(tmp_path, shared_splash):  # noqa: F811
+def test_revisits_of_rendered_pages_through_the_same_splash_render_them_again(tmp_path, shared_splash):
     """A crawl that renders the script site's pages and revisits every page at each cycle through the same Splash
     (WIRE_MINPERIOD_SUCCESSFUL_OK=0): the pages are still fresh in WebKit's memory cache (the sample web sends
     Last-Modified), yet each revisit is a render again (before: render_failed and a raw fetch), one page request
@@ -342,7 +360,7 @@ def test_revisits_of_rendered_pages_through_the_same_splash_render_them_again(tm
     assert "render_failed" not in run.stderr
 
 
-def test_a_page_that_redirects_is_rendered_with_its_targets_url_as_base(shared_splash):  # noqa: F811
+def test_a_page_that_redirects_is_rendered_with_its_targets_url_as_base(shared_splash):
     """The script fetches the page itself and renders its bytes under a base URL: after a same-site redirect the
     base must be the target's (its relative script and links resolve as a browser would), the target requested
     once, the raw answer the redirect's."""
@@ -366,7 +384,8 @@ def test_a_page_that_redirects_is_rendered_with_its_targets_url_as_base(shared_s
     assert seen == ["/a/old", "/b/page.html", "/b/s.js"]
 
 
-def test_a_page_larger_than_the_max_file_size_is_rendered_cut_and_the_renders_after_it_go_on(tmp_path, shared_splash):  # noqa: F811
+def test_a_page_larger_than_the_max_file_size_is_rendered_cut_and_the_renders_after_it_go_on(
+        tmp_path, shared_splash):
     """Every page of a site rendered; one page is 30 × WIRE_MAX_FILE_SIZE and full of control characters (JSON
     escapes each as 6 bytes: its DOM as JSON text would be 180 × the limit). Splash's answer stays within the
     harvester's bound for a render's answer, the page is stored rendered and cut (TRUNCATED), and every page after

@@ -75,6 +75,12 @@ class CrawlData:
         return mask
 
     @cached_property
+    def pages(self) -> np.ndarray:
+        """The documents that are pages of the sites, what a ranking of pages lists: not robots.txt files.
+        Sitemaps are never documents (the gatherer records none for them)."""
+        return self.real & ~self.robots
+
+    @cached_property
     def ok(self) -> np.ndarray:
         """WIRE's gathered pages: the last fetch was a 200 with no error (robots.txt files left out)."""
         return (self.doc("status") == 200) & (self.doc("error") == 0) & ~self.robots

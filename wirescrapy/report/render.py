@@ -2,7 +2,9 @@
 with its Agg backend, no script, no network), ``data/*.csv`` and ``report.json``.
 
 Each plot says what its axes are, in which units, with log scales where a distribution is heavy-tailed, and
-names the CSV it was drawn from; each table shows its first rows and links to the CSV with them all.
+names the CSV it was drawn from; each table shows its first rows and links to the CSV with them all. A plot
+with too few points to show a shape (``Plot.worth_drawing``) is left out, and its table shown in its place.
+The page fits the window's width: a table wider than the text scrolls in its own box.
 """
 
 from __future__ import annotations
@@ -20,17 +22,21 @@ from pathlib import Path
 
 import numpy as np
 
-from .tables import Plot, Section, Table
+from .tables import SHOWN, Plot, Section, Table
+
+FIGURES_IN_ONE_COLUMN = 6  # a section's headline figures up to this many: one column of pairs, else two
 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1100px;margin:0 auto;padding:1em 2em;
 color:#222;line-height:1.45}
 h1{margin-bottom:.2em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2.2em}
-.asof{color:#555}table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.9em}
+h3{margin:1.4em 0 .3em}
+.asof{color:#555;overflow-wrap:anywhere}table{border-collapse:collapse;margin:.3em 0;font-size:.9em}
+.scroll{overflow-x:auto}.figures td{overflow-wrap:anywhere}.figures td:nth-child(3){border-left-width:3px}
 th,td{border:1px solid #ddd;padding:.2em .6em;text-align:right}th{background:#f4f4f4}
-td.text,th.text{text-align:left;max-width:40em;overflow-wrap:anywhere}
+.text,.url{text-align:left}td.text{white-space:nowrap}td.url{min-width:16em;overflow-wrap:anywhere}
 figure{margin:1em 0 1.6em}figure svg{width:100%;height:auto}figcaption{color:#444;font-size:.9em}
-nav ol{columns:2}.figures td:first-child{text-align:left}.cost{color:#888;font-size:.8em}
+nav ol{columns:2}.figures td:nth-child(odd){text-align:left}.cost{color:#888;font-size:.8em;margin:.3em 0 1em}
 """
 
 
@@ -172,8 +178,12 @@ def render_section(section: Section) -> str:
     rows = _flatten(section.figures)
     if rows:
         parts.append(_figures_table(rows))
+    tables = {table.name: table for table in section.tables}
     for plot in section.plots:
-        parts.append(render_plot(plot))
+        if plot.worth_drawing:
+            parts.append(render_plot(plot))
+        elif plot.table in tables and not tables[plot.table].show:
+            parts.append(render_table(tables[plot.table], SHOWN))
     for table in section.tables:
         if table.show:
             parts.append(render_table(table))
@@ -183,7 +193,12 @@ def render_section(section: Section) -> str:
 
 
 def _figures_table(rows) -> str:
-    body = "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in rows)
+    """Names and values; a long list in two halves side by side (read down the left one first), as the
+    pairs are short and the page is wide."""
+    half = (len(rows) + 1) // 2 if len(rows) > FIGURES_IN_ONE_COLUMN else len(rows)
+    pairs = itertools.zip_longest(rows[:half], rows[half:])
+    body = "".join("<tr>" + "".join(f"<td>{_e(k)}</td><td>{_e(v)}</td>" for k, v in filter(None, pair))
+                   + "</tr>" for pair in pairs)
     return f"<table class=\"figures\">{body}</table>"
 
 
@@ -198,9 +213,12 @@ def _flatten(figures: dict, prefix: str = "") -> list[tuple[str, str]]:
     return rows
 
 
-def render_table(table: Table) -> str:
-    shown = min(len(table), table.show)
-    head = "".join(f"<th class=\"{_cls(table.rows[i])}\">{_e(c)}</th>" for i, c in enumerate(table.columns))
+def render_table(table: Table, rows: int | None = None) -> str:
+    """The table's first ``rows`` rows (``table.show`` by default) and a link to its CSV."""
+    shown = min(len(table), table.show if rows is None else rows)
+    # A link's text is a URL, which may break anywhere; other text stays on one line.
+    classes = ["url" if c in table.links else _cls(table.rows[i]) for i, c in enumerate(table.columns)]
+    head = "".join(f"<th class=\"{k}\">{_header(c)}</th>" for k, c in zip(classes, table.columns))
     index = {c: i for i, c in enumerate(table.columns)}
     body = []
     for r in range(shown):
@@ -211,11 +229,17 @@ def render_table(table: Table) -> str:
             if column in table.links:
                 href = table.rows[index[table.links[column]]][r]
                 text = f"<a href=\"{_e(str(href))}\">{text}</a>"
-            cells.append(f"<td class=\"{_cls(table.rows[i])}\">{text}</td>")
+            cells.append(f"<td class=\"{classes[i]}\">{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     more = f" (first {shown} of {len(table):,})" if len(table) > shown else ""
-    return (f"<h3>{_e(table.title)}</h3><table><tr>{head}</tr>{''.join(body)}</table>"
+    return (f"<h3>{_e(table.title)}</h3>"
+            f"<div class=\"scroll\"><table><tr>{head}</tr>{''.join(body)}</table></div>"
             f"<p class=\"cost\"><a href=\"data/{table.name}.csv\">data/{table.name}.csv</a>{more}</p>")
+
+
+def _header(name: str) -> str:
+    """A column name that may break after its underscores, so that a table of many columns stays narrow."""
+    return "_<wbr>".join(_e(part) for part in name.split("_"))
 
 
 def _cls(column) -> str:

@@ -14,6 +14,7 @@ from .data import CrawlData
 from .tables import Plot, Section, Series, Table, ccdf, log_bin_table
 
 FLOOR = 1e-6  # a score × N below this counts as no score: a millionth of the average page's
+TOP = 20  # the pages with the highest PageRank listed
 SCORES = {"pagerank": "PageRank", "hub": "HITS hub", "authority": "HITS authority", "wlrank": "weighted link rank"}
 
 
@@ -27,7 +28,7 @@ def scores_section(data: CrawlData) -> Section:
     series = []
     for key, title in SCORES.items():
         values = scores[key][1:].astype(np.float64) * n
-        values[values < FLOOR] = 0  # HITS leaves float residues (1e-40) on pages outside its community
+        values[values < FLOOR] = 0  # HITS leaves float residues far below it on pages outside its community
         table = log_bin_table(f"scores-{key}", f"{title} × N, logarithmic bins", values)
         section.tables.append(table)
         if len(table):
@@ -59,8 +60,10 @@ def scores_section(data: CrawlData) -> Section:
                               "mean score × N", series, table="scores-by-depth", logy=True,
                               note="The mean over the documents at each depth; 1 is the average document."))
 
-    top = np.argsort(-scores["pagerank"], kind="stable")[:20]
-    top = top[scores["pagerank"][top] > 0]
+    # Pages only: a robots.txt has a score too (links may reach it), but it is no page of its site.
+    pagerank = np.where(data.pages, scores["pagerank"], 0)
+    top = np.argsort(-pagerank, kind="stable")[:TOP]
+    top = top[pagerank[top] > 0]
     urls = [data.collection.url(int(i)) for i in top]
     section.tables.append(Table("scores-top-pagerank", "Pages with the highest PageRank",
                                 ["url", "depth", "in_degree", *(f"{k}_x_n" for k in SCORES)],

@@ -2,7 +2,7 @@
 figures, with the histogram helpers every section uses.
 
 A section's computation returns a ``Section`` of plain data — numpy columns and numbers — and never draws:
-``render.py`` turns it into HTML and SVG, ``write.py`` into CSV and JSON. The CSV of a histogram is WIRE's
+``render.py`` turns it into HTML and SVG, CSV and JSON. The CSV of a histogram is WIRE's
 format, ``value,documents,fraction`` (``sites`` or ``links`` in place of ``documents`` when those are counted),
 so a researcher can plot it again with anything.
 """
@@ -15,6 +15,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+MIN_POINTS = 5  # a curve through fewer points shows no shape: its table says all there is
+MIN_BARS = 2  # a single bar compares nothing
+SHOWN = 20  # a table's rows in the page, by default: the first screenful; the CSV has them all
+
 
 @dataclass
 class Table:
@@ -23,7 +27,7 @@ class Table:
     columns: list[str]
     rows: list[np.ndarray | list]  # one sequence per column, all of one length
     links: dict[str, str] = field(default_factory=dict)  # column -> column whose values are the href
-    show: int = 20  # rows shown in the HTML page (the CSV has them all); 0: not shown
+    show: int = SHOWN  # rows shown in the HTML page (the CSV has them all); 0: not shown
 
     def __len__(self) -> int:
         return len(self.rows[0]) if self.rows else 0
@@ -66,6 +70,14 @@ class Plot:
     logx: bool = False
     logy: bool = False
     note: str = ""  # one line under the figure: how to read it
+
+    @property
+    def worth_drawing(self) -> bool:
+        """Whether the figure shows more than its table: ``MIN_POINTS`` points on a curve, or ``MIN_BARS``
+        bars that are not zero. A small crawl's report leaves the others out and shows their tables."""
+        if self.kind in ("bar", "barh"):
+            return max((np.count_nonzero(s.y) for s in self.series), default=0) >= MIN_BARS
+        return max((len(s.x) for s in self.series), default=0) >= MIN_POINTS
 
 
 @dataclass
