@@ -3,10 +3,10 @@
 
 A :class:`Bench` is what a crawl sets up before its engine starts, with no engine, no reactor running and
 no server: a crawler built by Scrapy's ``get_crawler`` with the project's test settings (``settings.test``),
-a ``Harvest`` over a collection in a temporary directory, and a spider holding it as its ``harvest``, as
-the harvester's spider does. Components are built from the crawler as Scrapy builds them (the classes
-named in ``ITEM_PIPELINES`` and ``DOWNLOADER_MIDDLEWARES``, through their ``from_crawler``) and driven
-through their Scrapy interface only.
+a ``Harvest`` over a collection in a temporary directory, and the components built from the crawler as Scrapy
+builds them (the classes named in ``ITEM_PIPELINES`` and ``DOWNLOADER_MIDDLEWARES``, through their
+``from_crawler``), then told of the harvest by the ``harvest_opened`` signal, as the harvester's spider tells
+them. They are driven through their Scrapy interface only.
 
 What the tests need of the harvester's internals lives here and nowhere else, so that when those move only
 this module changes: how the spider opens its harvest, the requests the scheduler builds for a batch's pages,
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import scrapy
 from scrapy import signals
-from scrapy.exceptions import StopDownload
+from scrapy.exceptions import NotConfigured, StopDownload
 from scrapy.http import Headers, Response
 from scrapy.utils.log import LogCounterHandler
 from scrapy.utils.misc import build_from_crawler, load_object
@@ -44,6 +44,7 @@ from wirescrapy.harvester.headerlimits import HeadersTooLarge
 from wirescrapy.harvester.middlewares import BlockedIP, RobotsDisallowed
 from wirescrapy.harvester.session import Harvest
 from wirescrapy.items import Fetch, FetchError, Kind
+from wirescrapy.signals import harvest_opened
 from wirescrapy.url import robots_txt_url
 
 if TYPE_CHECKING:
@@ -67,13 +68,15 @@ FAILURES = {
 
 
 class BenchSpider(scrapy.Spider):
-    """The harvester's spider as its components see it: a ``harvest`` attribute."""
+    """A spider for the crawler: the components hear of the harvest from the bench, not from it."""
 
     name = "bench"
 
 
 class Bench:
-    def __init__(self, directory: str | Path, **settings):
+    """``announce``: tell the components of the harvest (False: a crawl without one, which they pass by)."""
+
+    def __init__(self, directory: str | Path, *, announce: bool = True, **settings):
         if not is_reactor_installed():
             install_reactor(REACTOR)
         values = {name: value for name, value in vars(test_settings).items() if name.isupper()}
@@ -85,10 +88,15 @@ class Bench:
         self.crawler = crawler = get_crawler(BenchSpider, values)
         self.spider = crawler.spider = BenchSpider.from_crawler(crawler)
         self.config = WireConfig.from_crawler(crawler)
-        self.harvest = self.spider.harvest = Harvest.open(self.config, crawler.settings.get("USER_AGENT") or "")
+        self.harvest = Harvest.open(self.config, crawler.settings.get("USER_AGENT") or "")
         self.collection = self.harvest.collection
         self.pipelines = [build_from_crawler(cls, crawler) for cls in self._enabled("ITEM_PIPELINES")]
-        self._middlewares = {}
+        middlewares = self._enabled("DOWNLOADER_MIDDLEWARES")
+        self._middlewares = {cls.__name__: self._build(cls) for cls in middlewares}
+        if announce:
+            for _, result in crawler.signals.send_catch_log(harvest_opened, harvest=self.harvest):
+                if isinstance(result, Failure):
+                    result.raiseException()
         self._resolver = None
 
     def close(self) -> None:
@@ -203,12 +211,19 @@ class Bench:
 
     # -- the downloader ------------------------------------------------------------------------------
 
+    def _build(self, cls: type):
+        """A component built from the crawler, or the ``NotConfigured`` it raised (Scrapy leaves it out)."""
+        try:
+            return build_from_crawler(cls, self.crawler)
+        except NotConfigured as exc:
+            return exc
+
     def middleware(self, name: str):
-        """The enabled downloader middleware of that class name, built once."""
-        if name not in self._middlewares:
-            cls = next(c for c in self._enabled("DOWNLOADER_MIDDLEWARES") if c.__name__ == name)
-            self._middlewares[name] = build_from_crawler(cls, self.crawler)
-        return self._middlewares[name]
+        """The enabled downloader middleware of that class name (``NotConfigured`` if it left itself out)."""
+        middleware = self._middlewares[name]
+        if isinstance(middleware, NotConfigured):
+            raise middleware
+        return middleware
 
     def request(self, url: str, kind: Kind = Kind.PAGE, **extra) -> scrapy.Request:
         """A request as the harvester queues it: a batch's page with its doc-id, site-id and depth (none for a

@@ -10,6 +10,7 @@ import json
 import logging
 
 import pytest
+from scrapy import signals
 from xxhash import xxh3_64_hexdigest
 
 from tests import test_spider
@@ -28,6 +29,7 @@ def spider_over(tmp_path, **settings):
     fetch."""
     spider, _, engine = test_spider.spider_over(tmp_path, **settings)
     pipelines = [DocumentPipeline.from_crawler(spider.crawler), MetadataPipeline.from_crawler(spider.crawler)]
+    spider.crawler.signals.send_catch_log(signals.spider_opened, spider=spider)  # harvest_opened follows
     return spider, engine, pipelines
 
 
@@ -38,7 +40,7 @@ def crawl(tmp_path):
                                             WIRE_PLAN_AHEAD=True, WIRE_BATCH_SIZE=3)
     spider.harvest.seed([f"{SITE}/{n}.html" for n in range(5)])
     yield spider, engine, pipelines
-    spider._stop_watching()
+    spider.batch_end.stop()
     spider.harvest.close()
 
 
@@ -60,13 +62,14 @@ def test_a_page_left_out_of_the_plan_ahead_and_not_fetched_is_planned_again(craw
     page = engine.take()
     assert page.url in first
     # Its pages need no time (waits of 0): the next batch is planned now, leaving out the three not fetched yet.
-    spider._look()
-    assert spider._ahead is not None and spider._left_out == {harvest.collection.lookup(url) for url in first}
-    spider._ahead.result()
+    spider.batch_end.look()
+    end = spider.batch_end
+    assert end._ahead is not None and end._left_out == {harvest.collection.lookup(url) for url in first}
+    end._ahead.result()
     fetched(spider, engine, pipelines, page)
     # The batch ends with its other two pages not fetched (as softmin leaves them, or a harvest stopped).
     with caplog.at_level(logging.INFO, logger="wirescrapy.harvester.batchend"):
-        path = spider._planned_next()
+        path = spider.batch_end.next_batch()
     assert "2 pages left out of the batch planned ahead were not fetched: planning it again" in caplog.text
     assert not spider.crawler.stats.get_value("harvester/planned_ahead")
     second = {url.url for url in read_batch(path).urls}
@@ -99,10 +102,10 @@ def test_softmin_may_end_early_a_batch_resumed_that_does_not_say_what_its_sites_
         queue = WireScheduler.of(spider.crawler).queue
         now = WireScheduler.of(spider.crawler).clock()
         # a.cl's five pages queued (four waits), b.cl's one: what ending the batch now gains is a.cl's queue.
-        assert spider._softmin_gain(queue, now) == pytest.approx(max(queue.site_times(now).values()))
-        assert spider._softmin_gain(queue, now) >= 4 * 2.0
+        gain = spider.batch_end._softmin_gain(queue, now)
+        assert gain == pytest.approx(max(queue.site_times(now).values())) and gain >= 4 * 2.0
     finally:
-        spider._stop_watching()
+        spider.batch_end.stop()
         spider.harvest.close()
 
 
@@ -120,19 +123,20 @@ def test_softmin_weighs_a_batch_the_slowest_site_led_by_that_site_s_idle_time_in
         spider._begin()
         queue = WireScheduler.of(spider.crawler).queue
         now = WireScheduler.of(spider.crawler).clock()
-        later = {site: left * queue.wait_of(site) for site, left in spider._later.items()}
+        later = {site: left * queue.wait_of(site) for site, left in spider.batch_end._later.items()}
         longest = max(queue.site_times(now).values())
         assert 4 * 2.0 <= longest  # a.cl's five pages queued (four waits): the slowest site, its own straggler
         spider.batch.info["time_led"] = False
-        assert spider._softmin_gain(queue, now) == pytest.approx(longest)
+        assert spider.batch_end._softmin_gain(queue, now) == pytest.approx(longest)
         spider.batch.info["time_led"] = True
-        assert spider._softmin_gain(queue, now) == pytest.approx(critical_idle(queue.site_times(now), later))
-        assert spider._softmin_gain(queue, now) <= 0
+        gain = spider.batch_end._softmin_gain(queue, now)
+        assert gain == pytest.approx(critical_idle(queue.site_times(now), later))
+        assert spider.batch_end._softmin_gain(queue, now) <= 0
         # The sites the batch planned to end together (sites.jsonl's "critical") are read when it is queued.
-        assert spider._together == frozenset()
+        assert spider.batch_end._together == frozenset()
         spider.batch.sites = {key: dataclasses.replace(site, critical=True) for key, site in spider.batch.sites.items()}
-        spider._watch_batch()
-        assert spider._together == frozenset(queue.site_times(now)) == {SITE, "http://b.cl"}
+        spider.batch_end.watch(spider.batch, last_cycle=False)
+        assert spider.batch_end._together == frozenset(queue.site_times(now)) == {SITE, "http://b.cl"}
     finally:
-        spider._stop_watching()
+        spider.batch_end.stop()
         spider.harvest.close()

@@ -5,8 +5,6 @@ with exit status 2. A ``scrapy`` subprocess takes about a second: the pure parts
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,13 +19,11 @@ from wirescrapy.commands.demo import Command as Demo
 from wirescrapy.commands.demo import previous_demo
 from wirescrapy.config import WireSettingsError
 from wirescrapy.manager.batch import BatchError
-
-ROOT = Path(__file__).resolve().parent.parent
+from wirescrapy.testing.process import ROOT, run_scrapy
 
 
 def scrapy(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "scrapy", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120, check=False)
+    return run_scrapy(*args, cwd=cwd)
 
 
 def assert_one_line_error(run, message):
@@ -135,6 +131,9 @@ def test_ingest_of_no_harvest_s_warc_or_another_collection_s_is_one_line(tmp_pat
     (["-a", "cycles=x"], "harvester: cycles must be a whole number, got 'x'"),
     (["-a", "seeds=/no/such/seeds.txt"], "harvester: seeds file /no/such/seeds.txt does not exist"),
     (["-s", "WIRE_WAIT_NORML=1"], "invalid setting: WIRE_WAIT_NORML: no such setting (did you mean WIRE_WAIT_NORMAL?)"),
+    (["-a", "cycle=5"], "harvester: -a cycle: no such argument (did you mean cycles?)"),
+    (["-a", "_job=1", "-a", "user_agent=x"],
+     "harvester: -a user_agent: no such argument (its arguments: batch, cycles, seeds, warc)"),
 ])
 def test_crawl_with_a_bad_setting_or_argument_says_so_in_one_line(tmp_path, args, message):
     run = scrapy("crawl", "harvester", "-s", f"WIRE_COLLECTION_DIR={tmp_path}", *args)
@@ -150,6 +149,28 @@ def test_crawl_of_a_spider_the_project_has_not_says_so_in_one_line(tmp_path, spi
     run = scrapy("crawl", spider, "-s", f"WIRE_COLLECTION_DIR={tmp_path}")
     assert_one_line_error(run, message)
     assert run.stderr.count("\n") == 1, run.stderr[-3000:]
+
+
+def test_a_crawl_takes_scrapyd_s_arguments_and_logs_its_summary_last(tmp_path):
+    """Scrapyd gives every job ``-a _job=ID`` (and ``-a _version=V`` when one was asked for). The harvest's
+    summary comes after Scrapy's stats dump, where a person reads it first."""
+    run = scrapy("crawl", "harvester", "-a", "_job=6487ec79", "-a", "_version=r1",
+                 "-s", f"WIRE_COLLECTION_DIR={tmp_path / 'c'}")
+    assert run.returncode == 0, run.stderr[-3000:]
+    lines = run.stderr.splitlines()
+    dumped = next(n for n, line in enumerate(lines) if "Dumping Scrapy stats" in line)
+    closed = next(n for n, line in enumerate(lines) if "Spider closed (finished)" in line)
+    assert dumped < closed == len(lines) - 2
+    assert " [harvester] INFO: Harvest summary (finished): 0 cycle(s), 0 page fetches" in lines[-1]
+
+
+def test_a_scrapyd_job_s_misspelled_argument_is_said_in_its_log(tmp_path):
+    log = tmp_path / "job.log"
+    run = scrapy("crawl", "harvester", "-a", "_job=6487ec79", "-a", "cycle=5",
+                 "-s", f"WIRE_COLLECTION_DIR={tmp_path / 'c'}", "-s", f"LOG_FILE={log}")
+    message = "harvester: -a cycle: no such argument (did you mean cycles?)"
+    assert_one_line_error(run, message)
+    assert f"ERROR: The crawl failed at start: {message}" in log.read_text(encoding="utf-8")
 
 
 def test_a_scrapyd_job_s_bad_setting_is_said_in_its_log(tmp_path):

@@ -80,7 +80,13 @@ def test_a_page_already_fetched_in_its_batch_is_not_fetched_again(bench):
     assert passes(middleware, bench.request(SITE + "/b.html"), bench.spider)
     assert passes(middleware, bench.request(SITE + "/c.html"), bench.spider)
     assert passes(middleware, bench.request(SITE + "/robots.txt", Kind.ROBOTS), bench.spider)  # no doc-id
-    assert passes(middleware, bench.request(SITE + "/a.html"), scrapy.Spider(name="plain"))
+
+
+def test_without_a_harvest_nothing_is_filtered(tmp_path):
+    with Bench(tmp_path, announce=False) as plain:  # no harvest_opened: a crawl of another spider
+        plain.seed(SITE + "/a.html")
+        middleware = plain.middleware("BatchFilterMiddleware")
+        assert passes(middleware, plain.request(SITE + "/a.html"), plain.spider)
 
 
 def test_without_a_batch_nothing_is_filtered(bench):
@@ -215,9 +221,10 @@ def test_a_restarted_harvest_reads_the_rules_from_the_collection(tmp_path):
         assert bench.policy(SITE).crawl_delay == 3.0 and not bench.policy(SITE).due(time.time())
 
 
-def test_without_a_harvest_robots_txt_is_not_checked(bench):
-    request = scrapy.Request(SITE + "/private/a.html")
-    assert passes(bench.middleware("RobotsMiddleware"), request, scrapy.Spider(name="plain"))
+def test_without_a_harvest_robots_txt_is_not_checked(tmp_path):
+    with Bench(tmp_path, announce=False) as plain:  # a harvest would refuse it: its robots.txt is unknown
+        request = scrapy.Request(SITE + "/private/a.html")
+        assert passes(plain.middleware("RobotsMiddleware"), request, plain.spider)
 
 
 # -- retries ---------------------------------------------------------------------------------------------

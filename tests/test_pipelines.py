@@ -11,7 +11,6 @@ import ipaddress
 import logging
 
 import pytest
-import scrapy
 from scrapy.exceptions import DropItem
 
 from tests.components import T0, Bench
@@ -550,16 +549,14 @@ def test_a_sitemap_adds_its_urls_with_their_last_modified_and_has_no_record(benc
 
 # -- what is not the gatherer's, and failures ---------------------------------------------------------------
 
-def test_items_that_are_not_fetches_and_spiders_without_a_harvest_pass_untouched(bench):
+def test_items_that_are_not_fetches_and_a_crawl_without_a_harvest_pass_untouched(bench, tmp_path):
     other = {"url": SITE + "/a.html"}
     assert bench.gather(other) is other
-    fetch = bench.page(SITE + "/a.html", 200, html("/b.html"))
-    plain = scrapy.Spider(name="plain")
-    item = fetch
-    for pipeline in bench.pipelines:
-        item = pipeline.process_item(item, plain)
-    assert item["url"] == SITE + "/a.html" and item["doc_id"] == 0  # the feed record, nothing written
-    assert fetch.page is None and bench.collection.documents.count == 0
+    with Bench(tmp_path / "plain", announce=False) as plain:  # no harvest_opened: a crawl of another spider
+        fetch = plain.page(SITE + "/a.html", 200, html("/b.html"))
+        item = plain.gather(fetch)
+        assert item["url"] == SITE + "/a.html" and item["doc_id"] == 0  # the feed record, nothing written
+        assert fetch.page is None and plain.collection.documents.count == 0
 
 
 def test_a_fetch_that_has_no_document_is_logged_and_dropped_when_a_pipeline_fails(bench, caplog):

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 from scrapy import Request, signals
 from scrapy.dupefilters import RFPDupeFilter
+from scrapy.exceptions import CloseSpider
 from scrapy.http import Response
 from scrapy.settings import Settings
 from scrapy.signalmanager import SignalManager
@@ -21,6 +22,7 @@ from wirescrapy.harvester.robots import Verdict
 from wirescrapy.harvester.scheduler import WireScheduler
 from wirescrapy.harvester.spider import HarvesterSpider
 from wirescrapy.items import Fetch, FetchError, Kind
+from wirescrapy.signals import harvest_opened
 
 A, B = "http://a.cl", "http://b.cl"
 RULES = b"User-agent: *\nDisallow: /private\n"
@@ -32,6 +34,7 @@ class Engine:
     def __init__(self, crawler):
         self.crawler = crawler
         self.downloader = SimpleNamespace(active=set())
+        self.start_time = 0.0  # started
         self._slot = SimpleNamespace(scheduler=None, nextcall=SimpleNamespace(schedule=lambda: None))
 
     def crawl(self, request):
@@ -85,7 +88,7 @@ def read(spider: HarvesterSpider, response: Response) -> tuple[Fetch, list[Reque
 def robots_first(spider, scheduler, engine) -> Request:
     """Site A's robots.txt and a page queued, as a batch begins; the robots.txt taken and downloaded."""
     assert spider.harvest.robots.request_due(A, 1000.0)
-    engine.crawl(spider._robots_request(A))
+    engine.crawl(spider.site_files.robots_request(A))
     engine.crawl(Request(A + "/page", callback=spider.parse))
     robots = engine.take()
     assert robots.url == A + "/robots.txt" and robots.meta[HOLD_SITE]
@@ -171,7 +174,9 @@ def test_a_harvest_whose_pages_were_nearly_all_blocked_addresses_says_so(crawl, 
     spider.crawler.stats.set_value("harvester/errors/blocked_ip", blocked + 1)  # the robots.txt too
     spider.crawler.stats.set_value("harvester/pages/blocked_ip", blocked)
     with caplog.at_level("INFO"):
-        spider._summary("finished")
+        spider.summary.take("finished", spider.harvest, 0)
+        assert not [r for r in caplog.records if r.name == "harvester"]  # logged once the engine stopped
+        spider.crawler.signals.send_catch_log(signals.engine_stopped)
     summary, *warnings = [r for r in caplog.records if r.name == "harvester"]
     assert (f"{blocked} of {pages} page fetches refused as blocked addresses (WIRE_BLOCKED_IPS)."
             in summary.getMessage()) is warned
@@ -186,12 +191,12 @@ def test_a_response_whose_handling_fails_is_recorded_and_the_next_one_goes_on(cr
     """A defect in handling one response (here: reading a sitemap raises) loses neither the fetch nor the
     responses after it; a failure before the fetch was built is recorded as an error of the request."""
     spider, _, _ = crawl
-    sitemap = spider._sitemap_request(A + "/sitemap.xml", A)
+    sitemap = spider.site_files.sitemap_request(A + "/sitemap.xml", A)
 
     def broken(*args):
         raise RuntimeError("a defect")
 
-    monkeypatch.setattr(spider, "_sitemap", broken)
+    monkeypatch.setattr(spider.site_files, "sitemap_read", broken)
     fetch, follow_ups = read(spider, answer(sitemap, 200, b"<urlset/>"))
     assert fetch.kind is Kind.SITEMAP and fetch.status == 200 and follow_ups == []
     assert "Handling the response of http://a.cl/sitemap.xml failed" in caplog.text
@@ -200,3 +205,18 @@ def test_a_response_whose_handling_fails_is_recorded_and_the_next_one_goes_on(cr
     fetch, follow_ups = read(spider, answer(page, 200, b"<html></html>"))
     assert fetch.url == A + "/page" and fetch.error is FetchError.OTHER and follow_ups == []
     assert spider.crawler.stats.get_value("harvester/handling_failed") == 2
+
+
+def test_a_component_that_cannot_open_stops_the_harvest_before_its_first_fetch(crawl, caplog):
+    spider, scheduler, engine = crawl
+
+    def cannot_open(harvest):
+        raise OSError("no room for the WARC file")
+
+    spider.crawler.signals.connect(cannot_open, signal=harvest_opened)
+    spider.crawler.signals.send_catch_log(signals.spider_opened, spider=spider)
+    assert "no room for the WARC file" in spider.harvest.stopped
+    assert "the harvest stops before its first fetch" in caplog.text
+    with pytest.raises(CloseSpider) as closed:
+        spider._idle()
+    assert closed.value.reason == "open_failed"

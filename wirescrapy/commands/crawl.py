@@ -3,10 +3,11 @@
 ``scrapy: error: …``, and exit status 2 (``WireCommand.crawl``) instead of a page of
 ``Unhandled error in Deferred``. A project's ``COMMANDS_MODULE`` overrides Scrapy's command of the same name.
 
-A bad or misspelled WIRE setting, and a spider argument its class's ``check_arguments`` refuses, are found
-before Scrapy's start-up lines (its version, the platform, the settings overridden), so that the one line is
-all a person at the keyboard reads. A Scrapyd job (``LOG_FILE`` set) is checked when the crawl starts, as
-before: its log, not stderr, is what a person reads, and the line is logged there.
+A bad or misspelled WIRE setting, and a spider argument its class's ``check_arguments`` refuses (a bad value,
+or a name it does not take: ``harvester/arguments.py``), are found before Scrapy's start-up lines (its
+version, the platform, the settings overridden), so that the one line is all a person at the keyboard reads.
+A Scrapyd job (``LOG_FILE`` set) is checked when the crawl starts: its log, not stderr, is what a person
+reads, and the line is logged there.
 """
 
 from __future__ import annotations

@@ -4,10 +4,10 @@ Each ``OUTDIR`` is what a detached harvester wrote (``scrapy crawl harvester -a 
 WARC files whose warcinfo names the batch and part, and ``harvest.json`` once that harvest finished. Their
 fetches go, in the order they were written, through the same item pipelines a local harvest uses (the
 gatherer: document, parse, content-seen and page store, link graph, metadata, new URLs through the seeder's
-rules), in a crawl of the :class:`IngestSpider`, which holds the collection's :class:`Harvest` as the
-harvester's spider does and tells the harvest's robots.txt owner of each robots.txt fetch as the harvester's
-spider did. A body the harvester received compressed is decoded by Scrapy's own ``HttpCompressionMiddleware``,
-as it was in the harvest.
+rules), in a crawl of the :class:`IngestSpider`, which holds the collection's :class:`Harvest` and announces
+it to the pipelines (the ``harvest_opened`` signal) as the harvester's spider does, and tells the harvest's
+robots.txt owner of each robots.txt fetch as the harvester's spider did. A body the harvester received
+compressed is decoded by Scrapy's own ``HttpCompressionMiddleware``, as it was in the harvest.
 
 * The part must be the collection's: ``batches/NNNNNN/part-K`` of the batch the WARC names.
 * A fetch already in the collection is passed over: its document's record has a ``last_visit`` not before
@@ -40,6 +40,7 @@ from wirescrapy.harvester.robots import fetch_origin
 from wirescrapy.harvester.session import HARVEST_FILE, Harvest
 from wirescrapy.items import Kind
 from wirescrapy.manager.batch import BatchError, read_batch
+from wirescrapy.signals import harvest_opened
 from wirescrapy.url import robots_txt_url
 from wirescrapy.warc.reader import WarcError, read_fetches, warc_files, warcinfo
 from wirescrapy.warc.records import fetch_of
@@ -96,8 +97,12 @@ class IngestSpider(scrapy.Spider):
         except BaseException:
             spider.harvest.close()
             raise
+        crawler.signals.connect(spider._opened, signal=signals.spider_opened)
         crawler.signals.connect(spider._closed, signal=signals.spider_closed)
         return spider
+
+    def _opened(self) -> None:
+        self.crawler.signals.send_catch_log(harvest_opened, harvest=self.harvest)
 
     def _part(self, directory: Path) -> tuple[Path, Path, dict]:
         """The collection's directory of the part whose WARC files are in ``directory``."""

@@ -28,9 +28,8 @@ from wirescrapy.config.table import (  # noqa: F401  (re-exported: the package's
     Setting,
     WireSettingsError,
     default_settings,
-    settings_page,
-    settings_table,
 )
+from wirescrapy.config.page import settings_page, settings_table  # noqa: F401  (re-exported)
 
 _GETTERS = {"int": "getint", "float": "getfloat", "bool": "getbool", "str": "get", "list": "getlist", "dict": "getdict"}
 

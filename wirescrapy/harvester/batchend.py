@@ -1,48 +1,20 @@
 """The end of a batch: WIRE's softmin, and the next batch planned while this one finishes.
 
-A batch's harvest ends with its stragglers: the sites whose pages take longest at one page per wait. Two
-answers, both watched by a timer of the spider (``BatchEnd``) while a batch runs:
+A batch's harvest ends with its stragglers, the sites whose pages take longest at one page per wait.
+:class:`BatchEnd`, held by the spider, watches the batch on a timer while it runs and does two things:
 
-* **softmin** (WIRE's ``harvester/nthreads/softmin`` and ``softmintime``; ``WIRE_SOFTMIN``,
-  ``WIRE_SOFTMIN_TIME``): once fewer than ``WIRE_SOFTMIN`` sites still have pages queued or in flight, in
-  a batch that began with at least that many, the pages still queued are dropped
-  (``WireScheduler.drop_batch_pages``): the fetches in flight end as usual and the batch ends. The
-  dropped pages were not visited, so they stay eligible and the next manager run may choose them again,
-  with the pages of the sites that were idle meanwhile. Only when it pays (``softmin_due``): the pages left
-  need at least twice what starting this batch took (from the previous batch's end, or from the process's
-  start for its first batch: a job of one cycle ends, and the next job starts a process; or, for a job that
-  waited for the collection, ``WIRE_COLLECTION_WAIT``, from the moment it took it), and the batch has
-  run ``WIRE_SOFTMIN_TIME`` seconds. So a batch of few sites, or one whose stragglers are nearly done, runs
-  to its end, and so does a crawl with waits of 0.
+* **softmin** (WIRE's ``harvester/nthreads/softmin`` and ``softmintime``: ``WIRE_SOFTMIN``,
+  ``WIRE_SOFTMIN_TIME``) drops the pages still queued once few sites are left, if ending the batch gains more
+  than starting the next one costs (``softmin_due``). The fetches in flight end as usual. The dropped pages
+  were not visited, so they stay eligible for the next batches.
+* **planning ahead** (``WIRE_PLAN_AHEAD``) runs the manager's computation for the next batch in a thread once
+  the pages left need about as long as the last run took (``plan_due``), so that the next batch starts at
+  once. What it decided is written in the reactor's thread when the batch ends: the collection keeps one
+  writer.
 
-  The pages left are weighed by what ending the batch gains. Inside a harvester of several cycles, the next
-  batch follows at once and its manager run sees the links this batch found: what the stragglers' pages
-  need (``time_left``, their longest queue) is the time the other sites wait. In a harvester's last cycle,
-  the next batch is the next job's, a process start away at the least (a cron job may come much later),
-  and only one site's wait matters: the site the whole crawl waits for longest (``critical_idle``: its
-  pages queued plus those the manager left for later batches, ``BatchSite.left``, at its wait). The gain
-  is the time the other sites' queues would keep it idle; none when it would end the batch itself, or when
-  nothing is left for later batches (``benchmarks/realweb_makespan.py`` measures both ways). A batch written
-  before ``left`` was recorded does not say what is left (not nothing): it is weighed as in an earlier cycle.
-  A batch whose time the slowest site's own share set (``WIRE_BATCH_TIME_LEAD``: batch.json's ``time_led``)
-  is weighed so in every cycle: the manager let the sites with slack end before that site on purpose
-  (``manager/timeshare.py``), and ``left`` counts the pages it expects to find too. The sites it planned to
-  fetch through such a batch and end together (``BatchSite.critical``) are no stragglers of one another:
-  without that, a led batch whose one-page sites were done in a quarter of a second was ended there for the
-  0.55 s between its two critical sites' queues, and planned again the same by the next job.
-* **planning ahead** (``WIRE_PLAN_AHEAD``): once the batch's pages left need less time than the last
-  manager run took (``plan_due``), the manager's records and links are copied and its computation runs in
-  a thread, leaving out the batch's pages not recorded as fetched yet (queued, in flight, or on their way
-  through the pipelines; not those softmin dropped); when the batch ends, what it decided is
-  written (in the reactor's thread, the harvest's only writer of the collection) and the next batch starts
-  at once — unless a page it left out was not fetched after all (dropped by softmin after the plan began,
-  failed, or still queued when the batch ended): then the manager plans again, so no page skips a batch.
-  The last cycle of a harvester writes the next batch too, so that the next ``scrapy crawl harvester`` (a
-  cron job) resumes it and fetches at once, without a manager run first.
-
-Politeness across the boundary is the scheduler's: its queue keeps each site's last access from one batch
-to the next, and a new process reads it from the site records (``Harvest.last_visit``).
-A kill loses nothing: a computation not written is simply lost, and a written batch is resumed.
+Politeness across the boundary is the scheduler's: its queue keeps each site's last access from one batch to
+the next, and a new process reads it from the site records (``Harvest.last_visit``). A kill loses nothing: a
+computation not written is lost, and a written batch is resumed.
 """
 
 from __future__ import annotations
@@ -54,11 +26,20 @@ import os
 import time
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from wirescrapy.harvester.scheduler import WireScheduler
 from wirescrapy.url import origin
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from scrapy.crawler import Crawler
+
+    from wirescrapy.config import WireConfig
+    from wirescrapy.harvester.session import Harvest
+    from wirescrapy.manager.batch import Batch
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +56,8 @@ def softmin_due(active_sites: int, pages_left: int, elapsed: float, softmin: int
     queued or in flight) of a batch that ``began_with`` at least ``softmin`` sites, pages left to drop, the
     batch ``elapsed`` seconds old, at least ``softmin_time``, and ending it gaining ``time_left`` seconds (what
     the pages left need, or ``critical_idle``), more than ``SOFTMIN_GAIN`` times the ``restart`` a new batch
-    costs; ``softmin`` 0: never."""
+    costs; ``softmin`` 0: never. So a batch of few sites, or one whose stragglers are nearly done, runs to its
+    end, and so does a crawl with waits of 0."""
     return (softmin > 0 and pages_left > 0 and active_sites < softmin <= began_with and elapsed >= softmin_time
             and time_left > SOFTMIN_GAIN * restart)
 
@@ -102,11 +84,14 @@ def critical_idle(active: Mapping[str, float], later: Mapping[str, float],
 
 def softmin_gain(active: Mapping[str, float], later: Mapping[str, float] | None, last_cycle: bool,
                  together: frozenset[str] = frozenset()) -> float:
-    """What ending the batch now gains, ``softmin_due``'s ``time_left`` (the module docstring): in a harvester's
-    last cycle, the time the stragglers keep the crawl's slowest site idle (``critical_idle``, ``together``
-    its); in an earlier one, or when the batch does not say what its sites left for later batches (``later``
-    None: a batch written before it was recorded, whose 0s would read as nothing left and never pay), the
-    longest queue's time."""
+    """What ending the batch now gains, ``softmin_due``'s ``time_left``.
+
+    In an earlier cycle of a harvester the next batch follows at once, and its manager run sees the links this
+    batch found: the gain is the longest queue's time, which the other sites would wait. In a harvester's last
+    cycle the next batch is the next job's, a process start away at the least, and only the crawl's slowest
+    site matters: the gain is the time the stragglers keep it idle (``critical_idle``, ``together`` its). A
+    batch that does not say what its sites left for later batches (``later`` None) is weighed as in an
+    earlier cycle: its 0s would read as nothing left, and softmin would never pay."""
     if last_cycle and later is not None:
         return critical_idle(active, later, together)
     return max(active.values(), default=0.0)
@@ -131,65 +116,69 @@ def plan_due(time_left: float, last_plan_seconds: float) -> bool:
 
 
 class BatchEnd:
-    """The spider's side (a mixin of ``HarvesterSpider``): ``_watch_batch`` when a batch starts,
-    ``_planned_next`` when it ends, ``_stop_watching`` when the spider closes."""
+    """Watches the batch being harvested: ``watch`` when it is queued, ``next_batch`` when it ends, ``stop``
+    when the spider closes. ``plans_ahead``: whether this harvester plans its next batch (``WIRE_PLAN_AHEAD``;
+    a batch given with ``-a batch=DIR`` and a detached harvest are not its to plan)."""
 
-    _timer = None
-    _executor: ThreadPoolExecutor | None = None
-    _ahead: Future | None = None
-    _batch_began = 0.0
-    _softmin_done = False
-    _dropped: frozenset = frozenset()  # doc-ids softmin dropped from the batch
-    _left_out: frozenset = frozenset()  # doc-ids the batch planned ahead left out (not fetched yet when it began)
-    _plan_seconds = 0.0
-    _batch_ended: float | None = None  # when this process's last batch ended (time.monotonic)
-    _restart = 0.0  # what starting this batch took: from the last one's end, or from the process's start
-    _began_with = 0  # sites in this batch
-    # By site: its pages left for later batches (BatchSite.left); None: the batch does not say.
-    _later: Mapping[str, int] | None = MappingProxyType({})
-    _together: frozenset[str] = frozenset()  # a led batch's sites planned to end together (BatchSite.critical)
+    def __init__(self, crawler: Crawler, config: WireConfig, harvest: Harvest, *, plans_ahead: bool):
+        self.crawler = crawler
+        self.config = config
+        self.harvest = harvest
+        self.plans_ahead = plans_ahead
+        self._timer = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._ahead: Future | None = None
+        self._batch: Batch | None = None
+        self._last_cycle = True  # the harvester's last cycle: the next batch is the next job's
+        self._batch_began = 0.0
+        self._softmin_done = False
+        self._dropped: frozenset = frozenset()  # doc-ids softmin dropped from the batch
+        self._left_out: frozenset = frozenset()  # doc-ids the plan ahead left out (not fetched when it began)
+        self._plan_seconds = 0.0
+        self._batch_ended: float | None = None  # when this process's last batch ended (time.monotonic)
+        self._restart = 0.0  # what starting this batch took (_restarted)
+        self._began_with = 0  # sites in this batch
+        # By site: its pages left for later batches (BatchSite.left); None: the batch does not say.
+        self._later: Mapping[str, int] | None = MappingProxyType({})
+        self._together: frozenset[str] = frozenset()  # a led batch's sites planned to end together
 
-    def _watch_batch(self) -> None:
+    def watch(self, batch: Batch, *, last_cycle: bool) -> None:
         """A batch was queued: watch it for softmin and for the moment to plan the next."""
-        config = self.config
+        self._batch, self._last_cycle = batch, last_cycle
         self._batch_began = time.monotonic()
         self._restart = self._batch_began - self._restarted()
-        self._began_with = len(self.batch.sites) if self.batch is not None else 0
-        sites = self.batch.sites.values() if self.batch is not None else ()
-        later = {origin(site.origin): site.left for site in sites}
+        self._began_with = len(batch.sites)
+        later = {origin(site.origin): site.left for site in batch.sites.values()}
         self._later = None if None in later.values() else later
-        self._together = frozenset(origin(site.origin) for site in sites if site.critical)
+        self._together = frozenset(origin(site.origin) for site in batch.sites.values() if site.critical)
         self._softmin_done = False
         self._dropped = frozenset()
         self._ahead = None
-        if self.batch is not None:
-            self._plan_seconds = float(self.batch.info.get("planning_seconds", self._plan_seconds) or 0.0)
-        if not (config.softmin or self._plans_ahead()):
+        self._plan_seconds = float(batch.info.get("planning_seconds", self._plan_seconds) or 0.0)
+        if not (self.config.softmin or self.plans_ahead):
             return
         if self._timer is None:
             from twisted.internet.task import LoopingCall
 
-            self._timer = LoopingCall(self._look)
+            self._timer = LoopingCall(self.look)
         if not self._timer.running:
             self._timer.start(TICK, now=False)
 
     def _restarted(self) -> float:
-        """When starting this batch began (``time.monotonic``): the previous batch's end; for a process's first
-        batch, its start, or the moment it took the collection if it waited for another process to close it
-        (``WIRE_COLLECTION_WAIT``: a job queued behind another starts up while that one harvests)."""
+        """When starting this batch began (``time.monotonic``): the previous batch's end. For a process's
+        first batch, its start (a job of one cycle ends, and the next job starts a process), or the moment it
+        took the collection if it waited for another process to close it (``WIRE_COLLECTION_WAIT``: a job
+        queued behind another starts up while that one harvests)."""
         if self._batch_ended is not None:
             return self._batch_ended
-        collection = self.harvest.collection if self.harvest is not None else None
+        collection = self.harvest.collection
         waited = collection.waited_until if collection is not None else None
         return max(process_started(), waited or 0.0)
 
-    def _plans_ahead(self) -> bool:
-        # A batch given with -a batch=DIR (maybe a part) and a detached harvest are not this harvester's to plan.
-        return self.config.plan_ahead and not self.batch_dir and self.harvest is not None and not self.harvest.detached
-
-    def _look(self) -> None:
+    def look(self) -> None:
+        """The timer's look at the batch: softmin, then whether to start planning the next."""
         harvest = self.harvest
-        if harvest is None or harvest.batch is None or harvest.stopped:
+        if harvest.batch is None or harvest.stopped:
             return
         scheduler = WireScheduler.of(self.crawler)
         now = scheduler.clock()
@@ -209,32 +198,34 @@ class BatchEnd:
                             "once the fetches in flight end, %(dropped)d pages left for the next batches",
                             {"number": harvest.batch.number, "active": active, "softmin": self.config.softmin,
                              "dropped": dropped})
-        if self._ahead is None and self._plans_ahead() and plan_due(scheduler.queue.time_left(now),
-                                                                     self._plan_seconds):
-            self._plan_ahead(scheduler)
+        if self._ahead is None and self.plans_ahead and plan_due(scheduler.queue.time_left(now),
+                                                                  self._plan_seconds):
+            self._plan_ahead()
 
     def _softmin_gain(self, queue, now: float) -> float:
-        """What ending the batch now gains (``softmin_due``'s ``time_left``; the module docstring)."""
+        """What ending the batch now gains (``softmin_gain``)."""
         later = self._later
         if later is not None:
             later = {site: left * queue.wait_of(site) for site, left in later.items()}
-        # The process's last cycle: the next batch is the next job's. A batch whose time the slowest site's
-        # share set (WIRE_BATCH_TIME_LEAD): the sites that end before that site are meant to idle on their slack.
-        led = self.batch is not None and bool(self.batch.info.get("time_led"))
-        last_cycle = self.cycles_done + 1 >= self.cycles or led
-        return softmin_gain(queue.site_times(now), later, last_cycle=last_cycle, together=self._together)
+        # A batch whose time the slowest site's share set (WIRE_BATCH_TIME_LEAD: batch.json's "time_led") is
+        # weighed as a last cycle's in every cycle: the manager let the sites with slack end before that site
+        # on purpose (manager/timeshare.py), and its "left" counts the pages it expects to find too.
+        led = self._batch is not None and bool(self._batch.info.get("time_led"))
+        return softmin_gain(queue.site_times(now), later, last_cycle=self._last_cycle or led,
+                            together=self._together)
 
-    def _plan_ahead(self, scheduler: WireScheduler) -> None:
+    def _plan_ahead(self) -> None:
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wire-plan")
-        # Left out: the batch's pages not recorded as fetched yet, but for those softmin handed back.
+        # Left out: the batch's pages not recorded as fetched yet (queued, in flight, or on their way through
+        # the pipelines), but for those softmin handed back.
         not_done = self.harvest.not_done()
         self._left_out = frozenset(doc for doc in not_done.tolist() if doc not in self._dropped)
         run = self.harvest.plan_snapshot(self._left_out)
         self._ahead = self._executor.submit(run)
         logger.debug("Planning the next batch while batch %(number)06d finishes", {"number": self.harvest.batch.number})
 
-    def _planned_next(self) -> Path | None:
+    def next_batch(self) -> Path | None:
         """The batch ended: the next one's directory — the one planned ahead, written now, or the manager's
         run now if none was — or None when no page is due."""
         self._batch_ended = time.monotonic()
@@ -248,8 +239,10 @@ class BatchEnd:
                 logger.error("Planning the next batch ahead failed, planning it now: %(error)r", {"error": exc})
             else:
                 self._plan_seconds = computed.seconds
+                # A page left out as queued or in flight and then not fetched (dropped by softmin after the
+                # plan began, failed, or still queued at the end): plan again, so that no page skips a batch.
                 unfetched = self._left_out.intersection(self.harvest.not_done().tolist())
-                if unfetched:  # left out as queued or in flight, then not fetched (softmin, a failure): plan again
+                if unfetched:
                     logger.info("%(n)d pages left out of the batch planned ahead were not fetched: planning it again",
                                 {"n": len(unfetched)})
                 elif computed.plan.batches:
@@ -258,7 +251,7 @@ class BatchEnd:
                 # Nothing was due when it was planned: the pages found since may be; ask the manager now.
         return self.harvest.plan_next()
 
-    def _stop_watching(self) -> None:
+    def stop(self) -> None:
         if self._timer is not None and self._timer.running:
             self._timer.stop()
         if self._executor is not None:

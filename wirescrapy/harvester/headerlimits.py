@@ -2,7 +2,7 @@
 
 Twisted's client parser (``twisted.web._newclient.HTTPParser``) bounds a header line (16 KiB, its
 ``LineReceiver``'s ``MAX_LENGTH``) but not how many lines come: a server that sends header lines without
-end has them all kept, for as long as the download timeout lets it, about 150 MB a connection in 30 s.
+end has them all kept, for as long as the download timeout lets it.
 Here each response's parser counts the lines of its head (status line and headers) as they come; past
 ``WIRE_MAX_HEADER_SIZE`` bytes or ``WIRE_MAX_HEADERS`` lines the connection is dropped and the request fails
 with :class:`HeadersTooLarge` (in Twisted's ``ResponseFailed``), which the spider records as the error

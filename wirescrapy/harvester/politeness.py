@@ -43,8 +43,8 @@ _COMPACT_AT = 4096
 
 _EMPTY, _QUEUED, _FETCHING = 0, 1, 2
 
-# How long before its wait ends a site's next request may be handed out (``PolitenessQueue.pop_due``): the
-# engine and the downloader middlewares take 1-2 ms a request, which then overlap the wait instead of adding
+# How long before its wait ends a site's next request may be handed out (``PolitenessQueue.pop_due``):
+# what the engine and the downloader middlewares do for a request then overlaps the wait instead of adding
 # to it, and the request is held at the last middleware until the wait is over (the request's ``meta``
 # ``NOT_BEFORE``: ``FetchLimitsMiddleware``).
 DISPATCH_LEAD = 0.002

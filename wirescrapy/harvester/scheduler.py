@@ -43,8 +43,8 @@ request whatever order the signals come in.
 Waking the engine: the engine asks ``next_request`` after a download, after ``crawl()`` and on a 5-second heartbeat.
 When every site is waiting, a ``reactor.callLater`` runs the engine's ``nextcall`` (at once, not a reactor turn
 later) when the first becomes ready, less ``DISPATCH_LEAD`` if ``FetchLimitsMiddleware`` is on: it holds the request
-(``meta[NOT_BEFORE]``) until the wait is over, by the wall clock too (servers log by it; it drifts from the
-monotonic one by ~0.1 ‰), so the engine's work overlaps the wait's last 2 ms.
+(``meta[NOT_BEFORE]``) until the wait is over, by the wall clock too (servers log by it, and it drifts from
+the monotonic one), so the engine's work overlaps the wait's last moments.
 
 Resuming a batch after a kill: nothing of this queue is on disk. The pipeline records every fetched page in the
 collection; a restarted harvester passes the doc-ids already recorded for this batch as ``skip`` to
@@ -101,6 +101,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+# The priority of the spider's follow-ups (a robots.txt, a redirect's target, a render): > 0, so at the front
+# of their site's queue (``enqueue_request``), after the site's wait.
+FOLLOW_UP_PRIORITY = 1
+
 # A HOLD_SITE request's site stays "fetching" after the download until the spider releases it, or this many
 # seconds (the callback raised before releasing it, or the robots.txt was redirected to a site that held it).
 _MAX_HOLD = 60.0
@@ -126,12 +130,8 @@ def _engine_slot(crawler: Crawler) -> Any:
 class WireScheduler(BaseScheduler):
     """Scrapy scheduler keeping WIRE's politeness: one connection per site, ``WIRE_WAIT_*`` between."""
 
-    def __init__(
-        self,
-        crawler: Crawler,
-        dupefilter: BaseDupeFilter,
-        clock: Callable[[], float] = time.monotonic,
-    ):
+    def __init__(self, crawler: Crawler, dupefilter: BaseDupeFilter,
+                 clock: Callable[[], float] = time.monotonic):
         config = WireConfig.from_crawler(crawler)
         self.crawler = crawler
         self.stats = crawler.stats

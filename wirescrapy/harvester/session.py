@@ -1,8 +1,9 @@
 """One harvester run over a collection: the open collection, the batch, and the harvest's robots.txt.
 
-The spider, its downloader middlewares and the gatherer's pipelines share one ``Harvest`` (the spider's
-``harvest`` attribute). It owns the collection, opened for writing (the flock in ``collection/lock.py``
-keeps a second harvester, or a manager run, out), and knows:
+The spider, its downloader middlewares and the gatherer's pipelines share one ``Harvest``: the spider holds
+it and announces it to the others with the ``harvest_opened`` signal (``wirescrapy/signals.py``). It owns
+the collection, opened for writing (the flock in ``collection/lock.py`` keeps a second harvester, or a
+manager run, out), and knows:
 
 * **the cycle**: seed a file (``seed``), find a batch to resume (``unfinished_batch``) or ask the
   manager for the next one (``plan_next``), open it (``open_batch``) and mark it done (``finish_batch``);
@@ -11,7 +12,9 @@ keeps a second harvester, or a manager run, out), and knows:
   after a ``kill -9`` the restarted harvester skips exactly the pages already recorded (see
   ``WireScheduler.enqueue_batch``);
 * **robots.txt**: through its owner, ``harvest.robots`` (:class:`~wirescrapy.harvester.robots.RobotsTxt`):
-  every site's policy, what is due, and what a robots.txt fetch writes.
+  every site's policy, what is due, and what a robots.txt fetch writes;
+* **where its fetches are archived** as WARC (``warc_dir``: ``-a warc=OUTDIR`` or ``WIRE_WARC_DIR``; ``""``
+  when it does not archive).
 
 A write to the collection that fails for want of room (or a failing disk) stops the harvest: ``stopped``
 says why, and from then on nothing more is written, so that the collection stays as the failed write left
@@ -71,10 +74,11 @@ __all__ = ["HARVEST_FILE", "Harvest", "batch_figures"]
 
 class Harvest:
     def __init__(self, config: WireConfig, collection: Collection | None, user_agent: str,
-                 output: Path | None = None):
+                 output: Path | None = None, warc_dir: str | os.PathLike = ""):
         self.config = config
         self.collection = collection
         self.output = output  # detached: the WARC directory, where harvest.json goes
+        self.warc_dir = warc_dir  # where every fetch is archived as WARC; "" when it is not
         self.rules = SeederRules(config)
         self.robots = RobotsTxt(config, user_agent, collection)
         self.batch: Batch | None = None
@@ -86,14 +90,14 @@ class Harvest:
         self._fetched: set[int] = set()  # detached: the batch's doc-ids fetched
 
     @classmethod
-    def open(cls, config: WireConfig, user_agent: str) -> Harvest:
-        return cls(config, Collection.from_config(config), user_agent)
+    def open(cls, config: WireConfig, user_agent: str, warc_dir: str | os.PathLike = "") -> Harvest:
+        return cls(config, Collection.from_config(config), user_agent, warc_dir=warc_dir)
 
     @classmethod
     def without_collection(cls, config: WireConfig, user_agent: str, output: str | os.PathLike) -> Harvest:
         """A detached harvest: a batch fetched into the WARC directory ``output``, no collection."""
         Path(output).mkdir(parents=True, exist_ok=True)
-        return cls(config, None, user_agent, Path(output))
+        return cls(config, None, user_agent, Path(output), warc_dir=output)
 
     @property
     def detached(self) -> bool:

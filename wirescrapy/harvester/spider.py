@@ -19,14 +19,20 @@ the max file size, or a failure with no response. The gatherer's item pipelines
 is the harvest's owner's (:mod:`~wirescrapy.harvester.robots`: what is due, the rules a response settles,
 how long a site stays held for them), and the session says whether a page was fetched in this batch.
 
+The spider holds the harvest (:class:`~wirescrapy.harvester.session.Harvest`) and announces it to the
+other components with the ``harvest_opened`` signal (``wirescrapy/signals.py``). It holds its collaborators,
+one responsibility each: a site's own files (:mod:`~wirescrapy.harvester.sitefiles`: robots.txt, sitemaps),
+renders through Splash (:mod:`~wirescrapy.harvester.splash`), the batch's end
+(:mod:`~wirescrapy.harvester.batchend`: softmin, planning ahead) and the closing summary
+(:mod:`~wirescrapy.harvester.summary`). A write to the collection that fails reaches it as the
+``write_failed`` signal: it stops the harvest.
+
 Redirects are the spider's, not Scrapy's RedirectMiddleware (``REDIRECT_ENABLED`` is off): where a 3xx
 leads is decided by :func:`~wirescrapy.harvester.redirects.decide_redirect`, and a target to follow is
 requested through its site's politeness queue, at the front. A page's target on a site whose robots.txt is
 due gets its robots.txt queued before it.
 
-Renders through Splash (``WIRE_RENDER_JS``) come back to the same callbacks; their side is the ``Renders`` mixin
-(:mod:`~wirescrapy.harvester.renders`).
-With ``warc_dir`` (``-a warc=OUTDIR``, or ``WIRE_WARC_DIR`` for an ordinary harvest) the fetches are also
+With a WARC directory (``-a warc=OUTDIR``, or ``WIRE_WARC_DIR`` for an ordinary harvest) the fetches are also
 written as WARC (``wirescrapy.warc.pipeline``); detached (``-a warc`` alone) the harvest has no collection
 (:meth:`Harvest.without_collection`) and the gatherer's pipelines pass every fetch by.
 """
@@ -34,66 +40,37 @@ written as WARC (``wirescrapy.warc.pipeline``); detached (``-a warc`` alone) the
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import scrapy
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest, NotConfigured
+from twisted.python.failure import Failure
 
 from wirescrapy.collection.writes import DISK_FULL, failure_message, is_write_failure
 from wirescrapy.config import WireConfig
 from wirescrapy.harvester.arguments import check_arguments
 from wirescrapy.harvester.batchend import BatchEnd
-from wirescrapy.harvester.fetch import classify, failure_fetch, kind_of, response_fetch
-from wirescrapy.harvester.meta import (
-    CHAIN,
-    DEPTH,
-    HOLD_SITE,
-    HOPS,
-    KIND,
-    ORIGIN,
-    RDF,
-    RENDER,
-    SITE_ID,
-    TRUNCATED,
-)
+from wirescrapy.harvester.fetch import failure_fetch, kind_of, response_fetch
+from wirescrapy.harvester.meta import CHAIN, DEPTH, HOLD_SITE, HOPS, KIND, ORIGIN, RDF, RENDER, SITE_ID
 from wirescrapy.harvester.middlewares import AlreadyFetched, RobotsNotReady
-from wirescrapy.harvester.redirects import (
-    ROBOTS_MAX_REDIRECTS,
-    decide_redirect,
-    is_redirect,
-)
-from wirescrapy.harvester.render import answered as render_answered
-from wirescrapy.harvester.renders import FOLLOW_UP_PRIORITY, Renders, after_render
+from wirescrapy.harvester.redirects import ROBOTS_MAX_REDIRECTS, decide_redirect, is_redirect
 from wirescrapy.harvester.robots import origin_of
-from wirescrapy.harvester.scheduler import WireScheduler
+from wirescrapy.harvester.scheduler import FOLLOW_UP_PRIORITY, WireScheduler
 from wirescrapy.harvester.session import Harvest, batch_figures
 from wirescrapy.harvester.sitefiles import SiteFiles
+from wirescrapy.harvester.splash import SplashRenders, after_render
 from wirescrapy.harvester.startup import before_waiting, freeze_loaded
+from wirescrapy.harvester.summary import HarvestSummary
 from wirescrapy.items import Fetch, FetchError, Kind
 from wirescrapy.manager.batch import Batch, discard_batch, read_batch
 from wirescrapy.seeder.add import new_site_allowed
+from wirescrapy.signals import harvest_opened, write_failed
 from wirescrapy.url import site_of
 from wirescrapy.warc.reader import archived_fetches
 
-BLOCKED_SHARE = 0.9  # of a harvest's page fetches refused as blocked addresses, from which it is warned of
-BLOCKED_WARNING = (
-    "%(blocked)d of %(pages)d page fetches were refused as blocked addresses: WIRE_BLOCKED_IPS refuses loopback, "
-    "private and other non-public addresses by default. To try the crawler on this machine, use the test "
-    "settings (SCRAPY_SETTINGS_MODULE=settings.test) or set WIRE_BLOCKED_IPS without your sites' range; the "
-    "refused pages are not barred and are fetched in the next cycle.")
 
-
-def mostly_blocked(pages: int, blocked: int) -> bool:
-    """Whether (nearly) all of a harvest's page fetches were refused as blocked addresses. A crawl of the Web
-    meets a few names that resolve to private addresses and is right to refuse them quietly; nine in ten or
-    more refused says the settings do not fit the sites — most often loopback, while trying the crawler on
-    one's own machine."""
-    return pages > 0 and blocked >= BLOCKED_SHARE * pages
-
-
-class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
+class HarvesterSpider(scrapy.Spider):
     name = "harvester"
 
     def __init__(self, batch: str | None = None, seeds: str | None = None, cycles: str | int = 1,
@@ -101,15 +78,13 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
         super().__init__(**kwargs)
         self.batch_dir = batch
         self.detached_dir = warc
-        self.warc_dir = warc or ""  # where fetches are archived; WIRE_WARC_DIR when not detached
         self.seeds_file = seeds
-        self.cycles = self.check_arguments(batch, seeds, cycles, warc)
+        self.cycles = self.check_arguments(batch, seeds, cycles, warc, **kwargs)
         self.harvest: Harvest | None = None
         self.batch: Batch | None = None  # the batch being harvested
         self.done: set[int] = set()  # its doc-ids fetched before a restart
         self.cycles_done = 0
         self._stats_before: dict = {}  # the crawl's stats when the current batch began
-        self._sitemaps_left: dict[str, int] = {}
         self._stop_reason = ""  # why a failed write stopped the harvest (a close reason)
         self._frozen_before = False  # the objects loaded before the collection was taken are frozen
 
@@ -118,26 +93,33 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider.config = WireConfig.from_crawler(crawler)
+        spider.config = config = WireConfig.from_crawler(crawler)
         scheduler = crawler.settings["SCHEDULER"]
         if not isinstance(scheduler, str) or not scheduler.endswith("WireScheduler"):
             raise NotConfigured(f"the harvester needs SCHEDULER = wirescrapy.harvester.scheduler.WireScheduler, "
                                 f"got {scheduler!r}")
         user_agent = crawler.settings.get("USER_AGENT") or ""
         if spider.detached_dir:
-            spider.harvest = Harvest.without_collection(spider.config, user_agent, spider.detached_dir)
+            spider.harvest = Harvest.without_collection(config, user_agent, spider.detached_dir)
         else:
-            spider.warc_dir = spider.config.warc_dir
-            if spider.config.collection_wait:  # a job that may wait for the collection: what it can, first
+            if config.collection_wait:  # a job that may wait for the collection: what it can, first
                 spider.before_waiting()
-            spider.harvest = Harvest.open(spider.config, user_agent)
+            spider.harvest = Harvest.open(config, user_agent, warc_dir=config.warc_dir)
         try:
             spider._prepare()
         except BaseException:
             spider.harvest.close()
             raise
+        harvest, logger = spider.harvest, spider.logger
+        spider.site_files = SiteFiles(crawler, config, harvest, spider.parse, spider.failed, logger)
+        spider.renders = SplashRenders(crawler, config, spider.parse, spider.failed, logger)
+        plans_ahead = config.plan_ahead and not spider.batch_dir and not harvest.detached
+        spider.batch_end = BatchEnd(crawler, config, harvest, plans_ahead=plans_ahead)
+        spider.summary = HarvestSummary(crawler, config, logger)
+        crawler.signals.connect(spider._opened, signal=signals.spider_opened)
         crawler.signals.connect(spider._idle, signal=signals.spider_idle)
         crawler.signals.connect(spider._closed, signal=signals.spider_closed)
+        crawler.signals.connect(spider._write_failed, signal=write_failed)
         return spider
 
     def before_waiting(self) -> None:
@@ -148,9 +130,24 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
 
     # -- the cycle -----------------------------------------------------------------------------------
 
+    def _opened(self) -> None:
+        # Scrapy logs and swallows an error in a signal's receiver. A component that could not open (the WARC
+        # files, the parse workers) would then let the harvest go on without it, so the harvest stops instead.
+        for _, result in self.crawler.signals.send_catch_log(harvest_opened, harvest=self.harvest):
+            if isinstance(result, Failure):
+                self._open_failed(result)
+                return
+
+    def _open_failed(self, failure: Failure) -> None:
+        harvest = self.harvest
+        harvest.stopped = f"a component could not open: {failure.getErrorMessage()}"
+        self.logger.error("%(message)s: the harvest stops before its first fetch", {"message": harvest.stopped})
+        self.crawler.stats.set_value("harvester/stopped", harvest.stopped)
+        self._stop_reason = "open_failed"
+
     async def start(self):
         freeze_loaded(frozen_before=self._frozen_before)
-        if self.batch is not None:
+        if self.batch is not None and not self.harvest.stopped:
             self._begin()
         return
         yield  # an async generator that yields nothing: the batch goes to the scheduler directly
@@ -198,7 +195,7 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
         for site_id, site in batch.sites.items():
             sites[site_id] = harvest.site_for_queue(site)
             if harvest.robots.request_due(site.origin, now):
-                self.crawler.engine.crawl(self._robots_request(site.origin))
+                self.crawler.engine.crawl(self.site_files.robots_request(site.origin))
         stats = self.crawler.stats
         self._stats_before = dict(stats.get_stats())
         stats.set_value("harvester/batch", batch.number)
@@ -214,23 +211,25 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
                          {"number": batch.number, "queued": queued, "urls": len(batch.urls),
                           "sites": len(batch.sites),
                           "resumed": f" ({len(done)} fetched before a restart)" if done else ""})
-        self._watch_batch()
+        self.batch_end.watch(batch, last_cycle=self.cycles_done + 1 >= self.cycles)
 
     def _idle(self) -> None:
         harvest = self.harvest
-        if harvest is not None and harvest.stopped:
+        if harvest.stopped:
             raise CloseSpider(self._stop_reason)
-        if harvest is None or harvest.batch is None:
+        if harvest.batch is None:
             return
         try:
             harvest.finish_batch(batch_figures(self.batch, self._stats_before, self.crawler.stats.get_stats(),
                                                "warc" if harvest.detached else "harvester"))
             self.cycles_done += 1
             if self.cycles_done >= self.cycles:
-                if self._plans_ahead() and self._planned_next() is not None:  # for the next harvester
+                # The last cycle writes the next batch too: the next harvester (a cron job) resumes it and
+                # fetches at once, without a manager run first.
+                if self.batch_end.plans_ahead and self.batch_end.next_batch() is not None:
                     self.logger.info("The next batch is written: the next harvester resumes it")
                 return
-            path = self._planned_next()
+            path = self.batch_end.next_batch()
             if path is None:
                 self.logger.info("Cycle %(n)d: nothing more to fetch", {"n": self.cycles_done + 1})
                 return
@@ -238,12 +237,12 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
         except OSError as exc:
             if not is_write_failure(exc):
                 raise
-            self.write_failed(exc)
+            self._write_failed(exc)
             raise CloseSpider(self._stop_reason) from None
         self._begin()
         raise DontCloseSpider
 
-    def write_failed(self, exc: OSError) -> None:
+    def _write_failed(self, exc: OSError) -> None:
         """A write to the collection failed (``collection/writes.py``: a full disk): stop the harvest, once,
         and say so in one line. What was stored stays, and the batch is left unfinished: a harvester started
         again once there is room resumes it, fetching only the pages not recorded."""
@@ -261,11 +260,9 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
         WireScheduler.of(self.crawler).stop()
 
     def _closed(self, reason: str) -> None:
-        self._stop_watching()
-        if self.harvest is None:
-            return
+        self.batch_end.stop()
         try:
-            self._summary(reason)
+            self.summary.take(reason, self.harvest, self.cycles_done)
         finally:
             try:
                 self.harvest.close()
@@ -273,63 +270,15 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
                 if not is_write_failure(exc):
                     raise
                 self.logger.info("%(message)s: the collection closed without its checkpoints (the next "
-                                    "open rebuilds them)", {"message": failure_message(self.harvest.collection.dir,
-                                                                                       exc)})
-
-    def _summary(self, reason: str) -> None:
-        stats = self.crawler.stats.get_stats()
-        if self.harvest.detached:
-            errors = {k.rsplit("/", 1)[1]: v for k, v in stats.items() if k.startswith("warc/errors/")}
-            self.logger.info(
-                "Detached harvest summary (%(reason)s): %(pages)d page fetches, %(ok)d OK, %(robots)d robots.txt; "
-                "errors: %(errors)s; %(bytes).1f MB of WARC in %(dir)s",
-                {"reason": reason, "pages": stats.get("warc/fetched/page", 0),
-                 "ok": stats.get("warc/status/200", 0), "robots": stats.get("warc/fetched/robots", 0),
-                 "errors": ", ".join(f"{k} {v}" for k, v in sorted(errors.items())) or "none",
-                 "bytes": stats.get("warc/bytes", 0) / 1e6, "dir": self.detached_dir})
-            return
-        collection = self.harvest.collection.summary()
-        started = stats.get("start_time")
-        elapsed = (datetime.now(tz=UTC) - started).total_seconds() if started else 0.0
-        errors = {k.rsplit("/", 1)[1]: v for k, v in stats.items() if k.startswith("harvester/errors/")}
-        pages = stats.get("harvester/fetched/page", 0)
-        blocked = stats.get("harvester/pages/blocked_ip", 0)
-        warn = mostly_blocked(pages, blocked)
-        self.logger.info(
-            "Harvest summary (%(reason)s): %(cycles)d cycle(s), %(pages)d page fetches in %(elapsed).1f s "
-            "(%(rate).1f/s), %(ok)d OK, %(dups)d duplicates, %(new)d new URLs, %(bytes).1f MB; errors: "
-            "%(errors)s. Collection %(dir)s: %(docs)d documents of %(sites)d sites, %(fetched)d fetched, "
-            "%(stored)d pages stored, %(links)d links.%(blocked)s%(stopped)s",
-            {"reason": reason, "cycles": self.cycles_done, "pages": pages, "elapsed": elapsed,
-             "rate": pages / elapsed if elapsed else 0.0, "ok": stats.get("harvester/status/200", 0),
-             "dups": stats.get("gatherer/duplicates", 0), "new": stats.get("gatherer/links/new", 0),
-             "bytes": stats.get("harvester/bytes", 0) / 1e6,
-             "errors": ", ".join(f"{k} {v}" for k, v in sorted(errors.items())) or "none",
-             "dir": collection["directory"], "docs": collection["documents"], "sites": collection["sites"],
-             "fetched": collection["fetched"], "stored": collection["pages_stored"],
-             "links": collection["links"],
-             "blocked": f" {blocked} of {pages} page fetches refused as blocked addresses (WIRE_BLOCKED_IPS)."
-             if warn else "",
-             "stopped": f" Stopped: {self.harvest.stopped}." if self.harvest.stopped else ""},
-        )
-        if warn:
-            self.logger.warning(BLOCKED_WARNING, {"blocked": blocked, "pages": pages})
-        refused = stats.get("gatherer/new_sites/refused", 0)
-        if refused:
-            self.logger.info(
-                "New sites: %(added)d added, %(refused)d more refused by the bounds on new sites "
-                "(WIRE_NEW_SITES_PER_PAGE %(page)d, WIRE_NEW_SITES_PER_SITE %(site)d, WIRE_MAX_SITES %(max)d), "
-                "not counted before on the site linking them (new_sites_refused: each once a linking site)",
-                {"added": stats.get("gatherer/new_sites/added", 0), "refused": refused,
-                 "page": self.config.new_sites_per_page, "site": self.config.new_sites_per_site,
-                 "max": self.config.max_sites})
+                                 "open rebuilds them)",
+                                 {"message": failure_message(self.harvest.collection.dir, exc)})
 
     # -- responses -----------------------------------------------------------------------------------
 
     def parse(self, response):
         request = response.request
         if RENDER in request.meta:
-            yield from self._rendered(response)
+            yield from self.renders.answer(response)
             return
         kind = kind_of(request)
         hop = None  # the next request of a robots.txt's redirect chain
@@ -343,9 +292,9 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
                 if follow_ups:
                     hop = follow_ups[0]
                 else:
-                    follow_ups = self._robots_fetched(fetch)
+                    follow_ups = self.site_files.robots_fetched(fetch)
             elif kind is Kind.SITEMAP and response.status == 200:
-                follow_ups = self._sitemap(fetch, request)
+                follow_ups = self.site_files.sitemap_read(fetch, request)
         except Exception as exc:  # a defect or a response nothing foresaw: the page is recorded all the same
             if isinstance(exc, OSError) and is_write_failure(exc):
                 raise
@@ -357,7 +306,7 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
             hop, follow_ups = None, []
         finally:
             if kind is Kind.ROBOTS:
-                self._robots_read(request, hop)
+                self.site_files.robots_read(request, hop)
         after_render(fetch, request)
         yield fetch
         yield from follow_ups
@@ -366,11 +315,7 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
         request = failure.request
         exc = failure.value
         if RENDER in request.meta and not isinstance(exc, IgnoreRequest):  # refused before Splash: as a page
-            if render_answered(exc, bool(request.meta.get(TRUNCATED))):  # this page's failure, Splash is up
-                yield from self._render_failed(request, None, 200, f"unreadable answer of Splash: {exc}")
-                return
-            error = classify(exc)
-            yield from self._render_failed(request, error, 0, f"{error.label}: {exc}")
+            yield from self.renders.failure(request, exc)
             return
         stats = self.crawler.stats
         if isinstance(exc, (RobotsNotReady, AlreadyFetched)):
@@ -383,9 +328,9 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
             self.logger.warning("Fetching %(url)s failed: %(error)r", {"url": request.url, "error": exc})
         if fetch.kind is Kind.ROBOTS:
             try:
-                self._robots_failed(fetch)
+                self.site_files.robots_failed(fetch)
             finally:
-                self._robots_read(request, None)
+                self.site_files.robots_read(request, None)
         after_render(fetch, request)
         yield fetch
 
@@ -424,7 +369,7 @@ class HarvesterSpider(BatchEnd, Renders, SiteFiles, scrapy.Spider):
                                    priority=FOLLOW_UP_PRIORITY, meta=follow_up)]
         origin = origin_of(target)
         if page and origin and self.harvest.robots.request_due(origin, time.time()):
-            requests.append(self._robots_request(origin))  # queued last, at the front: fetched first
+            requests.append(self.site_files.robots_request(origin))  # last, at the front: fetched first
         stats.inc_value("harvester/redirects/followed")
         fetch.followed = True
         return requests

@@ -1,8 +1,9 @@
 """Every fetch of a harvest into WARC, as the harvester handed it over (item pipeline, first of all).
 
-On when the spider has a ``warc_dir``: ``scrapy crawl harvester -a batch=DIR -a warc=OUTDIR`` (the detached
-harvester: no collection, this pipeline is the only one that acts) or ``WIRE_WARC_DIR`` (the ordinary
-harvester archives as it crawls; the gatherer's pipelines come after this one). It runs before the gatherer,
+On when the harvest has a ``warc_dir`` (the harvest comes with the ``harvest_opened`` signal,
+``wirescrapy/signals.py``): ``scrapy crawl harvester -a batch=DIR -a warc=OUTDIR`` (the detached harvester: no
+collection, this pipeline is the only one that acts) or ``WIRE_WARC_DIR`` (the ordinary harvester archives as
+it crawls; the gatherer's pipelines come after this one). It runs before the gatherer,
 so a fetch is written as the harvester concluded it, and a gatherer's failure on it cannot change what is
 archived. Files are rotated at ``WIRE_WARC_MAX_SIZE`` bytes and named after the batch and part being
 harvested (:mod:`~wirescrapy.warc.writer`); a new batch begins a new file. Stats under ``warc/``.
@@ -17,6 +18,7 @@ from scrapy import signals
 
 from wirescrapy.config import WireConfig
 from wirescrapy.items import Fetch, Kind
+from wirescrapy.signals import harvest_opened
 from wirescrapy.warc.writer import WarcWriter
 
 if TYPE_CHECKING:
@@ -33,30 +35,33 @@ class WarcPipeline:
         self.crawler = crawler
         self.stats = crawler.stats
         self.max_size = max_size
+        self.harvest = None  # the harvest being archived (harvester/session.py's Harvest), if any
         self.writer: WarcWriter | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         pipeline = cls(crawler, WireConfig.from_crawler(crawler).warc_max_size)
-        crawler.signals.connect(pipeline.open, signal=signals.spider_opened)
+        crawler.signals.connect(pipeline.open, signal=harvest_opened)
         crawler.signals.connect(pipeline.close, signal=signals.spider_closed)
         return pipeline
 
-    def open(self, spider: Spider) -> None:
+    def open(self, harvest) -> None:
         """A harvest with a batch begins its first file at once: a part with nothing to fetch still leaves a
         file whose warcinfo says which part it was, for ``scrapy ingest``."""
-        directory, batch = getattr(spider, "warc_dir", ""), getattr(spider, "batch", None)
-        if directory and batch is not None:
-            self.writer = WarcWriter(directory, self.max_size, batch_info(batch))
+        if not harvest.warc_dir:
+            return
+        self.harvest = harvest
+        if harvest.batch is not None:
+            self.writer = WarcWriter(harvest.warc_dir, self.max_size, batch_info(harvest.batch))
             self.writer.open()
 
     def process_item(self, item, spider: Spider):
-        directory = getattr(spider, "warc_dir", "")
-        if not directory or not isinstance(item, Fetch):
+        harvest = self.harvest
+        if harvest is None or not isinstance(item, Fetch):
             return item
         if self.writer is None:
-            self.writer = WarcWriter(directory, self.max_size)  # a harvest that had no batch when it began
-        self.writer.begin(batch_info(getattr(spider, "batch", None)))
+            self.writer = WarcWriter(harvest.warc_dir, self.max_size)  # a harvest with no batch when it began
+        self.writer.begin(batch_info(harvest.batch))
         written = self.writer.write(item)
         stats = self.stats
         stats.inc_value("warc/bytes", written)

@@ -36,8 +36,8 @@ logger = logging.getLogger(__name__)
 
 SUFFIX = ".warc.gz"
 PREFIX = "wirescrapy"
-# zlib's default level. warcio's own gzip writer uses 9, which took 1.45-1.7 times as long on real HTML pages for
-# files 0.5 % smaller (``benchmarks/warc.py --only records``).
+# zlib's default level. warcio's own gzip writer uses 9, which costs much more time on real HTML pages for
+# files barely smaller (``benchmarks/warc.py --only records`` measures both).
 GZIP_LEVEL = 6
 
 

@@ -1,7 +1,9 @@
 """What the gatherer's pipelines share: built from the crawler, acting on ``Fetch`` items of a harvest.
 
-A failed write to the collection (a full disk, ``collection/writes.py``) is no failure of one fetch: it
-stops the harvest (``HarvesterSpider.write_failed``), and from then on no step writes anything.
+Each step keeps the harvest the ``harvest_opened`` signal brings (``wirescrapy/signals.py``); until one
+opens, it passes every item by. A failed write to the collection (a full disk, ``collection/writes.py``) is
+no failure of one fetch: the step sends the ``write_failed`` signal, the harvester's spider stops the
+harvest, and from then on no step writes anything.
 
 Any other failure of a step on a fetch (any exception but ``DropItem``) is logged and becomes the fetch's error,
 ``FetchError.GATHERER``: the steps after it leave the fetch alone, so that a half-gathered page changes
@@ -21,6 +23,7 @@ from scrapy.exceptions import DropItem
 from wirescrapy.collection.writes import is_write_failure
 from wirescrapy.config import WireConfig
 from wirescrapy.items import Fetch, FetchError, Kind
+from wirescrapy.signals import harvest_opened, write_failed
 
 if TYPE_CHECKING:
     from typing import Self
@@ -34,7 +37,7 @@ logger = logging.getLogger(__name__)
 
 
 class GathererStep:
-    """A gatherer pipeline: acts on ``Fetch`` items of a spider with a ``harvest``; passes others."""
+    """A gatherer pipeline: acts on the ``Fetch`` items of a harvest; passes others."""
 
     records_failures = False  # whether it acts on a fetch an earlier step failed on
 
@@ -42,13 +45,19 @@ class GathererStep:
         self.crawler = crawler
         self.stats = crawler.stats
         self.config = WireConfig.from_crawler(crawler)
+        self.harvest: Harvest | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler)
+        step = cls(crawler)
+        crawler.signals.connect(step.harvest_opened, signal=harvest_opened)
+        return step
+
+    def harvest_opened(self, harvest: Harvest) -> None:
+        self.harvest = harvest
 
     def process_item(self, item, spider: Spider):
-        harvest = getattr(spider, "harvest", None)
+        harvest = self.harvest
         if harvest is None or harvest.collection is None or not isinstance(item, Fetch):
             return item  # not a harvest's fetch, or a detached harvest's: WARC is its only output
         if harvest.stopped:  # a write failed (a full disk): nothing more is recorded, and the last step counts it
@@ -63,7 +72,7 @@ class GathererStep:
             raise
         except Exception as exc:
             if is_write_failure(exc):
-                spider.write_failed(exc)
+                self.crawler.signals.send_catch_log(write_failed, exc=exc)
                 return item
             logger.exception("%(step)s failed on %(url)s", {"step": type(self).__name__, "url": item.url})
             self.stats.inc_value(f"gatherer/failed/{type(self).__name__}")

@@ -14,6 +14,7 @@ from wirescrapy.gatherer.language import identify
 from wirescrapy.gatherer.pipelines.base import GathererStep
 from wirescrapy.harvester.render import RenderMode, site_after
 from wirescrapy.items import Fetch, FetchError, Kind
+from wirescrapy.signals import render_wanted
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -42,8 +43,8 @@ class MetadataPipeline(GathererStep):
         item = super().process_item(item, spider)
         if not isinstance(item, Fetch):
             return item
-        if item.render_wanted and item.error is None and hasattr(spider, "render_later"):
-            spider.render_later(item)  # now that the raw fetch is recorded
+        if item.render_wanted and item.error is None:  # now that the raw fetch is recorded
+            self.crawler.signals.send_catch_log(render_wanted, fetch=item)
         return fetch_record(item)
 
     def process(self, fetch: Fetch, harvest: Harvest) -> None:

@@ -3,8 +3,8 @@
 A render (``WIRE_RENDER_JS``) is parsed twice: the rendered DOM, which is what is kept, with the links of a
 hash-routed page's other views added, and the raw HTML the site sent, for content-seen and to count the links
 only the rendering showed (``render_links``). In ``auto`` mode a raw HTML page that looks script-built, on a
-site still being tried, is marked to be rendered (``render_wanted``; the metadata step asks the spider once the
-raw fetch is recorded).
+site still being tried, is marked to be rendered (``render_wanted``; the metadata step asks the harvester for
+the render once the raw fetch is recorded).
 
 With ``WIRE_PARSE_WORKERS`` > 0 the parse itself runs in worker processes (``gatherer/workers.py``), and this
 step returns a Deferred: the reactor thread goes on with other responses and requests meanwhile. The steps
@@ -67,10 +67,10 @@ class ParsePipeline(GathererStep):
         self._parsed: Parsed | BaseException | None = None  # the worker's result for the fetch being released
         self._releasing = False
 
-    def open_spider(self, spider: Spider) -> None:
-        harvest = getattr(spider, "harvest", None)
-        if self.workers is not None and harvest is not None and harvest.collection is not None:
-            self.workers.start()  # while the batch is read and queued: ready for the first page
+    def harvest_opened(self, harvest: Harvest) -> None:
+        super().harvest_opened(harvest)
+        if self.workers is not None and harvest.collection is not None:
+            self.workers.start()  # before the batch is queued: ready for the first page
             if self.workers.timeout:
                 from twisted.internet.task import LoopingCall  # the reactor is Scrapy's by now
 
@@ -87,11 +87,11 @@ class ParsePipeline(GathererStep):
             self.workers.close()
 
     def process_item(self, item, spider: Spider):
-        if self.workers is None or (not self._line and not self._wants_worker(item, spider)):
+        if self.workers is None or (not self._line and not self._wants_worker(item)):
             return super().process_item(item, spider)
         waiting = _Waiting(item, spider)
         self._line.append(waiting)
-        if self._wants_worker(item, spider):
+        if self._wants_worker(item):
             self.workers.parse(item.body, item.url, item.content_type or None,
                                item.raw_body if item.render == RenderState.RENDERED else None, item.depth,
                                lambda parsed: self._parse_ended(waiting, parsed))
@@ -100,8 +100,8 @@ class ParsePipeline(GathererStep):
         self._release()
         return waiting.deferred
 
-    def _wants_worker(self, item, spider: Spider) -> bool:
-        harvest = getattr(spider, "harvest", None)
+    def _wants_worker(self, item) -> bool:
+        harvest = self.harvest
         return (isinstance(item, Fetch) and harvest is not None and harvest.collection is not None
                 and not harvest.stopped and item.error is not FetchError.GATHERER and _parsable(item))
 

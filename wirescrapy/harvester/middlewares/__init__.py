@@ -1,7 +1,8 @@
 """The harvester's downloader middlewares, one a module: what may be fetched, and how much of it.
 
 Enabled in ``settings/default.py`` (``DOWNLOADER_MIDDLEWARES``), in this order; the ``Request.meta`` keys
-they read and write are in :mod:`wirescrapy.harvester.meta`:
+they read and write are in :mod:`wirescrapy.harvester.meta`. Those that work inside a harvest keep the one
+the ``harvest_opened`` signal brings (``wirescrapy/signals.py``):
 
 * ``batchfilter``: :class:`BatchFilterMiddleware` (100): a page of the batch already fetched in it (a redirect led there
   first, or a run before a restart) is refused with :class:`AlreadyFetched`.
@@ -17,7 +18,7 @@ they read and write are in :mod:`wirescrapy.harvester.meta`:
   :class:`RobotsDisallowed` before any network access; a site whose robots.txt is unreachable (5xx,
   network error: RFC 9309 §2.3.1.4) or not known yet gets :class:`RobotsNotReady` for all its pages: they
   stay in the collection for a later batch. The harvest's robots.txt owner decides (``harvest.robots``); a
-  spider without a ``harvest`` attribute passes everything.
+  crawl with no harvest passes everything.
 * ``retry``: :class:`WireRetryMiddleware` (550, in place of Scrapy's ``RetryMiddleware``): a failed fetch is tried
   again in its batch, at the back of its site's queue; giving up is logged as INFO (the page is recorded
   with its error).

@@ -6,8 +6,7 @@ wait ended (``meta[NOT_BEFORE]``, a few ms) until the wait is over, and stamps w
 (``meta[STARTED]``), and when a response's last byte came in (``meta[BODY_DONE]``: the site's wait starts
 then). The reactor's timers end on whole milliseconds, up to one late (epoll's timeout is in
 ms, rounded up), so the hold's timer ends ``TIMER_GRAIN`` short and the rest is slept: the request leaves
-when the wait ends, not up to 1 ms later (``benchmarks/realweb_makespan.py``: the bound's site's median gap
-over its wait, in nginx's log, 2 ms instead of 3)."""
+when the wait ends, not up to a millisecond later."""
 
 from __future__ import annotations
 
@@ -132,8 +131,8 @@ ATTEMPT_KEYS = (BODY_DONE, MIME_REFUSED, RECEIVED, TRUNCATED)
 # The reactor's timers wake on whole milliseconds (epoll's timeout is in ms, rounded up), so a timer ends up to
 # 1 ms late: a hold's timer is set this much short, and the rest is slept.
 TIMER_GRAIN = 0.001
-# The longest hold: the scheduler's lead, and the wall clock's drift from the monotonic one over a long wait
-# (~0.1 ‰); a wall clock stepped back holds no longer.
+# The longest hold: the scheduler's lead, and the wall clock's drift from the monotonic one over a long wait;
+# a wall clock stepped back holds no longer.
 MAX_HOLD = DISPATCH_LEAD + 0.05
 
 

@@ -9,9 +9,15 @@ from scrapy.exceptions import IgnoreRequest
 
 from wirescrapy.harvester.meta import KIND, SPLASH_PROCESSED
 from wirescrapy.harvester.robots import Verdict, origin_of
+from wirescrapy.signals import harvest_opened
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+
+    from wirescrapy.harvester.session import Harvest
 
 
 class RobotsDisallowed(IgnoreRequest):
@@ -23,8 +29,20 @@ class RobotsNotReady(IgnoreRequest):
 
 
 class RobotsMiddleware:
+    def __init__(self):
+        self.harvest: Harvest | None = None  # none: not a harvest, everything passes
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        middleware = cls()
+        crawler.signals.connect(middleware.harvest_opened, signal=harvest_opened)
+        return middleware
+
+    def harvest_opened(self, harvest: Harvest) -> None:
+        self.harvest = harvest
+
     def process_request(self, request: Request, spider: Spider) -> None:
-        harvest = getattr(spider, "harvest", None)
+        harvest = self.harvest
         if harvest is None or request.meta.get(KIND) is not None:
             return  # robots.txt and sitemaps are not subject to robots.txt
         if request.meta.get(SPLASH_PROCESSED):
