@@ -1,8 +1,8 @@
 """Collection benchmark: the URL store, the page store and content-seen, each beside baselines measured in
 the same run.
 
-    python benchmarks/collection.py                       # 1M and 10M URLs (several minutes, ~6 GB)
-    python benchmarks/collection.py --sizes 20000 --pages 5000   # smoke run (CI)
+    python -m benchmarks.collection                       # 1M and 10M URLs (several minutes)
+    python -m benchmarks.collection --sizes 20000 --pages 5000   # smoke run (CI)
 
 URL store, at each size: inserts/s, random lookups/s, same-site lookups/s (the links of one page are
 mostly of its own site), disk bytes per URL and resident memory per URL, for
@@ -12,7 +12,7 @@ mostly of its own site), disk bytes per URL and resident memory per URL, for
   - SQLite used plainly (a table url TEXT PRIMARY KEY, id INTEGER; WAL, synchronous=OFF).
 The URLs are web-like: N/200 sites, paths of 20-40 bytes.
 
-Page store and content-seen: see ``benchmarks/pagestore.py`` (called from here).
+Page store and content-seen: see ``benchmarks.pagestore`` (called from here).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import argparse
 import gc
 import shutil
 import sqlite3
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,9 +28,7 @@ from pathlib import Path
 import numpy as np
 import psutil
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from wirescrapy.collection.urls import URLStore  # noqa: E402
+from wirescrapy.collection.urls import URLStore
 
 CHUNK = 10_000
 PROCESS = psutil.Process()
@@ -243,7 +240,7 @@ def main(argv=None):
     try:
         url_store([int(s) for s in args.sizes.split(",")], args.contenders.split(","), tmp)
         if not args.skip_pages:
-            import pagestore
+            from benchmarks import pagestore
 
             pagestore.main(["--sizes", args.pages, "--tmp", str(tmp)])
     finally:

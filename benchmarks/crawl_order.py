@@ -1,12 +1,12 @@
 """Crawl-order benchmark: does the manager fetch the most valuable pages first?
 
-    python benchmarks/crawl_order.py                 # 25 sites x 80 pages, 18 crawls (about 3.5 minutes)
-    python benchmarks/crawl_order.py --smoke         # 6 sites x 30 pages, 3 crawls (CI, about 35 s)
-    python benchmarks/crawl_order.py --shape uniform,weblike    # both web shapes, one after the other
-    python benchmarks/crawl_order.py --weightings pagerank,default --sites 30 --pages 100
-    python benchmarks/crawl_order.py --weightings '{"pr3+wl": {"pagerank": 3, "wlrank": 1}}' --uncapped pr3+wl
-    python benchmarks/crawl_order.py --web real --weightings default,depth --uncapped ''   # real documents
-    python benchmarks/crawl_order.py --web real --smoke --weightings default     # 3 small real sites (CI)
+    python -m benchmarks.crawl_order                 # 25 sites x 80 pages, 18 crawls (a few minutes)
+    python -m benchmarks.crawl_order --smoke         # 6 sites x 30 pages, 3 crawls (CI)
+    python -m benchmarks.crawl_order --shape uniform,weblike    # both web shapes, one after the other
+    python -m benchmarks.crawl_order --weightings pagerank,default --sites 30 --pages 100
+    python -m benchmarks.crawl_order --weightings '{"pr3+wl": {"pagerank": 3, "wlrank": 1}}' --uncapped pr3+wl
+    python -m benchmarks.crawl_order --web real --weightings default,depth --uncapped ''   # real documents
+    python -m benchmarks.crawl_order --web real --smoke --weightings default     # 3 small real sites (CI)
 
 What it does, in one run:
 
@@ -53,212 +53,30 @@ Printed: one row per order — share, share / oracle, share / BFS, cycles (batch
 final graph fetched (and all documents fetched), wall-clock seconds of the crawl — then the share / oracle
 at other budgets (5, 10, 40 %) and what the first batches of each crawl held.
 
-Goal (issue), judged on the default weighting: >= 90 % of the oracle's share, clearly ahead of
+Goal, judged on the default weighting: >= 90 % of the oracle's share, clearly ahead of
 breadth-first order — taken here as at least 5 % more than BFS (``CLEARLY``). Printed with it: the part of
 the gap between BFS and the oracle the crawl closes, and its ratio to the manager's breadth-first crawls.
 
-Web shapes (``--shape``, ``wirescrapy.sampleweb.shape``). On the default ``uniform`` web every site has the
-same size and the most linked pages are the shallow ones, so breadth-first is close to the oracle by
-construction. ``weblike`` has Zipf site sizes (524 pages down to 21 here), cross-site links in proportion to
-site size and popular pages at any depth. Measured (``--shape uniform,weblike``, 25 x 80, seed 1, real
-crawls, share / oracle at 20 %; ``-s WIRE_BATCH_SITE_SPLIT=pages`` or ``even`` for the other splits):
+Web shapes (``--shape``, ``wirescrapy.testing.sampleweb.shape``). On the default ``uniform`` web every site
+has the same size and the most linked pages are the shallow ones, so breadth-first is close to the oracle by
+construction. ``weblike`` has Zipf site sizes, cross-site links in proportion to site size and popular pages
+at any depth.
 
-===================================================  =======  =======
-order                                                uniform  weblike
-===================================================  =======  =======
-BFS (offline)                                         88.5 %   79.2 %
-default (4 pagerank + 1 depth)                        94.5 %   91.2 %
-pagerank + opic (the default before)                  93.9 %   89.2 %
-pagerank                                              94.2 %   89.6 %
-opic                                                  93.4 %   88.2 %
-wlrank                                                93.1 %   89.3 %
-authority (HITS)                                      89.9 %   86.6 %
-WIRE's default (pagerank + queuesize)                 93.9 %   90.0 %
-pagerank + siterank                                   93.7 %   89.9 %
-pagerank + authority                                  91.6 %   89.0 %
-opic + wlrank                                         93.8 %   89.6 %
-opic + queuesize                                      93.2 %   88.2 %
-depth, hub (breadth-first inside each site's share)   93.5 %   83.5 %
-queuesize, siterank (equal for a site's pages)        93.1 %   83.5 %
-default, batch split by known pages (``pages``)       94.1 %   87.8 %
-default, batch split evenly (``even``)                93.0 %   79.0 %
-default, no site share                                82.8 %   64.9 %
-pagerank, no site share                               75.5 %   61.3 %
-opic, no site share                                   93.5 %   80.6 %
-depth, no site share                                  91.3 %   77.0 %
-===================================================  =======  =======
+The web of real documents (``--web real``, ``wirescrapy.testing.realweb``): thirteen Debian documentation
+packages (apt-get installs the missing ones), each a host ``<name>.realweb.test`` on its own loopback
+address, one nginx serving them, the ground truth read from the files (``realweb.truth``: what a polite crawl
+from the home pages reaches, with the crawler's default URL rules, without importing the crawler). Crawled
+with ``WIRE_DNS_HOSTS`` mapping the hosts and ``WIRE_ACCEPT_DOMAIN_SUFFIXES=realweb.test`` (their pages link
+to the documented projects' real sites). The per-site table shows, for the oracle, BFS and each crawl, the
+pages each site got among the first 20 % and their PageRank; sites marked * are held out of any tuning and
+summed apart. The lines after it say the same of each crawl: /oracle = split × choice, split the PageRank of
+each site's best pages in the counts the crawl took from it over the oracle's, choice the crawl's over that.
 
-The default closes 52 % of the gap between BFS and the oracle on the uniform web and 58 % on the weblike
-one (×1.07 and ×1.15 BFS); against the manager's own breadth-first crawls, which take the same share of
-each batch per site, ×1.01 and ×1.09.
+One crawl at one K is a single draw of a chaotic process: a tie broken otherwise in an early batch moves the
+figure, while a change that tilts no tie moves nothing. So an idea is judged over several K
+(``--batch-share 0.04``, ``0.05``, ``0.06``, ``--cycles 14``), against the default at the same K.
 
-What the split does: the final PageRank of a site grows with its size and with the links other sites
-send it, so the oracle takes about a quarter of its first 406 pages from the largest of the 25 sites. An
-even split gives that site 4 of 101 pages a batch and the default took 14 of them (simulated); the known
-pages of a site grow only as fast as it is crawled (39); its estimated share of the PageRank, from the
-links found so far and its pages estimated by capture–recapture, gives it 91 of the oracle's 100; the
-best pages of each site, as many as the crawl took from it, would hold 99 % of the oracle's share
-(simulated, the default weighting). What is left is the choice inside a site: the pages of highest final
-PageRank among those discovered would reach 99-100 %, the link scores on the partial graph 89-90 %
-(pagerank, wlrank, opic and their combinations within 2 points of each other: the in-links found so far
-predict a page's final PageRank with a rank correlation of only 0.3-0.6), and PageRank with depth as a
-prior, the default, 91 %: most candidates have one or two in-links found, and depth, right on average,
-breaks those near-ties (277 of the oracle's first 406 pages among the crawl's, against 258 for PageRank +
-OPIC and 265 for PageRank alone; simulated).
-On the uniform web a breadth-first order inside each site's share (depth, hub: 93.5 %) is as good as
-the link scores: there, popular means shallow. Without a per-site share, PageRank on the partial graph
-piles batches onto the sites crawled most (61-76 %).
-
-The web of real documents (``--web real``, ``benchmarks/realweb``): thirteen Debian documentation packages
-(apt-get installs the missing ones), each a host ``<name>.realweb.test`` on its own loopback address, one
-nginx serving them, the ground truth read from the files (``realweb.truth``: what a polite crawl from the
-home pages reaches, with the crawler's default URL rules, without importing the crawler). Crawled with
-``WIRE_DNS_HOSTS`` mapping the hosts and ``WIRE_ACCEPT_DOMAIN_SUFFIXES=realweb.test`` (their pages link to
-the documented projects' real sites). The per-site table shows, for the oracle, BFS and each crawl, the
-pages each site got among the first 20 % and their PageRank; sites marked * are held out of any tuning
-and summed apart. ``--web real --weightings default --uncapped '' --cycles 10`` (a minute a crawl here; the
-first 20 % of N take 6-7 cycles), share / oracle at 20 %:
-
-===========================================================  =======  ======  =========
-order                                                        all      tuned   held out
-===========================================================  =======  ======  =========
-BFS (offline)                                                 70.2 %   65.7 %   94.4 %
-default, WIRE_BATCH_SITE_GROWTH 0, no catch-up (before)       81.3 %   74.9 %  115.7 %
-default, growth 4, no catch-up (previous round, 17 cycles)    85.7 %   82.5 %  102.5 %
-default, growth 4, catch-up without the base share            88.5 %   87.8 %   92.5 %
-default (growth 4, WIRE_BATCH_SITE_CATCHUP)                   88.7 %   87.6 %   94.7 %
-catch-up without base, robots.txt not counted for the growth  84.3 %   81.7 %   98.3 %
-default with ``-s WIRE_BATCH_SITE_GROWTH=3``                   85.4 %   84.0 %   93.0 %
-default with ``-s WIRE_BATCH_SITE_GROWTH=6``                   83.6 %   82.0 %   92.3 %
-weights pagerank 4, depth 0.5 (a weaker depth prior)          88.3 %   87.3 %   93.8 %
-weights pagerank 4, wlrank 1, depth 1                         88.6 %   88.6 %   88.6 %
-===========================================================  =======  ======  =========
-
-(tuned / held out: the PageRank of the pages taken from those sites over the oracle's from them.) The last
-three rows show how much the first batches' sizes alone move the figure (not counting robots.txt, the
-second batch takes 4 pages a site rather than 8): 3-5 points either way are within what such choices do on
-this web, and growth 4 is the best of those measured here, not a plateau. The simulator
-(``crawl_order_sim.py --web real``) puts the default at 87.7 % and shows where the rest goes: the pages
-chosen inside apache (11 languages, the first found holds little PageRank) and eigen (Doxygen directory
-pages found late); with each site's true share of the PageRank in place of the estimates it reaches about
-90 %, with the true PageRank of the pages discovered in place of the link scores about 92 %. The lines
-after the per-site table say the same of each crawl: /oracle = split × choice, split the PageRank of each
-site's best pages in the counts the crawl took from it over the oracle's, choice the crawl's over that. The
-default crawl: split 98.2 %, choice 90.3 % — the pages chosen inside the sites, not the batch's share
-among them, hold most of what is left.
-
-One crawl at one K is a single draw of a chaotic process: a tie broken otherwise in an early batch (the
-Korean tree of the apache manual has fewer links on its index page, so all of its pages outrank the other
-languages' in batch 3) moves the figure by 1-2 points, while a change that tilts no tie moves nothing. So an
-idea is judged over several K (``--batch-share 0.04``, ``0.05``, ``0.06``, ``--cycles 14``), against the
-default at the same K; share / oracle at 20 % of N (the default today is 88.4 % at K = 5 %, tuned 87.4 %,
-held out 94.3 %):
-
-========================================================================  =====  =====  =====  =====
-order (K = 4 % / 5 % / 6 % of N)                                            4 %    5 %    6 %   mean
-========================================================================  =====  =====  =====  =====
-default                                                                    89.3   88.4   84.7   87.5
-``crosslinks`` 0.15 beside the default weights (``manager/sections.py``)   89.3   86.9   85.3   87.2
-``-s WIRE_BATCH_SITE_UNSEEN=found -s WIRE_FOLLOW_DUPLICATE_LINKS=true``    89.4   88.7   86.5   88.2
-both, and ``crosslinks`` 0.15                                              89.6   88.8   87.3   88.6
-``-s WIRE_BATCH_SITE_UNSEEN=sections``                                     90.5   88.8   89.5   89.6
-``sections``, and ``crosslinks`` 0.15                                      90.1   90.0   88.8   89.6
-``sections`` and ``-s WIRE_FOLLOW_DUPLICATE_LINKS=true``                   90.6   89.2   89.6   89.8
-``sections``, following duplicates' links, ``crosslinks`` 0.15             91.0   90.1   89.0   90.0
-========================================================================  =====  =====  =====  =====
-
-On the full web (N = 7,830, Debian Reference in its 9 languages; ``--uncapped ''``, no ``--cycles``), with the
-score ``mirrors`` (``manager/sections.py``: the mean PageRank of a page's copies in its site's other
-sections), share / oracle at 20 % of N, tuned / held out in brackets (``sections`` alone: the figures of
-the README, measured on main with the same command):
-
-==========================================  =================  =================  =================  =====
-order                                       K = 4 %            K = 5 %            K = 6 %            mean
-==========================================  =================  =================  =================  =====
-default                                     88.8 (87.9/93.5)   88.7 (87.6/94.7)   83.6 (80.4/100.8)  87.0
-``mirrors`` 0.5 beside the default weights  90.8 (90.2/93.9)   90.0 (89.5/92.7)   85.3 (82.7/99.1)   88.7
-``mirrors`` 1                                90.0 (89.4/93.2)   90.1 (89.6/92.7)   86.3 (83.9/99.0)   88.8
-``-s WIRE_BATCH_SITE_UNSEEN=sections``      89.8 (90.0/88.7)   88.6 (88.2/91.0)   89.0 (87.3/97.9)   89.1
-``sections`` and ``mirrors`` 0.5            90.9 (89.8/96.6)   89.1 (88.2/93.9)   89.8 (88.7/95.8)   89.9
-``-s WIRE_BATCH_SITE_UNSEEN=kinds``         90.2 (90.0/91.0)   90.2 (89.8/92.4)   89.9 (88.7/96.4)   90.1
-``kinds`` and ``mirrors`` 0.5               90.8 (89.9/95.2)   90.8 (90.1/94.7)   90.8 (89.8/96.5)   90.8
-==========================================  =================  =================  =================  =====
-At four more K (3.5, 4.5, 5.5 and 6.5 %, ``--cycles 16``): the default 88.2, 87.6, 85.4 and 82.0 % (held out
-95.6, 97.0, 100.8 and 97.8 %), ``kinds`` and ``mirrors`` 0.5 90.9, 89.9, 91.3 and 88.4 % (held out 103.6,
-87.6, 99.6 and 93.3 %). Over the seven K, 90.4 % against 86.3 %, and the held-out sites 95.8 % against 97.2 %:
-the held-out figure moves by up to 8 points from one K to the next, and the default's is high where it gives
-those sites more pages than the oracle does (at K = 6 %: 377 against 279, while Apache got 309 against 538):
-at K = 4.5 and 6.5 % it gives the Debian Reference 94 and 111 pages (the oracle 54, holding 0.0096 of the
-PageRank; the default's 0.0126 and 0.0147), ``kinds`` and ``mirrors`` 0.5 52 and 51 (0.0075 and 0.0074).
-
-``kinds`` and ``mirrors`` 0.5 are the defaults since then (the rows "default" in the tables above are the
-defaults before: pagerank 4 + depth 1, ``chao``). ``--web real --weightings default --uncapped ''``: 90.8 %
-(tuned 90.1 %, held out 94.7 %; harvest order 90.5 %), the generated webs 93.1 / 91.2 %. At waits 0.2 / 0.05 s
-(``-s WIRE_WAIT_NORMAL=0.2 -s WIRE_WAIT_LARGE_SITE=0.05 -s WIRE_SOFTMIN=3``), without ``WIRE_BATCH_TIME_LEAD``:
-88.0 % (the defaults before: 86.4 %); there ``WIRE_BATCH_TIME_SHARE`` paces apache over the whole crawl (252 of
-its pages in the first 20 %), and with it off (``-s WIRE_BATCH_TIME_SHARE=false``) 89.9 %. With
-``WIRE_BATCH_TIME_LEAD``, the default since 2026-11-27, apache's own share may set a batch's time: 90.3 % (tuned
-89.3 %, held out 95.5 %; apache 390 pages); at K = 4 and 6 % 91.2 and 87.1 % (2026-11-27; README). At waits 0
-neither it nor the time share limits anything.
-
-``mirrors`` gains inside apache (at K = 5 %: 402 pages holding 0.185 of the PageRank against the default's
-392 and 0.174; django 94 pages against 102, every other site within 1 page); the held-out loss at K = 5 % is django's 8 pages given to
-apache (the split). Generated webs (``--shape uniform,weblike``): 93.1 / 90.5 %. Tried and dropped, crawled
-(``sections`` beside): in-links from fetched pages weighted by their out-degree over the mean ("linked from
-many hubs"), 0.25 at K = 4 %: 87.5 % (against 89.8 %), 0.5 at K = 5 %: 87.1 % (88.6 %). In the simulator only
-(mean over K = 3.5-6.5 %, default 85.6 %, ``sections`` 88.3 %): in-links counted by Horvitz-Thompson, each
-from a fetched page weighing its URL template's known / fetched pages (templates: the directory and the last
-segment's shape; or the section; or the directory), 83.9-86.1 %; a site's part of a batch capped at 1.5-3
-times its share, 84.3-85.1 % (held out 83-85 %).
-
-At K = 5 % alone: ``found`` 88.3 %, ``crosslinks`` 0.05, 0.15 or 0.25 86.9 % each; ``sections`` 88.8 %
-(tuned 88.1 %, held out 92.7 %), with ``crosslinks`` 0.15 89.97 % (tuned 91.0 %, held out 84.2 %). The
-simulator (``--robots-docs --content-seen``, mean over seven K from 3.5 to 6.5 %) had put ``found`` at
-+0.8 points, following duplicates' links at +0.5, ``crosslinks`` 0.15 at +0.6, those three at +1.7 and
-``sections`` at +2.3; crawled, ``crosslinks`` alone loses 0.3, the three gain 1.1 and ``sections`` 2.1,
-at every K. ``sections`` estimates each site's size section by section (its first directory): Chao's
-estimator assumes every page as likely to be linked, and a manual's language trees are found one at a
-time, so over the whole site it took apache for 1,011 pages at the fourth batch against 2,647
-(simulated). With it, at K = 5 %, apache gets 619 pages (the oracle 547, the default 412) and 0.212 of
-the PageRank (0.223, 0.182); split 99.1 %, choice 89.6 %. What is left: eigen (131 pages against 192,
-0.056 of the PageRank against 0.091: its Doxygen directory pages, 2.7 points, are linked only from source
-pages not fetched yet) and postgresql (177 against 241, 0.067 against 0.082). Held out, share of the
-oracle's PageRank from those sites at K = 4 / 5 / 6 %: default 93.4 / 94.3 / 99.0 %, ``sections`` 91.9 /
-92.7 / 101.2 %, with ``crosslinks`` 87.1 / 84.2 / 93.4 % (with following duplicates' links too, 93.1 / 84.0
-/ 93.2 %): ``crosslinks`` lifts the tuned sites and not the held-out ones, so its 90.1 % at K = 5 % is not
-taken for the goal. The generated webs (``--shape uniform,weblike``), share / oracle at 20 %: default 93.8
-/ 90.2 %, ``crosslinks`` 0.15 93.1 / 90.0 %, ``sections`` 93.7 / 91.2 %, ``sections``, following
-duplicates' links and ``crosslinks`` 0.15 93.7 / 90.6 %.
-
-Discovery, and what a batch crawler can reach. Eigen's Doxygen directory pages (``dir_*.html``, 73 pages
-holding 0.024 of the PageRank; the oracle takes 17 of them, 0.020) are linked only from the 445 source
-listings (``*_source.html``), each linked once, from its class page; the default crawl (simulated, K = 5 %)
-takes none in the first 20 %, which ends in the sixth batch, and finds them for the eighth. The six most
-linked (0.015) are the top directories, at depth 4 (``Eigen/``) and 6-7 (``unsupported/``) from the home page,
-and a page at depth d comes in batch d + 1 at the earliest (the seeds are the first): taking, in each batch of
-K after the seeds, the pages of highest final PageRank among those that deep at most (an upper bound on any
-crawl that follows links in full batches) gives 97.7-97.8 % of the oracle at K = 4, 5 or 6 %, Eigen 0.075 of
-its 0.089. The ``unsupported/`` directories are out of reach at K = 5 % in any order; the loss that can be won
-back in Eigen was its share of the batches. Its class pages are linked again and again and its listings, found
-late, once each, so Chao's estimate over its one section took it for 420 pages (of 1,098) when the fourth
-batch was planned, and that batch gave it 7-18 pages; by kind, 895. ``kinds`` (``manager/sections.py``
-``kind``) estimates each section's kinds of pages (a documentation generator's file-name affix: class, struct,
-group__, dir_, _source, ...) apart: at K = 5 % Eigen gets 258 pages holding 0.081 (oracle 188 and 0.089;
-``sections`` 123 and 0.054). The generated webs have no such names (``kinds`` is ``sections`` there): 93.7 /
-91.2 %, with ``mirrors`` 0.5 93.1 / 91.2 % (uniform / weblike). Tried and dropped (simulated:
-``crawl_order_sim.py --web real --robots-docs --content-seen``, mean over K = 3.5-6.5 %, default 85.6 %,
-``sections`` 88.3 %, ``kinds`` 88.5 %, ``kinds`` and ``mirrors`` 0.5 89.4 %): *exploring URL templates* (a
-template: the directory and the file name's shape, digits as #, those affixes kept; the best-scored page of
-each template with at least 10 known pages and none fetched put first in its site's part of the batch):
-86.9 %, with ``sections`` 88.5 %; with 3 known pages 84.3 % (560 templates on this web, half of them of one
-page). It found the ``Eigen/`` directory pages for the fifth batch, the ``unsupported/`` ones still too late,
-and a page of every template cost more than they gave: crawled with ``sections`` at K = 4 / 5 / 6 %, 89.5 /
-88.0 / 88.7 % against 89.8 / 88.6 / 89.0 %. Horvitz-Thompson in-links, re-checked since exploration gives each
-template a fetched page (weight 0.5 to 2 beside the default weights, with ``sections``, with or without
-exploration): 81.7-86.5 %; counting only the targets linked from two fetched pages of a template, 81.6-86.0 %.
-The size estimate by template (directory and shape) rather than by kind: 87.0 %, held out 78.7 %.
-
-``crawl_order_sim.py`` simulates the same measure offline in seconds, to try scores before they are
+``benchmarks.crawl_order_sim`` simulates the same measure offline in seconds, to try scores before they are
 written into the manager.
 """
 
@@ -282,17 +100,15 @@ from urllib.parse import urlsplit
 import numpy as np
 from scipy.sparse import csr_matrix
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.realweb import RealWeb
-from benchmarks.realweb import sites as realweb_sites
 from wirescrapy.collection import Collection
 from wirescrapy.config import SCORE_FUNCTIONS, default_settings
 from wirescrapy.manager import ranking
 from wirescrapy.manager.batch import batch_numbers, read_batch
-from wirescrapy.sampleweb import SampleWebProcess
-from wirescrapy.sampleweb.shape import SHAPES
+from wirescrapy.testing.process import ROOT, run_scrapy
+from wirescrapy.testing.realweb import RealWeb
+from wirescrapy.testing.realweb import sites as realweb_sites
+from wirescrapy.testing.sampleweb import SampleWebProcess
+from wirescrapy.testing.sampleweb.shape import SHAPES
 
 PAGE = re.compile(r"/page/(\d+)\.html")
 Q = 0.15  # WIRE's PageRank dampening (random-jump probability), the manager's default
@@ -449,8 +265,8 @@ class Crawl:
 def run_crawl(name: str, weights: dict[str, float], seeds_file: Path, collection_dir: Path, log_file: Path,
               batch_size: int, cycles: int, timeout: float, extra_settings: list[str]) -> Crawl:
     crawl = Crawl(name, weights)
-    command = [
-        sys.executable, "-m", "scrapy", "crawl", "harvester",
+    args = [
+        "crawl", "harvester",
         "-a", f"seeds={seeds_file}", "-a", f"cycles={cycles}",
         "-s", f"WIRE_COLLECTION_DIR={collection_dir}",
         "-s", f"WIRE_BATCH_SIZE={batch_size}",
@@ -464,8 +280,7 @@ def run_crawl(name: str, weights: dict[str, float], seeds_file: Path, collection
     started = time.perf_counter()
     with open(log_file, "wb") as log:
         try:
-            result = subprocess.run(command, check=False, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, timeout=timeout)
+            result = run_scrapy(*args, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=timeout)
             crawl.returncode = result.returncode
         except subprocess.TimeoutExpired:
             crawl.returncode = -1
@@ -651,17 +466,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--smoke", action="store_true",
-                        help=f"tiny web (6 sites x 30 pages) and {len(SMOKE)} weightings, for CI (about 35 s)")
+                        help=f"tiny web (6 sites x 30 pages) and {len(SMOKE)} weightings, for CI")
     parser.add_argument("--sites", type=int, help="sites of the sample web (default 25; smoke 6)")
     parser.add_argument("--pages", type=int, help="pages per site (default 80; smoke 30)")
     parser.add_argument("--seed", type=int, default=1, help="sample web seed")
     parser.add_argument("--shape", default="uniform",
                         help=f"sample web shape(s), comma-separated, each benchmarked in turn: {', '.join(SHAPES)} "
-                        "(default uniform; weblike: Zipf site sizes, see wirescrapy.sampleweb.shape)")
+                        "(default uniform; weblike: Zipf site sizes, see wirescrapy.testing.sampleweb.shape)")
     parser.add_argument("--web", choices=("sample", "real"), default="sample",
                         help="sample: the generated sample web (--shape, --sites, --pages); real: the web of real "
-                        "documents (benchmarks/realweb: Debian documentation packages, nginx; apt-get installs what "
-                        "is missing)")
+                        "documents (wirescrapy.testing.realweb: Debian documentation packages, nginx; "
+                        "apt-get installs what is missing)")
     parser.add_argument("--real-sites", help=f"real web: comma-separated sites (default: all; smoke {REAL_SMOKE}; "
                         f"{', '.join(realweb_sites.BY_NAME)})")
     parser.add_argument("--weightings", help=f"comma-separated names from: {', '.join(WEIGHTINGS)}; "

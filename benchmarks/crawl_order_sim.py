@@ -1,19 +1,19 @@
-"""Offline companion of ``crawl_order.py``: the same score, batch crawls simulated on the ground truth.
+"""Offline companion of ``benchmarks.crawl_order``: the same score, batch crawls simulated on the ground
+truth.
 
-    python benchmarks/crawl_order_sim.py                      # 25 sites x 80 pages, about 10 s
-    python benchmarks/crawl_order_sim.py --sites 30 --pages 100 --seed 2 --samesite 0,4 --weightings ''
-    python benchmarks/crawl_order_sim.py --scores '' --weightings '{"pr2+opic": {"pagerank": 2, "opic": 1}}'
-    python benchmarks/crawl_order_sim.py --shape uniform,weblike --site-share 1,3,0   # both web shapes
-    python benchmarks/crawl_order_sim.py --webs six --shape weblike,uniform --site-split pagerank,pages,even
+    python -m benchmarks.crawl_order_sim                      # 25 sites x 80 pages, in seconds
+    python -m benchmarks.crawl_order_sim --sites 30 --pages 100 --seed 2 --samesite 0,4 --weightings ''
+    python -m benchmarks.crawl_order_sim --scores '' --weightings '{"pr2+opic": {"pagerank": 2, "opic": 1}}'
+    python -m benchmarks.crawl_order_sim --shape uniform,weblike --site-share 1,3,0   # both web shapes
+    python -m benchmarks.crawl_order_sim --webs six --shape weblike,uniform --site-split pagerank,pages,even
 
 No server and no harvester: a crawl is simulated on the sample web's final graph (``crawl_order.final_graph``)
 in batches of K pages, as the manager plans them — the seeds are known at the start; a batch is the K known,
 unfetched pages of highest score, at most ``--samesite`` of a site (0: no cap), home pages' scores times
 WIRE_SCORE_BOOST_FRONTPAGE (2), ties to the page discovered first (the manager's lower doc-id); fetching a
 page discovers its links. Only pages of the final graph exist here (no errors, redirects, traps), so it
-isolates the ordering from the harvester. It reproduces the real crawls of ``crawl_order.py`` closely
-(PageRank only: 78.0 % of the oracle here, 77.1 % crawled; BFS order identical), and lets a score be tried
-before it is written into the manager:
+isolates the ordering from the harvester. It follows the real crawls of ``benchmarks.crawl_order`` closely
+(the BFS order is identical), and lets a score be tried before it is written into the manager:
 
 * ``bfs``       — discovery order (what ``{"depth": 1}`` and ``{"hub": 1}`` do in the manager);
 * ``pagerank``  — the manager's PageRank on the known graph (``ranking.pagerank``, q = 0.15): fetched
@@ -31,92 +31,36 @@ before it is written into the manager:
                   Cho, Garcia-Molina & Page 1998 without its uniform jump. The jump is what biases
                   ``pagerank``: the rank of unfetched pages, spread evenly, reaches a site in proportion to
                   its known pages; started uniformly instead of at the seeds, this score orders as
-                  ``pagerank`` does (78.0 % uncapped here). Started at the seeds it reaches 93.3-95.4 %
-                  uncapped at the 20 % budget on six webs (25x80 seeds 1-3, 30x100 seed 4, 20x60 seed 5,
-                  40x50 seed 6), 0.1-0.6 points above ``opic`` and 0.6-1.8 above the manager's default
-                  (pagerank + opic, WIRE_BATCH_SITE_SHARE 1; 0.5-1.1 with share 2 or 3): short of the
-                  2 points that would make it a manager score.
+                  ``pagerank`` does.
 
 Then the manager itself (``--weightings``, names of ``crawl_order.WEIGHTINGS`` or a JSON object name ->
 weights): each batch is what ``wirescrapy.manager.plan`` chooses — the same filters, scores, front-page
 boost, profit and per-site cap as a real crawl — over document records and link counts kept as the
 gatherer would (doc-ids in order of discovery, depth, SEED and FRONT_PAGE flags, first and last visit);
 a batch is "harvested" site-interleaved, one page per site in turn, as the harvester does with waits 0,
-and that sets ``first_visit``. These rows come close to the real crawls (25 x 80 seed 1, the default
-weighting: 94.5 % here, 94.5 % crawled on the uniform web, 91.6 % and 91.2 % on the weblike one; PageRank
-with WIRE_BATCH_SITE_SHARE 0: 78.0 % here, 75.5-77.1 % crawled), in about a quarter of a second each.
+and that sets ``first_visit``.
 
 On the web of real documents (``--web real``) two options bring the simulation closer to a real crawl:
 ``--robots-docs`` files each site's robots.txt as a document fetched with its first page (it counts for
-WIRE_BATCH_SITE_GROWTH, so the second batch takes 8 pages a site, not 4: with it the simulation takes one
-page of the Apache manual's untranslated Danish tree, as the real crawl does, not 72), and ``--content-seen``
+WIRE_BATCH_SITE_GROWTH, so the second batch takes 8 pages a site, not 4), and ``--content-seen``
 makes a page whose file has an earlier fetched page's bytes a duplicate, whose links are not followed — or,
 with ``-s WIRE_FOLLOW_DUPLICATE_LINKS=true``, those its original's do not reach, as the gatherer then does
-(the Apache manual's language trees are mostly symbolic links to the English pages). The default weighting,
-share / oracle at 20 %: 87.7 % with neither; 85.4 % with ``--content-seen`` (87.3 % following duplicates'
-links); 86.4 % with both (86.6 % following them; a real crawl: 88.7 % and 88.9 %). The manager runs with
-waits 0, as ``crawl_order.py`` crawls (WIRE_BATCH_TIME_SHARE then sets no limit). With waits set
+(the Apache manual's language trees are mostly symbolic links to the English pages). The manager runs with
+waits 0, as ``benchmarks.crawl_order`` crawls (WIRE_BATCH_TIME_SHARE then sets no limit). With waits set
 (``-s WIRE_WAIT_NORMAL=0.2 -s WIRE_WAIT_LARGE_SITE=0.05``) each site's share of a batch is cut to what it
 fetches in the batch's time, its wait set by its known documents as the harvester sets it; the batches are
-still harvested whole (no softmin), so this is the manager's side only: 84.0 % at K = 5 % with
-``--robots-docs --content-seen``, where a crawl at those waits gives 88.0 %. Each
-document's section (``wirescrapy.manager.sections``, for the score ``crosslinks``) comes from its page's URL.
-A single K is one draw of a chaotic process (``crawl_order.py``'s docstring): screen an idea over several
-(``--batch-share`` 0.035 to 0.065), and crawl it for real before believing it.
+still harvested whole (no softmin), so this is the manager's side only. Each document's section
+(``wirescrapy.manager.sections``, for the score ``crosslinks``) comes from its page's URL.
+A single K is one draw of a chaotic process (``benchmarks.crawl_order``'s docstring): screen an idea over
+several (``--batch-share`` 0.035 to 0.065), and crawl it for real before believing it.
 
 Printed: share / oracle of each score's order at budgets of 5, 10, 20 and 40 % of N, per samesite cap
 (``--samesite`` caps the scores' batches), then the manager's rows per ``--site-share`` and
 ``--site-split``; for each web shape of ``--shape`` in turn. ``--webs`` prints instead the share / oracle at
 20 % of BFS and of the manager's weightings on several webs, with their mean and least.
 
-The ``weblike`` shape (``wirescrapy.sampleweb.shape``: Zipf site sizes, cross-site links in proportion to site
-size, popular pages at any depth) is harder for every order. ``--webs six --shape weblike,uniform``, share /
-oracle at 20 %, mean (least) over the six webs, weblike / uniform:
-
-==========================================  ===================  ===================
-order (WIRE_BATCH_SITE_SHARE 1)             weblike              uniform
-==========================================  ===================  ===================
-BFS (offline)                               79.6 % (77.4 %)      89.7 % (87.3 %)
-default (4 pagerank + 1 depth)              91.1 % (89.0 %)      94.0 % (93.2 %)
-pagerank + opic (the default before)        89.3 % (87.2 %)      94.2 % (93.4 %)
-pagerank                                    90.0 % (89.0 %)      93.0 % (91.0 %)
-WIRE's default (pagerank + queuesize)       90.3 % (88.9 %)      92.7 % (91.0 %)
-depth                                       83.1 % (80.5 %)      90.1 % (86.7 %)
-default, split by known pages               87.5 % (84.6 %)      93.2 % (88.8 %)
-default, split evenly                       80.5 % (77.0 %)      92.8 % (88.8 %)
-==========================================  ===================  ===================
-
-All but the last two rows split by the sites' estimated PageRank share (``--site-split pagerank``). On six
-more webs (``--webs 25x80:7,25x80:8,50x40:1,15x120:3,60x30:2,10x100:6``) the default gives 90.2 % (85.7 %
-on 60x30) / 94.3 % (93.9 %), pagerank + opic 89.2 / 93.9 %; on eight others (25x80 seeds 3-5, 30x60:6,
-40x50:7, 20x100:8, 12x80:9, 35x70:10) 91.5 % (90.6 %) / 94.2 % (92.9 %), pagerank + opic 90.6 / 94.1 %.
-Split by the sites' true final PageRank, PageRank and OPIC reached 89-92 % on the weblike webs: what is left
-is the choice of pages inside a site (the pages of highest final PageRank among those discovered: 99-100 %).
-
-The weight of depth beside PageRank's, behind the default of WIRE_SCORE_WEIGHTS (``wirescrapy/config.py``):
-share / oracle at 20 %, mean (least) over the twelve webs of the first two sets, ``--shape weblike,uniform``,
-``--weightings`` a JSON object of the weights below, and
-
-    --webs 25x80:1,25x80:2,30x100:4,20x60:5,6x30:1,50x40:9,25x80:7,25x80:8,50x40:1,15x120:3,60x30:2,10x100:6
-
-==========================================  ===================  ===================
-WIRE_SCORE_WEIGHTS                          weblike              uniform
-==========================================  ===================  ===================
-pagerank 4, depth 1 (the default)           90.6 % (85.7 %)      94.2 % (93.2 %)
-pagerank 10, depth 1                        90.4 % (85.6 %)      93.8 % (91.8 %)
-pagerank 5, depth 1                         90.6 % (85.7 %)      94.1 % (93.2 %)
-pagerank 10, depth 3                        90.5 % (85.5 %)      94.2 % (93.2 %)
-pagerank 2, depth 1                         90.1 % (84.5 %)      94.2 % (93.5 %)
-pagerank 1, depth 1                         89.4 % (84.5 %)      93.8 % (93.0 %)
-pagerank                                    89.7 % (84.2 %)      93.1 % (91.0 %)
-pagerank 1, opic 1 (the default before)     89.2 % (84.3 %)      94.0 % (93.3 %)
-depth                                       82.7 % (78.1 %)      90.3 % (86.7 %)
-BFS (offline)                               78.9 % (75.4 %)      89.5 % (86.9 %)
-==========================================  ===================  ===================
-
-Depth at a tenth to a half of PageRank's weight stays within half a point of the default; PageRank alone
-is a point behind on both shapes, and it needs the per-site share of a batch (``crawl_order.py``: without
-it, it piles batches onto the sites crawled most).
+The ``weblike`` shape (``wirescrapy.testing.sampleweb.shape``: Zipf site sizes, cross-site links in
+proportion to site size, popular pages at any depth) is harder for every order.
 """
 
 from __future__ import annotations
@@ -125,23 +69,16 @@ import argparse
 import itertools
 import json
 import math
+import pickle
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import numpy as np
 from scipy.sparse import csr_matrix
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import pickle
-
-import crawl_order
-from realweb import sites as realweb_sites
-from realweb import truth as realweb_truth
 from scrapy.settings import Settings
 
+from benchmarks import crawl_order
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE, SITE_DTYPE, DocFlag
 from wirescrapy.config import (
     SITE_SPLITS,
@@ -152,8 +89,10 @@ from wirescrapy.config import (
 from wirescrapy.gatherer.pipelines.linkgraph import follows_duplicate
 from wirescrapy.manager import plan, ranking
 from wirescrapy.manager.run import path_groups
-from wirescrapy.sampleweb import SampleWeb, SampleWebConfig
-from wirescrapy.sampleweb.shape import SHAPES
+from wirescrapy.testing.realweb import sites as realweb_sites
+from wirescrapy.testing.realweb import truth as realweb_truth
+from wirescrapy.testing.sampleweb import SampleWeb, SampleWebConfig
+from wirescrapy.testing.sampleweb.shape import SHAPES
 
 FRONT_PAGE_BOOST = 2.0
 NOW = 1_700_000_000.0
@@ -431,8 +370,8 @@ def main() -> int:
     parser.add_argument("--site-share", default="1,0",
                         help="WIRE_BATCH_SITE_SHARE values the manager's weightings run with (default 1,0)")
     parser.add_argument("--web", choices=("sample", "real"), default="sample",
-                        help="real: the web of real documents (benchmarks/realweb), its truth read from the files "
-                        "(no server); prints the manager's rows and a per-site table")
+                        help="real: the web of real documents (wirescrapy.testing.realweb), its truth read "
+                        "from the files (no server); prints the manager's rows and a per-site table")
     parser.add_argument("--real-sites", help="real web: comma-separated sites (default: all)")
     parser.add_argument("--robots-docs", action="store_true",
                         help="file each site's robots.txt as a document fetched with its first page, as the gatherer "
@@ -556,7 +495,7 @@ def real_truth(chosen, cache: str | None):
     missing = realweb_sites.missing(chosen)
     if missing:
         sys.exit(f"error: real web: not installed: {' '.join(sorted({s.package for s in missing}))} "
-                 "(python -m benchmarks.realweb installs them)")
+                 "(python -m wirescrapy.testing.realweb installs them)")
     truth = realweb_truth.walk([realweb_truth.Host(f"http://{site.host}:8080", site.root, site.index)
                                 for site in chosen])
     if cache:

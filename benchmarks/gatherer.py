@@ -1,10 +1,10 @@
 """Gatherer benchmark: the parser against the usual ways of extracting links, on real HTML, in one run.
 
-    python benchmarks/gatherer.py               # every page of the corpus, best of 3 runs each
-    python benchmarks/gatherer.py --limit 40    # smoke run
-    python benchmarks/gatherer.py --steps       # and where the parser's time goes, step by step
-    python benchmarks/gatherer.py --links       # and the links into a collection (the seeder's work per link)
-    python benchmarks/gatherer.py --pickle      # and what a parse worker's result costs to send back
+    python -m benchmarks.gatherer               # every page of the corpus, best of 3 runs each
+    python -m benchmarks.gatherer --limit 40    # smoke run
+    python -m benchmarks.gatherer --steps       # and where the parser's time goes, step by step
+    python -m benchmarks.gatherer --links       # and the links into a collection (the seeder's work per link)
+    python -m benchmarks.gatherer --pickle      # and what a parse worker's result costs to send back
 
 The corpus is Debian's ``python3-doc`` (the Python documentation as HTML: ~530 pages, ~50 MB, UTF-8, much
 markup: syntax-highlighted code, tables, thousands of links); it is installed with apt-get when missing.
@@ -40,9 +40,7 @@ import time
 from pathlib import Path
 from urllib.parse import urljoin
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from wirescrapy.gatherer import Parser  # noqa: E402
+from wirescrapy.gatherer import Parser
 
 DOC_DIR = Path("/usr/share/doc/python3/html")
 BASE = "https://docs.python.org/3/"

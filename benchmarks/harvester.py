@@ -1,15 +1,15 @@
 """Harvester benchmark: ``scrapy crawl harvester`` end to end on the sample web, against plain Scrapy.
 
-    python benchmarks/harvester.py              # full size (about 10 minutes on 2 idle cores)
-    python benchmarks/harvester.py --smoke      # CI: tiny sizes, well under a minute
-    python benchmarks/harvester.py --only throughput --sites 100 --pages 200 --profile --profile-plain
-    python benchmarks/harvester.py --only throughput --baselines 0   # the harvester alone (before / after a change)
+    python -m benchmarks.harvester              # full size
+    python -m benchmarks.harvester --smoke      # CI: tiny sizes
+    python -m benchmarks.harvester --only throughput --sites 100 --pages 200 --profile --profile-plain
+    python -m benchmarks.harvester --only throughput --baselines 0   # the harvester alone
 
-Everything runs on this machine: the sample web (``wirescrapy.sampleweb``, a Twisted server in a subprocess
-on 127.0.0.1, every site a host name ``siteN.wire.test`` that ``wirescrapy.resolver.MappedResolver`` maps
-to 127.0.0.1), and each crawler in a subprocess of its own, so that its CPU time and peak RSS are its alone
-(``os.wait4``). The server's access log (arrival and end of every request, per host) is the common measure
-of what each crawler fetched and when.
+Everything runs on this machine: the sample web (``wirescrapy.testing.sampleweb``, a Twisted server in a
+subprocess on 127.0.0.1, every site a host name ``siteN.wire.test`` that
+``wirescrapy.resolver.MappedResolver`` maps to 127.0.0.1), and each crawler in a subprocess of its own, so
+that its CPU time and peak RSS are its alone (``wirescrapy.testing.process.measure``). The server's access log
+(arrival and end of every request, per host) is the common measure of what each crawler fetched and when.
 
 Printed, with the exact parameters:
 
@@ -40,7 +40,7 @@ Printed, with the exact parameters:
    n x wait and B = max over sites of (n - 1) x wait + the site's fetch times as the server measured them,
    n counting every access to the site (robots.txt and sitemaps included); and per site the gaps between
    one response's end and the next request's arrival, less the wait.
-3. **Scheduler at 1M queued URLs**: ``benchmarks/scheduler.py``'s functions (CPU per request and RSS per
+3. **Scheduler at 1M queued URLs**: ``benchmarks.scheduler``'s functions (CPU per request and RSS per
    queued URL, against Scrapy's default scheduler), imported from it.
 
 Nothing here asserts a time: the figures are printed for a person to read.
@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
 import os
 import pstats
@@ -59,6 +58,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -68,15 +68,11 @@ from itertools import pairwise
 from pathlib import Path
 from urllib.parse import urlsplit
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-if sys.path[1:2] == [str(Path(__file__).resolve().parent)]:
-    del sys.path[1]  # benchmarks/scheduler.py and the like must not shadow modules of the crawlers run here
-
 import psutil
 
 from wirescrapy.config import default_settings
-from wirescrapy.sampleweb import SampleWebProcess
+from wirescrapy.testing.process import ROOT, measure, run_scrapy, scrapy_env
+from wirescrapy.testing.sampleweb import SampleWebProcess
 
 SETTINGS_MODULE = "settings.test"  # maps *.wire.test to 127.0.0.1 and allows loopback
 DNS_HOSTS = {"wire.test": "127.0.0.1"}
@@ -104,15 +100,18 @@ def busy_cpu() -> float:
     return sum(getattr(times, name, 0.0) for name in ("user", "nice", "system", "irq", "softirq", "steal"))
 
 
-def run_measured(argv: list[str], log: Path, timeout: float, crawl: bool = False) -> Run:
-    """Run ``argv`` from the repository's root, output to ``log``; its own CPU time and peak RSS. A ``crawl``
-    must have dumped its stats: ``scrapy crawl`` exits 0 when its spider fails to start."""
-    run = Run(argv, log)
-    environment = dict(os.environ, SCRAPY_SETTINGS_MODULE=SETTINGS_MODULE, PYTHONPATH=str(ROOT))
+def run_measured(args: list[str], log: Path, timeout: float, crawl: bool = False, module: str = "scrapy",
+                 profile: Path | None = None) -> Run:
+    """Run ``python -m MODULE ARGS`` from the repository's root, under cProfile into ``profile`` if given,
+    output to ``log``; its own CPU time and peak RSS. A ``crawl`` must have dumped its stats: ``scrapy crawl``
+    exits 0 when its spider fails to start."""
+    if profile is not None:
+        args, module = ["-o", str(profile), "-m", module, *args], "cProfile"
+    run = Run([sys.executable, "-m", module, *args], log)
     with open(log, "wb") as out:
         run.started, start, busy = time.time(), time.perf_counter(), busy_cpu()
-        process = subprocess.Popen(argv, cwd=ROOT, env=environment, stdin=subprocess.DEVNULL, stdout=out,
-                                   stderr=subprocess.STDOUT)
+        process = run_scrapy(*args, module=module, env=scrapy_env(SETTINGS_MODULE), stdout=out,
+                             stderr=subprocess.STDOUT, wait=False)
 
         def kill() -> None:
             run.timed_out = True
@@ -121,7 +120,7 @@ def run_measured(argv: list[str], log: Path, timeout: float, crawl: bool = False
         timer = threading.Timer(timeout, kill)
         timer.start()
         try:
-            _pid, status, usage = os.wait4(process.pid, 0)
+            usage = measure(process)
         except BaseException:
             process.kill()
             process.wait()
@@ -129,23 +128,16 @@ def run_measured(argv: list[str], log: Path, timeout: float, crawl: bool = False
         finally:
             timer.cancel()
         run.wall, run.ended, run.busy = time.perf_counter() - start, time.time(), busy_cpu() - busy
-        process.returncode = run.returncode = os.waitstatus_to_exitcode(status)
-    run.cpu = usage.ru_utime + usage.ru_stime
-    run.maxrss = usage.ru_maxrss * 1024
+        run.returncode = usage.returncode
+    run.cpu = usage.cpu
+    run.maxrss = usage.peak_rss
     if crawl and "Dumping Scrapy stats" not in log.read_text(errors="replace"):
         run.returncode = run.returncode or -1
     if run.returncode != 0 or run.timed_out:
         tail = log.read_text(errors="replace")[-3000:]
-        raise RuntimeError(f"{' '.join(argv)} {'timed out' if run.timed_out else f'exited {run.returncode}'} "
-                           f"(log {log}):\n{tail}")
+        ended = "timed out" if run.timed_out else f"exited {run.returncode}"
+        raise RuntimeError(f"{' '.join(run.argv)} {ended} (log {log}):\n{tail}")
     return run
-
-
-def scrapy_argv(*args: str, profile: Path | None = None) -> list[str]:
-    scrapy = shutil.which("scrapy") or str(Path(sys.executable).with_name("scrapy"))
-    if profile is not None:
-        return [sys.executable, "-m", "cProfile", "-o", str(profile), scrapy, *args]
-    return [scrapy, *args]
 
 
 def wire_settings(collection: Path, wait: float, wait_large: float) -> list[str]:
@@ -166,7 +158,7 @@ def dumped_stats(log: Path) -> dict[str, float]:
 def server_process() -> psutil.Process:
     for child in psutil.Process().children():
         try:
-            if "wirescrapy.sampleweb" in " ".join(child.cmdline()):
+            if "wirescrapy.testing.sampleweb" in " ".join(child.cmdline()):
                 return child
         except psutil.Error:
             continue
@@ -289,10 +281,11 @@ class CrawlResult:
         return max(self.run.busy - self.run.cpu - self.server_cpu, 0.0) / self.run.wall
 
 
-def measure_crawl(web, label: str, argv: list[str], log: Path, timeout: float) -> CrawlResult:
+def measure_crawl(web, label: str, args: list[str], log: Path, timeout: float, module: str = "scrapy",
+                  profile: Path | None = None) -> CrawlResult:
     server = server_process()
     start, cpu = len(web.access_log()), cpu_of(server)
-    run = run_measured(argv, log, timeout, crawl=True)
+    run = run_measured(args, log, timeout, crawl=True, module=module, profile=profile)
     return CrawlResult(label, run, served_since(web, start), cpu_of(server) - cpu)
 
 
@@ -316,9 +309,9 @@ def run_harvester(web, workdir: Path, name: str, seeds: Path, cycles: int, timeo
                   profile: Path | None = None) -> CrawlResult:
     collection = workdir / f"collection-{name}"
     shutil.rmtree(collection, ignore_errors=True)
-    argv = scrapy_argv("crawl", "harvester", "-a", f"seeds={seeds}", "-a", f"cycles={cycles}",
-                       *wire_settings(collection, 0, 0), profile=profile)
-    result = measure_crawl(web, "harvester", argv, workdir / f"{name}.log", timeout)
+    args = ["crawl", "harvester", "-a", f"seeds={seeds}", "-a", f"cycles={cycles}",
+            *wire_settings(collection, 0, 0)]
+    result = measure_crawl(web, "harvester", args, workdir / f"{name}.log", timeout, profile=profile)
     result.stats = dumped_stats(result.run.log)
     result.cycles = harvest_cycles(collection, result.served.records)
     return result
@@ -389,9 +382,8 @@ def run_plain(web, workdir: Path, name: str, label: str, settings: dict, timeout
               profile: Path | None = None) -> CrawlResult:
     spec = workdir / f"{name}.json"
     spec.write_text(json.dumps({"seeds": web.seeds, "settings": settings}))
-    argv = [sys.executable, *(["-m", "cProfile", "-o", str(profile)] if profile else []),
-            str(Path(__file__).resolve()), "--plain-child", str(spec)]
-    result = measure_crawl(web, label, argv, workdir / f"{name}.log", timeout)
+    result = measure_crawl(web, label, ["--plain-child", str(spec)], workdir / f"{name}.log", timeout,
+                           module="benchmarks.harvester", profile=profile)
     for line in result.run.log.read_text(errors="replace").splitlines():
         if line.startswith("BENCH-STATS "):
             result.stats = json.loads(line[len("BENCH-STATS "):])
@@ -517,7 +509,9 @@ def print_profile(label: str, result: CrawlResult, out: Path, top: int, own_code
     total = stats.total_tt
     entries = [(filename, line, function, calls, own, cumulative)
                for (filename, line, function), (_cc, calls, own, cumulative, _callers) in stats.stats.items()]
-    prefixes = sorted({str(ROOT) + "/", *(p + "/" for p in sys.path if p)}, key=len, reverse=True)
+    # Shown relative to the project or to the interpreter's library directories.
+    libraries = (path + "/" for path in sysconfig.get_paths().values())
+    prefixes = sorted({str(ROOT) + "/", *libraries}, key=len, reverse=True)
 
     def name(filename: str, line: int, function: str) -> str:
         for prefix in prefixes:
@@ -562,8 +556,8 @@ def politeness(options, workdir: Path) -> None:
         seeds = workdir / "seeds-politeness.txt"
         seeds.write_text("".join(url + "\n" for url in sorted(truth.pages)))
         settings = wire_settings(collection, wait, wait_large)
-        seeded = run_measured(scrapy_argv("seed", str(seeds), *settings), workdir / "seed.log", options.timeout)
-        managed = run_measured(scrapy_argv("manager", *settings), workdir / "manager.log", options.timeout)
+        seeded = run_measured(["seed", str(seeds), *settings], workdir / "seed.log", options.timeout)
+        managed = run_measured(["manager", *settings], workdir / "manager.log", options.timeout)
         batch = collection / "batches" / "000001"
         info = json.loads((batch / "batch.json").read_text())
         print(f"sample web on 127.0.0.1:{web.port}: {len(truth.pages):,} HTML pages, all seeded "
@@ -571,7 +565,7 @@ def politeness(options, workdir: Path) -> None:
               f"{info['batch']:06d}: {info['urls']:,} URLs of {info['sites']} sites", flush=True)
 
         start = len(web.access_log())
-        run = run_measured(scrapy_argv("crawl", "harvester", "-a", f"batch={batch}", *settings),
+        run = run_measured(["crawl", "harvester", "-a", f"batch={batch}", *settings],
                            workdir / "harvester-politeness.log", options.timeout, crawl=True)
         records = web.access_log()[start:]
     if not records:
@@ -645,11 +639,11 @@ def politeness(options, workdir: Path) -> None:
 
 def scheduler_figures(options) -> None:
     print(f"\n== 3. Scheduler: {options.urls:,} URLs queued over {options.queue_sites:,} sites, "
-          f"{options.cycles:,} cycles (benchmarks/scheduler.py) ==", flush=True)
+          f"{options.cycles:,} cycles (benchmarks.scheduler) ==", flush=True)
+    # Imported here: the plain Scrapy child runs this module too, and must not load the scheduler's imports.
+    from benchmarks import scheduler as bench
+
     started = time.perf_counter()
-    spec = importlib.util.spec_from_file_location("benchmark_scheduler", Path(__file__).with_name("scheduler.py"))
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
     core = bench.cpu_core(options.urls, options.queue_sites, options.cycles)
     per_url, cycle = bench.cpu_scheduler(options.urls, options.queue_sites, options.cycles)
     default = bench.cpu_scrapy_default(options.urls, options.queue_sites, options.cycles)
@@ -682,7 +676,7 @@ SMOKE = {"sites": 8, "pages": 20, "polite_sites": 20, "polite_pages": 5, "wait":
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--smoke", action="store_true", help="tiny sizes for CI (under a minute)")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes for CI")
     parser.add_argument("--only", action="append", choices=SECTIONS, help="run this section only (repeatable)")
     parser.add_argument("--workdir", help="keep the sample webs, collections and logs here (default: a "
                                           "temporary directory, removed at the end)")
@@ -694,8 +688,7 @@ def main(argv=None) -> None:
                       help="plain Scrapy's CONCURRENT_REQUESTS (the harvester's WIRE_CONNECTIONS is 300)")
     size.add_argument("--capacity-requests", type=int, default=20_000, help="requests of the server check")
     size.add_argument("--extra-cycles", type=int, default=0,
-                      help="harvester cycles beyond D + 1 (before a4f00e5, 1: with waits 0 a site's first page "
-                           "could be refused while its robots.txt was parsed, and came back in the next batch)")
+                      help="harvester cycles beyond D + 1")
     size.add_argument("--baselines", type=int, default=len(BASELINES), choices=range(len(BASELINES) + 1),
                       help="plain Scrapy crawls to run beside the harvester, in BASELINES' order (0: the harvester "
                            "alone, to compare two versions of it run one after the other)")

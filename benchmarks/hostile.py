@@ -1,12 +1,13 @@
 """Hostile servers benchmark: the peak RSS of ``scrapy crawl harvester`` fed by the hostile sites of
-``tests/hostile.py`` (issue 16 §1: memory is bounded whatever a server sends).
+``wirescrapy.testing.hostile`` (memory is bounded whatever a server sends).
 
-    python benchmarks/hostile.py                        # every case, 1 GB bombs, this checkout's code
-    python benchmarks/hostile.py --before /work/main    # each case also with another checkout's code
-    python benchmarks/hostile.py --smoke                # CI: 64 MB bombs, 3 sites at once, under a minute
+    python -m benchmarks.hostile                        # every case, 1 GB bombs, this checkout's code
+    python -m benchmarks.hostile --before /work/main    # each case also with another checkout's code
+    python -m benchmarks.hostile --smoke                # CI: 64 MB bombs, 3 sites at once
 
 Each case is one harvester run (``settings.test``, ``-a seeds=… -a cycles=N``) in a subprocess of its own, so
-that its peak RSS is its alone: the kernel's ``ru_maxrss`` of the process (``os.wait4``). The hostile web is
+that its peak RSS is its alone: the kernel's ``ru_maxrss`` of the process
+(``wirescrapy.testing.process.measure``). The hostile web is
 one asyncio server on 127.0.0.1 in this process, every site a host name ``<name>-N.wire.test``:
 
 * **normal crawl**: 10 sites of small pages, 3 cycles (the baseline);
@@ -30,17 +31,14 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tests.hostile import HostileWeb
+from wirescrapy.testing.hostile import HostileWeb
+from wirescrapy.testing.process import ROOT, measure, run_scrapy, scrapy_env
 
 GOAL = 1 << 30
 
@@ -85,22 +83,21 @@ def harvest(code: Path, web: HostileWeb, case: Case, workdir: Path, limit: float
     workdir.mkdir(parents=True)
     seeds = workdir / "seeds.txt"
     seeds.write_text("".join(web.url(site, path) + "\n" for site, paths in case.sites for path in paths))
-    command = [sys.executable, "-m", "scrapy", "crawl", "harvester", "-a", f"seeds={seeds}", "-a",
-               f"cycles={case.cycles}", "-s", f"WIRE_COLLECTION_DIR={workdir / 'collection'}",
-               "-s", "WIRE_LARGE_SITE_PAGES=10000", "-s", "LOG_LEVEL=WARNING"]
-    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "settings.test", "PYTHONPATH": str(code)}
+    settings = {"WIRE_COLLECTION_DIR": workdir / "collection", "WIRE_LARGE_SITE_PAGES": 10000,
+                "LOG_LEVEL": "WARNING"}
     before = len(web.requests)
     started = time.monotonic()
     with open(workdir / "stderr.txt", "w") as stderr:
-        process = subprocess.Popen(command, cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+        process = run_scrapy("crawl", "harvester", "-a", f"seeds={seeds}", "-a", f"cycles={case.cycles}",
+                             settings=settings, cwd=code, env=scrapy_env(code=code),
+                             stdout=subprocess.DEVNULL, stderr=stderr, wait=False)
     stopped = []
     watcher = threading.Thread(target=_watch, args=(process.pid, started + limit, rss_cap, stopped), daemon=True)
     watcher.start()
-    _, _, usage = os.wait4(process.pid, 0)
-    process.returncode = 0  # reaped here
+    usage = measure(process)
     seconds = time.monotonic() - started
     watcher.join()
-    return Run(usage.ru_maxrss * 1024, seconds, len(web.requests) - before, stopped[0] if stopped else "")
+    return Run(usage.peak_rss, seconds, len(web.requests) - before, stopped[0] if stopped else "")
 
 
 def _watch(pid: int, deadline: float, rss_cap: int, stopped: list[str]) -> None:

@@ -1,7 +1,7 @@
 """kill -9 at scale: a campaign of SIGKILLs at random moments of a multi-cycle crawl of the sample web.
 
-    python benchmarks/kills.py                 # 100 kills (about 10-15 minutes on 2 busy cores)
-    python benchmarks/kills.py --kills 10      # CI
+    python -m benchmarks.kills                 # 100 kills
+    python -m benchmarks.kills --kills 10      # CI
 
 What it does, all on this machine (the sample web in a subprocess on 127.0.0.1, every command a real
 ``python -m scrapy`` subprocess with ``settings.test``):
@@ -14,7 +14,7 @@ What it does, all on this machine (the sample web in a subprocess on 127.0.0.1, 
    harvest) or a random time after their first ``Batch`` line (fetching and gathering); 20 % are
    ``scrapy manager``, killed at a random time from its start. The phase a kill landed in is read from what
    the killed process had logged. After every kill the collection is opened by a writer (its recovery) and
-   checked (``tests/crash/consistency.py``: counts, ids, URL store round trip, page store and link graph
+   checked (``wirescrapy.testing.invariants``: counts, ids, URL store round trip, page store and link graph
    checks, link targets, duplicates, batches readable); a check that fails is an inconsistency.
    The next harvester run resumes the unfinished batch: counted as a recovery.
    **Ingest** (``INGEST_SHARE`` of the choices): a cycle harvested as detached parts into WARC
@@ -55,19 +55,16 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tests.crash.consistency import problems
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag
 from wirescrapy.items import FetchError
-from wirescrapy.sampleweb import SampleWebProcess
+from wirescrapy.testing.invariants import problems
+from wirescrapy.testing.process import run_scrapy, scrapy_env
+from wirescrapy.testing.sampleweb import SampleWebProcess
 
 WEB = {"sites": 4, "pages_per_site": 14, "seed": 7, "slow_delay": 0.3, "crawl_delay": 0.25}
 CYCLES = 40
@@ -81,29 +78,26 @@ KINDS = ("harvester", "manager", "ingest", "report")
 
 
 def command(collection: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "scrapy", *args, "-s", f"WIRE_COLLECTION_DIR={collection}",
-            "-s", "LOGSTATS_INTERVAL=0"]
+    """The arguments of ``scrapy ARGS`` on ``collection``."""
+    return [*args, "-s", f"WIRE_COLLECTION_DIR={collection}", "-s", "LOGSTATS_INTERVAL=0"]
 
 
 def harvester(collection: Path, seeds: Path) -> list[str]:
     return command(collection, "crawl", "harvester", "-a", f"seeds={seeds}", "-a", f"cycles={CYCLES}")
 
 
-def environment() -> dict:
-    return {**os.environ, "SCRAPY_SETTINGS_MODULE": "settings.test", "PYTHONPATH": str(ROOT)}
-
-
-def run(argv: list[str], log: Path) -> subprocess.Popen:
+def run(args: list[str], log: Path) -> subprocess.Popen:
+    """``scrapy ARGS`` started in a process group of its own (a kill ends its children too), output to
+    ``log``."""
     with open(log, "wb") as out:
-        return subprocess.Popen(argv, cwd=ROOT, env=environment(), stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        return run_scrapy(*args, env=scrapy_env(), stdout=out, stderr=subprocess.STDOUT, wait=False,
+                          start_new_session=True)
 
 
 def crawl_to_the_end(collection: Path, seeds: Path, log: Path) -> None:
     """Harvest uninterrupted until a run fetches nothing."""
     for _ in range(10):
-        done = subprocess.run(harvester(collection, seeds), cwd=ROOT, env=environment(), capture_output=True,
-                              text=True, timeout=900, check=False)
+        done = run_scrapy(*harvester(collection, seeds), env=scrapy_env(), timeout=900)
         log.write_text(done.stdout + done.stderr)
         if done.returncode:
             raise SystemExit(f"an uninterrupted harvest failed ({done.returncode}):\n{done.stderr[-3000:]}")
@@ -180,8 +174,7 @@ def batch_numbers(directory: Path) -> list[str]:
 def harvest_detached(directory: Path, work: Path, number: int) -> list[tuple[Path, Path]]:
     """A cycle as detached parts into WARC (uninterrupted); (part, WARC directory) pairs, [] if nothing is due."""
     before = batch_numbers(directory)
-    done = subprocess.run(command(directory, "manager", "--parts", "2"), cwd=ROOT, env=environment(),
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = run_scrapy(*command(directory, "manager", "--parts", "2"), env=scrapy_env(), timeout=300)
     if done.returncode:
         raise SystemExit(f"scrapy manager --parts 2 failed ({done.returncode}):\n{done.stderr[-3000:]}")
     new = [name for name in batch_numbers(directory) if name not in before]
@@ -189,9 +182,8 @@ def harvest_detached(directory: Path, work: Path, number: int) -> list[tuple[Pat
         return []
     parts = sorted((directory / "batches" / new[-1]).glob("part-*"))
     outdirs = [work / f"warc-{number}-{k}" for k in range(len(parts))]
-    jobs = [subprocess.Popen(command(Path(NO_COLLECTION), "crawl", "harvester", "-a", f"batch={part}",
-                                     "-a", f"warc={out}"), cwd=ROOT, env=environment(),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    jobs = [run_scrapy(*command(Path(NO_COLLECTION), "crawl", "harvester", "-a", f"batch={part}",
+                               "-a", f"warc={out}"), env=scrapy_env(), wait=False)
             for part, out in zip(parts, outdirs, strict=True)]
     for job in jobs:
         _, stderr = job.communicate(timeout=600)
@@ -446,9 +438,8 @@ def main() -> None:
                     inconsistencies += [f"kill {counts['kills']} ({phase}): {line}"
                                         for line in report_checks(directory, before, out, 0, "", "")]
                     began = time.monotonic()
-                    again = subprocess.run(argv_of("report", directory, seeds, [], out), cwd=ROOT,
-                                           env=environment(), capture_output=True, text=True, timeout=900,
-                                           check=False)
+                    again = run_scrapy(*argv_of("report", directory, seeds, [], out), env=scrapy_env(),
+                                       timeout=900)
                     durations["report"].append(time.monotonic() - began)
                     found = report_checks(directory, None, out, again.returncode, again.stdout + again.stderr,
                                           "the report re-run") or ([] if out.exists() else ["no report written"])
@@ -467,8 +458,8 @@ def main() -> None:
                 if counts["kills"] % 10 == 0:
                     print(f"  {counts['kills']} kills, {time.monotonic() - started:.0f} s", flush=True)
             if ingesting:  # the last kill was an ingest's: run it to its end
-                done = subprocess.run(argv_of("ingest", directory, seeds, ingesting, None), cwd=ROOT,
-                                      env=environment(), capture_output=True, text=True, timeout=900, check=False)
+                done = run_scrapy(*argv_of("ingest", directory, seeds, ingesting, None), env=scrapy_env(),
+                                  timeout=900)
                 counts["ingest runs"] += 1
                 inconsistencies += ingest_problems(ingesting, done.stderr, done.returncode)
             if (directory / "urls.log").exists():

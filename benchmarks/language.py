@@ -1,7 +1,7 @@
 """Language identification benchmark: WIRE's stopword count against maintained libraries, on real text.
 
-    python benchmarks/language.py               # up to 300 samples per language and size
-    python benchmarks/language.py --smoke       # 30 samples
+    python -m benchmarks.language               # up to 300 samples per language and size
+    python -m benchmarks.language --smoke       # 30 samples
 
 The corpus is Debian's Debian Reference in nine languages (``debian-reference-{en,de,es,fr,it,pt,id,ja,zh-cn}``,
 installed with apt-get when missing): the plain-text edition of each translation, cut into paragraphs. A
@@ -32,8 +32,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 DOCS = Path("/usr/share/doc/debian-reference-common/docs")
 LANGUAGES = ("en", "de", "es", "fr", "it", "pt", "id", "ja", "zh")

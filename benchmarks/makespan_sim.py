@@ -1,7 +1,7 @@
 """Whole-crawl time at WIRE's scale, simulated: makespan against the politeness lower bound, before and after.
 
-    python benchmarks/makespan_sim.py                       # 10,000 sites, Zipf sizes, K = 100,000 (seconds)
-    python benchmarks/makespan_sim.py --sites 2000 --largest 5000 --batch 20000
+    python -m benchmarks.makespan_sim                       # 10,000 sites, Zipf sizes, K = 100,000 (seconds)
+    python -m benchmarks.makespan_sim --sites 2000 --largest 5000 --batch 20000
 
 A web of ``--sites`` sites whose sizes follow Zipf's law (site i has ``--largest`` / i^``--exponent`` pages,
 at least 1) is crawled to the end in batches of ``--batch`` URLs by a harvester of ``--connections``
@@ -15,7 +15,7 @@ bound, total pages x fetch / connections. Printed, per policy: cycles, makespan,
 
 Policies, each adding one change to the one before:
 
-* ``before``     — today's manager: a batch is shared among the sites in proportion to their pages left
+* ``before``     — the baseline manager: a batch is shared among the sites in proportion to their pages left
   (their share of the PageRank, at this scale), at most WIRE_BATCH_SAMESITE (500) of a site; a batch ends
   when its last page is fetched, and the manager runs then;
 * ``time share`` — a site's part of the batch is what it can fetch in the batch's time: the largest T with
@@ -46,9 +46,8 @@ The crawler's policies run its own code, not a model of it: the batch is ``selec
   batch's time, within its reserve; the critical sites take their whole limit), and a led batch's softmin
   weighing what its stragglers keep the slowest site idle in every cycle, its critical sites no stragglers of
   one another, as the spider does. At the default scale ``--samesite`` (500) caps every large site's share
-  below its pace: no batch is led, and the crawl is ``crawler+softmin``'s (51 cycles, 143,392 s, 1.04 x). With
-  ``--samesite 25000`` (no cap), 5 cycles and 138,110 s (1.00 x) against ``crawler+softmin``'s 4 and 137,995 s
-  (2026-11-27).
+  below its pace, so no batch is led and the crawl is ``crawler+softmin``'s; ``--samesite 25000`` lifts the
+  cap.
 
 These five run the harvest as the spider watches it (``harvest_watched``): a site is active while it has
 pages queued or one in flight, and the pages left need ``time_left``, the politeness queue's estimate
@@ -65,12 +64,8 @@ import math
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from scrapy.settings import Settings
 
 from wirescrapy.collection.metadata import SITE_DTYPE

@@ -1,8 +1,8 @@
 """Manager benchmark: link analysis, freshness, profit and the batch on a web-like graph.
 
-    python benchmarks/manager.py                    # 10M pages, 100M links (about 2 minutes, ~6 GB)
-    python benchmarks/manager.py --pages 1000000    # 1M pages
-    python benchmarks/manager.py --pages 20000 --sample 5000     # smoke run
+    python -m benchmarks.manager                    # 10M pages, 100M links (a few minutes)
+    python -m benchmarks.manager --pages 1000000    # 1M pages
+    python -m benchmarks.manager --pages 20000 --sample 5000     # smoke run
 
 The graph is web-like: site sizes follow a Pareto law (capped at WIRE_MAX_URLS_PER_SITE), doc-ids are
 ordered by site, 30 % of the pages are not downloaded yet and have no links, out-degrees are geometric
@@ -23,15 +23,6 @@ Printed:
     real crawl's order has more links between pages fetched close together, which costs it more steps);
   - peak RSS;
   - networkx's ``pagerank`` and ``hits`` on a ``--sample``-page graph of the same kind, beside ours.
-
-Measured on this project's 2-core machine (one run each; such machines are noisy, compare within a run).
-``python benchmarks/manager.py``: 10M pages, 134,762 sites, 83M distinct links, the default weights: one
-manager run 28.6 s at a peak RSS of 4.5 GiB, of which the sites' shares of a batch 5.6 s (one pass over the
-links), PageRank 12.7 s (27 iterations from a uniform start; 300 ms an iteration, 13.5x the bandwidth
-bound), freshness 2.5 s and writing the batch 3.6 s; HITS 717 ms an iteration (16.1x). With
-``--all-scores``: 73 s, of which OPIC's replay of the fetches 1.6 s (287 hand-outs), site rank 3.2 s, HITS
-20.6 s and the weighted link rank 16.6 s, at the same peak RSS. networkx on 100,000 pages: PageRank 2.0 s
-against 0.051 s here (x40), HITS 1.8 s against 0.055 s (x33); largest PageRank difference 2.5e-08.
 """
 
 from __future__ import annotations
@@ -47,17 +38,14 @@ from pathlib import Path
 
 import numpy as np
 from scipy.sparse import csr_matrix
+from scrapy.settings import Settings
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from scrapy.settings import Settings  # noqa: E402
-
-from wirescrapy.collection.metadata import DOCUMENT_DTYPE, DocFlag  # noqa: E402
-from wirescrapy.config import DAY, SCORE_FUNCTIONS, WireConfig, default_settings  # noqa: E402
+from wirescrapy.collection.metadata import DOCUMENT_DTYPE, DocFlag
+from wirescrapy.config import DAY, SCORE_FUNCTIONS, WireConfig, default_settings
 from wirescrapy.items import FetchError
-from wirescrapy.manager import plan, ranking  # noqa: E402
-from wirescrapy.manager.batch import BatchSite, BatchURL, write_batch  # noqa: E402
-from wirescrapy.manager.run import path_groups, store_scores  # noqa: E402
+from wirescrapy.manager import plan, ranking
+from wirescrapy.manager.batch import BatchSite, BatchURL, write_batch
+from wirescrapy.manager.run import path_groups, store_scores
 
 NOW = 1_700_000_000.0
 SITE_CAP = 25_000

@@ -1,7 +1,7 @@
 """Page store, content-seen and link graph benchmark, each beside baselines measured in the same run.
 
-    python benchmarks/pagestore.py                          # 100k and 1M pages (a few minutes, ~10 GB)
-    python benchmarks/pagestore.py --sizes 20000 --repeat 1 # smoke run
+    python -m benchmarks.pagestore                          # 100k and 1M pages (a few minutes)
+    python -m benchmarks.pagestore --sizes 20000 --repeat 1 # smoke run
 
 Workload: N pages with web-like sizes, lognormal with median 3 KB and σ = 1 (mean ≈ 5 KB), cut to
 64 B–400 KB (the harvester's maximum); each page's bytes are a distinct slice of a random buffer.
@@ -25,13 +25,6 @@ dict of the stored hashes (no verification); with the index's bytes per page.
 
 Link graph: N documents with Poisson(10) links each, bulk-loaded, then ``to_csr`` timed after a
 reopen; resident memory added by the matrix, per link.
-
-Figures from when the allocator and the extent store were written, timed on their own rather than
-printed by this benchmark (it times whole rewrites and the reopen), so re-measure them before quoting:
-with 64-byte granularity and 64 KiB classes, a rewrite (``FirstFitAllocator.allocate`` + ``free``) took
-≈ 3.5 µs in CPython with the ≈ 30 000 free extents of a 100 000-page store (≈ 4.5 µs with 290 000 at a
-million pages), where a linear scan of the free list took ≈ 100 µs; opening a store checks the crc of
-every index record, vectorized (``extentindex.record_crcs``): ≈ 1 s for 10 million records.
 """
 
 from __future__ import annotations
@@ -39,7 +32,6 @@ from __future__ import annotations
 import argparse
 import gc
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -48,12 +40,10 @@ import numpy as np
 import psutil
 from xxhash import xxh3_64_intdigest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from tests.naive_allocator import NaiveFirstFit  # noqa: E402
-from wirescrapy.collection.extents import ExtentStore  # noqa: E402
-from wirescrapy.collection.links import LinkGraph  # noqa: E402
-from wirescrapy.collection.pages import PageStore  # noqa: E402
+from wirescrapy.collection.extents import ExtentStore
+from wirescrapy.collection.links import LinkGraph
+from wirescrapy.collection.pages import PageStore
+from wirescrapy.testing.naive_allocator import NaiveFirstFit
 
 PROCESS = psutil.Process()
 MEDIAN_SIZE, SIGMA, MIN_SIZE, MAX_SIZE = 3000, 1.0, 64, 400_000

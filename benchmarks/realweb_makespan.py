@@ -1,15 +1,15 @@
 """Whole-crawl time on the web of real documents: makespan against the politeness lower bound.
 
-    python benchmarks/realweb_makespan.py                      # repeated jobs, then one job of N cycles
-    python benchmarks/realweb_makespan.py --mode jobs --wait 0.2 --wait-large 0.05
-    python benchmarks/realweb_makespan.py --mode queued                  # jobs queued on the collection
-    python benchmarks/realweb_makespan.py --mode cycles --real-sites apache,git,scrapy
-    python benchmarks/realweb_makespan.py -s WIRE_PLAN_AHEAD=True          # the next batch planned in the tail
-    python benchmarks/realweb_makespan.py --code /tmp/base --workdir W    # another checkout (a before/after)
-    python benchmarks/realweb_makespan.py --mode cycles --latency          # the time between two requests
+    python -m benchmarks.realweb_makespan                      # repeated jobs, then one job of N cycles
+    python -m benchmarks.realweb_makespan --mode jobs --wait 0.2 --wait-large 0.05
+    python -m benchmarks.realweb_makespan --mode queued                  # jobs queued on the collection
+    python -m benchmarks.realweb_makespan --mode cycles --real-sites apache,git,scrapy
+    python -m benchmarks.realweb_makespan -s WIRE_PLAN_AHEAD=True       # the next batch planned in the tail
+    python -m benchmarks.realweb_makespan --code /tmp/base --workdir W    # another checkout (a before/after)
+    python -m benchmarks.realweb_makespan --mode cycles --latency          # the time between two requests
 
-The real-document web (``benchmarks/realweb``: Debian documentation packages, one nginx, every site on its
-own loopback address) is crawled from its home pages to the end, in batches of ``--batch-share`` x N URLs
+The real-document web (``wirescrapy.testing.realweb``: Debian documentation packages, one nginx, every site on
+its own loopback address) is crawled from its home pages to the end, in batches of ``--batch-share`` x N URLs
 (N: the ground truth's pages), with WIRE's waits scaled down (``--wait`` for small sites, ``--wait-large``
 for sites of more than WIRE_LARGE_SITE_PAGES pages), in one of two ways:
 
@@ -51,26 +51,7 @@ ways: the request on its way (harvester's ``started`` to nginx's start), the res
 (nginx's end to the harvester's ``ended``, from which the wait counts), and the reactor late to send the next
 (``ended`` + the wait to the next ``started``). nginx logs whole milliseconds from a clock it reads once per
 event loop turn, so its end is the turn's start: the middle figure holds nginx's own time with a request, and
-each is good to about a millisecond. ``--mode cycles --latency`` (2026-11-27, bound 107.5 s, makespan 117.9 s,
-6.8 s idle inside batches): 0.57 ms, 1.66 ms (3.6 s) and 0.98 ms (2.1 s; the 56 of 5 ms or more, 1.1 s). The
-idle inside batches is per-request latency, not the other processes' CPU: with the parse workers at nice 10
-it was 7.9 s (main 8.0 s, the run after), with the processes pinned apart (nginx and the workers on one core,
-the harvester on the other) 7.0 s (main 6.7-8.0 s that day); queued jobs whose start-up ran at nice 19 until
-they took the collection took 122.3 and 123.8 s, main 123.5 and 123.1 s.
-
-Measured (13 sites, N = 7,830, K = 392, waits 0.2 / 0.05 s, bound 107.5 s; load 0.3-0.6; 2026-11-26):
-``--mode cycles`` 117.4-118.6 s, 1.09-1.10 x the bound (1.16 x before ``CallbackTurn`` and ``LargeSiteWait``,
-in the same window); ``--mode jobs`` 1.51-1.52 x, 23 jobs, of which 22 process starts idle the bound's site
-1.1-1.3 s each (imports 0.7 s). ``--mode queued`` 138.7-141.2 s, 1.29-1.31 x (three runs, 15:47-16:14): the bound's
-site idle 4.9-6.5 s across the 22 job starts, 10.7-13.0 s inside batches, and 13.4-15.8 s after its last
-request: one SQLite page fetched in the next-to-last batch links 300 dead pages of its site, fetched in a
-last batch alone at 0.05 s each.
-
-With the slowest site paced over half as many batches again as its known pages need
-(``manager/timeshare.py`` ``PACE_SLACK``), measured 2026-11-26 18:20-18:57, alternating with the code before it:
-``--mode queued`` 120.8-126.4 s, 1.12-1.18 x (three runs; before: 138.5-141.2 s, 1.29-1.31 x), 0.0 s after the
-bound's site's last request (SQLite's 300 pages come in the last two batches, beside Apache's last 300);
-``--mode cycles`` 116.8-118.4 s, 1.09-1.10 x (before: 116.9-118.8 s, the same within the noise).
+each is good to about a millisecond.
 """
 
 from __future__ import annotations
@@ -91,13 +72,11 @@ from itertools import pairwise
 from pathlib import Path
 from urllib.parse import urlsplit
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from benchmarks import nginx
-from benchmarks.realweb import RealWeb
-from benchmarks.realweb import sites as realweb_sites
 from wirescrapy.collection import Collection
+from wirescrapy.testing import nginx
+from wirescrapy.testing.process import ROOT, run_scrapy
+from wirescrapy.testing.realweb import RealWeb
+from wirescrapy.testing.realweb import sites as realweb_sites
 
 LARGE_SITE_PAGES = 100  # WIRE_LARGE_SITE_PAGES' default
 DEFAULTS = ("WIRE_SOFTMIN",)  # pinned by settings.test for the tests, the crawler's own default here
@@ -105,11 +84,11 @@ LOG_FORMAT = "%(asctime)s.%(msecs)03d [%(name)s] %(levelname)s: %(message)s"
 LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\.(\d{3}) ")
 
 
-def harvester_command(args: argparse.Namespace, web: RealWeb, collection: Path, extra: list[str],
-                      profile_file: Path | None = None) -> list[str]:
-    profile = ["-m", "cProfile", "-o", str(profile_file)] if profile_file else []
+def harvester_command(args: argparse.Namespace, web: RealWeb, collection: Path,
+                      extra: list[str]) -> list[str]:
+    """The arguments of ``scrapy crawl harvester`` for one job."""
     return [
-        sys.executable, *profile, "-m", "scrapy", "crawl", "harvester", *extra,
+        "crawl", "harvester", *extra,
         "-s", f"WIRE_COLLECTION_DIR={collection}",
         "-s", f"WIRE_BATCH_SIZE={args.batch_size}",
         "-s", f"WIRE_WAIT_NORMAL={args.wait}", "-s", f"WIRE_WAIT_LARGE_SITE={args.wait_large}",
@@ -120,15 +99,20 @@ def harvester_command(args: argparse.Namespace, web: RealWeb, collection: Path, 
     ]  # fmt: skip
 
 
-def start_harvester(args: argparse.Namespace, command: list[str], log) -> subprocess.Popen:
+def start_harvester(args: argparse.Namespace, command: list[str], log,
+                    profile_file: Path | None = None) -> subprocess.Popen:
+    """``scrapy COMMAND`` of the checkout crawled, under cProfile into ``profile_file`` if given."""
     code = Path(args.code).resolve() if args.code else ROOT
-    return subprocess.Popen(command, cwd=code, env=code_env(args), stdin=subprocess.DEVNULL, stdout=log,
-                            stderr=subprocess.STDOUT)
+    module = "scrapy"
+    if profile_file:
+        command, module = ["-o", str(profile_file), "-m", module, *command], "cProfile"
+    return run_scrapy(*command, module=module, cwd=code, env=code_env(args), stdout=log,
+                      stderr=subprocess.STDOUT, wait=False)
 
 
 def harvester(args: argparse.Namespace, web: RealWeb, collection: Path, extra: list[str], log,
               profile_file: Path | None = None) -> int:
-    process = start_harvester(args, harvester_command(args, web, collection, extra, profile_file), log)
+    process = start_harvester(args, harvester_command(args, web, collection, extra), log, profile_file)
     try:
         return process.wait(timeout=args.timeout)
     finally:
@@ -215,10 +199,10 @@ def queued_jobs(args: argparse.Namespace, web: RealWeb, collection: Path, seeds:
             job = len(logs)
             logs.append(workdir / f"queued-{job:03d}.log")
             extra = (["-a", f"seeds={seeds}"] if job == 0 else []) + waiting + fetch_log(args, workdir, "queued", job)
-            command = harvester_command(args, web, collection, extra, profile_file(args, workdir, "queued", job))
+            command = harvester_command(args, web, collection, extra)
             starts.append(time.time())
             with open(logs[-1], "wb") as log:
-                process = start_harvester(args, command, log)
+                process = start_harvester(args, command, log, profile_file(args, workdir, "queued", job))
             running.append(process)
             while process.poll() is None and not holds_collection(collection, process.pid):
                 if time.monotonic() > deadline:

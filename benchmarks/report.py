@@ -1,24 +1,18 @@
 """Report benchmark: ``scrapy report`` end to end on a large collection, with the cost of each section.
 
-    python benchmarks/report.py                          # 1M documents, 10M links (goal: <= 60 s, <= 4 GB RSS)
-    python benchmarks/report.py --pages 10000000         # 10M documents, 100M links
-    python benchmarks/report.py --smoke                  # 20,000 documents, for CI
+    python -m benchmarks.report                          # 1M documents, 10M links
+    python -m benchmarks.report --pages 10000000         # 10M documents, 100M links
+    python -m benchmarks.report --smoke                  # 20,000 documents, for CI
 
 The collection is built once into ``--dir`` (default: a directory under /tmp named by its size, reused by
 later runs) through the collection's own stores: the URL store (``add_many``), the document and site
 records, the link store (``set_links_many``: the lists as the gatherer writes them, in page order, with
 repeats), 200 harvested batches and the links-out-of-the-crawl counts. The graph and the records are those
-of ``benchmarks/manager.py`` (Pareto site sizes, geometric out-degrees, 80 % of the links inside the site,
+of ``benchmarks.manager`` (Pareto site sizes, geometric out-degrees, 80 % of the links inside the site,
 power-law in-degrees), with languages, MIME types, lengths and Last-Modified added.
 
 The report then runs in a fresh process, as ``scrapy report`` does (read-only open, every section, CSV,
 plots and HTML), and prints the seconds of each step and its peak RSS (``ru_maxrss`` of that process).
-
-Measured on this project's 2-core machine, shared (load average 8–9: compare CPU seconds, not seconds).
-``python benchmarks/report.py``: 1M documents, 12,792 sites, 9,981,813 links: 40.7 s (14.0 CPU s) at a peak
-RSS of 0.86 GiB, of which the link scores 13.5 s (4.8 CPU s: PageRank, HITS, weighted link rank, site rank)
-and the 18 plots with the HTML 16.5 s (5.1 CPU s, whatever the size). ``--pages 10000000``: 10M documents,
-100M links: 526 s (148 CPU s), peak RSS 6.9 GiB, of which the link scores 248 s (83 CPU s).
 """
 
 from __future__ import annotations
@@ -28,21 +22,15 @@ import json
 import os
 import resource
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-from manager import NOW, web_graph, web_records
-
+from benchmarks.manager import NOW, web_graph, web_records
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import SITE_DTYPE
+from wirescrapy.testing.process import run_scrapy
 
 LANGUAGES = np.array([b"en", b"es", b"pt", b"fr", b"de", b"", b"it", b"la"])
 LANGUAGE_SHARE = np.array([0.5, 0.25, 0.08, 0.05, 0.04, 0.04, 0.02, 0.02])
@@ -150,8 +138,9 @@ def main() -> None:
     else:
         print(f"reusing {directory}")
     out = directory.with_name(directory.name + "-out")
-    child = subprocess.run([sys.executable, __file__, "--run", str(directory), "--out", str(out)],
-                           check=True, capture_output=True, text=True)
+    child = run_scrapy("--run", directory.resolve(), "--out", out.resolve(), module="benchmarks.report",
+                       timeout=None)
+    child.check_returncode()
     result = json.loads(child.stdout.strip().splitlines()[-1])
     with Collection(directory, readonly=True) as collection:
         links = collection.links.count_links()

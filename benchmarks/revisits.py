@@ -1,14 +1,14 @@
 """Conditional revisits, measured from the servers' side: what a revisit cycle costs when every page is unchanged.
 
-    python benchmarks/revisits.py [--sites 6] [--pages 40] [--docs-pages 200] [--no-nginx]
+    python -m benchmarks.revisits [--sites 6] [--pages 40] [--docs-pages 200] [--no-nginx]
 
 * **sample web**: ``scrapy crawl harvester`` crawls the sample web until nothing is left, then one more cycle
   with every page due again revisits it. Printed: the pages revisited, how many were answered 304, and the body
   bytes the server sent for them on the first visit (the baseline, same run) against the revisit.
 * **nginx**: the same over Debian's Python documentation (``python3-doc``, ~530 real pages) served by a real
-  nginx (``benchmarks/nginx.py``), at most ``--docs-pages`` pages of it (``WIRE_MAX_URLS_PER_SITE``). nginx answers
-  304 only to the exact Last-Modified string or the ETag it sent; before the harvester sent them back, a revisit
-  cycle of such a site got no 304 at all.
+  nginx (``wirescrapy.testing.nginx``), at most ``--docs-pages`` pages of it (``WIRE_MAX_URLS_PER_SITE``).
+  nginx answers 304 only to the exact Last-Modified string or the ETag it sent, and the harvester sends
+  them back.
 
 Figures are ratios within one run; nothing is timed.
 """
@@ -17,18 +17,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from benchmarks import nginx
-from wirescrapy.sampleweb import SampleWebProcess
+from wirescrapy.testing import nginx
+from wirescrapy.testing.process import run_scrapy, scrapy_env
+from wirescrapy.testing.sampleweb import SampleWebProcess
 
 DOCS = Path("/usr/share/doc/python3/html")
 FAST = {"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0, "LOG_LEVEL": "WARNING"}
@@ -36,11 +32,8 @@ REVISIT = {"WIRE_MINPERIOD_SUCCESSFUL_OK": 0, "WIRE_MINPERIOD_SUCCESSFUL_NOT_OK"
 
 
 def harvest(collection: Path, *args: str, settings: dict) -> None:
-    command = [sys.executable, "-m", "scrapy", "crawl", "harvester", *args, "-s", f"WIRE_COLLECTION_DIR={collection}"]
-    for name, value in {**FAST, **settings}.items():
-        command += ["-s", f"{name}={value}"]
-    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "settings.test", "PYTHONPATH": str(ROOT)}
-    run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    settings = {"WIRE_COLLECTION_DIR": collection, **FAST, **settings}
+    run = run_scrapy("crawl", "harvester", *args, settings=settings, env=scrapy_env(), timeout=None)
     if run.returncode != 0:
         sys.exit(f"harvest failed:\n{run.stderr[-3000:]}")
 

@@ -1,7 +1,7 @@
 """Harvester scheduler benchmark: CPU and memory of WIRE's politeness queue, and how little time it wastes.
 
-    python benchmarks/scheduler.py                          # 1M URLs over 50k sites (about a minute)
-    python benchmarks/scheduler.py --urls 20000 --sites 1000 --cycles 20000    # smoke run
+    python -m benchmarks.scheduler                          # 1M URLs over 50k sites (about a minute)
+    python -m benchmarks.scheduler --urls 20000 --sites 1000 --cycles 20000    # smoke run
 
 The batch is synthetic: doc k on site k mod S (sites interleave, as in a batch sorted by profit), URLs of
 about 60 characters (``http://www.siteNNNNN.example.cl/sectionK/page-N.html``).
@@ -28,19 +28,15 @@ import heapq
 import json
 import logging
 import random
-import subprocess
-import sys
 import time
 from math import inf
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import psutil
 
-import psutil  # noqa: E402
-
-from wirescrapy.harvester.meta import DOC_ID  # noqa: E402
-from wirescrapy.harvester.politeness import PolitenessQueue, Waits  # noqa: E402
-from wirescrapy.manager.batch import BatchURL  # noqa: E402
+from wirescrapy.harvester.meta import DOC_ID
+from wirescrapy.harvester.politeness import PolitenessQueue, Waits
+from wirescrapy.manager.batch import BatchURL
+from wirescrapy.testing.process import run_scrapy
 
 
 def batch_urls(urls: int, sites: int):
@@ -178,8 +174,9 @@ def measure_rss(kind: str, urls: int, sites: int) -> dict:
 
 
 def rss_in_subprocess(kind: str, urls: int, sites: int) -> dict:
-    run = subprocess.run([sys.executable, __file__, "--rss", kind, "--urls", str(urls), "--sites", str(sites)],
-                         capture_output=True, text=True, check=True)
+    run = run_scrapy("--rss", kind, "--urls", urls, "--sites", sites, module="benchmarks.scheduler",
+                     timeout=None)
+    run.check_returncode()
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 

@@ -1,13 +1,13 @@
 """Rendering benchmark: JavaScript pages through a real Splash 3.5 (``WIRE_RENDER_JS``), against raw fetches.
 
-    python benchmarks/splash.py                # full size (a few minutes on 2 cores)
-    python benchmarks/splash.py --smoke        # CI: tiny sizes
-    python benchmarks/splash.py --splash http://127.0.0.1:8050
+    python -m benchmarks.splash                # full size (a few minutes on 2 cores)
+    python -m benchmarks.splash --smoke        # CI: tiny sizes
+    python -m benchmarks.splash --splash http://127.0.0.1:8050
 
-Needs a running Splash (``../shared/tools/splash/supervise.sh``; the default URL is ``SPLASH_URL``'s,
-http://127.0.0.1:8050). Everything else runs here: the sample web in a subprocess (``js="on"``: the script
-pages of ``wirescrapy/sampleweb/scripts.py``) and each crawl a ``scrapy crawl harvester`` subprocess with
-``settings.test``. Printed, with the parameters:
+Uses the Splash that answers at ``--splash`` (``SPLASH_URL``'s default, http://127.0.0.1:8050), else starts
+one of its own (``wirescrapy/testing/splash``, whose ``install.sh`` installs it). Everything else runs here:
+the sample web in a subprocess (``js="on"``: the script pages of ``wirescrapy/testing/sampleweb/scripts.py``)
+and each crawl a ``scrapy crawl harvester`` subprocess with ``settings.test``. Printed, with the parameters:
 
 1. **Renders per second through Splash**: the crawler's own render request (``harvester/render.py``: the Lua
    script, its arguments) posted to ``/execute`` for the sample web's script pages, ``--renders`` of them, one
@@ -31,18 +31,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 from scrapy.settings import Settings
 
@@ -51,7 +45,9 @@ from wirescrapy.collection.metadata import RenderState
 from wirescrapy.config import WireConfig
 from wirescrapy.harvester.render import render_request
 from wirescrapy.items import FetchError
-from wirescrapy.sampleweb import SampleWebProcess
+from wirescrapy.testing.process import run_scrapy, scrapy_env
+from wirescrapy.testing.sampleweb import SampleWebProcess
+from wirescrapy.testing.splash import DEFAULT_URL, SplashMissing, running_splash
 
 FAST = {"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0, "WIRE_BATCH_SIZE": 100_000, "WIRE_MAX_DEPTH_STATIC": 6,
         "LOG_LEVEL": "WARNING"}
@@ -98,14 +94,10 @@ def renders_per_second(splash: str, renders: int, parallel: int) -> None:
 
 def crawl(web: SampleWebProcess, workdir: Path, render: str, splash: str, cycles: int) -> tuple[float, dict]:
     collection = workdir / f"collection-{render.strip('.') or 'off'}"
-    command = [sys.executable, "-m", "scrapy", "crawl", "harvester", "-a", f"seeds={web.seeds_file}",
-               "-a", f"cycles={cycles}", "-s", f"WIRE_COLLECTION_DIR={collection}", "-s", f"WIRE_RENDER_JS={render}",
-               "-s", f"SPLASH_URL={splash}"]
-    for name, value in FAST.items():
-        command += ["-s", f"{name}={value}"]
-    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "settings.test", "PYTHONPATH": str(ROOT)}
+    settings = {"WIRE_COLLECTION_DIR": collection, "WIRE_RENDER_JS": render, "SPLASH_URL": splash, **FAST}
     start = time.perf_counter()
-    run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    run = run_scrapy("crawl", "harvester", "-a", f"seeds={web.seeds_file}", "-a", f"cycles={cycles}",
+                     settings=settings, env=scrapy_env(), timeout=None)
     elapsed = time.perf_counter() - start
     if run.returncode:
         raise SystemExit(f"crawl failed:\n{run.stderr[-3000:]}")
@@ -159,7 +151,7 @@ def mixed(splash: str, sites: int, pages: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--splash", default="http://127.0.0.1:8050")
+    parser.add_argument("--splash", default=DEFAULT_URL)
     parser.add_argument("--renders", type=int, default=60)
     parser.add_argument("--parallel", type=int, default=4)
     parser.add_argument("--sites", type=int, default=4)
@@ -170,9 +162,14 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.renders, args.parallel, args.sites, args.pages, args.mixed_sites, args.mixed_pages = 8, 2, 2, 6, 6, 6
-    renders_per_second(args.splash, args.renders, args.parallel)
-    with_and_without(args.splash, args.sites, args.pages)
-    mixed(args.splash, args.mixed_sites, args.mixed_pages)
+    try:
+        with tempfile.TemporaryDirectory(prefix="wire-splash-") as logs, \
+                running_splash(args.splash, Path(logs)) as splash:
+            renders_per_second(splash, args.renders, args.parallel)
+            with_and_without(splash, args.sites, args.pages)
+            mixed(splash, args.mixed_sites, args.mixed_pages)
+    except SplashMissing as missing:
+        parser.exit(2, f"{missing}\n")
 
 
 if __name__ == "__main__":

@@ -1,47 +1,39 @@
 """Traps that add sites, measured: how many sites a real harvest adds from them.
 
-    python benchmarks/traps.py [--cycles 12] [--fan 50000] [--fan-cycles 2]
+    python -m benchmarks.traps [--cycles 12] [--fan 50000] [--fan-cycles 2]
 
 * **redirect chain**: ``h0.wire.test/`` redirects to ``h1.wire.test/``, which redirects to ``h2…``, forever.
   The harvester runs ``--cycles`` cycles from the seed ``h0``; printed: the hosts the server was asked for and
   the sites in the collection. Bounded, they stop at ``WIRE_MAX_REDIRECTS`` hops from the seed.
 * **fan page**: ``fan.wire.test/`` links to ``--fan`` new hosts (and to a second page linking to as many more).
-  ``--fan-cycles`` cycles fetch it (and its second page); printed: the sites and documents its links added, the refusals counted on its site
-  (``new_sites_refused``), and the time the cycle took.
+  ``--fan-cycles`` cycles fetch it (and its second page); printed: the sites and documents its links added,
+  the refusals counted on its site (``new_sites_refused``), and the time the cycle took.
 
 Both run ``python -m scrapy crawl harvester`` with ``settings.test`` against the trap web of the tests
-(``tests/trapweb.py``) on 127.0.0.1. The figures are in ``/work/notes``-style closing notes, re-measured here.
+(``wirescrapy.testing.trapweb``) on 127.0.0.1.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tests.trapweb import TrapWeb
 from wirescrapy.collection import Collection
+from wirescrapy.testing.process import run_scrapy, scrapy_env
+from wirescrapy.testing.trapweb import TrapWeb
 
 FAST = {"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0, "LOG_LEVEL": "WARNING"}
 
 
 def harvest(collection: Path, seeds: Path, cycles: int, settings: dict) -> float:
-    command = [sys.executable, "-m", "scrapy", "crawl", "harvester", "-a", f"seeds={seeds}", "-a", f"cycles={cycles}",
-               "-s", f"WIRE_COLLECTION_DIR={collection}"]
-    for name, value in {**FAST, **settings}.items():
-        command += ["-s", f"{name}={value}"]
-    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "settings.test", "PYTHONPATH": str(ROOT)}
     started = time.perf_counter()
-    run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    run = run_scrapy("crawl", "harvester", "-a", f"seeds={seeds}", "-a", f"cycles={cycles}", env=scrapy_env(),
+                     settings={"WIRE_COLLECTION_DIR": collection, **FAST, **settings}, timeout=None)
     if run.returncode != 0:
         sys.exit(f"harvest failed:\n{run.stderr[-3000:]}")
     return time.perf_counter() - started

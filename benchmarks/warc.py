@@ -1,14 +1,14 @@
 """WARC benchmark: what archiving costs the harvester, how fast ``scrapy ingest`` gathers, and a batch in two parts
 on two Scrapyd nodes against one harvester.
 
-    python benchmarks/warc.py            # full size (a few minutes on 2 idle cores)
-    python benchmarks/warc.py --smoke    # CI: tiny sizes, under a minute or two
+    python -m benchmarks.warc            # full size (a few minutes)
+    python -m benchmarks.warc --smoke    # CI: tiny sizes
 
-Everything runs on this machine: the sample web (``wirescrapy.sampleweb``) on 127.0.0.1 and each crawl in a
-``scrapy`` subprocess with ``settings.test``. Every page of the ground truth is seeded and ``scrapy manager``
-writes one batch holding them all, so that every harvest below fetches the same pages. Rates are Scrapy's own
-figures from each process's stats dump: ``harvester/fetched/page`` over ``elapsed_time_seconds`` (the crawl,
-without the interpreter's start-up).
+Everything runs on this machine: the sample web (``wirescrapy.testing.sampleweb``) on 127.0.0.1 and each crawl
+in a ``scrapy`` subprocess with ``settings.test``. Every page of the ground truth is seeded and
+``scrapy manager`` writes one batch holding them all, so that every harvest below fetches the same pages.
+Rates are Scrapy's own figures from each process's stats dump: ``harvester/fetched/page`` over
+``elapsed_time_seconds`` (the crawl, without the interpreter's start-up).
 
 1. **WARC on against off** (waits 0): the batch harvested into copies of the collection, alternately without
    and with ``WIRE_WARC_DIR`` (``--repeat`` times each, the best kept), pages/s and the ratio on / off.
@@ -17,7 +17,7 @@ without the interpreter's start-up).
    section 1 (WARC off), which gathers as it fetches.
 3. **Two Scrapyd nodes against one harvester** (waits > 0: ``--wait``): ``scrapy manager --parts 2`` and each
    part scheduled on its own local Scrapyd (deployed with ``scrapyd-deploy -a``, the machinery of
-   ``tests/e2e/test_scrapyd.py``), against ``scrapy crawl harvester`` on the whole batch. Makespan: from the
+   ``wirescrapy.testing.scrapyd``), against ``scrapy crawl harvester`` on the whole batch. Makespan: from the
    access log, the first request's arrival to the last response's end; also each run's wall time from
    scheduling to the last job's end (the nodes' job start-up included). The ratio parts / whole is bounded
    below by politeness: the largest site takes as long wherever it is fetched.
@@ -25,12 +25,8 @@ without the interpreter's start-up).
 0. **Writing the records** (no crawl): :class:`~wirescrapy.warc.writer.WarcWriter` on pages of real HTML (the
    Apache manual and Python's documentation, where installed: ``apt-get install apache2-doc python3-doc``),
    ms a fetch and bytes, at warcio's own gzip level (9) and at ours (``writer.GZIP_LEVEL``), alternately, the
-   best of ``--repeat``. Measured (``--only records``: 400 pages, 47 kB on average), two runs: 2.27 and 1.75 ms a
-   fetch at level 9, 1.34 and 1.21 ms at 6 (0.59 and 0.69 x), for files 0.5 % larger. The writer runs in the
-   reactor thread, so this is time the harvest's sites may wait. Section 1's sample pages are small (2.6 kB of
-   WARC a fetch) and its ratio on / off moved from 0.78 to 0.89 between runs of one code: it cannot show this.
-   Writing in a thread of its own was tried: the fetch then waits for the thread before the gatherer's steps,
-   and section 1 fell to 0.73.
+   best of ``--repeat``. The writer runs in the reactor thread, so this is time the harvest's sites may wait;
+   section 1's sample pages are too small to show it.
 
 Nothing here asserts a time: the figures are printed for a person to read.
 """
@@ -38,8 +34,6 @@ Nothing here asserts a time: the figures are printed for a person to read.
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import os
 import shutil
 import subprocess
 import sys
@@ -47,27 +41,17 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
+from benchmarks.harvester import dumped_stats
 from wirescrapy.manager.batch import site_part
-from wirescrapy.sampleweb import SampleWebProcess
-
-_spec = importlib.util.spec_from_file_location("harvester_benchmark", Path(__file__).with_name("harvester.py"))
-harvester_benchmark = sys.modules["harvester_benchmark"] = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(harvester_benchmark)
-dumped_stats = harvester_benchmark.dumped_stats  # the numbers of a crawl's "Dumping Scrapy stats"
+from wirescrapy.testing.process import run_scrapy, scrapy_env
+from wirescrapy.testing.sampleweb import SampleWebProcess
 
 
 def scrapy(log: Path, *args: str, settings: dict | None = None, timeout: float = 1800) -> dict:
     """Run ``scrapy ARGS`` with the test settings, its log in ``log``; the stats it dumped."""
-    command = [sys.executable, "-m", "scrapy", *args, "-s", "LOG_LEVEL=INFO"]
-    for name, value in (settings or {}).items():
-        command += ["-s", f"{name}={value}"]
-    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "settings.test", "PYTHONPATH": str(ROOT)}
     with open(log, "w") as out:
-        run = subprocess.run(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=timeout,
-                             check=False)
+        run = run_scrapy(*args, "-s", "LOG_LEVEL=INFO", settings=settings, env=scrapy_env(), stdout=out,
+                         stderr=subprocess.STDOUT, timeout=timeout)
     if run.returncode:
         sys.exit(f"scrapy {' '.join(args)} failed: see {log}")
     return dumped_stats(log)
@@ -131,7 +115,7 @@ def archiving(options, workdir: Path) -> None:
 
 
 def nodes(options, workdir: Path) -> None:
-    from tests.e2e.test_scrapyd import (
+    from wirescrapy.testing.scrapyd import (
         JOB_SETTINGS,
         PROJECT,
         Scrapyd,

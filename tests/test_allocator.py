@@ -2,8 +2,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.naive_allocator import NaiveFirstFit
 from wirescrapy.collection.allocator import FirstFitAllocator, OverlapError
+from wirescrapy.testing.naive_allocator import NaiveFirstFit
 
 
 def test_allocates_at_end_then_reuses_lowest_fit():

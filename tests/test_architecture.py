@@ -15,7 +15,8 @@ MAX_MODULE_LINES = 450  # a module a person reads in one sitting (STYLE.md: 100-
 
 
 def test_imports_follow_the_layers():
-    """``lint-imports`` checks the contracts in ``.importlinter``: no module imports from a layer above it."""
+    """``lint-imports`` checks the contracts in ``.importlinter``: no module imports from a layer above it, no
+    crawler code imports ``wirescrapy.testing``, and the tests and the benchmarks import nothing of each other."""
     command = shutil.which("lint-imports")
     if command is None:
         pytest.fail("lint-imports is missing: pip install -r requirements.txt")

@@ -11,11 +11,11 @@ import scrapy
 from scrapy.http import HtmlResponse, Response, TextResponse
 
 from tests.components import Bench
-from tests.hostile import gzip_bomb
 from wirescrapy.harvester.meta import TRUNCATED
 from wirescrapy.harvester.middlewares.decompression import content_codings, inflate
 from wirescrapy.items import Kind
 from wirescrapy.seeder.robots import MAX_ROBOTS_BYTES
+from wirescrapy.testing.hostile import gzip_bomb
 
 SITE = "http://site1.wire.test"
 LIMIT = 10_000

@@ -1,6 +1,3 @@
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from scrapy.crawler import Crawler
@@ -10,8 +7,7 @@ from scrapy.settings import Settings
 import settings.default as default_settings
 from tests.data.empty_spider import EmptySpider
 from wirescrapy.extensions import CallbackTurn, WireSettingsCheck, install_callback_turn, next_turn
-
-ROOT = Path(__file__).resolve().parent.parent
+from wirescrapy.testing.process import run_scrapy
 
 
 def crawler(**overrides):
@@ -32,11 +28,7 @@ def test_a_bad_setting_stops_the_crawler_naming_it():
 
 @pytest.mark.timeout(60)
 def test_a_real_run_with_a_bad_setting_fetches_nothing_and_says_why():
-    run = subprocess.run(
-        [sys.executable, "-m", "scrapy", "runspider", "tests/data/empty_spider.py",
-         "-s", "WIRE_WAIT_NORMAL=soon"],
-        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
-    )
+    run = run_scrapy("runspider", "tests/data/empty_spider.py", "-s", "WIRE_WAIT_NORMAL=soon", timeout=60)
     assert "invalid setting: WIRE_WAIT_NORMAL: expected float, got 'soon'" in run.stderr
     assert "Spider opened" not in run.stderr
 

@@ -5,10 +5,7 @@ from __future__ import annotations
 import importlib
 import ipaddress
 import pkgutil
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,8 +16,8 @@ from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag, RobotsState
 from wirescrapy.config import DAY, WireConfig, default_settings
 from wirescrapy.manager import manage, read_batch
+from wirescrapy.testing.process import run_scrapy
 
-PROJECT = Path(__file__).resolve().parent.parent
 NOW = 1_700_000_000.0
 SITES = ("http://a.example", "http://b.example", "https://c.example:8443")
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
@@ -68,10 +65,7 @@ def collection_dir(tmp_path):
 
 
 def scrapy_manager(directory, *args):
-    return subprocess.run(
-        [sys.executable, "-m", "scrapy", "manager", "-s", f"WIRE_COLLECTION_DIR={directory}", *args],
-        cwd=PROJECT, capture_output=True, text=True, timeout=120, check=False,
-    )
+    return run_scrapy("manager", "-s", f"WIRE_COLLECTION_DIR={directory}", *args)
 
 
 def test_command_writes_batches(collection_dir):

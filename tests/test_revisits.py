@@ -18,7 +18,7 @@ from tests.test_scheduler import scheduler, take
 from wirescrapy.collection.metadata import DocFlag
 from wirescrapy.manager.batch import BatchSite, BatchURL, read_batch, write_batch
 from wirescrapy.manager.freshness import PRIOR_RATE, change_rate
-from wirescrapy.sampleweb.model import PUBLISHED, SampleWeb, not_modified
+from wirescrapy.testing.sampleweb.model import PUBLISHED, SampleWeb, not_modified
 
 SITE = "http://site1.wire.test"
 ETAG = b'W/"5f2-1a2b"'

@@ -7,11 +7,11 @@ import time
 import pytest
 from scrapy.settings import BaseSettings
 
-from tests.hostile import gzip_bomb
 from wirescrapy.collection.metadata import RobotsState
 from wirescrapy.config import WireConfig
 from wirescrapy.seeder.robots import MAX_ROBOTS_BYTES, RobotsPolicy, limit_body, user_agent_token
 from wirescrapy.seeder.sitemaps import parse_date, parse_robots_rdf, parse_sitemap, robots_rdf_url
+from wirescrapy.testing.hostile import gzip_bomb
 
 DAY = 86400
 NOW = 1_700_000_000.0

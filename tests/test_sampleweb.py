@@ -14,12 +14,12 @@ from protego import Protego
 from scrapy.http import HtmlResponse
 from scrapy.linkextractors import LinkExtractor
 
-from wirescrapy.sampleweb import SampleWeb, SampleWebConfig, SampleWebProcess
-from wirescrapy.sampleweb.config import BIG_PAGE_LIMIT
-from wirescrapy.sampleweb.content import FANOUT
-from wirescrapy.sampleweb.fixture import config_argv
-from wirescrapy.sampleweb.server import check_loopback, listen
-from wirescrapy.sampleweb.shape import zipf_sizes
+from wirescrapy.testing.sampleweb import SampleWeb, SampleWebConfig, SampleWebProcess
+from wirescrapy.testing.sampleweb.config import BIG_PAGE_LIMIT
+from wirescrapy.testing.sampleweb.content import FANOUT
+from wirescrapy.testing.sampleweb.fixture import config_argv
+from wirescrapy.testing.sampleweb.server import check_loopback, listen
+from wirescrapy.testing.sampleweb.shape import zipf_sizes
 
 PORT = 8080
 
@@ -404,7 +404,7 @@ def test_classify(web):
 
 
 def test_config_argv_round_trips():
-    from wirescrapy.sampleweb.__main__ import build_parser
+    from wirescrapy.testing.sampleweb.__main__ import build_parser
 
     config = SampleWebConfig(sites=3, pages_per_site=7, slow_delay=0.25, broken_robots="malformed", shape="weblike")
     args = build_parser().parse_args(config_argv(config))

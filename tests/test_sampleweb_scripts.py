@@ -1,11 +1,12 @@
-"""The sample web's script-built pages (``--js``, ``wirescrapy/sampleweb/scripts.py``) and their ground truth."""
+"""The sample web's script-built pages (``--js``, ``wirescrapy.testing.sampleweb.scripts``) and their ground
+truth."""
 
 from __future__ import annotations
 
 import pytest
 
-from wirescrapy.sampleweb import SampleWeb, SampleWebConfig
-from wirescrapy.sampleweb.server import origin_form
+from wirescrapy.testing.sampleweb import SampleWeb, SampleWebConfig
+from wirescrapy.testing.sampleweb.server import origin_form
 
 PORT = 8123
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,9 +33,8 @@ from wirescrapy.harvester.politeness import (
 )
 from wirescrapy.harvester.scheduler import WireScheduler
 from wirescrapy.manager.batch import BatchSite, BatchURL
-from wirescrapy.sampleweb.accesslog import by_host
-
-ROOT = Path(__file__).resolve().parent.parent
+from wirescrapy.testing.process import run_scrapy
+from wirescrapy.testing.sampleweb.accesslog import by_host
 
 BASE_SETTINGS = {
     "SCHEDULER": "wirescrapy.harvester.scheduler.WireScheduler",
@@ -405,8 +403,7 @@ def crawl(tmp_path, name, batch, sites, requests=(), settings=None, timeout=60):
             "out": str(tmp_path / f"{name}.json")}
     plan_path = tmp_path / f"{name}-plan.json"
     plan_path.write_text(json.dumps(plan))
-    run = subprocess.run([sys.executable, "-m", "tests.test_scheduler", str(plan_path)],
-                         cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    run = run_scrapy(plan_path, module="tests.test_scheduler", timeout=timeout)
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads(Path(plan["out"]).read_text())
     result["log"] = run.stderr

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,8 +15,8 @@ from wirescrapy.config import WireConfig, default_settings
 from wirescrapy.harvester.session import HARVEST_FILE
 from wirescrapy.items import FetchError
 from wirescrapy.manager import manage
+from wirescrapy.testing.process import run_scrapy
 
-PROJECT = Path(__file__).resolve().parent.parent
 NOW = 1_700_000_000.0
 
 
@@ -91,8 +88,7 @@ def test_empty_collection(tmp_path):
 
 
 def scrapy_status(directory, *args):
-    return subprocess.run([sys.executable, "-m", "scrapy", "status", "-s", f"WIRE_COLLECTION_DIR={directory}", *args],
-                          cwd=PROJECT, capture_output=True, text=True, timeout=120, check=False)
+    return run_scrapy("status", "-s", f"WIRE_COLLECTION_DIR={directory}", *args)
 
 
 def test_command(collection_dir, tmp_path):

@@ -12,8 +12,8 @@ import pytest
 from tests.e2e.test_harvester import WAIT, harvest
 from wirescrapy.collection import Collection
 from wirescrapy.manager.batch import read_batch
-from wirescrapy.sampleweb import SampleWebProcess
-from wirescrapy.sampleweb.accesslog import by_host, too_close
+from wirescrapy.testing.sampleweb import SampleWebProcess
+from wirescrapy.testing.sampleweb.accesslog import by_host, too_close
 
 WEB = {"sites": 3, "pages_per_site": 30, "seed": 5, "crawl_delay": 0.2, "slow_delay": 0.3}
 # Every site stays small (the normal wait, 0.5 s here): site0's 30 pages take 15 s and more, the others' one

@@ -1,19 +1,14 @@
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from wirescrapy.collection import Collection
-
-ROOT = Path(__file__).resolve().parents[2]
+from wirescrapy.testing.process import run_scrapy
 
 
 @pytest.mark.timeout(180)
 def test_the_readme_demo_crawls_the_sample_web_in_cycles(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "scrapy", "demo", "--dir", str(tmp_path / "c"), "--sites", "3",
-                          "--pages", "12"], check=False, cwd=ROOT, capture_output=True, text=True, timeout=180)
+    run = run_scrapy("demo", "--dir", tmp_path / "c", "--sites", "3", "--pages", "12", timeout=180)
     assert run.returncode == 0, run.stderr
     assert re.search(r"sample web: 3 sites on http://127\.0\.0\.1:\d+/", run.stdout)
     assert re.search(r"^\s+1\s+3\s+3\s+3\s+\d+", run.stdout, re.MULTILINE)  # batch 1: the 3 home pages
@@ -31,9 +26,7 @@ def test_the_readme_demo_crawls_the_sample_web_in_cycles(tmp_path):
 def test_a_second_demo_starts_clean_and_says_so(tmp_path):
     with Collection(tmp_path / "c") as collection:  # a previous demo's, on another port
         collection.add_url("http://site5.wire.test:1/page/9.html")
-    run = subprocess.run([sys.executable, "-m", "scrapy", "demo", "--dir", str(tmp_path / "c"), "--sites", "2",
-                          "--pages", "4"], check=False, cwd=ROOT, capture_output=True, text=True,
-                         timeout=120)
+    run = run_scrapy("demo", "--dir", tmp_path / "c", "--sites", "2", "--pages", "4", timeout=120)
     assert run.returncode == 0, run.stderr
     assert f"removed the previous demo's collection in {tmp_path / 'c'} (--keep adds to it instead)" in run.stdout
     with Collection(tmp_path / "c", readonly=True) as collection:
@@ -46,9 +39,8 @@ def test_a_log_file_that_cannot_be_written_is_one_line_and_the_crawl_goes_on(tmp
     """/dev/full: every write fails with ENOSPC, as on a full disk. Python's logging would print a traceback
     for each line; the crawl says it once, counts what was lost, and fetches its pages. At INFO, so that there
     are lines to lose (the demo logs only warnings, which a small crawl may not have)."""
-    run = subprocess.run([sys.executable, "-m", "scrapy", "demo", "--dir", str(tmp_path / "c"), "--sites", "1",
-                          "--pages", "4", "--cycles", "2", "-s", "LOG_FILE=/dev/full", "-L", "INFO"],
-                         check=False, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    run = run_scrapy("demo", "--dir", tmp_path / "c", "--sites", "1", "--pages", "4", "--cycles", "2",
+                     "-s", "LOG_FILE=/dev/full", "-L", "INFO", timeout=120)
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr and "Logging error" not in run.stderr, run.stderr[-3000:]
     said = [line for line in run.stderr.splitlines() if line.startswith("wirescrapy: ")]
@@ -61,7 +53,6 @@ def test_a_log_file_that_cannot_be_written_is_one_line_and_the_crawl_goes_on(tmp
 
 @pytest.mark.timeout(60)
 def test_the_manager_refuses_a_missing_collection(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "scrapy", "manager", "-s", f"WIRE_COLLECTION_DIR={tmp_path / 'no'}"],
-                         check=False, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    run = run_scrapy("manager", settings={"WIRE_COLLECTION_DIR": tmp_path / "no"}, timeout=60)
     assert run.returncode == 2 and "no collection in" in run.stderr
     assert not (tmp_path / "no").exists()

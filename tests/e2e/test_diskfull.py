@@ -15,20 +15,19 @@ import errno
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.crash.consistency import problems
 from tests.test_crash import check_stores
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag
 from wirescrapy.manager.batch import read_batch
-from wirescrapy.sampleweb import SampleWebProcess
 from wirescrapy.seeder.seedfile import seed
+from wirescrapy.testing.invariants import problems
+from wirescrapy.testing.process import run_scrapy, scrapy_env
+from wirescrapy.testing.sampleweb import SampleWebProcess
 
-ROOT = Path(__file__).resolve().parents[2]
 DISK = "6m"  # the record files of a new collection take about 1.8 MB
 WEB = {"sites": 3, "pages_per_site": 8, "seed": 5, "page_size": 6000, "slow_delay": 0.3, "crawl_delay": 0.2}
 ROOM = 24 * 1024  # left free when the crawl starts: a few pages' worth
@@ -63,9 +62,7 @@ def fill(directory: Path, room: int) -> Path:
 
 
 def scrapy(*args: str, collection: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "settings.test", "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "scrapy", *args, "-s", f"WIRE_COLLECTION_DIR={collection}"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    return run_scrapy(*args, settings={"WIRE_COLLECTION_DIR": collection}, env=scrapy_env(), timeout=timeout)
 
 
 def stored_pages_intact(collection: Collection) -> int:

@@ -12,7 +12,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -23,11 +22,11 @@ import pytest
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag, RobotsState
 from wirescrapy.items import FetchError
-from wirescrapy.sampleweb import SampleWebProcess
-from wirescrapy.sampleweb.accesslog import by_host, too_close
 from wirescrapy.seeder.rules import SeederRules
+from wirescrapy.testing.process import run_scrapy, scrapy_env
+from wirescrapy.testing.sampleweb import SampleWebProcess
+from wirescrapy.testing.sampleweb.accesslog import by_host, too_close
 
-ROOT = Path(__file__).resolve().parents[2]
 WAIT = 0.2  # settings/test.py WIRE_WAIT_NORMAL
 CRAWL_DELAY = 0.3  # site1's robots.txt
 MAX_DEPTH = 15  # WIRE_MAX_DEPTH_STATIC
@@ -39,19 +38,12 @@ SETTINGS = {"WIRE_LARGE_SITE_PAGES": 10_000, "LOGSTATS_INTERVAL": 2}
 
 def harvest(collection: Path, *args: str, settings: dict | None = None, timeout: float = 240,
             check: bool = True) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "scrapy", "crawl", "harvester", *args, "-s", f"WIRE_COLLECTION_DIR={collection}"]
-    for name, value in {**SETTINGS, **(settings or {})}.items():
-        command += ["-s", f"{name}={value}"]
-    run = subprocess.run(command, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=timeout,
-                         check=False)
+    run = run_scrapy("crawl", "harvester", *args, env=scrapy_env(), timeout=timeout,
+                     settings={"WIRE_COLLECTION_DIR": collection, **SETTINGS, **(settings or {})})
     if check:
         assert run.returncode == 0, run.stderr[-4000:]
         assert "Traceback" not in run.stderr, run.stderr[-4000:]
     return run
-
-
-def _env() -> dict:
-    return {**os.environ, "SCRAPY_SETTINGS_MODULE": "settings.test", "PYTHONPATH": str(ROOT)}
 
 
 @pytest.fixture(scope="module")
@@ -227,10 +219,10 @@ def test_a_killed_harvest_resumes_without_fetching_stored_pages_again(tmp_path):
         pages = sorted(web.truth.pages)
         seeds.write_text("\n".join(pages) + "\n")  # one batch holds every page
         collection = tmp_path / "collection"
-        command = [sys.executable, "-m", "scrapy", "crawl", "harvester", "-a", f"seeds={seeds}",
-                   "-s", f"WIRE_COLLECTION_DIR={collection}"]
-        process = subprocess.Popen(command, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, start_new_session=True)
+        process = run_scrapy("crawl", "harvester", "-a", f"seeds={seeds}",
+                             settings={"WIRE_COLLECTION_DIR": collection}, env=scrapy_env(),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, wait=False,
+                             start_new_session=True)
         deadline = time.time() + 60
         while len(web.access_log()) < 40 and time.time() < deadline:
             time.sleep(0.05)
@@ -494,12 +486,11 @@ def test_a_killed_parse_worker_loses_no_page_and_the_workers_store_what_the_craw
         inline = tmp_path / "inline"
         harvest(inline, "-a", f"seeds={seeds}", settings={"WIRE_PARSE_WORKERS": 0})
         collection = tmp_path / "workers"
-        command = [sys.executable, "-m", "scrapy", "crawl", "harvester", "-a", f"seeds={seeds}",
-                   "-s", f"WIRE_COLLECTION_DIR={collection}", "-s", "WIRE_PARSE_WORKERS=1",
-                   "-s", f"WIRE_LARGE_SITE_PAGES={SETTINGS['WIRE_LARGE_SITE_PAGES']}"]
+        settings = {"WIRE_COLLECTION_DIR": collection, "WIRE_PARSE_WORKERS": 1,
+                    "WIRE_LARGE_SITE_PAGES": SETTINGS["WIRE_LARGE_SITE_PAGES"]}
         started = time.time()
-        process = subprocess.Popen(command, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                   text=True, start_new_session=True)
+        process = run_scrapy("crawl", "harvester", "-a", f"seeds={seeds}", settings=settings,
+                             env=scrapy_env(), stdout=subprocess.DEVNULL, wait=False, start_new_session=True)
         try:
             deadline = time.time() + 60
             while len([r for r in web.access_log() if r["start"] > started]) < 40 and time.time() < deadline:

@@ -1,26 +1,26 @@
-"""End to end: ``scrapy crawl harvester`` against the hostile sites of ``tests/hostile.py`` (issue 16 §1):
-memory stays bounded whatever a server sends, and every fetch is recorded.
+"""End to end: ``scrapy crawl harvester`` against the hostile sites of ``wirescrapy.testing.hostile``: memory
+stays bounded whatever a server sends, and every fetch is recorded.
 
-One crawl, its peak RSS taken from the kernel (``os.wait4``): a gzip-bombed page, two gzip-bombed sitemaps
-(``Content-Encoding`` and raw ``.xml.gz``), endless response headers, too many header lines, and a normal
-site beside them. Each bomb is smaller on the wire than ``WIRE_MAX_FILE_SIZE`` and 768 MB inflated, so only
-the inflated bytes can trip a limit, and one bomb held whole would take the harvester far past ``PEAK_RSS``.
+One crawl, its peak RSS taken from the kernel (``wirescrapy.testing.process.measure``): a gzip-bombed page,
+two gzip-bombed sitemaps (``Content-Encoding`` and raw ``.xml.gz``), endless response headers, too many header
+lines, and a normal site beside them. Each bomb is smaller on the wire than ``WIRE_MAX_FILE_SIZE`` and 768 MB
+inflated, so only the inflated bytes can trip a limit, and one bomb held whole would take the harvester far
+past ``PEAK_RSS``.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import time
 
 import pytest
 
-from tests.e2e.test_harvester import ROOT, SETTINGS, _env
-from tests.hostile import HostileWeb
+from tests.e2e.test_harvester import SETTINGS
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag
 from wirescrapy.items import FetchError
+from wirescrapy.testing.hostile import HostileWeb
+from wirescrapy.testing.process import measure, run_scrapy, scrapy_env
 
 BOMB = 768 << 20
 ENDLESS = 40.0  # seconds the endless headers go on, unless the crawler hangs up
@@ -40,25 +40,24 @@ def hostile_crawl(tmp_path_factory):
         seeds = workdir / "seeds.txt"
         seeds.write_text("".join(web.url(site, path) + "\n" for site, path in SITES.items()))
         collection = workdir / "collection"
-        command = [sys.executable, "-m", "scrapy", "crawl", "harvester", "-a", f"seeds={seeds}", "-a", "cycles=2",
-                   "-s", f"WIRE_COLLECTION_DIR={collection}", "-s", f"WIRE_MAX_FILE_SIZE={MAX_FILE_SIZE}",
-                   "-s", "WIRE_CONNECTION_TIMEOUT=20"]
-        for name, value in SETTINGS.items():
-            command += ["-s", f"{name}={value}"]
+        settings = {"WIRE_COLLECTION_DIR": collection, "WIRE_MAX_FILE_SIZE": MAX_FILE_SIZE,
+                    "WIRE_CONNECTION_TIMEOUT": 20, **SETTINGS}
         started = time.monotonic()
         with open(workdir / "stderr.txt", "w+") as stderr:
-            process = subprocess.Popen(command, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=stderr)
+            process = run_scrapy("crawl", "harvester", "-a", f"seeds={seeds}", "-a", "cycles=2",
+                                 settings=settings, env=scrapy_env(), stdout=subprocess.DEVNULL,
+                                 stderr=stderr, wait=False)
             try:
-                _, status, usage = os.wait4(process.pid, 0)
+                usage = measure(process)
             finally:
                 if process.poll() is None:
                     process.kill()
             stderr.seek(0)
             log = stderr.read()
         elapsed = time.monotonic() - started
-        assert os.waitstatus_to_exitcode(status) == 0, log[-4000:]
+        assert usage.returncode == 0, log[-4000:]
         assert "Traceback" not in log, log[-4000:]
-        yield web, collection, usage.ru_maxrss * 1024, elapsed
+        yield web, collection, usage.peak_rss, elapsed
 
 
 def record(collection: Collection, url: str):

@@ -1,18 +1,18 @@
-"""End to end: conditional revisits against a real nginx (Debian's package, ``benchmarks/nginx.py``). nginx answers 304
-only to the exact ``Last-Modified`` string (its default ``if_modified_since exact``) or a matching ``ETag``: a
-revisit cycle sends both back as the server gave them, and every unchanged page comes back as a 304 with no
-body — under ``/noetag/``, where nginx sends no ETag, on ``If-Modified-Since`` alone. A page changed on disk
-comes back whole and is recorded as changed.
+"""End to end: conditional revisits against a real nginx (Debian's package, ``wirescrapy.testing.nginx``).
+nginx answers 304 only to the exact ``Last-Modified`` string (its default ``if_modified_since exact``) or a
+matching ``ETag``: a revisit cycle sends both back as the server gave them, and every unchanged page comes
+back as a 304 with no body — under ``/noetag/``, where nginx sends no ETag, on ``If-Modified-Since`` alone. A
+page changed on disk comes back whole and is recorded as changed.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from benchmarks import nginx
 from tests.e2e.test_harvester import harvest
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag
+from wirescrapy.testing import nginx
 
 pytestmark = pytest.mark.skipif(nginx.binary() is None,
                                 reason="nginx is not installed here (apt-get install nginx-light; .ci/run does)")

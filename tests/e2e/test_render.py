@@ -1,6 +1,6 @@
 """End to end: script-built pages through scrapy-splash and a real Splash 3.5 (``WIRE_RENDER_JS``).
 
-Crawls of the sample web's script pages (``js="on"``: ``wirescrapy/sampleweb/scripts.py``) checked against its
+Crawls of the sample web's script pages (``js="on"``: ``wirescrapy/testing/sampleweb/scripts.py``) checked against its
 ground truth (the links only rendering shows) and against its access log (what the sites saw, Splash's requests
 included); Splash killed in the middle of a crawl; a page whose script never ends, under the supervisor.
 """

@@ -1,11 +1,11 @@
 """End to end on two Scrapyd nodes: a batch split in two, one part harvested on each node into WARC, the WARC
-files brought back and ingested into the collection — the README's "Several machines", on loopback.
+files brought back and ingested into the collection — docs/deploying.md's "Several machines", on loopback.
 
 Two real Scrapyd servers run on 127.0.0.1 with their own ports and directories (``node-0``, ``node-1``: two
 machines that share nothing). The project is deployed to both with ``scrapyd-deploy -a`` (every target of the
-user's ``~/.scrapy.cfg``), from a copy of the project, as in ``test_scrapyd.py``, whose machinery this
-reuses. For a cycle the collection's machine runs ``scrapy manager --parts 2``; each part
-directory is copied into its node's ``inbox`` (the batch is a closed unit, a copy is all a node needs);
+user's ``~/.scrapy.cfg``), from a copy of the project, as in ``test_scrapyd.py``, with the same machinery
+(``wirescrapy.testing.scrapyd``). For a cycle the collection's machine runs ``scrapy manager --parts 2``; each
+part directory is copied into its node's ``inbox`` (the batch is a closed unit, a copy is all a node needs);
 ``scrapyd-client schedule`` starts ``harvester`` with ``batch=inbox/part-K`` and ``warc=outbox/…`` on node K,
 which has no collection; the outboxes are copied back and ``scrapy ingest`` reads them. Politeness is checked
 across both nodes from the sample web's access log: each site is fetched by one node only, and no two
@@ -15,11 +15,9 @@ requests to a site come closer than its wait, whichever node made them.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -28,27 +26,27 @@ import pytest
 pytest.importorskip("scrapyd", reason="scrapyd is pinned in requirements.txt")
 pytest.importorskip("scrapyd_client", reason="scrapyd-client is pinned in requirements.txt")
 
-from tests.e2e.test_scrapyd import (
+from tests.e2e.test_scrapyd import log_problems
+from tests.warcfiles import warcio_check
+from wirescrapy.collection import Collection
+from wirescrapy.manager.batch import read_batch, site_part
+from wirescrapy.testing.process import run_scrapy, scrapy_env
+from wirescrapy.testing.sampleweb import SampleWebProcess
+from wirescrapy.testing.sampleweb.accesslog import by_host, too_close
+from wirescrapy.testing.scrapyd import (
     JOB_SETTINGS,
     PROJECT,
     Scrapyd,
     clean_env,
     copy_project,
-    log_problems,
     project_url,
     script,
 )
-from tests.warcfiles import warcio_check
-from wirescrapy.collection import Collection
-from wirescrapy.manager.batch import read_batch, site_part
-from wirescrapy.sampleweb import SampleWebProcess
-from wirescrapy.sampleweb.accesslog import by_host, too_close
 from wirescrapy.url import origin
 from wirescrapy.warc.reader import read_fetches, warc_files
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
-ROOT = Path(__file__).resolve().parents[2]
 NODES = 2
 CYCLES = 1
 WAIT = 0.2
@@ -58,10 +56,7 @@ WEB = {"sites": 4, "pages_per_site": 10, "seed": 2, "crawl_delay": CRAWL_DELAY, 
 
 def local(*args: str, collection: Path) -> subprocess.CompletedProcess:
     """A command on the collection's machine (the working tree's code)."""
-    run = subprocess.run([sys.executable, "-m", "scrapy", *args, "-s", f"WIRE_COLLECTION_DIR={collection}"],
-                         cwd=ROOT, env={**os.environ, "SCRAPY_SETTINGS_MODULE": "settings.test",
-                                        "PYTHONPATH": str(ROOT)},
-                         capture_output=True, text=True, timeout=120, check=False)
+    run = run_scrapy(*args, settings={"WIRE_COLLECTION_DIR": collection}, env=scrapy_env())
     assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr[-4000:]
     return run
 

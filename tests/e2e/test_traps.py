@@ -2,8 +2,8 @@
 over many cycles, ends at ``WIRE_MAX_REDIRECTS`` hops from the page that was linked; a page linking to
 thousands of new hosts adds at most ``WIRE_NEW_SITES_PER_PAGE`` of them, and the rest are counted on its site.
 
-The trap web is ``tests/trapweb.py`` (``benchmarks/traps.py`` measures the same traps over more cycles and
-hosts).
+The trap web is ``wirescrapy.testing.trapweb`` (``benchmarks.traps`` measures the same traps over more cycles
+and hosts).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.test_harvester import harvest, served
-from tests.trapweb import TrapWeb
 from wirescrapy.collection import Collection
 from wirescrapy.items import FetchError
+from wirescrapy.testing.trapweb import TrapWeb
 
 CYCLES = 8
 FAST = {"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0}

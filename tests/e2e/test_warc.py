@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -31,14 +29,14 @@ from tests.warcfiles import fastwarc_records, warcio_check
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag
 from wirescrapy.manager.batch import read_batch, site_part
-from wirescrapy.sampleweb import SampleWebProcess
-from wirescrapy.sampleweb.accesslog import by_host, too_close
+from wirescrapy.testing.process import run_scrapy, scrapy_env
+from wirescrapy.testing.sampleweb import SampleWebProcess
+from wirescrapy.testing.sampleweb.accesslog import by_host, too_close
 from wirescrapy.url import origin
 from wirescrapy.warc.reader import read_fetches, warc_files, warcinfo
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
-ROOT = Path(__file__).resolve().parents[2]
 WAIT = 0.2  # settings/test.py WIRE_WAIT_NORMAL
 CRAWL_DELAY = 0.3  # site1's robots.txt
 WEB = {"sites": 4, "pages_per_site": 14, "seed": 5, "slow_delay": 0.3, "crawl_delay": CRAWL_DELAY,
@@ -49,15 +47,10 @@ SETTINGS = {"WIRE_LARGE_SITE_PAGES": 10_000}
 
 def scrapy(*args: str, collection: Path | None = None, settings: dict | None = None,
            wait: bool = True) -> subprocess.CompletedProcess | subprocess.Popen:
-    command = [sys.executable, "-m", "scrapy", *args]
     values = {**SETTINGS, "WIRE_COLLECTION_DIR": collection or "/nonexistent/collection", **(settings or {})}
-    for name, value in values.items():
-        command += ["-s", f"{name}={value}"]
-    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "settings.test", "PYTHONPATH": str(ROOT)}
+    run = run_scrapy(*args, settings=values, env=scrapy_env(), wait=wait)
     if not wait:
-        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
-    run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+        return run
     assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr[-4000:]
     return run
 

@@ -26,7 +26,7 @@ Structure (exact first fit without scanning the free list)
 Exactness
     The result is exactly the first fit over the rounded sizes: the same offsets as a linear scan of
     a free list sorted by offset (``tests/test_allocator.py`` checks this against such a reference,
-    ``tests/naive_allocator.py``).
+    ``wirescrapy/testing/naive_allocator.py``).
 
 Costs
     ``allocate`` and ``free`` do O(√classes) C-level work plus O(log n) heap operations, where a linear

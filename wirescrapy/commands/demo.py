@@ -1,6 +1,6 @@
 """``scrapy demo``: the offline demonstration on the sample web, with nothing but this machine.
 
-It starts the sample web (``wirescrapy.sampleweb``: several generated sites on 127.0.0.1 whose host names
+It starts the sample web (``wirescrapy.testing.sampleweb``: several generated sites on 127.0.0.1 whose host names
 ``*.wire.test`` reach loopback through ``WIRE_DNS_HOSTS``), seeds a collection with its home pages and runs
 WIRE's cycle — manager, harvester, gatherer — until the manager has nothing left to fetch (or ``--cycles``),
 with the test settings' short waits (0.2 s between accesses to a site, 0.05 s for large sites). Then it
@@ -70,7 +70,7 @@ class Command(WireCommand, ScrapyCommand):
         if opts.pages < MIN_PAGES:
             raise InputError(f"--pages must be >= {MIN_PAGES}")
         # Imported here, not at every command's start (see commands/report.py).
-        from wirescrapy.sampleweb import SampleWebProcess
+        from wirescrapy.testing.sampleweb import SampleWebProcess
 
         config = self.wire_config()
         self._start(Path(opts.dir), opts.keep, config)
@@ -128,7 +128,7 @@ def previous_demo(directory: Path) -> bool | None:
             hosts = [urlsplit(urls.site_name(i)).hostname or "" for i in range(1, urls.site_count + 1)]
     except Exception:  # noqa: BLE001 - whatever it is, it is not a collection the demo may remove
         return False
-    from wirescrapy.sampleweb import DOMAIN
+    from wirescrapy.testing.sampleweb import DOMAIN
 
     return all(host.endswith("." + DOMAIN) for host in hosts)
 

@@ -25,7 +25,7 @@ Links are resolved against the first valid ``<base href>`` or the page's URL as 
 (``resolve.py``: the WHATWG URL Standard, by ada); only http and https links are kept, without their
 fragment, and each distinct href of a page is resolved once. Canonicalisation beyond that is the seeder's job.
 
-Where the time goes: ``python benchmarks/gatherer.py --steps``.
+Where the time goes: ``python -m benchmarks.gatherer --steps``.
 """
 
 from __future__ import annotations

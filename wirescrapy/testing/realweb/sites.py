@@ -18,7 +18,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import nginx
+from wirescrapy.testing import nginx
 
 DOMAIN = "realweb.test"  # reserved top-level domain (RFC 2606): never a real host
 FIRST_ADDRESS = 2  # site i listens on 127.0.0.(FIRST_ADDRESS + i)

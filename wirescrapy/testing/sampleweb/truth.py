@@ -16,15 +16,15 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import quote, urldefrag, urljoin, urlsplit
 
-from wirescrapy.sampleweb import content, scripts
-from wirescrapy.sampleweb.content import GHOSTS, ROLE_ODD, doc_of, original
-from wirescrapy.sampleweb.files import FILES, TEXT
+from wirescrapy.testing.sampleweb import content, scripts
+from wirescrapy.testing.sampleweb.content import GHOSTS, ROLE_ODD, doc_of, original
+from wirescrapy.testing.sampleweb.files import FILES, TEXT
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from urllib.parse import SplitResult
 
-    from wirescrapy.sampleweb.content import Route
+    from wirescrapy.testing.sampleweb.content import Route
 
 
 @dataclass(frozen=True)

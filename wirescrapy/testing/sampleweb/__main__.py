@@ -1,12 +1,12 @@
 """Command line: serve the sample web until SIGTERM or SIGINT.
 
-    python -m wirescrapy.sampleweb --port 0 --sites 6 --pages 40 --seed 1 \\
+    python -m wirescrapy.testing.sampleweb --port 0 --sites 6 --pages 40 --seed 1 \\
         --access-log access.jsonl --seeds-file seeds.txt
 
-Every :class:`~wirescrapy.sampleweb.config.SampleWebConfig` field is a flag
+Every :class:`~wirescrapy.testing.sampleweb.config.SampleWebConfig` field is a flag
 (``--pages-per-site``, alias ``--pages``; ``--slow-delay``; ...). Once bound,
 it writes the seeds file and prints one line, which
-:class:`~wirescrapy.sampleweb.fixture.SampleWebProcess` waits for::
+:class:`~wirescrapy.testing.sampleweb.fixture.SampleWebProcess` waits for::
 
     wirescrapy sample web listening on http://127.0.0.1:PORT/ ...
 """
@@ -17,15 +17,15 @@ import argparse
 import dataclasses
 import sys
 
-from wirescrapy.sampleweb.config import BROKEN_ROBOTS, JS_MODES, SampleWebConfig
-from wirescrapy.sampleweb.fixture import READY, option
-from wirescrapy.sampleweb.model import DOMAIN
-from wirescrapy.sampleweb.shape import SHAPES
+from wirescrapy.testing.sampleweb.config import BROKEN_ROBOTS, JS_MODES, SampleWebConfig
+from wirescrapy.testing.sampleweb.fixture import READY, option
+from wirescrapy.testing.sampleweb.model import DOMAIN
+from wirescrapy.testing.sampleweb.shape import SHAPES
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m wirescrapy.sampleweb",
+        prog="python -m wirescrapy.testing.sampleweb",
         description="Serve the WIRE sample web on 127.0.0.1, every site under its own host name.",
     )
     parser.add_argument("--port", type=int, default=0, help="port to bind, 0 for any free one (default 0)")
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from twisted.internet import reactor
 
-    from wirescrapy.sampleweb.server import listen
+    from wirescrapy.testing.sampleweb.server import listen
 
     access_log = open(args.access_log, "a", encoding="utf-8") if args.access_log else None
     try:

@@ -1,6 +1,6 @@
 """The parameters of a sample web, checked when they are given.
 
-Every field of :class:`SampleWebConfig` is also a flag of ``python -m wirescrapy.sampleweb``
+Every field of :class:`SampleWebConfig` is also a flag of ``python -m wirescrapy.testing.sampleweb``
 (``--pages-per-site``, ``--slow-delay``, ...).
 """
 
@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from wirescrapy.sampleweb.shape import SHAPES
+from wirescrapy.testing.sampleweb.shape import SHAPES
 
 BROKEN_ROBOTS = ("500", "malformed")
 BIG_PAGE_LIMIT = 400 * 1024
-JS_MODES = ("off", "on", "endless")  # the script-built pages (wirescrapy.sampleweb.scripts)
+JS_MODES = ("off", "on", "endless")  # the script-built pages (wirescrapy.testing.sampleweb.scripts)
 
 
 @dataclass(frozen=True)
@@ -32,13 +32,13 @@ class SampleWebConfig:
     shape: str = field(
         default="uniform",
         metadata={"help": "uniform, or weblike: Zipf site sizes (pages_per_site the mean), cross-site links "
-                  "to large sites, popular pages at any depth (see wirescrapy.sampleweb.shape)"},
+                  "to large sites, popular pages at any depth (see wirescrapy.testing.sampleweb.shape)"},
     )
 
     js: str = field(
         default="off",
         metadata={"help": "script-built pages under /js/ of site 5 (modulo sites): off, on, or endless (one "
-                  "page's script never ends; see wirescrapy.sampleweb.scripts)"},
+                  "page's script never ends; see wirescrapy.testing.sampleweb.scripts)"},
     )
 
     def __post_init__(self) -> None:

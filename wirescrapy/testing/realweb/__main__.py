@@ -1,8 +1,8 @@
 """Install, serve and describe the real-document web.
 
-    python -m benchmarks.realweb                    # install what is missing, describe each site, exit
-    python -m benchmarks.realweb --serve            # ... then serve until Ctrl-C (prints the crawl settings)
-    python -m benchmarks.realweb --sites apache,git --workdir /tmp/rw
+    python -m wirescrapy.testing.realweb            # install what is missing, describe each site, exit
+    python -m wirescrapy.testing.realweb --serve    # ... then serve until Ctrl-C (prints the crawl settings)
+    python -m wirescrapy.testing.realweb --sites apache,git --workdir /tmp/rw
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import signal
 import sys
 import time
 
-from benchmarks.realweb import RealWeb, sites
+from wirescrapy.testing.realweb import RealWeb, sites
 
 
 def main() -> int:

@@ -18,19 +18,18 @@ import re
 import selectors
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from wirescrapy.sampleweb.config import SampleWebConfig
-from wirescrapy.sampleweb.model import SampleWeb
-from wirescrapy.sampleweb.truth import GroundTruth
+from wirescrapy.testing.process import ROOT, run_scrapy
+from wirescrapy.testing.sampleweb.config import SampleWebConfig
+from wirescrapy.testing.sampleweb.model import SampleWeb
+from wirescrapy.testing.sampleweb.truth import GroundTruth
 
-# The line ``python -m wirescrapy.sampleweb`` prints once it is listening.
+# The line ``python -m wirescrapy.testing.sampleweb`` prints once it is listening.
 READY = "wirescrapy sample web listening on"
 _READY_RE = re.compile(re.escape(READY) + r" http://127\.[0-9.]+:(\d+)/")
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 def option(field: str) -> str:
@@ -47,7 +46,7 @@ def config_argv(config: SampleWebConfig) -> list[str]:
 
 
 class SampleWebProcess:
-    """The sample web served by ``python -m wirescrapy.sampleweb`` in a child process."""
+    """The sample web served by ``python -m wirescrapy.testing.sampleweb`` in a child process."""
 
     def __init__(
         self,
@@ -81,17 +80,13 @@ class SampleWebProcess:
         self.access_log_path.unlink(missing_ok=True)
         self.seeds_file = self.workdir / "seeds.txt"
         self._stderr_path = self.workdir / "stderr.log"
-        command = [
-            sys.executable, "-m", "wirescrapy.sampleweb", "--port", "0",
-            "--access-log", str(self.access_log_path), "--seeds-file", str(self.seeds_file),
-            *config_argv(self.config),
-        ]  # fmt: skip
+        args = ["--port", "0", "--access-log", self.access_log_path, "--seeds-file", self.seeds_file,
+                *config_argv(self.config)]
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
         with open(self._stderr_path, "wb") as stderr:
-            self._process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env
-            )
+            self._process = run_scrapy(*args, module="wirescrapy.testing.sampleweb", cwd=os.getcwd(), env=env,
+                                       stderr=stderr, wait=False)
         try:
             port = self._wait_ready()
         except BaseException:

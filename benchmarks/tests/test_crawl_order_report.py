@@ -1,4 +1,4 @@
-"""benchmarks/crawl_order.py's per-site report: an order's shortfall from the oracle split into how the budget
+"""benchmarks.crawl_order's per-site report: an order's shortfall from the oracle split into how the budget
 was shared among sites and how the pages were chosen inside them."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A :class:`SampleWeb` is pure: it answers ``respond(host, path)`` with a
 :class:`Reply` and knows the ground truth a crawl of it should find, without
-any I/O, reactor or global state. :mod:`wirescrapy.sampleweb.server` puts it
+any I/O, reactor or global state. :mod:`wirescrapy.testing.sampleweb.server` puts it
 on a real HTTP server on 127.0.0.1. This module names the sites and routes
 each request to its reply (robots.txt, sitemaps, redirects, errors); the
 pages' links and bytes come from :mod:`.content` and :mod:`.files`, the
@@ -15,7 +15,7 @@ bound to the port it is served on (:meth:`SampleWeb.at_port`).
 
 URL space of site ``N`` (host ``siteN.wire.test``), ``n`` pages per site
 (``pages_per_site``; on the ``weblike`` shape, sites of Zipf-distributed sizes
-and links less tied to depth, see :mod:`wirescrapy.sampleweb.shape`):
+and links less tied to depth, see :mod:`wirescrapy.testing.sampleweb.shape`):
 
 ==========================  ==================================================
 ``/``                       home page (page 0): links into the site and out
@@ -68,9 +68,9 @@ from html import escape
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
-from wirescrapy.sampleweb import content, scripts, truth
-from wirescrapy.sampleweb.config import SampleWebConfig
-from wirescrapy.sampleweb.content import (
+from wirescrapy.testing.sampleweb import content, scripts, truth
+from wirescrapy.testing.sampleweb.config import SampleWebConfig
+from wirescrapy.testing.sampleweb.content import (
     ODD_LEAVES,
     ODD_PAGES,
     ROLE_DUPLICATES,
@@ -81,9 +81,9 @@ from wirescrapy.sampleweb.content import (
     ROLE_TRAPS,
     Route,
 )
-from wirescrapy.sampleweb.files import FILES, TEXT, file_bytes, notes
-from wirescrapy.sampleweb.shape import Shape
-from wirescrapy.sampleweb.truth import GroundTruth, request_target
+from wirescrapy.testing.sampleweb.files import FILES, TEXT, file_bytes, notes
+from wirescrapy.testing.sampleweb.shape import Shape
+from wirescrapy.testing.sampleweb.truth import GroundTruth, request_target
 
 DOMAIN = "wire.test"
 HTML = "text/html; charset=utf-8"

@@ -5,13 +5,13 @@ links and HTML come from :mod:`.content`, the other files from :mod:`.files`,
 the sites' sizes from :mod:`.shape`, all from the parameters in :mod:`.config`;
 :mod:`.truth` crawls the model for the ground truth. :mod:`.server` serves it
 with Twisted Web, :mod:`.fixture` runs that server in a subprocess for tests,
-benchmarks and the offline demo, and ``python -m wirescrapy.sampleweb`` is its
+benchmarks and the offline demo, and ``python -m wirescrapy.testing.sampleweb`` is its
 command line.
 """
 
-from wirescrapy.sampleweb.config import SampleWebConfig
-from wirescrapy.sampleweb.fixture import SampleWebProcess
-from wirescrapy.sampleweb.model import DOMAIN, Reply, SampleWeb
-from wirescrapy.sampleweb.truth import GroundTruth
+from wirescrapy.testing.sampleweb.config import SampleWebConfig
+from wirescrapy.testing.sampleweb.fixture import SampleWebProcess
+from wirescrapy.testing.sampleweb.model import DOMAIN, Reply, SampleWeb
+from wirescrapy.testing.sampleweb.truth import GroundTruth
 
 __all__ = ["DOMAIN", "GroundTruth", "Reply", "SampleWeb", "SampleWebConfig", "SampleWebProcess"]

@@ -1,6 +1,6 @@
 """A real nginx serving static trees on loopback addresses, with an access log, for tests and benchmarks.
 
-    from benchmarks import nginx
+    from wirescrapy.testing import nginx
     with nginx.Nginx([nginx.Server("docs.wire.test", "127.0.0.1", root)], workdir) as server:
         ...                                  # http://docs.wire.test:{server.port}/ answers on 127.0.0.1
     requests = nginx.read_log(server.access_log)

@@ -1,4 +1,4 @@
-"""benchmarks/makespan_sim.py's crawler policies on a tiny web: every page fetched once, softmin ending batches
+"""benchmarks.makespan_sim's crawler policies on a tiny web: every page fetched once, softmin ending batches
 early when (and only when) the crawler's rule says it pays, and no crawl under its politeness bound."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The links of every HTML page (:func:`doc_of`, a :class:`Doc`, as a correct link 
 and its bytes (:func:`render`) are computed from ``(seed, site, page)``: ordinary pages hang from a
 4-ary tree (``FANOUT``), with extra in-site links drawn by a power law (``SKEW``), a share of links to
 other sites and of broken ones; the home pages link to the special content each site carries (its
-``ROLE_*``, see :mod:`wirescrapy.sampleweb.model`), and the odd pages of ``/odd/`` are written by hand
+``ROLE_*``, see :mod:`wirescrapy.testing.sampleweb.model`), and the odd pages of ``/odd/`` are written by hand
 to test a parser: unclosed tags, NUL bytes, Latin-1, ``<base href>``, a page over 400 KB, links that
 are not links, ``nofollow``.
 
@@ -18,14 +18,14 @@ from functools import lru_cache
 from html import escape
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from wirescrapy.sampleweb import scripts
-from wirescrapy.sampleweb.files import FILES
+from wirescrapy.testing.sampleweb import scripts
+from wirescrapy.testing.sampleweb.files import FILES
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from wirescrapy.sampleweb.config import SampleWebConfig
-    from wirescrapy.sampleweb.shape import Shape
+    from wirescrapy.testing.sampleweb.config import SampleWebConfig
+    from wirescrapy.testing.sampleweb.shape import Shape
 
 # Tree fan-out: keeps every page reachable within log4(n) clicks of home.
 FANOUT = 4
@@ -42,7 +42,7 @@ ROLE_ODD = 1
 ROLE_TRAPS = 2
 ROLE_ERRORS = 3
 ROLE_MIRROR = 4
-ROLE_SCRIPTS = scripts.ROLE_SCRIPTS  # with --js on: the /js/ pages (wirescrapy.sampleweb.scripts)
+ROLE_SCRIPTS = scripts.ROLE_SCRIPTS  # with --js on: the /js/ pages (wirescrapy.testing.sampleweb.scripts)
 
 TRAP_ENTRIES = ("/calendar/2026/11/", "/trap/a/")
 ODD_PAGES = (

@@ -1,4 +1,4 @@
-"""Serve a :class:`~wirescrapy.sampleweb.model.SampleWeb` over real HTTP.
+"""Serve a :class:`~wirescrapy.testing.sampleweb.model.SampleWeb` over real HTTP.
 
 One Twisted Web :class:`~twisted.web.server.Site` on 127.0.0.1 serves every
 site of the web: the resource dispatches on the ``Host`` header (port
@@ -19,7 +19,7 @@ them. ``bytes``: body bytes sent (0 for a 304). A connection closed
 mid-response adds ``"dropped": true``.
 
 A conditional GET whose validators match the page's gets a 304
-(:func:`~wirescrapy.sampleweb.model.not_modified`).
+(:func:`~wirescrapy.testing.sampleweb.model.not_modified`).
 """
 
 from __future__ import annotations
@@ -33,15 +33,15 @@ from twisted.python.failure import Failure
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Site
 
-from wirescrapy.sampleweb.config import SampleWebConfig
-from wirescrapy.sampleweb.model import SampleWeb, not_modified
+from wirescrapy.testing.sampleweb.config import SampleWebConfig
+from wirescrapy.testing.sampleweb.model import SampleWeb, not_modified
 
 if TYPE_CHECKING:
     from twisted.internet.defer import Deferred
     from twisted.internet.interfaces import IListeningPort
     from twisted.web.server import Request
 
-    from wirescrapy.sampleweb.model import Reply
+    from wirescrapy.testing.sampleweb.model import Reply
 
 
 class SampleWebResource(Resource):

@@ -6,8 +6,8 @@
         web.requests()                      # nginx's access log so far
 
 Every site (``sites.SITES``) is one package's HTML tree on its own address 127.0.0.x, all on one free
-high port, under the host name ``<name>.realweb.test``. ``python -m benchmarks.realweb`` installs, serves
-and describes it.
+high port, under the host name ``<name>.realweb.test``. ``python -m wirescrapy.testing.realweb`` installs,
+serves and describes it.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ import tempfile
 from pathlib import Path
 from typing import Self
 
-from benchmarks import nginx
-from benchmarks.realweb import sites, truth
-from benchmarks.realweb.sites import FIRST_ADDRESS, SITES, Site
+from wirescrapy.testing import nginx
+from wirescrapy.testing.realweb import sites, truth
+from wirescrapy.testing.realweb.sites import FIRST_ADDRESS, SITES, Site
 
 __all__ = ["SITES", "RealWeb", "Site", "nginx", "sites", "truth"]
 

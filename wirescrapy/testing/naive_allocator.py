@@ -1,5 +1,5 @@
 """The naive first fit: the reference ``tests/test_allocator.py`` checks ``FirstFitAllocator`` against, and
-the baseline ``benchmarks/pagestore.py`` measures it against. Not product code: nothing in wirescrapy uses it.
+the baseline ``benchmarks/pagestore.py`` measures it against. A fixture: no crawler code uses it.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from wirescrapy.sampleweb.config import SampleWebConfig
+    from wirescrapy.testing.sampleweb.config import SampleWebConfig
 
 TEXT = "text/plain; charset=utf-8"
 FILES = {
