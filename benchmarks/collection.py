@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import math
 import shutil
 import sqlite3
 import tempfile
@@ -41,7 +42,7 @@ def rss() -> int:
 
 def site_of(i: np.ndarray, n_sites: int) -> np.ndarray:
     # Scatter documents over sites with a skew: a few big sites, many small ones.
-    return (((i * 2654435761) % 2 ** 32) % n_sites) ** 2 // max(n_sites, 1) + 1
+    return (((i * 2654435761) % 2**32) % n_sites) ** 2 // max(n_sites, 1) + 1
 
 
 def make_paths(start: int, stop: int) -> list[bytes]:
@@ -74,11 +75,12 @@ def queries(n: int, n_sites: int, count: int, rng) -> dict:
     sites_all = site_of(all_idx, n_sites)
     order = np.argsort(sites_all, kind="stable")
     starts = rng.integers(0, n - 50, count // 50)
-    same_idx = np.concatenate([order[s:s + 50] for s in starts])
+    same_idx = np.concatenate([order[s : s + 50] for s in starts])
     return {"random": urls_of(random_idx, n_sites), "same-site": urls_of(same_idx, n_sites)}
 
 
 # -- the contenders ------------------------------------------------------------------------------------
+
 
 def bench_wire(n, n_sites, work, q):
     base = rss()
@@ -97,8 +99,12 @@ def bench_wire(n, n_sites, work, q):
     for kind, (sites, paths) in q.items():
         group = 1000 if kind == "random" else 50
         out = []
-        t = timed(lambda: out.extend(
-            store.lookup_many(sites[i:i + group], paths[i:i + group]) for i in range(0, len(paths), group)))
+        t = timed(
+            lambda: out.extend(
+                store.lookup_many(sites[i : i + group], paths[i : i + group])
+                for i in range(0, len(paths), group)
+            )
+        )
         assert all((o > 0).all() for o in out)
         row[f"{kind}/s"] = len(paths) / t
     sites, paths = q["random"]
@@ -165,8 +171,10 @@ def bench_lmdb(n, n_sites, work, q):
 
 def bench_sqlite(n, n_sites, work, q):
     db = sqlite3.connect(work / "urls.db")
-    db.executescript("PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
-                     "CREATE TABLE urls (url BLOB PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID;")
+    db.executescript(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
+        "CREATE TABLE urls (url BLOB PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID;"
+    )
 
     def insert():
         next_id = 1
@@ -174,8 +182,9 @@ def bench_sqlite(n, n_sites, work, q):
             idx = np.arange(start, min(n, start + CHUNK))
             urls = full_urls(site_of(idx, n_sites).tolist(), make_paths(start, idx[-1] + 1))
             with db:
-                db.executemany("INSERT OR IGNORE INTO urls VALUES (?, ?)",
-                               zip(urls, range(next_id, next_id + len(urls))))
+                db.executemany(
+                    "INSERT OR IGNORE INTO urls VALUES (?, ?)", zip(urls, range(next_id, next_id + len(urls)))
+                )
             next_id += len(urls)
 
     row = {"insert/s": n / timed(insert)}
@@ -184,7 +193,8 @@ def bench_sqlite(n, n_sites, work, q):
         m = min(len(urls), 200_000)
         cur = db.cursor()
         row[f"{kind}/s"] = m / timed(
-            lambda: [cur.execute("SELECT id FROM urls WHERE url = ?", (u,)).fetchone() for u in urls[:m]])
+            lambda: [cur.execute("SELECT id FROM urls WHERE url = ?", (u,)).fetchone() for u in urls[:m]]
+        )
     row["single/s"] = row["random/s"]
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
@@ -198,7 +208,7 @@ COLUMNS = ["insert/s", "random/s", "same-site/s", "single/s", "B/URL disk", "B/U
 
 
 def fmt(value: float) -> str:
-    if value != value:
+    if math.isnan(value):
         return "-"
     if value >= 10_000:
         return f"{value / 1e6:.2f}M"
@@ -209,7 +219,9 @@ def url_store(sizes, contenders, tmp):
     for n in sizes:
         n_sites = max(1, n // 200)
         q = queries(n, n_sites, min(n, 1_000_000), np.random.default_rng(42))
-        print(f"\nURL store, {n:,} URLs over {n_sites:,} sites ({len(q['random'][1]):,} lookups of each kind)")
+        print(
+            f"\nURL store, {n:,} URLs over {n_sites:,} sites ({len(q['random'][1]):,} lookups of each kind)"
+        )
         print(f"{'':12}" + "".join(f"{c:>14}" for c in COLUMNS))
         rows = {}
         for name in contenders:
@@ -223,13 +235,17 @@ def url_store(sizes, contenders, tmp):
         if ours:
             for name, row in rows.items():
                 if name != "wirescrapy":
-                    print(f"  wirescrapy / {name}: random lookups ×{ours['random/s'] / row['random/s']:.2f}, "
-                          f"same-site ×{ours['same-site/s'] / row['same-site/s']:.2f}, "
-                          f"inserts ×{ours['insert/s'] / row['insert/s']:.2f}")
+                    print(
+                        f"  wirescrapy / {name}: random lookups ×{ours['random/s'] / row['random/s']:.2f}, "
+                        f"same-site ×{ours['same-site/s'] / row['same-site/s']:.2f}, "
+                        f"inserts ×{ours['insert/s'] / row['insert/s']:.2f}"
+                    )
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", default="1000000,10000000", help="URL counts, comma-separated")
     parser.add_argument("--contenders", default=",".join(CONTENDERS))
     parser.add_argument("--pages", default="100000,1000000", help="page counts for the page store")

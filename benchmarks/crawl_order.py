@@ -153,6 +153,7 @@ UNCAPPED = ["pagerank", "opic", "default", "depth"]
 
 # -- the final graph ---------------------------------------------------------------------------------------
 
+
 @dataclass
 class FinalGraph:
     urls: list[str]  # index i + 1 is urls[i]
@@ -214,6 +215,7 @@ def networkx_check(graph: FinalGraph) -> float:
 
 # -- reference orders ----------------------------------------------------------------------------------------
 
+
 def bfs_order(truth, graph: FinalGraph) -> list[int]:
     """Pages of the final graph in the order a FIFO crawler from the seeds fetches them."""
     order, seen = [], set(truth.seeds)
@@ -247,6 +249,7 @@ def share(order: list[int], graph: FinalGraph, budget: int) -> float:
 
 # -- a real crawl --------------------------------------------------------------------------------------------
 
+
 @dataclass
 class Crawl:
     name: str
@@ -262,8 +265,17 @@ class Crawl:
     problem: str = ""
 
 
-def run_crawl(name: str, weights: dict[str, float], seeds_file: Path, collection_dir: Path, log_file: Path,
-              batch_size: int, cycles: int, timeout: float, extra_settings: list[str]) -> Crawl:
+def run_crawl(
+    name: str,
+    weights: dict[str, float],
+    seeds_file: Path,
+    collection_dir: Path,
+    log_file: Path,
+    batch_size: int,
+    cycles: int,
+    timeout: float,
+    extra_settings: list[str],
+) -> Crawl:
     crawl = Crawl(name, weights)
     args = [
         "crawl", "harvester",
@@ -333,13 +345,22 @@ def read_order(crawl: Crawl, collection_dir: Path, graph: FinalGraph) -> None:
 
 # -- the web crawled ------------------------------------------------------------------------------------------
 
+
 def open_web(args: argparse.Namespace, shape: str, sites, pages_per_site: int, workdir: Path):
     """The sample web of ``shape`` or, for shape "real", the real-document web (``sites`` its sites)."""
     if shape == "real":
         return RealWeb(workdir / "web", sites)
     # Crawl-delay 0 and a short slow page: politeness is not what is measured here.
-    return SampleWebProcess(workdir=workdir / "web", sites=sites, pages_per_site=pages_per_site, seed=args.seed,
-                            broken_robots="malformed", crawl_delay=0.0, slow_delay=0.05, shape=shape)
+    return SampleWebProcess(
+        workdir=workdir / "web",
+        sites=sites,
+        pages_per_site=pages_per_site,
+        seed=args.seed,
+        broken_robots="malformed",
+        crawl_delay=0.0,
+        slow_delay=0.05,
+        shape=shape,
+    )
 
 
 def web_settings(web) -> list[str]:
@@ -347,8 +368,10 @@ def web_settings(web) -> list[str]:
     only (its pages link to the documented projects' real sites, which are not crawled here)."""
     if not isinstance(web, RealWeb):
         return []
-    return [f"WIRE_DNS_HOSTS={json.dumps(web.dns_hosts)}",
-            f"WIRE_ACCEPT_DOMAIN_SUFFIXES={realweb_sites.DOMAIN}"]
+    return [
+        f"WIRE_DNS_HOSTS={json.dumps(web.dns_hosts)}",
+        f"WIRE_ACCEPT_DOMAIN_SUFFIXES={realweb_sites.DOMAIN}",
+    ]
 
 
 def describe_waits(settings: list[str]) -> str:
@@ -363,23 +386,31 @@ def describe_waits(settings: list[str]) -> str:
 def describe_web(web, shape: str, sites, pages_per_site: int, seed: int) -> str:
     if isinstance(web, RealWeb):
         held = [site.name for site in web.sites if site.held_out]
-        return (f"real web: {len(web.sites)} sites ({', '.join(site.name for site in web.sites)}; held out: "
-                f"{', '.join(held) or 'none'}), nginx on 127.0.0.x:{web.port}")
+        return (
+            f"real web: {len(web.sites)} sites ({', '.join(site.name for site in web.sites)}; held out: "
+            f"{', '.join(held) or 'none'}), nginx on 127.0.0.x:{web.port}"
+        )
     sizes = sorted((web.web.site_pages(site) for site in range(sites)), reverse=True)
-    return (f"sample web: {sites} sites x {pages_per_site} pages, {shape} (seed {seed}; pages per site "
-            f"{sizes[0]}..{sizes[-1]}) on 127.0.0.1:{web.port}")
+    return (
+        f"sample web: {sites} sites x {pages_per_site} pages, {shape} (seed {seed}; pages per site "
+        f"{sizes[0]}..{sizes[-1]}) on 127.0.0.1:{web.port}"
+    )
 
 
 def held_out_hosts(web) -> set[str]:
     return {site.host for site in web.sites if site.held_out} if isinstance(web, RealWeb) else set()
 
 
-def site_table(orders: list[tuple[str, list[int]]], graph: FinalGraph, budget: int, held_out: set[str]) -> str:
+def site_table(
+    orders: list[tuple[str, list[int]]], graph: FinalGraph, budget: int, held_out: set[str]
+) -> str:
     """Per site: its pages and PageRank in the final graph, then for each order the pages it took from the
     site among its first ``budget`` and their PageRank; held-out sites marked, and subtotals; then each
     order's shortfall split in two (``split_and_choice``). ``orders[0]`` is the oracle's."""
     hosts = [urlsplit(url).hostname for url in graph.urls]
-    names = sorted(set(hosts), key=lambda h: -sum(graph.pagerank[i + 1] for i, x in enumerate(hosts) if x == h))
+    names = sorted(
+        set(hosts), key=lambda h: -sum(graph.pagerank[i + 1] for i, x in enumerate(hosts) if x == h)
+    )
     column = {host: number for number, host in enumerate(names)}
     site_of = np.asarray([column[h] for h in hosts], dtype=np.int64)
     total_pages = np.bincount(site_of, minlength=len(names))
@@ -387,32 +418,57 @@ def site_table(orders: list[tuple[str, list[int]]], graph: FinalGraph, budget: i
     taken = []
     for _, order in orders:
         chosen = np.asarray(order[:budget], dtype=np.int64)
-        taken.append((np.bincount(site_of[chosen - 1], minlength=len(names)),
-                      np.bincount(site_of[chosen - 1], weights=graph.pagerank[chosen], minlength=len(names))))
+        taken.append(
+            (
+                np.bincount(site_of[chosen - 1], minlength=len(names)),
+                np.bincount(site_of[chosen - 1], weights=graph.pagerank[chosen], minlength=len(names)),
+            )
+        )
     width = max(len(h) for h in names) + 2
-    header = f"{'site':<{width}} {'pages':>6} {'PR':>6} " + " ".join(f"{label[:17]:>17}" for label, _ in orders)
-    lines = [header, f"{'':<{width}} {'':>6} {'':>6} " + " ".join(f"{'pages     PR':>17}" for _ in orders),
-             "-" * len(header)]
-    groups = [("tuned", [c for h, c in column.items() if h not in held_out]),
-              ("held out", [c for h, c in column.items() if h in held_out])] if held_out else []
+    header = f"{'site':<{width}} {'pages':>6} {'PR':>6} " + " ".join(
+        f"{label[:17]:>17}" for label, _ in orders
+    )
+    lines = [
+        header,
+        f"{'':<{width}} {'':>6} {'':>6} " + " ".join(f"{'pages     PR':>17}" for _ in orders),
+        "-" * len(header),
+    ]
+    groups = (
+        [
+            ("tuned", [c for h, c in column.items() if h not in held_out]),
+            ("held out", [c for h, c in column.items() if h in held_out]),
+        ]
+        if held_out
+        else []
+    )
     for host in names:
         c = column[host]
         mark = "*" if host in held_out else " "
-        lines.append(f"{host.split('.')[0] + mark:<{width}} {total_pages[c]:6d} {total_rank[c]:6.3f} " +
-                     " ".join(f"{pages[c]:7d} {rank[c]:9.4f}" for pages, rank in taken))
+        lines.append(
+            f"{host.split('.')[0] + mark:<{width}} {total_pages[c]:6d} {total_rank[c]:6.3f} "
+            + " ".join(f"{pages[c]:7d} {rank[c]:9.4f}" for pages, rank in taken)
+        )
     for label, members in groups:
         if not members:
             continue
         oracle_rank = taken[0][1][members].sum()
-        lines.append(f"{label:<{width}} {total_pages[members].sum():6d} {total_rank[members].sum():6.3f} " +
-                     " ".join(f"{pages[members].sum():7d} {rank[members].sum():9.4f}" for pages, rank in taken) +
-                     "   /oracle: " + " ".join(f"{rank[members].sum() / oracle_rank:.1%}" for _, rank in taken[1:]))
+        lines.append(
+            f"{label:<{width}} {total_pages[members].sum():6d} {total_rank[members].sum():6.3f} "
+            + " ".join(f"{pages[members].sum():7d} {rank[members].sum():9.4f}" for pages, rank in taken)
+            + "   /oracle: "
+            + " ".join(f"{rank[members].sum() / oracle_rank:.1%}" for _, rank in taken[1:])
+        )
     lines += split_and_choice(orders[1:], taken[1:], site_of, graph.pagerank[1:], taken[0][1].sum())
     return "\n".join(lines)
 
 
-def split_and_choice(orders: list[tuple[str, list[int]]], taken: list[tuple[np.ndarray, np.ndarray]],
-                     site_of: np.ndarray, rank: np.ndarray, oracle_rank: float) -> list[str]:
+def split_and_choice(
+    orders: list[tuple[str, list[int]]],
+    taken: list[tuple[np.ndarray, np.ndarray]],
+    site_of: np.ndarray,
+    rank: np.ndarray,
+    oracle_rank: float,
+) -> list[str]:
     """Where each order's shortfall from the oracle lies: ``split``, the PageRank of each site's best pages
     in the numbers the order took from it, over the oracle's (how well the budget was shared among the
     sites; 100 % when each site got the oracle's count or any other count that holds as much), and
@@ -423,15 +479,21 @@ def split_and_choice(orders: list[tuple[str, list[int]]], taken: list[tuple[np.n
     for column in range(int(site_of.max(initial=-1)) + 1):
         ranks = np.sort(rank[site_of == column])[::-1]
         best.append(np.concatenate([[0.0], np.cumsum(ranks)]))
-    lines = ["", "Where the shortfall lies (/oracle = split x choice): split, each site's best pages in the counts the order",
-             "took from it / the oracle's PageRank; choice, the order's pages / those best pages:"]
+    lines = [
+        "",
+        "Where the shortfall lies (/oracle = split x choice): split, each site's best pages in the counts the order",
+        "took from it / the oracle's PageRank; choice, the order's pages / those best pages:",
+    ]
     for (label, _), (pages, got) in zip(orders, taken):
         ceiling = sum(best[c][min(int(k), len(best[c]) - 1)] for c, k in enumerate(pages))
-        lines.append(f"  {label[:34]:<34} split {ceiling / oracle_rank:6.1%}   choice {got.sum() / ceiling:6.1%}")
+        lines.append(
+            f"  {label[:34]:<34} split {ceiling / oracle_rank:6.1%}   choice {got.sum() / ceiling:6.1%}"
+        )
     return lines
 
 
 # -- the report ----------------------------------------------------------------------------------------------
+
 
 def describe_batches(crawl: Crawl, graph: FinalGraph, budget: int, oracle_top: set[int], shown: int) -> str:
     """One line per early batch: URLs listed, final-graph pages got, their PageRank share, how many of
@@ -448,9 +510,11 @@ def describe_batches(crawl: Crawl, graph: FinalGraph, budget: int, oracle_top: s
         fetched += len(pages)
         listed = crawl.batch_sizes[number - 1] if number <= len(crawl.batch_sizes) else 0
         median = f"{np.median(numbers):5.1f}" if numbers else "    -"
-        lines.append(f"    batch {number:2d}: {listed:4d} URLs, {len(pages):4d} pages, PR {value:6.2%}, "
-                     f"oracle top {top:4d}, home pages {homes:3d}, sites {len(sites):3d}, median page number "
-                     f"{median}, cumulative pages {fetched:5d}")
+        lines.append(
+            f"    batch {number:2d}: {listed:4d} URLs, {len(pages):4d} pages, PR {value:6.2%}, "
+            f"oracle top {top:4d}, home pages {homes:3d}, sites {len(sites):3d}, median page number "
+            f"{median}, cumulative pages {fetched:5d}"
+        )
     return "\n".join(lines)
 
 
@@ -463,36 +527,70 @@ class Run:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--smoke", action="store_true",
-                        help=f"tiny web (6 sites x 30 pages) and {len(SMOKE)} weightings, for CI")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help=f"tiny web (6 sites x 30 pages) and {len(SMOKE)} weightings, for CI",
+    )
     parser.add_argument("--sites", type=int, help="sites of the sample web (default 25; smoke 6)")
     parser.add_argument("--pages", type=int, help="pages per site (default 80; smoke 30)")
     parser.add_argument("--seed", type=int, default=1, help="sample web seed")
-    parser.add_argument("--shape", default="uniform",
-                        help=f"sample web shape(s), comma-separated, each benchmarked in turn: {', '.join(SHAPES)} "
-                        "(default uniform; weblike: Zipf site sizes, see wirescrapy.testing.sampleweb.shape)")
-    parser.add_argument("--web", choices=("sample", "real"), default="sample",
-                        help="sample: the generated sample web (--shape, --sites, --pages); real: the web of real "
-                        "documents (wirescrapy.testing.realweb: Debian documentation packages, nginx; "
-                        "apt-get installs what is missing)")
-    parser.add_argument("--real-sites", help=f"real web: comma-separated sites (default: all; smoke {REAL_SMOKE}; "
-                        f"{', '.join(realweb_sites.BY_NAME)})")
-    parser.add_argument("--weightings", help=f"comma-separated names from: {', '.join(WEIGHTINGS)}; "
-                        f"or a JSON object name -> weights (default: all; smoke: {','.join(SMOKE)})")
-    parser.add_argument("--uncapped", help="comma-separated weightings crawled again with WIRE_BATCH_SITE_SHARE=0 "
-                        f"(default: {','.join(UNCAPPED)}; smoke: none; '' for none)")
+    parser.add_argument(
+        "--shape",
+        default="uniform",
+        help=f"sample web shape(s), comma-separated, each benchmarked in turn: {', '.join(SHAPES)} "
+        "(default uniform; weblike: Zipf site sizes, see wirescrapy.testing.sampleweb.shape)",
+    )
+    parser.add_argument(
+        "--web",
+        choices=("sample", "real"),
+        default="sample",
+        help="sample: the generated sample web (--shape, --sites, --pages); real: the web of real "
+        "documents (wirescrapy.testing.realweb: Debian documentation packages, nginx; "
+        "apt-get installs what is missing)",
+    )
+    parser.add_argument(
+        "--real-sites",
+        help=f"real web: comma-separated sites (default: all; smoke {REAL_SMOKE}; "
+        f"{', '.join(realweb_sites.BY_NAME)})",
+    )
+    parser.add_argument(
+        "--weightings",
+        help=f"comma-separated names from: {', '.join(WEIGHTINGS)}; "
+        f"or a JSON object name -> weights (default: all; smoke: {','.join(SMOKE)})",
+    )
+    parser.add_argument(
+        "--uncapped",
+        help="comma-separated weightings crawled again with WIRE_BATCH_SITE_SHARE=0 "
+        f"(default: {','.join(UNCAPPED)}; smoke: none; '' for none)",
+    )
     parser.add_argument("--batch-share", type=float, default=0.05, help="K as a share of N (default 0.05)")
     parser.add_argument("--budget", type=float, default=0.20, help="share of N scored (default 0.20)")
-    parser.add_argument("--cycles", type=int, default=0,
-                        help="cycles per crawl (default: until the manager has nothing left to fetch)")
-    parser.add_argument("--timeout", type=float, help="seconds allowed for one crawl (default 600; real web 1800)")
-    parser.add_argument("--setting", "-s", action="append", default=[], metavar="NAME=VALUE",
-                        help="extra Scrapy setting for every crawl (repeatable)")
+    parser.add_argument(
+        "--cycles",
+        type=int,
+        default=0,
+        help="cycles per crawl (default: until the manager has nothing left to fetch)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, help="seconds allowed for one crawl (default 600; real web 1800)"
+    )
+    parser.add_argument(
+        "--setting",
+        "-s",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="extra Scrapy setting for every crawl (repeatable)",
+    )
     parser.add_argument("--batches-shown", type=int, default=6, help="early batches described per crawl")
-    parser.add_argument("--workdir", help="keep the collections and crawl logs here (default: a temporary "
-                        "directory, removed at the end)")
+    parser.add_argument(
+        "--workdir",
+        help="keep the collections and crawl logs here (default: a temporary directory, removed at the end)",
+    )
     args = parser.parse_args()
 
     sites = args.sites or (6 if args.smoke else 25)
@@ -534,8 +632,16 @@ def main() -> int:
     return status
 
 
-def benchmark(args: argparse.Namespace, shape: str, sites, pages_per_site: int, names: list[str],
-              uncapped: list[str], known: dict[str, dict[str, float]], keep: str | Path | None) -> int:
+def benchmark(
+    args: argparse.Namespace,
+    shape: str,
+    sites,
+    pages_per_site: int,
+    names: list[str],
+    uncapped: list[str],
+    known: dict[str, dict[str, float]],
+    keep: str | Path | None,
+) -> int:
     """Crawl one sample web once per weighting and print the report; 1 if a crawl failed."""
     workdir = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="wire-crawl-order-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -551,18 +657,30 @@ def benchmark(args: argparse.Namespace, shape: str, sites, pages_per_site: int, 
             cycles = args.cycles or 4 * math.ceil(n / batch_size) + 20
             settings = [*args.setting, *web_settings(web)]
             runs = [Run(DESCRIPTIONS.get(name, name), name, known[name], list(settings)) for name in names]
-            runs += [Run(f"{DESCRIPTIONS.get(name, name)}, no site share", name, known[name],
-                         [*settings, "WIRE_BATCH_SITE_SHARE=0"]) for name in uncapped]
+            runs += [
+                Run(
+                    f"{DESCRIPTIONS.get(name, name)}, no site share",
+                    name,
+                    known[name],
+                    [*settings, "WIRE_BATCH_SITE_SHARE=0"],
+                )
+                for name in uncapped
+            ]
             seeds_file = workdir / "seeds.txt"
             seeds_file.write_text("".join(seed + "\n" for seed in web.seeds), encoding="utf-8")
             difference = networkx_check(graph)
-            print(f"{describe_web(web, shape, sites, pages_per_site, args.seed)}; "
-                  f"final graph N = {n} pages (truth.pages), {graph.links.nnz} links; "
-                  f"PageRank q = {Q} (max |ours - networkx| = {difference:.1e})")
+            print(
+                f"{describe_web(web, shape, sites, pages_per_site, args.seed)}; "
+                f"final graph N = {n} pages (truth.pages), {graph.links.nnz} links; "
+                f"PageRank q = {Q} (max |ours - networkx| = {difference:.1e})"
+            )
             held_out = held_out_hosts(web)
-            print(f"K = {batch_size} URLs a batch ({args.batch_share:.0%} of N), budget = first {budget} pages "
-                  f"({args.budget:.0%} of N), {describe_waits(args.setting)}, {len(runs)} crawls; "
-                  f"work directory {workdir}", flush=True)
+            print(
+                f"K = {batch_size} URLs a batch ({args.batch_share:.0%} of N), budget = first {budget} pages "
+                f"({args.budget:.0%} of N), {describe_waits(args.setting)}, {len(runs)} crawls; "
+                f"work directory {workdir}",
+                flush=True,
+            )
 
             bfs = bfs_order(truth, graph)
             oracle = oracle_order(graph)
@@ -572,8 +690,17 @@ def benchmark(args: argparse.Namespace, shape: str, sites, pages_per_site: int, 
                 slug = f"{number:02d}-{re.sub(r'[^a-z0-9]+', '_', run.label.lower()).strip('_')}"
                 directory = workdir / f"collection-{slug}"
                 shutil.rmtree(directory, ignore_errors=True)
-                crawl = run_crawl(run.label, run.weights, seeds_file, directory, workdir / f"{slug}.log",
-                                  batch_size, cycles, args.timeout, run.settings)
+                crawl = run_crawl(
+                    run.label,
+                    run.weights,
+                    seeds_file,
+                    directory,
+                    workdir / f"{slug}.log",
+                    batch_size,
+                    cycles,
+                    args.timeout,
+                    run.settings,
+                )
                 if (directory / "documents.rec").exists():
                     read_order(crawl, directory, graph)
                 elif not crawl.problem:
@@ -582,9 +709,11 @@ def benchmark(args: argparse.Namespace, shape: str, sites, pages_per_site: int, 
                     crawl.problem = f"no page of the final graph fetched, see {workdir / f'{slug}.log'}"
                 crawls.append(crawl)
                 got = share(crawl.order, graph, budget)
-                print(f"  crawled {run.label:<40} {crawl.seconds:6.1f} s, {crawl.cycles:3d} cycles, share {got:.4f} "
-                      f"({got / oracle_share:.1%} of oracle){'  ' + crawl.problem if crawl.problem else ''}",
-                      flush=True)
+                print(
+                    f"  crawled {run.label:<40} {crawl.seconds:6.1f} s, {crawl.cycles:3d} cycles, share {got:.4f} "
+                    f"({got / oracle_share:.1%} of oracle){'  ' + crawl.problem if crawl.problem else ''}",
+                    flush=True,
+                )
     finally:
         if not keep:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -592,27 +721,42 @@ def benchmark(args: argparse.Namespace, shape: str, sites, pages_per_site: int, 
 
     # -- the table
     width = max([30, *(len(c.name) for c in crawls)])
-    header = (f"{'order':<{width}} {'share':>7} {'/oracle':>8} {'/BFS':>6} {'harvest':>8} {'cycles':>6} "
-              f"{'pages':>11} {'docs':>5} {'seconds':>8}")
+    header = (
+        f"{'order':<{width}} {'share':>7} {'/oracle':>8} {'/BFS':>6} {'harvest':>8} {'cycles':>6} "
+        f"{'pages':>11} {'docs':>5} {'seconds':>8}"
+    )
     print()
-    print(f"Share of the final graph's PageRank held by the first {budget} of {n} pages fetched "
-          f"({args.budget:.0%}), K = {batch_size}:")
+    print(
+        f"Share of the final graph's PageRank held by the first {budget} of {n} pages fetched "
+        f"({args.budget:.0%}), K = {batch_size}:"
+    )
     print(header)
     print("-" * len(header))
 
     def row(label, value, harvest=None, cycles="", pages="", docs="", seconds=""):
         harvest_text = f"{harvest / oracle_share:8.1%}" if harvest is not None else f"{'':>8}"
-        print(f"{label:<{width}} {value:7.4f} {value / oracle_share:8.1%} {value / bfs_share:6.2f} {harvest_text} "
-              f"{cycles:>6} {pages:>11} {docs:>5} {seconds:>8}")
+        print(
+            f"{label:<{width}} {value:7.4f} {value / oracle_share:8.1%} {value / bfs_share:6.2f} {harvest_text} "
+            f"{cycles:>6} {pages:>11} {docs:>5} {seconds:>8}"
+        )
 
     row("oracle (top PageRank first)", oracle_share, pages=f"{n}/{n}")
     row("BFS (offline, from the seeds)", bfs_share, pages=f"{len(bfs)}/{n}")
     for crawl in crawls:
-        row(crawl.name, share(crawl.order, graph, budget), share(crawl.harvest_order, graph, budget), crawl.cycles,
-            f"{len(crawl.order)}/{n}", crawl.documents_fetched, f"{crawl.seconds:.1f}")
-    print("/oracle, /BFS: share over the oracle's, BFS's share. harvest: /oracle with the pages in first_visit\n"
-          "order instead of the manager's batch order. cycles: batches written. pages: final-graph pages fetched.\n"
-          "docs: all documents fetched (errors, redirects, robots.txt, traps too). seconds: the crawl's wall clock.")
+        row(
+            crawl.name,
+            share(crawl.order, graph, budget),
+            share(crawl.harvest_order, graph, budget),
+            crawl.cycles,
+            f"{len(crawl.order)}/{n}",
+            crawl.documents_fetched,
+            f"{crawl.seconds:.1f}",
+        )
+    print(
+        "/oracle, /BFS: share over the oracle's, BFS's share. harvest: /oracle with the pages in first_visit\n"
+        "order instead of the manager's batch order. cycles: batches written. pages: final-graph pages fetched.\n"
+        "docs: all documents fetched (errors, redirects, robots.txt, traps too). seconds: the crawl's wall clock."
+    )
 
     # -- other budgets
     budgets = sorted({0.05, 0.10, args.budget, 0.40})
@@ -628,17 +772,24 @@ def benchmark(args: argparse.Namespace, shape: str, sites, pages_per_site: int, 
 
     # -- per site
     print()
-    print(f"Per site, the first {budget} pages ({args.budget:.0%} of N) of each order: pages taken from the site and "
-          "their PageRank" + (" (* held out of tuning)" if held_out else "") + ":")
-    print(site_table([("oracle", oracle), ("BFS", bfs)] + [(c.name, c.order) for c in crawls], graph, budget,
-                     held_out))
+    print(
+        f"Per site, the first {budget} pages ({args.budget:.0%} of N) of each order: pages taken from the site and "
+        "their PageRank" + (" (* held out of tuning)" if held_out else "") + ":"
+    )
+    print(
+        site_table(
+            [("oracle", oracle), ("BFS", bfs)] + [(c.name, c.order) for c in crawls], graph, budget, held_out
+        )
+    )
 
     # -- the first batches
     oracle_top = set(oracle[:budget])
     print()
-    print(f"First batches of each crawl (pages: of the final graph, first fetched in the batch; PR: their share of "
-          f"the total;\noracle top: how many are among the oracle's {budget}; median page number: of /page/I.html, shallow on a "
-          f"uniform web):")
+    print(
+        f"First batches of each crawl (pages: of the final graph, first fetched in the batch; PR: their share of "
+        f"the total;\noracle top: how many are among the oracle's {budget}; median page number: of /page/I.html, shallow on a "
+        f"uniform web):"
+    )
     for crawl in crawls:
         print(f"  {crawl.name}  WIRE_SCORE_WEIGHTS={json.dumps(crawl.weights)}")
         print(describe_batches(crawl, graph, budget, oracle_top, args.batches_shown))
@@ -654,22 +805,33 @@ def benchmark(args: argparse.Namespace, shape: str, sites, pages_per_site: int, 
         ranked = [c for c in ok if c not in breadth_first] or ok
         best = max(ranked, key=lambda c: share(c.order, graph, budget))
         default = next((c for c in ok if c.name == DESCRIPTIONS["default"]), None)
-        for label, crawl in (("Best link-score weighting", best), ("The default WIRE_SCORE_WEIGHTS", default)):
+        for label, crawl in (
+            ("Best link-score weighting", best),
+            ("The default WIRE_SCORE_WEIGHTS", default),
+        ):
             if crawl is None:
                 continue
             got = share(crawl.order, graph, budget)
-            print(f"{label}: {crawl.name} {json.dumps(crawl.weights)}: {got / oracle_share:.1%} of the oracle, "
-                  f"{got / bfs_share:.2f} x BFS, closing {(got - bfs_share) / (oracle_share - bfs_share):.0%} of "
-                  "the gap from BFS to the oracle"
-                  + (f"; {got / manager_bfs:.2f} x the manager's breadth-first crawls (depth/hub, batches "
-                     "shared among sites by PageRank as well)" if manager_bfs else "") + ".")
+            print(
+                f"{label}: {crawl.name} {json.dumps(crawl.weights)}: {got / oracle_share:.1%} of the oracle, "
+                f"{got / bfs_share:.2f} x BFS, closing {(got - bfs_share) / (oracle_share - bfs_share):.0%} of "
+                "the gap from BFS to the oracle"
+                + (
+                    f"; {got / manager_bfs:.2f} x the manager's breadth-first crawls (depth/hub, batches "
+                    "shared among sites by PageRank as well)"
+                    if manager_bfs
+                    else ""
+                )
+                + "."
+            )
         judged = default or best
         value = share(judged.order, graph, budget)
-        print(f"Goal ({judged.name}): >= 90 % of the oracle: {'yes' if value >= 0.9 * oracle_share else 'NO'}; "
-              f"clearly ahead of breadth-first (>= {CLEARLY:.2f} x BFS): "
-              f"{'yes' if value >= CLEARLY * bfs_share else 'NO'}."
-              + (" (A smoke run on a small web: the goal is judged on the full run.)"
-                 if args.smoke else ""))
+        print(
+            f"Goal ({judged.name}): >= 90 % of the oracle: {'yes' if value >= 0.9 * oracle_share else 'NO'}; "
+            f"clearly ahead of breadth-first (>= {CLEARLY:.2f} x BFS): "
+            f"{'yes' if value >= CLEARLY * bfs_share else 'NO'}."
+            + (" (A smoke run on a small web: the goal is judged on the full run.)" if args.smoke else "")
+        )
     failed = [c for c in crawls if c.problem]
     for crawl in failed:
         print(f"problem: {crawl.name}: {crawl.problem}", file=sys.stderr)

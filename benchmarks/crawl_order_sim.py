@@ -98,7 +98,9 @@ FRONT_PAGE_BOOST = 2.0
 NOW = 1_700_000_000.0
 BATCH_SECONDS = 3600.0  # between manager runs: far less than the revisit periods, so nothing is refetched
 EXTRA_SETTINGS: dict[str, object] = {}  # --setting: for every manager run
-ROBOTS_DOCS = {"on": False}  # --robots-docs: each site's robots.txt a fetched document, as the gatherer files it
+ROBOTS_DOCS = {
+    "on": False
+}  # --robots-docs: each site's robots.txt a fetched document, as the gatherer files it
 CONTENT_SEEN = {"on": False}  # --content-seen: duplicates modelled as the gatherer treats them
 
 
@@ -115,7 +117,9 @@ class Simulation:
             self.site[i] = numbers.setdefault(split.hostname, len(numbers))
             self.home[i] = split.path == "/"
         self.seeds = seeds
-        self.content = np.zeros(self.n + 1, dtype=np.int64)  # content key per page (equal: duplicates), 0: unique
+        self.content = np.zeros(
+            self.n + 1, dtype=np.int64
+        )  # content key per page (equal: duplicates), 0: unique
 
     def place(self, page: int) -> tuple[int, bytes]:
         """The page's site number and path, as ``linkgraph.follows_duplicate`` takes them."""
@@ -131,8 +135,9 @@ class Simulation:
             candidates = np.array([p for p in known if not fetched[p]], dtype=np.int64)
             if len(candidates) == 0:
                 return order
-            values = score(self, known, fetched, order, candidates) * np.where(self.home[candidates],
-                                                                                FRONT_PAGE_BOOST, 1.0)
+            values = score(self, known, fetched, order, candidates) * np.where(
+                self.home[candidates], FRONT_PAGE_BOOST, 1.0
+            )
             ranked = candidates[np.lexsort((np.arange(len(candidates)), -values))]
             taken, per_site = [], {}
             for page in ranked.tolist():
@@ -209,11 +214,18 @@ def absorbing(sim, known, fetched, order, candidates):
     return held[candidates]
 
 
-SCORES = {"bfs": bfs, "pagerank": pagerank, "indegree": indegree, "opic": opic, "pagerank/site": pagerank_per_site,
-          "absorbing": absorbing}
+SCORES = {
+    "bfs": bfs,
+    "pagerank": pagerank,
+    "indegree": indegree,
+    "opic": opic,
+    "pagerank/site": pagerank_per_site,
+    "absorbing": absorbing,
+}
 
 
 # -- the manager in the loop -----------------------------------------------------------------------------
+
 
 class Records:
     """Document records and link counts of a simulated crawl, as the collection would hold them."""
@@ -247,14 +259,19 @@ class Records:
         self.doc_of[page] = doc_id
         record = self.docs[doc_id : doc_id + 1]
         record["docid"], record["depth"] = doc_id, depth
-        record["siteid"] = site_id = self.site_ids.setdefault(int(self.sim.site[page]), len(self.site_ids) + 1)
+        record["siteid"] = site_id = self.site_ids.setdefault(
+            int(self.sim.site[page]), len(self.site_ids) + 1
+        )
         record["flags"] = flags | (DocFlag.FRONT_PAGE if self.sim.home[page] else 0)
         if ROBOTS_DOCS["on"] and site_id not in self.robots:
             # The gatherer files a site's robots.txt as a document at depth 0, fetched with its first page,
             # never in a batch; it counts among the site's fetched documents (WIRE_BATCH_SITE_GROWTH).
             robots = self.robots[site_id] = len(self.page_of)
             self.page_of.append(0)
-            self.docs[robots : robots + 1]["docid"], self.docs[robots : robots + 1]["siteid"] = robots, site_id
+            self.docs[robots : robots + 1]["docid"], self.docs[robots : robots + 1]["siteid"] = (
+                robots,
+                site_id,
+            )
         return doc_id
 
     def sites(self) -> np.ndarray:
@@ -268,9 +285,16 @@ class Records:
     def path_groups(self, config: WireConfig) -> dict[str, np.ndarray]:
         """The path groups a manager run with ``config`` reads (``manager.run.path_groups``), from each
         document's page's URL."""
-        return path_groups(config, ((int(self.docs["siteid"][doc_id]),
-                                     urlsplit(self.sim.graph.urls[page - 1]).path.encode() if page else b"/robots.txt")
-                                    for doc_id, page in enumerate(self.page_of[1:], start=1)))
+        return path_groups(
+            config,
+            (
+                (
+                    int(self.docs["siteid"][doc_id]),
+                    urlsplit(self.sim.graph.urls[page - 1]).path.encode() if page else b"/robots.txt",
+                )
+                for doc_id, page in enumerate(self.page_of[1:], start=1)
+            ),
+        )
 
     def links(self) -> csr_matrix:
         size = self.count + 1
@@ -288,8 +312,9 @@ class Records:
             # The gatherer's content-seen: its links are not followed, or only those its original's do not reach.
             record["flags"] = record["flags"] | np.uint16(DocFlag.DUPLICATE)
             record["duplicate_of"] = original
-            if not self.follow_duplicates or not follows_duplicate(*self.sim.place(self.page_of[original]),
-                                                                   *self.sim.place(page)):
+            if not self.follow_duplicates or not follows_duplicate(
+                *self.sim.place(self.page_of[original]), *self.sim.place(page)
+            ):
                 return
             targets = np.setdiff1d(targets, self.sim.out[self.page_of[original]])
         for target in targets.tolist():
@@ -308,16 +333,29 @@ def harvest_order(batch: np.ndarray, site_of: np.ndarray) -> np.ndarray:
     return batch[np.argsort(turn, kind="stable")]
 
 
-def manager_crawl(sim: Simulation, weights: dict[str, float], batch_size: int, site_share: float,
-                  site_split: str = "pagerank") -> list[int]:
+def manager_crawl(
+    sim: Simulation,
+    weights: dict[str, float],
+    batch_size: int,
+    site_share: float,
+    site_split: str = "pagerank",
+) -> list[int]:
     """Final-graph pages in the manager's order (batch by batch, each in decreasing profit)."""
-    config = WireConfig.from_settings(Settings({**default_settings(), "WIRE_BATCH_SIZE": batch_size,
-                                                "WIRE_SCORE_WEIGHTS": weights,
-                                                "WIRE_BATCH_SITE_SHARE": site_share,
-                                                "WIRE_BATCH_SITE_SPLIT": site_split,
-                                                # crawl_order.py's crawls: waits 0 (WIRE_BATCH_TIME_SHARE: no limit)
-                                                "WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0,
-                                                **EXTRA_SETTINGS}))
+    config = WireConfig.from_settings(
+        Settings(
+            {
+                **default_settings(),
+                "WIRE_BATCH_SIZE": batch_size,
+                "WIRE_SCORE_WEIGHTS": weights,
+                "WIRE_BATCH_SITE_SHARE": site_share,
+                "WIRE_BATCH_SITE_SPLIT": site_split,
+                # crawl_order.py's crawls: waits 0 (WIRE_BATCH_TIME_SHARE: no limit)
+                "WIRE_WAIT_NORMAL": 0,
+                "WIRE_WAIT_LARGE_SITE": 0,
+                **EXTRA_SETTINGS,
+            }
+        )
+    )
     records = Records(sim)
     order: list[int] = []
     now = NOW
@@ -326,10 +364,20 @@ def manager_crawl(sim: Simulation, weights: dict[str, float], batch_size: int, s
         groups = records.path_groups(config)
         site_records = np.zeros(len(records.site_ids) + 1, dtype=SITE_DTYPE)  # each site's known documents
         site_records["docs"] = np.bincount(docs["siteid"], minlength=len(site_records))[: len(site_records)]
-        result = plan(docs, records.links(), config, now, count=1, sites=len(records.site_ids),
-                      site_records=site_records,
-                      sections=groups.get("sections"), mirrors=groups.get("mirrors"), kinds=groups.get("kinds"),
-                      rng=np.random.default_rng(0), exclude=np.asarray(list(records.robots.values()), dtype=np.int64))
+        result = plan(
+            docs,
+            records.links(),
+            config,
+            now,
+            count=1,
+            sites=len(records.site_ids),
+            site_records=site_records,
+            sections=groups.get("sections"),
+            mirrors=groups.get("mirrors"),
+            kinds=groups.get("kinds"),
+            rng=np.random.default_rng(0),
+            exclude=np.asarray(list(records.robots.values()), dtype=np.int64),
+        )
         if not result.batches:
             return order
         batch = result.batches[0]
@@ -338,7 +386,10 @@ def manager_crawl(sim: Simulation, weights: dict[str, float], batch_size: int, s
             records.fetch(doc_id, now + 1 + tick * 1e-3)
             robots = records.robots.get(int(records.docs["siteid"][doc_id]), 0)
             if robots and not records.docs["visits"][robots]:
-                records.docs[robots : robots + 1]["visits"], records.docs[robots : robots + 1]["status"] = 1, 200
+                records.docs[robots : robots + 1]["visits"], records.docs[robots : robots + 1]["status"] = (
+                    1,
+                    200,
+                )
                 records.docs[robots : robots + 1]["first_visit"] = now + tick * 1e-3
                 records.docs[robots : robots + 1]["last_visit"] = now + tick * 1e-3
         now += BATCH_SECONDS
@@ -355,36 +406,72 @@ def main() -> int:
     parser.add_argument("--sites", type=int, default=25)
     parser.add_argument("--pages", type=int, default=80)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--shape", default="uniform",
-                        help=f"sample web shape(s), comma-separated: {', '.join(SHAPES)} (default uniform)")
+    parser.add_argument(
+        "--shape",
+        default="uniform",
+        help=f"sample web shape(s), comma-separated: {', '.join(SHAPES)} (default uniform)",
+    )
     parser.add_argument("--batch-share", type=float, default=0.05)
-    parser.add_argument("--samesite", default="0,auto",
-                        help="comma-separated caps per site and batch; 0 none, auto K // sites (default 0,auto)")
+    parser.add_argument(
+        "--samesite",
+        default="0,auto",
+        help="comma-separated caps per site and batch; 0 none, auto K // sites (default 0,auto)",
+    )
     parser.add_argument("--scores", default=",".join(SCORES), help=f"from {', '.join(SCORES)} ('' for none)")
-    parser.add_argument("--weightings", default=",".join(crawl_order.WEIGHTINGS),
-                        help="the manager's weightings: names from crawl_order.WEIGHTINGS, or a JSON object "
-                        "name -> WIRE_SCORE_WEIGHTS ('' for none; default: all of WEIGHTINGS)")
-    parser.add_argument("--site-split", default="pagerank",
-                        help="WIRE_BATCH_SITE_SPLIT values the manager's weightings run with, comma-separated: "
-                        f"{', '.join(SITE_SPLITS)} (default pagerank)")
-    parser.add_argument("--site-share", default="1,0",
-                        help="WIRE_BATCH_SITE_SHARE values the manager's weightings run with (default 1,0)")
-    parser.add_argument("--web", choices=("sample", "real"), default="sample",
-                        help="real: the web of real documents (wirescrapy.testing.realweb), its truth read "
-                        "from the files (no server); prints the manager's rows and a per-site table")
+    parser.add_argument(
+        "--weightings",
+        default=",".join(crawl_order.WEIGHTINGS),
+        help="the manager's weightings: names from crawl_order.WEIGHTINGS, or a JSON object "
+        "name -> WIRE_SCORE_WEIGHTS ('' for none; default: all of WEIGHTINGS)",
+    )
+    parser.add_argument(
+        "--site-split",
+        default="pagerank",
+        help="WIRE_BATCH_SITE_SPLIT values the manager's weightings run with, comma-separated: "
+        f"{', '.join(SITE_SPLITS)} (default pagerank)",
+    )
+    parser.add_argument(
+        "--site-share",
+        default="1,0",
+        help="WIRE_BATCH_SITE_SHARE values the manager's weightings run with (default 1,0)",
+    )
+    parser.add_argument(
+        "--web",
+        choices=("sample", "real"),
+        default="sample",
+        help="real: the web of real documents (wirescrapy.testing.realweb), its truth read "
+        "from the files (no server); prints the manager's rows and a per-site table",
+    )
     parser.add_argument("--real-sites", help="real web: comma-separated sites (default: all)")
-    parser.add_argument("--robots-docs", action="store_true",
-                        help="file each site's robots.txt as a document fetched with its first page, as the gatherer "
-                        "does (it counts for WIRE_BATCH_SITE_GROWTH: a real crawl's second batch takes 8 a site)")
-    parser.add_argument("--content-seen", action="store_true",
-                        help="real web: model the gatherer's content-seen (a page whose file's bytes an earlier "
-                        "fetch had is a duplicate: its links are not followed; with -s "
-                        "WIRE_FOLLOW_DUPLICATE_LINKS=true those its original's do not reach are)")
-    parser.add_argument("--truth-cache", help="real web: keep its ground truth in this file (pickle) between runs")
-    parser.add_argument("--webs", help="summary over several webs instead, comma-separated SITESxPAGES:SEED "
-                        f"('six' for {SIX_WEBS}): the manager's share / oracle at 20 %% per web, mean and least")
-    parser.add_argument("--setting", "-s", action="append", default=[], metavar="NAME=VALUE",
-                        help="extra setting for the manager's runs, the value as JSON or as scrapy -s takes it (repeatable)")
+    parser.add_argument(
+        "--robots-docs",
+        action="store_true",
+        help="file each site's robots.txt as a document fetched with its first page, as the gatherer "
+        "does (it counts for WIRE_BATCH_SITE_GROWTH: a real crawl's second batch takes 8 a site)",
+    )
+    parser.add_argument(
+        "--content-seen",
+        action="store_true",
+        help="real web: model the gatherer's content-seen (a page whose file's bytes an earlier "
+        "fetch had is a duplicate: its links are not followed; with -s "
+        "WIRE_FOLLOW_DUPLICATE_LINKS=true those its original's do not reach are)",
+    )
+    parser.add_argument(
+        "--truth-cache", help="real web: keep its ground truth in this file (pickle) between runs"
+    )
+    parser.add_argument(
+        "--webs",
+        help="summary over several webs instead, comma-separated SITESxPAGES:SEED "
+        f"('six' for {SIX_WEBS}): the manager's share / oracle at 20 %% per web, mean and least",
+    )
+    parser.add_argument(
+        "--setting",
+        "-s",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="extra setting for the manager's runs, the value as JSON or as scrapy -s takes it (repeatable)",
+    )
     args = parser.parse_args()
     ROBOTS_DOCS["on"] = args.robots_docs
     for setting in args.setting:
@@ -429,8 +516,12 @@ def summarize(args: argparse.Namespace, shapes: list[str], webs_text: str) -> No
     for shape in shapes:
         rows: dict[tuple[str, str], list[float]] = {}
         for sites, pages, seed in webs:
-            web = SampleWeb(SampleWebConfig(sites=sites, pages_per_site=pages, seed=seed,
-                                            broken_robots="malformed", shape=shape), port=8080)
+            web = SampleWeb(
+                SampleWebConfig(
+                    sites=sites, pages_per_site=pages, seed=seed, broken_robots="malformed", shape=shape
+                ),
+                port=8080,
+            )
             truth = web.ground_truth()
             graph = crawl_order.final_graph(truth)
             budget = math.ceil(0.2 * graph.n)
@@ -438,19 +529,31 @@ def summarize(args: argparse.Namespace, shapes: list[str], webs_text: str) -> No
             sim = Simulation(graph, [graph.index[seed] for seed in truth.seeds])
             batch_size = max(1, round(args.batch_share * graph.n))
             rows.setdefault(("-", "BFS (FIFO)"), []).append(
-                crawl_order.share(crawl_order.bfs_order(truth, graph), graph, budget) / best)
+                crawl_order.share(crawl_order.bfs_order(truth, graph), graph, budget) / best
+            )
             for split in args.site_split.split(","):
                 for name, weights in weightings(args.weightings).items():
                     order = manager_crawl(sim, weights, batch_size, 1.0, split)
                     rows.setdefault((split, name), []).append(crawl_order.share(order, graph, budget) / best)
         for (split, name), values in rows.items():
-            print(f"{shape:<8} {split:<9} {name:<20} {np.mean(values):6.1%} {min(values):6.1%}   "
-                  + " ".join(f"{v:.1%}" for v in values), flush=True)
+            print(
+                f"{shape:<8} {split:<9} {name:<20} {np.mean(values):6.1%} {min(values):6.1%}   "
+                + " ".join(f"{v:.1%}" for v in values),
+                flush=True,
+            )
 
 
 def simulate(args: argparse.Namespace, shape: str) -> None:
-    web = SampleWeb(SampleWebConfig(sites=args.sites, pages_per_site=args.pages, seed=args.seed,
-                                    broken_robots="malformed", shape=shape), port=8080)
+    web = SampleWeb(
+        SampleWebConfig(
+            sites=args.sites,
+            pages_per_site=args.pages,
+            seed=args.seed,
+            broken_robots="malformed",
+            shape=shape,
+        ),
+        port=8080,
+    )
     truth = web.ground_truth()
     graph = crawl_order.final_graph(truth)
     n = graph.n
@@ -458,30 +561,44 @@ def simulate(args: argparse.Namespace, shape: str) -> None:
     sim = Simulation(graph, [graph.index[seed] for seed in truth.seeds])
     oracle = crawl_order.oracle_order(graph)
     budgets = (0.05, 0.10, 0.20, 0.40)
-    print(f"sample web {args.sites} sites x {args.pages} pages, {shape} (seed {args.seed}): N = {n}, "
-          f"K = {batch_size}")
+    print(
+        f"sample web {args.sites} sites x {args.pages} pages, {shape} (seed {args.seed}): N = {n}, "
+        f"K = {batch_size}"
+    )
     print(f"{'score':<16} {'samesite':>8} " + " ".join(f"{b:>7.0%}" for b in budgets))
     offline_bfs = crawl_order.bfs_order(truth, graph)
-    cells = [crawl_order.share(offline_bfs, graph, math.ceil(b * n)) / crawl_order.share(oracle, graph, math.ceil(b * n))
-             for b in budgets]
+    cells = [
+        crawl_order.share(offline_bfs, graph, math.ceil(b * n))
+        / crawl_order.share(oracle, graph, math.ceil(b * n))
+        for b in budgets
+    ]
     print(f"{'BFS (FIFO)':<16} {'-':>8} " + " ".join(f"{c:7.1%}" for c in cells))
     for cap_text in args.samesite.split(","):
         cap = max(1, batch_size // args.sites) if cap_text == "auto" else int(cap_text)
         for name in filter(None, args.scores.split(",")):
             order = sim.crawl(SCORES[name], batch_size, cap)
-            cells = [crawl_order.share(order, graph, math.ceil(b * n)) / crawl_order.share(oracle, graph, math.ceil(b * n))
-                     for b in budgets]
+            cells = [
+                crawl_order.share(order, graph, math.ceil(b * n))
+                / crawl_order.share(oracle, graph, math.ceil(b * n))
+                for b in budgets
+            ]
             print(f"{name:<16} {cap or 'none':>8} " + " ".join(f"{c:7.1%}" for c in cells), flush=True)
-    for site_share, site_split in itertools.product(map(float, args.site_share.split(",")),
-                                                    args.site_split.split(",")):
+    for site_share, site_split in itertools.product(
+        map(float, args.site_share.split(",")), args.site_split.split(",")
+    ):
         if site_share == 0 and site_split != args.site_split.split(",")[0]:
             continue  # no share, no split
-        print(f"the manager, WIRE_BATCH_SITE_SHARE={site_share:g}"
-              + (f", WIRE_BATCH_SITE_SPLIT={site_split}:" if site_share else ":"))
+        print(
+            f"the manager, WIRE_BATCH_SITE_SHARE={site_share:g}"
+            + (f", WIRE_BATCH_SITE_SPLIT={site_split}:" if site_share else ":")
+        )
         for name, weights in weightings(args.weightings).items():
             order = manager_crawl(sim, weights, batch_size, site_share, site_split)
-            cells = [crawl_order.share(order, graph, math.ceil(b * n))
-                     / crawl_order.share(oracle, graph, math.ceil(b * n)) for b in budgets]
+            cells = [
+                crawl_order.share(order, graph, math.ceil(b * n))
+                / crawl_order.share(oracle, graph, math.ceil(b * n))
+                for b in budgets
+            ]
             print(f"{'  ' + name:<25} " + " ".join(f"{c:7.1%}" for c in cells), flush=True)
 
 
@@ -494,10 +611,13 @@ def real_truth(chosen, cache: str | None):
             return truth
     missing = realweb_sites.missing(chosen)
     if missing:
-        sys.exit(f"error: real web: not installed: {' '.join(sorted({s.package for s in missing}))} "
-                 "(python -m wirescrapy.testing.realweb installs them)")
-    truth = realweb_truth.walk([realweb_truth.Host(f"http://{site.host}:8080", site.root, site.index)
-                                for site in chosen])
+        sys.exit(
+            f"error: real web: not installed: {' '.join(sorted({s.package for s in missing}))} "
+            "(python -m wirescrapy.testing.realweb installs them)"
+        )
+    truth = realweb_truth.walk(
+        [realweb_truth.Host(f"http://{site.host}:8080", site.root, site.index) for site in chosen]
+    )
     if cache:
         with open(cache, "wb") as file:
             pickle.dump(([site.name for site in chosen], truth), file)
@@ -509,7 +629,9 @@ def content_keys(graph: crawl_order.FinalGraph, chosen) -> np.ndarray:
     gatherer's content-seen compares cleaned documents: equal files, equal documents)."""
     from xxhash import xxh3_64_intdigest
 
-    hosts = {site.host: realweb_truth.Host(f"http://{site.host}:8080", site.root, site.index) for site in chosen}
+    hosts = {
+        site.host: realweb_truth.Host(f"http://{site.host}:8080", site.root, site.index) for site in chosen
+    }
     keys = np.zeros(graph.n, dtype=np.int64)
     for i, url in enumerate(graph.urls):
         kind, local = realweb_truth._serve(hosts[urlsplit(url).hostname], url)
@@ -532,20 +654,26 @@ def simulate_real(args: argparse.Namespace, chosen) -> None:
     bfs = crawl_order.bfs_order(truth, graph)
     held_out = {site.host for site in chosen if site.held_out}
     budgets = (0.05, 0.10, 0.20, 0.40)
-    print(f"real web, {len(chosen)} sites (held out: {', '.join(s.name for s in chosen if s.held_out) or 'none'}): "
-          f"N = {n}, K = {batch_size}")
+    print(
+        f"real web, {len(chosen)} sites (held out: {', '.join(s.name for s in chosen if s.held_out) or 'none'}): "
+        f"N = {n}, K = {batch_size}"
+    )
     print(f"{'order':<40} " + " ".join(f"{b:>7.0%}" for b in budgets))
     orders = [("BFS (FIFO)", bfs)]
-    for site_share, site_split in itertools.product(map(float, args.site_share.split(",")),
-                                                    args.site_split.split(",")):
+    for site_share, site_split in itertools.product(
+        map(float, args.site_share.split(",")), args.site_split.split(",")
+    ):
         for name, weights in weightings(args.weightings).items():
             label = f"{name} share={site_share:g} {site_split if site_share else ''}".strip()
             orders.append((label, manager_crawl(sim, weights, batch_size, site_share, site_split)))
             if site_share == 0:
                 break
     for label, order in orders:
-        cells = [crawl_order.share(order, graph, math.ceil(b * n)) / crawl_order.share(oracle, graph, math.ceil(b * n))
-                 for b in budgets]
+        cells = [
+            crawl_order.share(order, graph, math.ceil(b * n))
+            / crawl_order.share(oracle, graph, math.ceil(b * n))
+            for b in budgets
+        ]
         print(f"{label:<40} " + " ".join(f"{c:7.1%}" for c in cells), flush=True)
     print()
     print(crawl_order.site_table([("oracle", oracle), *orders], graph, budget, held_out))

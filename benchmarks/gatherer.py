@@ -50,12 +50,18 @@ LINK_TAGS = ("a", "area", "frame", "iframe", "link")
 def ensure_corpus() -> Path:
     if not DOC_DIR.is_dir():
         if shutil.which("apt-get") is None:
-            sys.exit(f"{DOC_DIR} is missing and apt-get is not available: install Debian's python3-doc package")
+            sys.exit(
+                f"{DOC_DIR} is missing and apt-get is not available: install Debian's python3-doc package"
+            )
         print("installing python3-doc (apt-get)...", flush=True)
         for command in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "python3-doc"]):
-            done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            done = subprocess.run(
+                command, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+            )
             if done.returncode != 0:
-                sys.exit(f"{' '.join(command)} failed ({done.stderr.strip()[-300:]}): install python3-doc by hand")
+                sys.exit(
+                    f"{' '.join(command)} failed ({done.stderr.strip()[-300:]}): install python3-doc by hand"
+                )
         if not DOC_DIR.is_dir():
             sys.exit(f"python3-doc is installed but {DOC_DIR} does not exist")
     return DOC_DIR.resolve()
@@ -82,7 +88,9 @@ def run_selectolax(pages):
     query = "a[href], area[href], frame[src], iframe[src], link[href]"
     out = []
     for _url, body in pages:
-        links = [node.attrs.get("href") or node.attrs.get("src") for node in LexborHTMLParser(body).css(query)]
+        links = [
+            node.attrs.get("href") or node.attrs.get("src") for node in LexborHTMLParser(body).css(query)
+        ]
         out.append((len(links),))
     return out
 
@@ -155,7 +163,9 @@ def run_links(parsed: list[tuple[str, list[str]]], directory: Path) -> tuple[flo
             start = time.process_time()
             for (url, links), made in zip(parsed, decisions, strict=True):
                 page, _ = collection.add_url(url, depth=1)
-                report = add_links(collection, rules, links, parent_depth=1, classified=made if classified else ())
+                report = add_links(
+                    collection, rules, links, parent_depth=1, classified=made if classified else ()
+                )
                 collection.links.set_links(page, report.targets)
             seconds.append(time.process_time() - start)
     return seconds[0], seconds[1], seconds[2], sum(len(links) for _, links in parsed)
@@ -175,10 +185,16 @@ def print_links(pages, repeat: int) -> None:
         best_new, best_known = min(best_new, new), min(best_known, known)
         best_classified = min(best_classified, classified)
     print(f"\nlinks into a collection ({count:,} links of {len(parsed)} pages, CPU, best of {repeat}):")
-    print(f"  first pass (new URLs)    {best_new / count * 1e6:6.2f} us/link {count / best_new:10,.0f} links/s")
-    print(f"  second pass (all known)  {best_known / count * 1e6:6.2f} us/link {count / best_known:10,.0f} links/s")
-    print(f"  all known, classified    {best_classified / count * 1e6:6.2f} us/link "
-          f"{count / best_classified:10,.0f} links/s (decisions made by a parse worker)")
+    print(
+        f"  first pass (new URLs)    {best_new / count * 1e6:6.2f} us/link {count / best_new:10,.0f} links/s"
+    )
+    print(
+        f"  second pass (all known)  {best_known / count * 1e6:6.2f} us/link {count / best_known:10,.0f} links/s"
+    )
+    print(
+        f"  all known, classified    {best_classified / count * 1e6:6.2f} us/link "
+        f"{count / best_classified:10,.0f} links/s (decisions made by a parse worker)"
+    )
     print(f"  parsing, for comparison  {parse / count * 1e6:6.2f} us/link")
 
 
@@ -216,13 +232,19 @@ def print_pickle(pages, repeat: int) -> None:
         base = run_pickle(results, repeat)
     finally:
         Decision.__reduce__ = own
-    print(f"\nparse results sent back by a parse worker ({len(results)} pages, {decisions:,} link decisions, "
-          f"CPU, best of {repeat}):")
+    print(
+        f"\nparse results sent back by a parse worker ({len(results)} pages, {decisions:,} link decisions, "
+        f"CPU, best of {repeat}):"
+    )
     for name, (dumps, loads, size) in (("Decision.__reduce__", ours), ("dataclasses' default", base)):
-        print(f"  {name:22s} pickle {dumps / len(results) * 1e3:6.3f} ms/page, unpickle "
-              f"{loads / len(results) * 1e3:6.3f} ms/page, {size / len(results) / 1e3:6.1f} kB/page")
-    print(f"  unpickling with Decision.__reduce__: {base[1] / ours[1]:.2f}x the speed; pickling "
-          f"{base[0] / ours[0]:.2f}x")
+        print(
+            f"  {name:22s} pickle {dumps / len(results) * 1e3:6.3f} ms/page, unpickle "
+            f"{loads / len(results) * 1e3:6.3f} ms/page, {size / len(results) / 1e3:6.1f} kB/page"
+        )
+    print(
+        f"  unpickling with Decision.__reduce__: {base[1] / ours[1]:.2f}x the speed; pickling "
+        f"{base[0] / ours[0]:.2f}x"
+    )
 
 
 def print_steps(pages, total: int, repeat: int) -> None:
@@ -259,25 +281,34 @@ def measure(function, pages, repeat: int):
 
 
 def main(argv=None) -> None:
-    arguments = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    arguments = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     arguments.add_argument("--limit", type=int, default=None, help="use the first N pages only")
     arguments.add_argument("--repeat", type=int, default=3, help="runs per contender; the best counts")
     arguments.add_argument("--steps", action="store_true", help="also time the parser's steps one by one")
     arguments.add_argument("--links", action="store_true", help="also time adding the links to a collection")
-    arguments.add_argument("--pickle", action="store_true", help="also time sending a parse worker's results back")
+    arguments.add_argument(
+        "--pickle", action="store_true", help="also time sending a parse worker's results back"
+    )
     options = arguments.parse_args(argv)
 
     pages = load(options.limit)
     total = sum(len(body) for _, body in pages)
-    print(f"corpus: {len(pages)} pages, {total / 1e6:.1f} MB ({DOC_DIR}), load average "
-          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} CPUs\n")
+    print(
+        f"corpus: {len(pages)} pages, {total / 1e6:.1f} MB ({DOC_DIR}), load average "
+        f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} CPUs\n"
+    )
     rows = {}
     for name, function in CONTENDERS.items():
         cpu, wall, result = measure(function, pages, options.repeat)
         rows[name] = (cpu, wall, result)
         links = sum(r[0] for r in result)
-        print(f"{name:42s} {len(pages) / cpu:9.0f} pages/s {total / 1e6 / cpu:7.1f} MB/s "
-              f"(cpu {cpu:.2f} s, wall {wall:.2f} s) {links:>9,} links", flush=True)
+        print(
+            f"{name:42s} {len(pages) / cpu:9.0f} pages/s {total / 1e6 / cpu:7.1f} MB/s "
+            f"(cpu {cpu:.2f} s, wall {wall:.2f} s) {links:>9,} links",
+            flush=True,
+        )
 
     ours = rows["wirescrapy Parser (links+document+text)"]
     print()
@@ -288,8 +319,10 @@ def main(argv=None) -> None:
     results = ours[2]
     document = sum(r[1] for r in results)
     text = sum(r[2] for r in results)
-    print(f"\ncleaned document / original: {document / total:.1%} (text: {text / total:.1%}); "
-          f"{sum(r[3] for r in results)} documents cut at WIRE_MAX_STORED_SIZE")
+    print(
+        f"\ncleaned document / original: {document / total:.1%} (text: {text / total:.1%}); "
+        f"{sum(r[3] for r in results)} documents cut at WIRE_MAX_STORED_SIZE"
+    )
     if options.steps:
         print_steps(pages, total, options.repeat)
     if options.links:

@@ -81,6 +81,7 @@ NOT_PAGES = ("/robots.txt", "/sitemap.xml", "/robots.rdf")
 
 # -- running a crawler in a subprocess ---------------------------------------------------------------
 
+
 @dataclass
 class Run:
     argv: list[str]
@@ -100,8 +101,14 @@ def busy_cpu() -> float:
     return sum(getattr(times, name, 0.0) for name in ("user", "nice", "system", "irq", "softirq", "steal"))
 
 
-def run_measured(args: list[str], log: Path, timeout: float, crawl: bool = False, module: str = "scrapy",
-                 profile: Path | None = None) -> Run:
+def run_measured(
+    args: list[str],
+    log: Path,
+    timeout: float,
+    crawl: bool = False,
+    module: str = "scrapy",
+    profile: Path | None = None,
+) -> Run:
     """Run ``python -m MODULE ARGS`` from the repository's root, under cProfile into ``profile`` if given,
     output to ``log``; its own CPU time and peak RSS. A ``crawl`` must have dumped its stats: ``scrapy crawl``
     exits 0 when its spider fails to start."""
@@ -110,8 +117,14 @@ def run_measured(args: list[str], log: Path, timeout: float, crawl: bool = False
     run = Run([sys.executable, "-m", module, *args], log)
     with open(log, "wb") as out:
         run.started, start, busy = time.time(), time.perf_counter(), busy_cpu()
-        process = run_scrapy(*args, module=module, env=scrapy_env(SETTINGS_MODULE), stdout=out,
-                             stderr=subprocess.STDOUT, wait=False)
+        process = run_scrapy(
+            *args,
+            module=module,
+            env=scrapy_env(SETTINGS_MODULE),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            wait=False,
+        )
 
         def kill() -> None:
             run.timed_out = True
@@ -141,8 +154,16 @@ def run_measured(args: list[str], log: Path, timeout: float, crawl: bool = False
 
 
 def wire_settings(collection: Path, wait: float, wait_large: float) -> list[str]:
-    return ["-s", f"WIRE_COLLECTION_DIR={collection}", "-s", f"WIRE_WAIT_NORMAL={wait:g}",
-            "-s", f"WIRE_WAIT_LARGE_SITE={wait_large:g}", "-s", "LOG_LEVEL=INFO"]
+    return [
+        "-s",
+        f"WIRE_COLLECTION_DIR={collection}",
+        "-s",
+        f"WIRE_WAIT_NORMAL={wait:g}",
+        "-s",
+        f"WIRE_WAIT_LARGE_SITE={wait_large:g}",
+        "-s",
+        "LOG_LEVEL=INFO",
+    ]
 
 
 def dumped_stats(log: Path) -> dict[str, float]:
@@ -171,6 +192,7 @@ def cpu_of(process: psutil.Process) -> float:
 
 
 # -- what the server saw ---------------------------------------------------------------------------
+
 
 @dataclass
 class Served:
@@ -218,6 +240,7 @@ def depths(truth) -> dict[str, int]:
 
 # -- 0. server capacity ----------------------------------------------------------------------------
 
+
 async def _client(port: int, targets: list[tuple[str, str]], counter: list[int], limit: int, deadline: float):
     reader, writer = await asyncio.open_connection("127.0.0.1", port)  # loopback only
     try:
@@ -248,7 +271,9 @@ def server_capacity(web: SampleWebProcess, requests: int, connections: int, seco
 
     async def main() -> None:
         deadline = time.perf_counter() + seconds
-        await asyncio.gather(*(_client(web.port, targets, counter, requests, deadline) for _ in range(connections)))
+        await asyncio.gather(
+            *(_client(web.port, targets, counter, requests, deadline) for _ in range(connections))
+        )
 
     cpu, start = cpu_of(server), time.perf_counter()
     asyncio.run(main())
@@ -257,6 +282,7 @@ def server_capacity(web: SampleWebProcess, requests: int, connections: int, seco
 
 
 # -- 1. throughput ---------------------------------------------------------------------------------
+
 
 @dataclass
 class CrawlResult:
@@ -281,8 +307,15 @@ class CrawlResult:
         return max(self.run.busy - self.run.cpu - self.server_cpu, 0.0) / self.run.wall
 
 
-def measure_crawl(web, label: str, args: list[str], log: Path, timeout: float, module: str = "scrapy",
-                  profile: Path | None = None) -> CrawlResult:
+def measure_crawl(
+    web,
+    label: str,
+    args: list[str],
+    log: Path,
+    timeout: float,
+    module: str = "scrapy",
+    profile: Path | None = None,
+) -> CrawlResult:
     server = server_process()
     start, cpu = len(web.access_log()), cpu_of(server)
     run = run_measured(args, log, timeout, crawl=True, module=module, profile=profile)
@@ -300,17 +333,33 @@ def harvest_cycles(collection: Path, records: list[dict]) -> list[dict]:
         info = json.loads((path / "batch.json").read_text())
         start, end = harvest["started"], harvest["finished"]
         fetches = sum(1 for r in records if start <= r["start"] <= end)
-        cycles.append({"batch": info["batch"], "urls": info["urls"], "sites": info["sites"], "start": start,
-                       "end": end, "fetches": fetches})
+        cycles.append(
+            {
+                "batch": info["batch"],
+                "urls": info["urls"],
+                "sites": info["sites"],
+                "start": start,
+                "end": end,
+                "fetches": fetches,
+            }
+        )
     return cycles
 
 
-def run_harvester(web, workdir: Path, name: str, seeds: Path, cycles: int, timeout: float,
-                  profile: Path | None = None) -> CrawlResult:
+def run_harvester(
+    web, workdir: Path, name: str, seeds: Path, cycles: int, timeout: float, profile: Path | None = None
+) -> CrawlResult:
     collection = workdir / f"collection-{name}"
     shutil.rmtree(collection, ignore_errors=True)
-    args = ["crawl", "harvester", "-a", f"seeds={seeds}", "-a", f"cycles={cycles}",
-            *wire_settings(collection, 0, 0)]
+    args = [
+        "crawl",
+        "harvester",
+        "-a",
+        f"seeds={seeds}",
+        "-a",
+        f"cycles={cycles}",
+        *wire_settings(collection, 0, 0),
+    ]
     result = measure_crawl(web, "harvester", args, workdir / f"{name}.log", timeout, profile=profile)
     result.stats = dumped_stats(result.run.log)
     result.cycles = harvest_cycles(collection, result.served.records)
@@ -378,117 +427,176 @@ def plain_scrapy_child(spec_file: str) -> None:
     print("BENCH-STATS " + json.dumps(stats), flush=True)
 
 
-def run_plain(web, workdir: Path, name: str, label: str, settings: dict, timeout: float,
-              profile: Path | None = None) -> CrawlResult:
+def run_plain(
+    web, workdir: Path, name: str, label: str, settings: dict, timeout: float, profile: Path | None = None
+) -> CrawlResult:
     spec = workdir / f"{name}.json"
     spec.write_text(json.dumps({"seeds": web.seeds, "settings": settings}))
-    result = measure_crawl(web, label, ["--plain-child", str(spec)], workdir / f"{name}.log", timeout,
-                           module="benchmarks.harvester", profile=profile)
+    result = measure_crawl(
+        web,
+        label,
+        ["--plain-child", str(spec)],
+        workdir / f"{name}.log",
+        timeout,
+        module="benchmarks.harvester",
+        profile=profile,
+    )
     for line in result.run.log.read_text(errors="replace").splitlines():
         if line.startswith("BENCH-STATS "):
-            result.stats = json.loads(line[len("BENCH-STATS "):])
+            result.stats = json.loads(line[len("BENCH-STATS ") :])
     return result
 
 
 def throughput(options, workdir: Path) -> None:
-    print(f"\n== 1. Throughput, waits 0: {options.sites} sites x {options.pages} pages, page_size "
-          f"{options.page_size}, seed {options.seed}, Crawl-delay 0, slow page 0 s ==", flush=True)
+    print(
+        f"\n== 1. Throughput, waits 0: {options.sites} sites x {options.pages} pages, page_size "
+        f"{options.page_size}, seed {options.seed}, Crawl-delay 0, slow page 0 s ==",
+        flush=True,
+    )
     started = time.perf_counter()
-    with SampleWebProcess(workdir=workdir / "web-throughput", sites=options.sites, pages_per_site=options.pages,
-                          seed=options.seed, page_size=options.page_size, crawl_delay=0.0, slow_delay=0.0,
-                          broken_robots="malformed") as web:
+    with SampleWebProcess(
+        workdir=workdir / "web-throughput",
+        sites=options.sites,
+        pages_per_site=options.pages,
+        seed=options.seed,
+        page_size=options.page_size,
+        crawl_delay=0.0,
+        slow_delay=0.0,
+        broken_robots="malformed",
+    ) as web:
         truth = web.truth
         depth_of = depths(truth)
         deepest = max(depth_of.get(page, 0) for page in truth.pages)
         # Cycle k fetches the pages k - 1 links from a seed (robots.txt holds its site until it is read).
         cycles = deepest + 1 + options.extra_cycles
-        print(f"sample web on 127.0.0.1:{web.port}: {len(truth.pages):,} HTML pages reachable, the deepest "
-              f"{deepest} links from a seed; harvester (settings {SETTINGS_MODULE}, WIRE_WAIT_NORMAL=0, "
-              f"WIRE_WAIT_LARGE_SITE=0): {cycles} cycles (D + 1 + {options.extra_cycles}); plain Scrapy: "
-              f"DEPTH_LIMIT={deepest}, CONCURRENT_REQUESTS={options.connections}")
+        print(
+            f"sample web on 127.0.0.1:{web.port}: {len(truth.pages):,} HTML pages reachable, the deepest "
+            f"{deepest} links from a seed; harvester (settings {SETTINGS_MODULE}, WIRE_WAIT_NORMAL=0, "
+            f"WIRE_WAIT_LARGE_SITE=0): {cycles} cycles (D + 1 + {options.extra_cycles}); plain Scrapy: "
+            f"DEPTH_LIMIT={deepest}, CONCURRENT_REQUESTS={options.connections}"
+        )
 
         rate, server_us, count = server_capacity(web, options.capacity_requests, 16)
-        print(f"server capacity: {rate:,.0f} requests/s, {server_us:.0f} µs server CPU per request "
-              f"({count:,} keep-alive GETs of its pages over 16 connections, a minimal asyncio client)", flush=True)
+        print(
+            f"server capacity: {rate:,.0f} requests/s, {server_us:.0f} µs server CPU per request "
+            f"({count:,} keep-alive GETs of its pages over 16 connections, a minimal asyncio client)",
+            flush=True,
+        )
 
         seeds = workdir / "seeds-throughput.txt"
         seeds.write_text("".join(url + "\n" for url in web.seeds))
-        crawls = [("harvester", lambda n: run_harvester(web, workdir, f"harvester-{n}", seeds, cycles,
-                                                          options.timeout))]
-        for number, (label, per_domain, extra) in enumerate(BASELINES[:options.baselines], 1):
+        crawls = [
+            (
+                "harvester",
+                lambda n: run_harvester(web, workdir, f"harvester-{n}", seeds, cycles, options.timeout),
+            )
+        ]
+        for number, (label, per_domain, extra) in enumerate(BASELINES[: options.baselines], 1):
             settings = {**plain_settings(deepest, per_domain, options.connections), **extra}
-            crawls.append((label, lambda n, label=label, settings=settings, number=number: run_plain(
-                web, workdir, f"plain{number}-{n}", label, settings, options.timeout)))
+            crawls.append(
+                (
+                    label,
+                    lambda n, label=label, settings=settings, number=number: run_plain(
+                        web, workdir, f"plain{number}-{n}", label, settings, options.timeout
+                    ),
+                )
+            )
         best: dict[str, CrawlResult] = {}
         for round_ in range(1, options.repeat + 1):
             for label, crawl in crawls:
                 result = crawl(round_)
-                print(f"  round {round_}: {label} done in {result.run.wall:.1f} s ({result.pages_per_s:.1f} pages/s, "
-                      f"{result.cpu_per_fetch * 1e3:.2f} CPU ms/fetch, other processes {result.others:.2f} cores)",
-                      flush=True)
+                print(
+                    f"  round {round_}: {label} done in {result.run.wall:.1f} s ({result.pages_per_s:.1f} pages/s, "
+                    f"{result.cpu_per_fetch * 1e3:.2f} CPU ms/fetch, other processes {result.others:.2f} cores)",
+                    flush=True,
+                )
                 if label not in best or result.pages_per_s > best[label].pages_per_s:
                     best[label] = result
         results = list(best.values())
 
-        print(f"\n{'crawler' + (f' (best of {options.repeat})' if options.repeat > 1 else ''):33} {'fetches':>7} "
-              f"{'pages':>7} {'truth':>6} {'wall s':>7} {'pages/s':>8} {'fetch/s':>8} {'CPU s':>7} {'CPU ms/fetch':>12} "
-              f"{'RSS MB':>6} {'server µs/req':>13} {'others':>6}")
+        print(
+            f"\n{'crawler' + (f' (best of {options.repeat})' if options.repeat > 1 else ''):33} {'fetches':>7} "
+            f"{'pages':>7} {'truth':>6} {'wall s':>7} {'pages/s':>8} {'fetch/s':>8} {'CPU s':>7} {'CPU ms/fetch':>12} "
+            f"{'RSS MB':>6} {'server µs/req':>13} {'others':>6}"
+        )
         for r in results:
             served = r.served
             covered = len(served.pages & truth.pages) / len(truth.pages)
-            print(f"{r.label:33} {served.fetches:>7,} {served.page_count:>7,} {covered:>6.1%} {r.run.wall:>7.1f} "
-                  f"{r.pages_per_s:>8.1f} {served.fetches / r.run.wall:>8.1f} {r.run.cpu:>7.1f} "
-                  f"{r.cpu_per_fetch * 1e3:>12.2f} {r.run.maxrss / 2**20:>6.0f} "
-                  f"{r.server_cpu / max(served.fetches, 1) * 1e6:>13.0f} {r.others:>6.2f}")
-        print("fetches: every request the server logged (robots.txt, sitemaps, errors included); pages: HTML "
-              "answered 200; truth: share of the ground truth's pages fetched; CPU: the crawler process, user + "
-              "system, start-up included; others: cores kept busy by other processes meanwhile (a loaded machine "
-              "slows every figure)")
+            print(
+                f"{r.label:33} {served.fetches:>7,} {served.page_count:>7,} {covered:>6.1%} {r.run.wall:>7.1f} "
+                f"{r.pages_per_s:>8.1f} {served.fetches / r.run.wall:>8.1f} {r.run.cpu:>7.1f} "
+                f"{r.cpu_per_fetch * 1e3:>12.2f} {r.run.maxrss / 2**20:>6.0f} "
+                f"{r.server_cpu / max(served.fetches, 1) * 1e6:>13.0f} {r.others:>6.2f}"
+            )
+        print(
+            "fetches: every request the server logged (robots.txt, sitemaps, errors included); pages: HTML "
+            "answered 200; truth: share of the ground truth's pages fetched; CPU: the crawler process, user + "
+            "system, start-up included; others: cores kept busy by other processes meanwhile (a loaded machine "
+            "slows every figure)"
+        )
 
         harvester = results[0]
         windows = harvester.cycles
         in_harvest = sum(c["end"] - c["start"] for c in windows)
         fetched_in = sum(c["fetches"] for c in windows)
-        print("\nharvester, per cycle (harvest window from its batch's harvest.json; manager = time before it):")
-        print(f"{'cycle':>5} {'batch':>6} {'URLs':>7} {'sites':>6} {'fetches':>8} {'manager s':>9} {'harvest s':>9} "
-              f"{'fetch/s':>8}")
+        print(
+            "\nharvester, per cycle (harvest window from its batch's harvest.json; manager = time before it):"
+        )
+        print(
+            f"{'cycle':>5} {'batch':>6} {'URLs':>7} {'sites':>6} {'fetches':>8} {'manager s':>9} {'harvest s':>9} "
+            f"{'fetch/s':>8}"
+        )
         previous = harvester.run.started
         for number, c in enumerate(windows, 1):
             took = c["end"] - c["start"]
-            print(f"{number:>5} {c['batch']:>6} {c['urls']:>7,} {c['sites']:>6} {c['fetches']:>8,} "
-                  f"{c['start'] - previous:>9.2f} {took:>9.2f} {c['fetches'] / took if took else 0:>8.1f}")
+            print(
+                f"{number:>5} {c['batch']:>6} {c['urls']:>7,} {c['sites']:>6} {c['fetches']:>8,} "
+                f"{c['start'] - previous:>9.2f} {took:>9.2f} {c['fetches'] / took if took else 0:>8.1f}"
+            )
             previous = c["end"]
         if windows:
-            print(f"harvest phases: {in_harvest:.1f} s of {harvester.run.wall:.1f} s, {fetched_in:,} fetches, "
-                  f"{fetched_in / in_harvest:.1f} fetches/s; start-up and first manager "
-                  f"{windows[0]['start'] - harvester.run.started:.1f} s, later managers "
-                  f"{sum(b['start'] - a['end'] for a, b in pairwise(windows)):.1f} s, shut-down "
-                  f"{harvester.run.ended - windows[-1]['end']:.1f} s")
+            print(
+                f"harvest phases: {in_harvest:.1f} s of {harvester.run.wall:.1f} s, {fetched_in:,} fetches, "
+                f"{fetched_in / in_harvest:.1f} fetches/s; start-up and first manager "
+                f"{windows[0]['start'] - harvester.run.started:.1f} s, later managers "
+                f"{sum(b['start'] - a['end'] for a, b in pairwise(windows)):.1f} s, shut-down "
+                f"{harvester.run.ended - windows[-1]['end']:.1f} s"
+            )
         stats = harvester.stats
-        print(f"harvester stats: harvester/fetched/page {stats.get('harvester/fetched/page', 0):,.0f}, "
-              f"harvester/skipped/robots_not_ready {stats.get('harvester/skipped/robots_not_ready', 0):,.0f}, "
-              f"gatherer/parsed {stats.get('gatherer/parsed', 0):,.0f}, gatherer/duplicates "
-              f"{stats.get('gatherer/duplicates', 0):,.0f}, gatherer/links/found "
-              f"{stats.get('gatherer/links/found', 0):,.0f}, elapsed_time_seconds "
-              f"{stats.get('elapsed_time_seconds', 0):.1f}")
+        print(
+            f"harvester stats: harvester/fetched/page {stats.get('harvester/fetched/page', 0):,.0f}, "
+            f"harvester/skipped/robots_not_ready {stats.get('harvester/skipped/robots_not_ready', 0):,.0f}, "
+            f"gatherer/parsed {stats.get('gatherer/parsed', 0):,.0f}, gatherer/duplicates "
+            f"{stats.get('gatherer/duplicates', 0):,.0f}, gatherer/links/found "
+            f"{stats.get('gatherer/links/found', 0):,.0f}, elapsed_time_seconds "
+            f"{stats.get('elapsed_time_seconds', 0):.1f}"
+        )
 
         if results[1:]:
             print("\nratio harvester / plain Scrapy (goal: pages/s >= 1.0, storing everything)")
-            print(f"{'baseline':33} {'pages/s':>8} {'fetch/s in harvest phases':>26} {'CPU per fetch':>14} "
-                  f"{'its pages the harvester fetched':>32}")
+            print(
+                f"{'baseline':33} {'pages/s':>8} {'fetch/s in harvest phases':>26} {'CPU per fetch':>14} "
+                f"{'its pages the harvester fetched':>32}"
+            )
         for base in results[1:]:
             base_fetch_rate = base.served.fetches / base.run.wall
             phase = (fetched_in / in_harvest) / base_fetch_rate if in_harvest else 0.0
             common = len(harvester.served.pages & base.served.pages) / max(len(base.served.pages), 1)
-            print(f"{base.label:33} {harvester.pages_per_s / base.pages_per_s:>8.2f} {phase:>26.2f} "
-                  f"{harvester.cpu_per_fetch / base.cpu_per_fetch:>14.2f} {common:>32.1%}")
+            print(
+                f"{base.label:33} {harvester.pages_per_s / base.pages_per_s:>8.2f} {phase:>26.2f} "
+                f"{harvester.cpu_per_fetch / base.cpu_per_fetch:>14.2f} {common:>32.1%}"
+            )
         server_load = max(r.served.fetches / r.run.wall for r in results) / rate
-        print(f"(the fastest crawl asked the server for {server_load:.0%} of its measured capacity; the phase ratio "
-              f"compares fetches/s inside the harvester's harvest windows with the baseline's whole run)")
+        print(
+            f"(the fastest crawl asked the server for {server_load:.0%} of its measured capacity; the phase ratio "
+            f"compares fetches/s inside the harvester's harvest windows with the baseline's whole run)"
+        )
 
         if options.profile:
             out = workdir / "harvester.prof"
-            result = run_harvester(web, workdir, "harvester-profiled", seeds, cycles, options.timeout * 3, out)
+            result = run_harvester(
+                web, workdir, "harvester-profiled", seeds, cycles, options.timeout * 3, out
+            )
             print_profile("harvester", result, out, options.profile_top, own_code=True)
         if options.profile_plain:
             out = workdir / "plain.prof"
@@ -503,12 +611,16 @@ def print_profile(label: str, result: CrawlResult, out: Path, top: int, own_code
     """The top costs of a profiled crawl: this project's functions (or Scrapy's) by cumulative time, and
     every function by own time. cProfile times wall seconds: other load on the machine inflates them."""
     fetches = max(result.served.fetches, 1)
-    print(f"\n{label} under cProfile (python -m cProfile): {result.served.fetches:,} fetches in {result.run.wall:.1f} s "
-          f"({result.run.cpu:.1f} CPU s, other processes {result.others:.2f} cores); profile {out}")
+    print(
+        f"\n{label} under cProfile (python -m cProfile): {result.served.fetches:,} fetches in {result.run.wall:.1f} s "
+        f"({result.run.cpu:.1f} CPU s, other processes {result.others:.2f} cores); profile {out}"
+    )
     stats = pstats.Stats(str(out))
     total = stats.total_tt
-    entries = [(filename, line, function, calls, own, cumulative)
-               for (filename, line, function), (_cc, calls, own, cumulative, _callers) in stats.stats.items()]
+    entries = [
+        (filename, line, function, calls, own, cumulative)
+        for (filename, line, function), (_cc, calls, own, cumulative, _callers) in stats.stats.items()
+    ]
     # Shown relative to the project or to the interpreter's library directories.
     libraries = (path + "/" for path in sysconfig.get_paths().values())
     prefixes = sorted({str(ROOT) + "/", *libraries}, key=len, reverse=True)
@@ -516,7 +628,7 @@ def print_profile(label: str, result: CrawlResult, out: Path, top: int, own_code
     def name(filename: str, line: int, function: str) -> str:
         for prefix in prefixes:
             if filename.startswith(prefix):
-                filename = filename[len(prefix):]
+                filename = filename[len(prefix) :]
                 break
         return f"{filename}:{line}({function})"
 
@@ -524,32 +636,49 @@ def print_profile(label: str, result: CrawlResult, out: Path, top: int, own_code
         chosen = [e for e in entries if e[0].startswith(str(ROOT)) and "/benchmarks/" not in e[0]]
         title = "this project's functions"
     else:
-        chosen = [e for e in entries if "/scrapy/" in e[0] and "/cmdline.py" not in e[0]
-                  and "/crawler.py" not in e[0]]
+        chosen = [
+            e
+            for e in entries
+            if "/scrapy/" in e[0] and "/cmdline.py" not in e[0] and "/crawler.py" not in e[0]
+        ]
         title = "Scrapy's functions"
     print(f"top of {title} by cumulative time ({total:.1f} s profiled in all):")
     print(f"{'cumul. s':>8} {'%':>5} {'own s':>6} {'µs/fetch':>8} {'calls':>9}  function")
     for filename, line, function, calls, own, cumulative in sorted(chosen, key=lambda e: -e[5])[:top]:
-        print(f"{cumulative:>8.2f} {cumulative / total:>5.1%} {own:>6.2f} {cumulative / fetches * 1e6:>8.0f} "
-              f"{calls:>9,}  {name(filename, line, function)}")
+        print(
+            f"{cumulative:>8.2f} {cumulative / total:>5.1%} {own:>6.2f} {cumulative / fetches * 1e6:>8.0f} "
+            f"{calls:>9,}  {name(filename, line, function)}"
+        )
     print("top of all functions by own time:")
     print(f"{'own s':>8} {'%':>5} {'cumul. s':>8} {'calls':>9}  function")
     for filename, line, function, calls, own, cumulative in sorted(entries, key=lambda e: -e[4])[:top]:
-        print(f"{own:>8.2f} {own / total:>5.1%} {cumulative:>8.2f} {calls:>9,}  {name(filename, line, function)}")
+        print(
+            f"{own:>8.2f} {own / total:>5.1%} {cumulative:>8.2f} {calls:>9,}  {name(filename, line, function)}"
+        )
 
 
 # -- 2. politeness efficiency ----------------------------------------------------------------------
 
+
 def politeness(options, workdir: Path) -> None:
     wait, wait_large = options.wait, min(options.wait_large, options.wait)
-    print(f"\n== 2. Politeness efficiency: {options.polite_sites} sites x {options.polite_pages} pages, "
-          f"WIRE_WAIT_NORMAL={wait:g} WIRE_WAIT_LARGE_SITE={wait_large:g}, Crawl-delay {options.crawl_delay:g} "
-          f"(site1), slow page {options.slow:g} s, seed {options.seed} ==", flush=True)
+    print(
+        f"\n== 2. Politeness efficiency: {options.polite_sites} sites x {options.polite_pages} pages, "
+        f"WIRE_WAIT_NORMAL={wait:g} WIRE_WAIT_LARGE_SITE={wait_large:g}, Crawl-delay {options.crawl_delay:g} "
+        f"(site1), slow page {options.slow:g} s, seed {options.seed} ==",
+        flush=True,
+    )
     started = time.perf_counter()
-    with SampleWebProcess(workdir=workdir / "web-politeness", sites=options.polite_sites,
-                          pages_per_site=options.polite_pages, seed=options.seed, page_size=options.page_size,
-                          crawl_delay=options.crawl_delay, slow_delay=options.slow,
-                          broken_robots="malformed") as web:
+    with SampleWebProcess(
+        workdir=workdir / "web-politeness",
+        sites=options.polite_sites,
+        pages_per_site=options.polite_pages,
+        seed=options.seed,
+        page_size=options.page_size,
+        crawl_delay=options.crawl_delay,
+        slow_delay=options.slow,
+        broken_robots="malformed",
+    ) as web:
         truth = web.truth
         collection = workdir / "collection-politeness"
         shutil.rmtree(collection, ignore_errors=True)
@@ -560,13 +689,20 @@ def politeness(options, workdir: Path) -> None:
         managed = run_measured(["manager", *settings], workdir / "manager.log", options.timeout)
         batch = collection / "batches" / "000001"
         info = json.loads((batch / "batch.json").read_text())
-        print(f"sample web on 127.0.0.1:{web.port}: {len(truth.pages):,} HTML pages, all seeded "
-              f"(scrapy seed {seeded.wall:.1f} s); scrapy manager ({managed.wall:.1f} s) wrote batch "
-              f"{info['batch']:06d}: {info['urls']:,} URLs of {info['sites']} sites", flush=True)
+        print(
+            f"sample web on 127.0.0.1:{web.port}: {len(truth.pages):,} HTML pages, all seeded "
+            f"(scrapy seed {seeded.wall:.1f} s); scrapy manager ({managed.wall:.1f} s) wrote batch "
+            f"{info['batch']:06d}: {info['urls']:,} URLs of {info['sites']} sites",
+            flush=True,
+        )
 
         start = len(web.access_log())
-        run = run_measured(["crawl", "harvester", "-a", f"batch={batch}", *settings],
-                           workdir / "harvester-politeness.log", options.timeout, crawl=True)
+        run = run_measured(
+            ["crawl", "harvester", "-a", f"batch={batch}", *settings],
+            workdir / "harvester-politeness.log",
+            options.timeout,
+            crawl=True,
+        )
         records = web.access_log()[start:]
     if not records:
         print("the harvester fetched nothing")
@@ -611,35 +747,49 @@ def politeness(options, workdir: Path) -> None:
             spans.append((accesses[-1]["end"] - accesses[0]["start"]) / b)
     counts = sorted(len(a) for a in by_host.values())
     stats = dumped_stats(run.log)
-    print(f"harvest: {len(records):,} accesses to {len(by_host)} hosts ({counts[0]}-{counts[-1]} each, "
-          f"robots.txt and sitemaps included), mean fetch {fetch_total / len(records) * 1e3:.1f} ms at the "
-          f"server; process wall {run.wall:.1f} s, CPU {run.cpu:.1f} s, other processes "
-          f"{max(run.busy - run.cpu, 0.0) / run.wall:.2f} cores (the server included); harvester/fetched/page "
-          f"{stats.get('harvester/fetched/page', 0):,.0f}, harvester/skipped/robots_not_ready "
-          f"{stats.get('harvester/skipped/robots_not_ready', 0):,.0f}")
+    print(
+        f"harvest: {len(records):,} accesses to {len(by_host)} hosts ({counts[0]}-{counts[-1]} each, "
+        f"robots.txt and sitemaps included), mean fetch {fetch_total / len(records) * 1e3:.1f} ms at the "
+        f"server; process wall {run.wall:.1f} s, CPU {run.cpu:.1f} s, other processes "
+        f"{max(run.busy - run.cpu, 0.0) / run.wall:.2f} cores (the server included); harvester/fetched/page "
+        f"{stats.get('harvester/fetched/page', 0):,.0f}, harvester/skipped/robots_not_ready "
+        f"{stats.get('harvester/skipped/robots_not_ready', 0):,.0f}"
+    )
     print(f"\n{'makespan s':>10} {'bound A s':>10} {'bound B s':>10} {'makespan/A':>10} {'makespan/B':>10}")
-    print(f"{makespan:>10.2f} {bound_a:>10.2f} {bound_b:>10.2f} {makespan / bound_a:>10.3f} "
-          f"{makespan / bound_b:>10.3f}")
-    print(f"makespan: first request's arrival to last response's end at the server. A = max over sites of "
-          f"n x wait ({site_a}); B = max over sites of (n - 1) x wait + its fetch times ({site_b}); n counts "
-          f"every access to the site. Goal: makespan/B <= 1.05")
+    print(
+        f"{makespan:>10.2f} {bound_a:>10.2f} {bound_b:>10.2f} {makespan / bound_a:>10.3f} "
+        f"{makespan / bound_b:>10.3f}"
+    )
+    print(
+        f"makespan: first request's arrival to last response's end at the server. A = max over sites of "
+        f"n x wait ({site_a}); B = max over sites of (n - 1) x wait + its fetch times ({site_b}); n counts "
+        f"every access to the site. Goal: makespan/B <= 1.05"
+    )
     if excess_all:
         excess_means.sort()
         spans.sort()
-        print(f"per site, its own span (first arrival to last end) / its own bound B: mean "
-              f"{sum(spans) / len(spans):.3f}, median {spans[len(spans) // 2]:.3f}, max {spans[-1]:.3f}")
-        print(f"gap - wait per site (s), gap = next request's arrival - previous response's end: mean over sites "
-              f"{sum(excess_means) / len(excess_means):.4f}, median site {excess_means[len(excess_means) // 2]:.4f}, "
-              f"max over sites {excess_means[-1]:.4f}; largest single gap - wait {max(excess_all):.4f}; "
-              f"gaps shorter than the wait: {short}; overlapping requests on one host: {overlaps}")
+        print(
+            f"per site, its own span (first arrival to last end) / its own bound B: mean "
+            f"{sum(spans) / len(spans):.3f}, median {spans[len(spans) // 2]:.3f}, max {spans[-1]:.3f}"
+        )
+        print(
+            f"gap - wait per site (s), gap = next request's arrival - previous response's end: mean over sites "
+            f"{sum(excess_means) / len(excess_means):.4f}, median site {excess_means[len(excess_means) // 2]:.4f}, "
+            f"max over sites {excess_means[-1]:.4f}; largest single gap - wait {max(excess_all):.4f}; "
+            f"gaps shorter than the wait: {short}; overlapping requests on one host: {overlaps}"
+        )
     print(f"[politeness section: {time.perf_counter() - started:.0f} s]", flush=True)
 
 
 # -- 3. the scheduler at 1M URLs -------------------------------------------------------------------
 
+
 def scheduler_figures(options) -> None:
-    print(f"\n== 3. Scheduler: {options.urls:,} URLs queued over {options.queue_sites:,} sites, "
-          f"{options.cycles:,} cycles (benchmarks.scheduler) ==", flush=True)
+    print(
+        f"\n== 3. Scheduler: {options.urls:,} URLs queued over {options.queue_sites:,} sites, "
+        f"{options.cycles:,} cycles (benchmarks.scheduler) ==",
+        flush=True,
+    )
     # Imported here: the plain Scrapy child runs this module too, and must not load the scheduler's imports.
     from benchmarks import scheduler as bench
 
@@ -648,55 +798,98 @@ def scheduler_figures(options) -> None:
     per_url, cycle = bench.cpu_scheduler(options.urls, options.queue_sites, options.cycles)
     default = bench.cpu_scrapy_default(options.urls, options.queue_sites, options.cycles)
     print("CPU per request, µs (fake clock)")
-    for label, value in (("PolitenessQueue: pop_ready + finished + add", core),
-                         ("WireScheduler: next_request + release", cycle),
-                         ("WireScheduler: enqueue_batch, per URL", per_url),
-                         ("WireScheduler: enqueue + next_request + release", cycle + per_url),
-                         ("Scrapy Scheduler: next_request + enqueue_request", default)):
+    for label, value in (
+        ("PolitenessQueue: pop_ready + finished + add", core),
+        ("WireScheduler: next_request + release", cycle),
+        ("WireScheduler: enqueue_batch, per URL", per_url),
+        ("WireScheduler: enqueue + next_request + release", cycle + per_url),
+        ("Scrapy Scheduler: next_request + enqueue_request", default),
+    ):
         print(f"  {label:52} {value:7.2f}")
-    print(f"  ratio WireScheduler (enqueue + next + release) / Scrapy Scheduler: {(cycle + per_url) / default:.2f}")
+    print(
+        f"  ratio WireScheduler (enqueue + next + release) / Scrapy Scheduler: {(cycle + per_url) / default:.2f}"
+    )
     print(f"RSS per queued URL at {options.urls:,} URLs (each in a fresh process)")
     rss = {}
-    for kind, label in (("wire", "WireScheduler.enqueue_batch (compact)"),
-                        ("requests", "dict of deques of Request"),
-                        ("scrapy", "Scrapy Scheduler, memory queue")):
+    for kind, label in (
+        ("wire", "WireScheduler.enqueue_batch (compact)"),
+        ("requests", "dict of deques of Request"),
+        ("scrapy", "Scrapy Scheduler, memory queue"),
+    ):
         rss[kind] = bench.rss_in_subprocess(kind, options.urls, options.queue_sites)
-        print(f"  {label:40} {rss[kind]['bytes_per_url']:7.1f} bytes/URL   (process RSS {rss[kind]['rss_mb']:.0f} MB)")
-    print(f"  ratio WireScheduler / Scrapy Scheduler: {rss['wire']['bytes_per_url'] / rss['scrapy']['bytes_per_url']:.2f}")
+        print(
+            f"  {label:40} {rss[kind]['bytes_per_url']:7.1f} bytes/URL   (process RSS {rss[kind]['rss_mb']:.0f} MB)"
+        )
+    print(
+        f"  ratio WireScheduler / Scrapy Scheduler: {rss['wire']['bytes_per_url'] / rss['scrapy']['bytes_per_url']:.2f}"
+    )
     print(f"[scheduler section: {time.perf_counter() - started:.0f} s]", flush=True)
 
 
 # -- command line ----------------------------------------------------------------------------------
 
 SECTIONS = ("throughput", "politeness", "scheduler")
-SMOKE = {"sites": 8, "pages": 20, "polite_sites": 20, "polite_pages": 5, "wait": 0.2, "wait_large": 0.2,
-         "slow": 0.1, "urls": 20_000, "queue_sites": 1000, "cycles": 20_000, "capacity_requests": 2000,
-         "timeout": 120.0}
+SMOKE = {
+    "sites": 8,
+    "pages": 20,
+    "polite_sites": 20,
+    "polite_pages": 5,
+    "wait": 0.2,
+    "wait_large": 0.2,
+    "slow": 0.1,
+    "urls": 20_000,
+    "queue_sites": 1000,
+    "cycles": 20_000,
+    "capacity_requests": 2000,
+    "timeout": 120.0,
+}
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--smoke", action="store_true", help="tiny sizes for CI")
-    parser.add_argument("--only", action="append", choices=SECTIONS, help="run this section only (repeatable)")
-    parser.add_argument("--workdir", help="keep the sample webs, collections and logs here (default: a "
-                                          "temporary directory, removed at the end)")
+    parser.add_argument(
+        "--only", action="append", choices=SECTIONS, help="run this section only (repeatable)"
+    )
+    parser.add_argument(
+        "--workdir",
+        help="keep the sample webs, collections and logs here (default: a "
+        "temporary directory, removed at the end)",
+    )
     size = parser.add_argument_group("1. throughput")
     size.add_argument("--sites", type=int, default=100)
     size.add_argument("--pages", type=int, default=100, help="pages per site")
     size.add_argument("--page-size", type=int, default=2048, help="bytes of text on a page, roughly")
-    size.add_argument("--connections", type=int, default=300,
-                      help="plain Scrapy's CONCURRENT_REQUESTS (the harvester's WIRE_CONNECTIONS is 300)")
+    size.add_argument(
+        "--connections",
+        type=int,
+        default=300,
+        help="plain Scrapy's CONCURRENT_REQUESTS (the harvester's WIRE_CONNECTIONS is 300)",
+    )
     size.add_argument("--capacity-requests", type=int, default=20_000, help="requests of the server check")
-    size.add_argument("--extra-cycles", type=int, default=0,
-                      help="harvester cycles beyond D + 1")
-    size.add_argument("--baselines", type=int, default=len(BASELINES), choices=range(len(BASELINES) + 1),
-                      help="plain Scrapy crawls to run beside the harvester, in BASELINES' order (0: the harvester "
-                           "alone, to compare two versions of it run one after the other)")
-    size.add_argument("--repeat", type=int, default=1,
-                      help="rounds of the crawls, one after the other; the best pages/s of each counts")
+    size.add_argument("--extra-cycles", type=int, default=0, help="harvester cycles beyond D + 1")
+    size.add_argument(
+        "--baselines",
+        type=int,
+        default=len(BASELINES),
+        choices=range(len(BASELINES) + 1),
+        help="plain Scrapy crawls to run beside the harvester, in BASELINES' order (0: the harvester "
+        "alone, to compare two versions of it run one after the other)",
+    )
+    size.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="rounds of the crawls, one after the other; the best pages/s of each counts",
+    )
     size.add_argument("--profile", action="store_true", help="run the harvester once more under cProfile")
-    size.add_argument("--profile-plain", action="store_true",
-                      help="run the first plain Scrapy baseline once more under cProfile")
+    size.add_argument(
+        "--profile-plain",
+        action="store_true",
+        help="run the first plain Scrapy baseline once more under cProfile",
+    )
     size.add_argument("--profile-top", type=int, default=30)
     polite = parser.add_argument_group("2. politeness")
     polite.add_argument("--polite-sites", type=int, default=300)
@@ -724,11 +917,16 @@ def main(argv=None) -> None:
                 setattr(options, key, value)
     sections = options.only or SECTIONS
 
-    print(f"harvester benchmark{' (smoke)' if options.smoke else ''}: sections {', '.join(sections)}; "
-          f"{os.cpu_count()} CPUs, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}; "
-          f"settings {SETTINGS_MODULE}; Python {sys.version.split()[0]}", flush=True)
+    print(
+        f"harvester benchmark{' (smoke)' if options.smoke else ''}: sections {', '.join(sections)}; "
+        f"{os.cpu_count()} CPUs, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+        f"settings {SETTINGS_MODULE}; Python {sys.version.split()[0]}",
+        flush=True,
+    )
     started = time.perf_counter()
-    workdir = Path(options.workdir) if options.workdir else Path(tempfile.mkdtemp(prefix="wire-bench-harvester-"))
+    workdir = (
+        Path(options.workdir) if options.workdir else Path(tempfile.mkdtemp(prefix="wire-bench-harvester-"))
+    )
     workdir.mkdir(parents=True, exist_ok=True)
     try:
         if "throughput" in sections:
@@ -740,8 +938,10 @@ def main(argv=None) -> None:
     finally:
         if not options.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
-    print(f"\ntotal {time.perf_counter() - started:.0f} s; load average after "
-          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"\ntotal {time.perf_counter() - started:.0f} s; load average after "
+        f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
 
 
 if __name__ == "__main__":

@@ -72,8 +72,10 @@ def cases(connections: int) -> list[Case]:
         Case("sitemap, Content-Encoding", [("ce-sitemap-0", ["/"])]),
         Case("sitemap, .xml.gz", [("gz-sitemap-0", ["/"])]),
         Case("endless headers", [("headers-0", ["/headers.html"])]),
-        Case(f"all at once, {connections} sites",
-             [(f"sitemap-{i}", ["/bomb.html", "/headers.html"]) for i in range(connections)]),
+        Case(
+            f"all at once, {connections} sites",
+            [(f"sitemap-{i}", ["/bomb.html", "/headers.html"]) for i in range(connections)],
+        ),
     ]
 
 
@@ -83,16 +85,32 @@ def harvest(code: Path, web: HostileWeb, case: Case, workdir: Path, limit: float
     workdir.mkdir(parents=True)
     seeds = workdir / "seeds.txt"
     seeds.write_text("".join(web.url(site, path) + "\n" for site, paths in case.sites for path in paths))
-    settings = {"WIRE_COLLECTION_DIR": workdir / "collection", "WIRE_LARGE_SITE_PAGES": 10000,
-                "LOG_LEVEL": "WARNING"}
+    settings = {
+        "WIRE_COLLECTION_DIR": workdir / "collection",
+        "WIRE_LARGE_SITE_PAGES": 10000,
+        "LOG_LEVEL": "WARNING",
+    }
     before = len(web.requests)
     started = time.monotonic()
     with open(workdir / "stderr.txt", "w") as stderr:
-        process = run_scrapy("crawl", "harvester", "-a", f"seeds={seeds}", "-a", f"cycles={case.cycles}",
-                             settings=settings, cwd=code, env=scrapy_env(code=code),
-                             stdout=subprocess.DEVNULL, stderr=stderr, wait=False)
+        process = run_scrapy(
+            "crawl",
+            "harvester",
+            "-a",
+            f"seeds={seeds}",
+            "-a",
+            f"cycles={case.cycles}",
+            settings=settings,
+            cwd=code,
+            env=scrapy_env(code=code),
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            wait=False,
+        )
     stopped = []
-    watcher = threading.Thread(target=_watch, args=(process.pid, started + limit, rss_cap, stopped), daemon=True)
+    watcher = threading.Thread(
+        target=_watch, args=(process.pid, started + limit, rss_cap, stopped), daemon=True
+    )
     watcher.start()
     usage = measure(process)
     seconds = time.monotonic() - started
@@ -110,7 +128,9 @@ def _watch(pid: int, deadline: float, rss_cap: int, stopped: list[str]) -> None:
             return
         if "State:\tZ" in text:
             return
-        rss = next((int(line.split()[1]) * 1024 for line in text.splitlines() if line.startswith("VmRSS:")), 0)
+        rss = next(
+            (int(line.split()[1]) * 1024 for line in text.splitlines() if line.startswith("VmRSS:")), 0
+        )
         reason = "rss" if rss > rss_cap else "time" if time.monotonic() > deadline else ""
         if reason:
             stopped.append(reason)
@@ -128,8 +148,12 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="another checkout whose harvester runs each case too")
     parser.add_argument("--bomb", type=int, default=1 << 30, help="bytes a bomb inflates to (default 1 GB)")
     parser.add_argument("--connections", type=int, default=300, help="sites of the all-at-once case")
-    parser.add_argument("--endless", type=float, default=120.0, help="seconds the endless headers last at most")
-    parser.add_argument("--limit", type=float, default=150.0, help="seconds a run may take before it is killed")
+    parser.add_argument(
+        "--endless", type=float, default=120.0, help="seconds the endless headers last at most"
+    )
+    parser.add_argument(
+        "--limit", type=float, default=150.0, help="seconds a run may take before it is killed"
+    )
     parser.add_argument("--rss-cap", type=int, default=4000, help="MB of RSS at which a run is killed")
     parser.add_argument("--only", help="run the cases whose name contains this")
     args = parser.parse_args()
@@ -137,18 +161,24 @@ def main() -> None:
         args.bomb, args.connections, args.endless, args.limit = 64 << 20, 3, 20.0, 40.0
     chosen = [case for case in cases(args.connections) if not args.only or args.only in case.name]
     codes = [("after", ROOT)] + ([("before", args.before.resolve())] if args.before else [])
-    print(f"bombs inflate to {args.bomb >> 20} MB; endless headers last {args.endless:.0f} s at most; "
-          f"each run stopped past {args.limit:.0f} s or {args.rss_cap:,} MB RSS")
+    print(
+        f"bombs inflate to {args.bomb >> 20} MB; endless headers last {args.endless:.0f} s at most; "
+        f"each run stopped past {args.limit:.0f} s or {args.rss_cap:,} MB RSS"
+    )
     results: dict[tuple[str, str], Run] = {}
-    with tempfile.TemporaryDirectory(prefix="hostile-") as tmp, \
-            HostileWeb(bomb_size=args.bomb, endless_seconds=args.endless, pages=30) as web:
+    with (
+        tempfile.TemporaryDirectory(prefix="hostile-") as tmp,
+        HostileWeb(bomb_size=args.bomb, endless_seconds=args.endless, pages=30) as web,
+    ):
         print(f"page bomb {len(web.page_bomb):,} bytes on the wire, sitemap bomb {len(web.sitemap_bomb):,}")
         for case in chosen:
             for label, code in codes:
                 run = harvest(code, web, case, Path(tmp) / "run", args.limit, args.rss_cap << 20)
                 results[case.name, label] = run
-                print(f"  {case.name} ({label}): peak RSS {run.rss()}, {run.wall()}, {run.requests} requests",
-                      flush=True)
+                print(
+                    f"  {case.name} ({label}): peak RSS {run.rss()}, {run.wall()}, {run.requests} requests",
+                    flush=True,
+                )
     print()
     header = f"{'case':<32} {'sites':>5} {'requests':>8} {'wall':>8} {'peak RSS':>10}"
     if args.before:
@@ -156,8 +186,7 @@ def main() -> None:
     print(header)
     for case in chosen:
         after = results[case.name, "after"]
-        line = (f"{case.name:<32} {len(case.sites):>5} {after.requests:>8} {after.wall():>8} "
-                f"{after.rss():>10}")
+        line = f"{case.name:<32} {len(case.sites):>5} {after.requests:>8} {after.wall():>8} {after.rss():>10}"
         if args.before:
             before = results[case.name, "before"]
             line += f" {before.wall():>12} {before.rss():>11} {before.peak / after.peak:>11.1f}x"

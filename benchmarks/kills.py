@@ -90,8 +90,9 @@ def run(args: list[str], log: Path) -> subprocess.Popen:
     """``scrapy ARGS`` started in a process group of its own (a kill ends its children too), output to
     ``log``."""
     with open(log, "wb") as out:
-        return run_scrapy(*args, env=scrapy_env(), stdout=out, stderr=subprocess.STDOUT, wait=False,
-                          start_new_session=True)
+        return run_scrapy(
+            *args, env=scrapy_env(), stdout=out, stderr=subprocess.STDOUT, wait=False, start_new_session=True
+        )
 
 
 def crawl_to_the_end(collection: Path, seeds: Path, log: Path) -> None:
@@ -112,6 +113,7 @@ def finished(log: str) -> bool:
 
 
 # -- kills -----------------------------------------------------------------------------------------------
+
 
 def kill_harvester(process: subprocess.Popen, log: Path, rng: random.Random) -> bool:
     """Kill at a random moment; False if it ended first."""
@@ -167,8 +169,13 @@ def phase_of(kind: str, log: str, report: Path | None = None) -> str:
 
 # -- ingest and report ------------------------------------------------------------------------------------
 
+
 def batch_numbers(directory: Path) -> list[str]:
-    return sorted(p.name for p in (directory / "batches").glob("[0-9]*")) if (directory / "batches").is_dir() else []
+    return (
+        sorted(p.name for p in (directory / "batches").glob("[0-9]*"))
+        if (directory / "batches").is_dir()
+        else []
+    )
 
 
 def harvest_detached(directory: Path, work: Path, number: int) -> list[tuple[Path, Path]]:
@@ -182,9 +189,14 @@ def harvest_detached(directory: Path, work: Path, number: int) -> list[tuple[Pat
         return []
     parts = sorted((directory / "batches" / new[-1]).glob("part-*"))
     outdirs = [work / f"warc-{number}-{k}" for k in range(len(parts))]
-    jobs = [run_scrapy(*command(Path(NO_COLLECTION), "crawl", "harvester", "-a", f"batch={part}",
-                               "-a", f"warc={out}"), env=scrapy_env(), wait=False)
-            for part, out in zip(parts, outdirs, strict=True)]
+    jobs = [
+        run_scrapy(
+            *command(Path(NO_COLLECTION), "crawl", "harvester", "-a", f"batch={part}", "-a", f"warc={out}"),
+            env=scrapy_env(),
+            wait=False,
+        )
+        for part, out in zip(parts, outdirs, strict=True)
+    ]
     for job in jobs:
         _, stderr = job.communicate(timeout=600)
         if job.returncode:
@@ -196,14 +208,20 @@ def ingest_problems(parts: list[tuple[Path, Path]], log: str, returncode: int) -
     """What is wrong after an ingest that ended by itself."""
     if returncode or "Traceback" in log:
         return [f"scrapy ingest exited {returncode}: {log[-1500:]}"]
-    return [f"{out.name} ingested, but {part} has no harvest.json"
-            for part, out in parts if not (part / "harvest.json").exists()]
+    return [
+        f"{out.name} ingested, but {part} has no harvest.json"
+        for part, out in parts
+        if not (part / "harvest.json").exists()
+    ]
 
 
 def fingerprint(directory: Path) -> dict[str, str]:
     """Every file of the collection and its content's hash."""
-    return {str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(directory.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
 
 
 def report_problems(out: Path) -> list[str]:
@@ -222,7 +240,9 @@ def report_problems(out: Path) -> list[str]:
         found.append("index.html: cut short")
     if f"as of {data.get('as_of_utc')} UTC" not in page:
         found.append("index.html and report.json are of different runs")
-    missing = sorted({name for name in re.findall(r'href="(data/[^"]+\.csv)"', page) if not (out / name).is_file()})
+    missing = sorted(
+        {name for name in re.findall(r'href="(data/[^"]+\.csv)"', page) if not (out / name).is_file()}
+    )
     if missing:
         found.append(f"CSV files linked but missing: {missing[:3]}")
     return found
@@ -263,8 +283,9 @@ def argv_of(kind: str, directory: Path, seeds: Path, parts: list, out: Path | No
     return harvester(directory, seeds)
 
 
-def report_checks(directory: Path, before: dict | None, out: Path, returncode: int, log: str,
-                  what: str) -> list[str]:
+def report_checks(
+    directory: Path, before: dict | None, out: Path, returncode: int, log: str, what: str
+) -> list[str]:
     """The collection untouched (when ``before`` is given); ``out`` nothing or a whole report; a run that ended
     by itself exited 0 and left no temporary directory."""
     found = []
@@ -282,26 +303,39 @@ def report_checks(directory: Path, before: dict | None, out: Path, returncode: i
 
 # -- comparison ------------------------------------------------------------------------------------------
 
+
 def snapshot(directory: Path) -> dict:
     """The collection, ids replaced by URLs (see the module docstring)."""
     with Collection(directory, readonly=True) as collection:
         n = collection.documents.count
-        records = collection.documents.records[1:n + 1]
+        records = collection.documents.records[1 : n + 1]
         url = [""] + [collection.url(doc_id) for doc_id in range(1, n + 1)]
-        fetched = {url[i + 1]: (int(r["status"]), int(r["error"]), int(r["content_hash"]))
-                   for i, r in enumerate(records) if r["last_visit"] > 0}
+        fetched = {
+            url[i + 1]: (int(r["status"]), int(r["error"]), int(r["content_hash"]))
+            for i, r in enumerate(records)
+            if r["last_visit"] > 0
+        }
         csr = collection.links.to_csr(n + 1)
-        links = {url[d]: frozenset(url[t] for t in csr.indices[csr.indptr[d]:csr.indptr[d + 1]])
-                 for d in range(1, n + 1) if csr.indptr[d + 1] > csr.indptr[d]}
+        links = {
+            url[d]: frozenset(url[t] for t in csr.indices[csr.indptr[d] : csr.indptr[d + 1]])
+            for d in range(1, n + 1)
+            if csr.indptr[d + 1] > csr.indptr[d]
+        }
         groups = collections.defaultdict(set)
         for i, r in enumerate(records):
             if r["stored_length"] > 0 or r["flags"] & DocFlag.DUPLICATE:
                 groups[int(r["content_hash"])].add(url[i + 1])
         duplicates = {frozenset(g) for g in groups.values() if len(g) > 1}
-        sites = collection.sites.records[1:collection.sites.count + 1]
+        sites = collection.sites.records[1 : collection.sites.count + 1]
         robots = {collection.urls.site_name(i + 1): int(s["robots_state"]) for i, s in enumerate(sites)}
-    return {"urls": set(url[1:]), "fetched": fetched, "links": links, "duplicates": duplicates, "robots": robots,
-            "loops": redirect_loops(fetched, links)}
+    return {
+        "urls": set(url[1:]),
+        "fetched": fetched,
+        "links": links,
+        "duplicates": duplicates,
+        "robots": robots,
+        "loops": redirect_loops(fetched, links),
+    }
 
 
 def redirect_loops(fetched: dict, links: dict) -> set[frozenset]:
@@ -338,18 +372,23 @@ def differences(got: dict, want: dict) -> list[str]:
     for key in ("urls", "duplicates", "loops"):
         if got[key] != want[key]:
             extra, missing = got[key] - want[key], want[key] - got[key]
-            found.append(f"{key}: {len(extra)} more ({sorted(map(str, extra))[:3]}), {len(missing)} fewer "
-                         f"({sorted(map(str, missing))[:3]})")
+            found.append(
+                f"{key}: {len(extra)} more ({sorted(map(str, extra))[:3]}), {len(missing)} fewer "
+                f"({sorted(map(str, missing))[:3]})"
+            )
     for key in ("fetched", "links", "robots"):
         if got[key] != want[key]:
             keys = {k for k in got[key].keys() | want[key].keys() if got[key].get(k) != want[key].get(k)}
             sample = sorted(keys)[:3]
-            found.append(f"{key}: {len(keys)} differ, e.g. "
-                         + "; ".join(f"{k}: {got[key].get(k)!r} != {want[key].get(k)!r}" for k in sample))
+            found.append(
+                f"{key}: {len(keys)} differ, e.g. "
+                + "; ".join(f"{k}: {got[key].get(k)!r} != {want[key].get(k)!r}" for k in sample)
+            )
     return found
 
 
 # -- the campaign ----------------------------------------------------------------------------------------
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -368,18 +407,28 @@ def main() -> None:
         with SampleWebProcess(workdir=work / "web", **WEB) as web:
             seeds = work / "seeds.txt"
             seeds.write_text("\n".join(web.seeds) + "\n")
-            print(f"sample web: {WEB}; {len(web.truth.pages)} pages in its ground truth; {args.kills} kills, "
-                  f"random seed {args.seed}", flush=True)
+            print(
+                f"sample web: {WEB}; {len(web.truth.pages)} pages in its ground truth; {args.kills} kills, "
+                f"random seed {args.seed}",
+                flush=True,
+            )
             t0 = time.monotonic()
             crawl_to_the_end(work / "reference", seeds, work / "reference.log")
             reference = snapshot(work / "reference")
-            print(f"reference crawl: {len(reference['fetched'])} URLs fetched of {len(reference['urls'])} known, "
-                  f"{sum(map(len, reference['links'].values()))} links, {len(reference['duplicates'])} duplicate "
-                  f"sets, in {time.monotonic() - t0:.0f} s", flush=True)
+            print(
+                f"reference crawl: {len(reference['fetched'])} URLs fetched of {len(reference['urls'])} known, "
+                f"{sum(map(len, reference['links'].values()))} links, {len(reference['duplicates'])} duplicate "
+                f"sets, in {time.monotonic() - t0:.0f} s",
+                flush=True,
+            )
             directory, killed_before, ingesting, killed_kinds = work / "round-1", False, [], set()
             durations = {"manager": [3.0], "ingest": [5.0], "report": [10.0]}
             while counts["kills"] < args.kills:
-                kind = "ingest" if ingesting else choose(rng, directory, killed_kinds, args.kills - counts["kills"])
+                kind = (
+                    "ingest"
+                    if ingesting
+                    else choose(rng, directory, killed_kinds, args.kills - counts["kills"])
+                )
                 if kind == "ingest" and not ingesting:
                     ingesting = harvest_detached(directory, work, counts["detached cycles"] + 1)
                     if not ingesting:
@@ -393,7 +442,9 @@ def main() -> None:
                     killed = kill_harvester(process, log, rng)
                 elif kind == "ingest" and ingest_killed and rng.random() >= INGEST_KILL_SHARE:
                     killed = kill_after(process, 900)  # this one runs to its end
-                elif kind == "ingest" and rng.random() < 0.5:  # while it ingests (start-up is most of its time)
+                elif (
+                    kind == "ingest" and rng.random() < 0.5
+                ):  # while it ingests (start-up is most of its time)
                     killed = kill_after_line(process, log, "Spider opened", rng.uniform(0.0, 1.0))
                 else:  # within the time such a run took when it ran to its end (they are short)
                     killed = kill_after(process, rng.uniform(0.0, window(kind, durations)))
@@ -415,16 +466,22 @@ def main() -> None:
                     ingesting, killed_before = [], False
                     continue
                 if not killed and kind == "report":
-                    inconsistencies += report_checks(directory, before, out, process.returncode, text, "a report")
+                    inconsistencies += report_checks(
+                        directory, before, out, process.returncode, text, "a report"
+                    )
                     continue
                 if not killed:
                     if process.returncode and "no page to fetch" not in text:
-                        inconsistencies.append(f"a {kind} run after a kill failed ({process.returncode}): "
-                                               f"{text[-1500:]}")
+                        inconsistencies.append(
+                            f"a {kind} run after a kill failed ({process.returncode}): {text[-1500:]}"
+                        )
                     if kind == "harvester" and finished(text):
                         rounds.append(differences(snapshot(directory), reference))
-                        print(f"round {len(rounds)} ended after {counts['kills']} kills in all: "
-                              f"{'equal to the reference' if not rounds[-1] else rounds[-1]}", flush=True)
+                        print(
+                            f"round {len(rounds)} ended after {counts['kills']} kills in all: "
+                            f"{'equal to the reference' if not rounds[-1] else rounds[-1]}",
+                            flush=True,
+                        )
                         directory = work / f"round-{len(rounds) + 1}"
                     killed_before = False
                     continue
@@ -435,14 +492,23 @@ def main() -> None:
                 if kind == "ingest":
                     ingest_killed = True
                 if kind == "report":
-                    inconsistencies += [f"kill {counts['kills']} ({phase}): {line}"
-                                        for line in report_checks(directory, before, out, 0, "", "")]
+                    inconsistencies += [
+                        f"kill {counts['kills']} ({phase}): {line}"
+                        for line in report_checks(directory, before, out, 0, "", "")
+                    ]
                     began = time.monotonic()
-                    again = run_scrapy(*argv_of("report", directory, seeds, [], out), env=scrapy_env(),
-                                       timeout=900)
+                    again = run_scrapy(
+                        *argv_of("report", directory, seeds, [], out), env=scrapy_env(), timeout=900
+                    )
                     durations["report"].append(time.monotonic() - began)
-                    found = report_checks(directory, None, out, again.returncode, again.stdout + again.stderr,
-                                          "the report re-run") or ([] if out.exists() else ["no report written"])
+                    found = report_checks(
+                        directory,
+                        None,
+                        out,
+                        again.returncode,
+                        again.stdout + again.stderr,
+                        "the report re-run",
+                    ) or ([] if out.exists() else ["no report written"])
                     inconsistencies += [f"kill {counts['kills']}: {line}" for line in found]
                     counts["reports complete after a kill"] += not found
                 elif kind in ("harvester", "manager"):
@@ -458,8 +524,9 @@ def main() -> None:
                 if counts["kills"] % 10 == 0:
                     print(f"  {counts['kills']} kills, {time.monotonic() - started:.0f} s", flush=True)
             if ingesting:  # the last kill was an ingest's: run it to its end
-                done = run_scrapy(*argv_of("ingest", directory, seeds, ingesting, None), env=scrapy_env(),
-                                  timeout=900)
+                done = run_scrapy(
+                    *argv_of("ingest", directory, seeds, ingesting, None), env=scrapy_env(), timeout=900
+                )
                 counts["ingest runs"] += 1
                 inconsistencies += ingest_problems(ingesting, done.stderr, done.returncode)
             if (directory / "urls.log").exists():
@@ -471,18 +538,26 @@ def main() -> None:
     print(f"kills: {counts['kills']} in {counts['runs']} runs, {time.monotonic() - started:.0f} s")
     for phase, count in sorted(phases.items()):
         print(f"  {phase}: {count}")
-    print(f"consistency checks after a kill: {counts['checks']}; inconsistencies found: {len(inconsistencies)}")
+    print(
+        f"consistency checks after a kill: {counts['checks']}; inconsistencies found: {len(inconsistencies)}"
+    )
     for line in inconsistencies:
         print(f"  {line}")
     print(f"recoveries (a harvester after a kill resumed the unfinished batch): {counts['recoveries']}")
     print("runs by command: " + ", ".join(f"{k} {counts[f'{k} runs']}" for k in KINDS))
-    print(f"ingest: cycles harvested detached into WARC {counts['detached cycles']}; re-runs after a kill that "
-          f"passed over fetches already in {counts['ingest recoveries']}, that found a part done already "
-          f"{counts['ingest found done']}")
-    print(f"report: re-runs after a kill that wrote a complete report {counts['reports complete after a kill']}")
+    print(
+        f"ingest: cycles harvested detached into WARC {counts['detached cycles']}; re-runs after a kill that "
+        f"passed over fetches already in {counts['ingest recoveries']}, that found a part done already "
+        f"{counts['ingest found done']}"
+    )
+    print(
+        f"report: re-runs after a kill that wrote a complete report {counts['reports complete after a kill']}"
+    )
     equal = sum(1 for found in rounds if not found)
-    print(f"rounds (fresh collection crawled to the end through the kills): {len(rounds)}; "
-          f"equal to the uninterrupted crawl: {equal}")
+    print(
+        f"rounds (fresh collection crawled to the end through the kills): {len(rounds)}; "
+        f"equal to the uninterrupted crawl: {equal}"
+    )
     for number, found in enumerate(rounds, 1):
         for line in found:
             print(f"  round {number}: {line}")

@@ -49,7 +49,11 @@ STOPWORDS = {
 
 
 def ensure_corpus() -> None:
-    missing = [lang for lang in LANGUAGES if not (DOCS / f"debian-reference.{PACKAGE.get(lang, lang)}.txt.gz").exists()]
+    missing = [
+        lang
+        for lang in LANGUAGES
+        if not (DOCS / f"debian-reference.{PACKAGE.get(lang, lang)}.txt.gz").exists()
+    ]
     if not missing:
         return
     if shutil.which("apt-get") is None:
@@ -57,7 +61,9 @@ def ensure_corpus() -> None:
     packages = [f"debian-reference-{PACKAGE.get(lang, lang)}" for lang in missing]
     print(f"installing {' '.join(packages)} (apt-get)...", flush=True)
     for command in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", *packages]):
-        done = subprocess.run(command, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        done = subprocess.run(
+            command, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
         if done.returncode != 0:
             sys.exit(f"{' '.join(command)} failed ({done.stderr.strip()[-300:]})")
 
@@ -107,11 +113,13 @@ def wire_stopwords():
                 counts[lang] += w in ws
         lang, best = max(counts.items(), key=lambda kv: kv[1])
         return lang if best >= 3 else ""
+
     return identify
 
 
 def py3langid():
     import py3langid as langid
+
     return lambda text: langid.classify(text)[0]
 
 
@@ -122,16 +130,19 @@ def pycld2():
         _, _, details = cld2.detect(text)
         code = details[0][1]
         return "" if code == "un" else code.split("-")[0]
+
     return identify
 
 
 def lingua():
     from lingua import LanguageDetectorBuilder
+
     detector = LanguageDetectorBuilder.from_all_languages().build()
 
     def identify(text: str) -> str:
         language = detector.detect_language_of(text)
         return language.iso_code_639_1.name.lower() if language else ""
+
     return identify
 
 
@@ -147,7 +158,9 @@ def main() -> None:
     corpus = samples(30 if args.smoke else args.samples)
     sizes = {lang: (len(corpus[lang, "short"]), len(corpus[lang, "page"])) for lang in LANGUAGES}
     print("samples (short, page):", ", ".join(f"{lang} {s}/{p}" for lang, (s, p) in sizes.items()))
-    print(f"{'contender':<16} {'short %':>8} {'page %':>8} {'short, no CJK %':>16} {'kchars/CPU s':>13}  worst (short)")
+    print(
+        f"{'contender':<16} {'short %':>8} {'page %':>8} {'short, no CJK %':>16} {'kchars/CPU s':>13}  worst (short)"
+    )
     for name, make in CONTENDERS.items():
         try:
             identify = make()
@@ -173,9 +186,13 @@ def main() -> None:
                 if lang not in ("ja", "zh"):
                     spaced_right += good
                     spaced_total += len(texts)
-        worst = ", ".join(f"{lang} {100 * v:.0f}%" for lang, v in sorted(per_lang.items(), key=lambda kv: kv[1])[:3])
-        print(f"{name:<16} {100 * right['short'] / total['short']:>8.1f} {100 * right['page'] / total['page']:>8.1f} "
-              f"{100 * spaced_right / spaced_total:>16.1f} {chars / cpu / 1000:>13.0f}  {worst}")
+        worst = ", ".join(
+            f"{lang} {100 * v:.0f}%" for lang, v in sorted(per_lang.items(), key=lambda kv: kv[1])[:3]
+        )
+        print(
+            f"{name:<16} {100 * right['short'] / total['short']:>8.1f} {100 * right['page'] / total['page']:>8.1f} "
+            f"{100 * spaced_right / spaced_total:>16.1f} {chars / cpu / 1000:>13.0f}  {worst}"
+        )
 
 
 if __name__ == "__main__":

@@ -76,9 +76,13 @@ from wirescrapy.manager.timeshare import site_time_limits, time_limits
 
 # The crawler's policies: whether softmin is on (at the crawler's defaults), whether it plans ahead, and whether
 # the slowest site leads (WIRE_BATCH_TIME_LEAD).
-CRAWLER = {"crawler": (False, False, False), "crawler+ahead": (False, True, False),
-           "crawler+softmin": (True, False, False), "crawler+softmin+ahead": (True, True, False),
-           "crawler+softmin+lead": (True, False, True)}
+CRAWLER = {
+    "crawler": (False, False, False),
+    "crawler+ahead": (False, True, False),
+    "crawler+softmin": (True, False, False),
+    "crawler+softmin+ahead": (True, True, False),
+    "crawler+softmin+lead": (True, False, True),
+}
 POLICIES = ("before", "time share", "softmin", "overlap", *CRAWLER)
 
 
@@ -141,9 +145,17 @@ def share_by_crawler(left: np.ndarray, size: int, samesite: int, waits: np.ndarr
 def lead_config(args: argparse.Namespace) -> WireConfig:
     """The crawler's settings with ``WIRE_BATCH_TIME_LEAD`` on, at the simulated web's batch size and waits."""
     settings = Settings(default_settings())
-    settings.setdict({"WIRE_BATCH_SIZE": args.batch, "WIRE_BATCH_SAMESITE": args.samesite,
-                      "WIRE_WAIT_NORMAL": args.wait, "WIRE_WAIT_LARGE_SITE": args.wait_large,
-                      "WIRE_LARGE_SITE_PAGES": args.large_pages, "WIRE_BATCH_TIME_LEAD": True}, priority="cmdline")
+    settings.setdict(
+        {
+            "WIRE_BATCH_SIZE": args.batch,
+            "WIRE_BATCH_SAMESITE": args.samesite,
+            "WIRE_WAIT_NORMAL": args.wait,
+            "WIRE_WAIT_LARGE_SITE": args.wait_large,
+            "WIRE_LARGE_SITE_PAGES": args.large_pages,
+            "WIRE_BATCH_TIME_LEAD": True,
+        },
+        priority="cmdline",
+    )
     return WireConfig.from_settings(settings)
 
 
@@ -157,20 +169,42 @@ def share_by_lead(left: np.ndarray, sizes: np.ndarray, config: WireConfig) -> tu
     records = np.zeros(count + 1, SITE_DTYPE)
     records["docs"][1:] = sizes
     weights = np.concatenate([[0.0], left.astype(np.float64)])
-    shared = site_time_limits(site_ids, np.ones(len(site_ids), bool), records, config, count, weights=weights,
-                              left=np.concatenate([[0], left]))
+    shared = site_time_limits(
+        site_ids,
+        np.ones(len(site_ids), bool),
+        records,
+        config,
+        count,
+        weights=weights,
+        left=np.concatenate([[0], left]),
+    )
     live = np.flatnonzero(left)
     counts = np.minimum(left[live], shared.limits[1:][live])
     critical = shared.critical[1:] if shared.led else np.zeros(count, bool)
-    caps = np.minimum(site_caps(config.batch_size, config.batch_samesite, counts, 1.0,
-                                np.where(critical[live], np.inf, weights[1:][live])), counts)
+    caps = np.minimum(
+        site_caps(
+            config.batch_size,
+            config.batch_samesite,
+            counts,
+            1.0,
+            np.where(critical[live], np.inf, weights[1:][live]),
+        ),
+        counts,
+    )
     batch = np.zeros_like(left)
     batch[live] = caps
     return batch, critical
 
 
-def harvest(batch: np.ndarray, waits: np.ndarray, fetch: float, connections: int, softmin: int,
-            softmintime: float, not_before: np.ndarray) -> tuple[float, np.ndarray]:
+def harvest(
+    batch: np.ndarray,
+    waits: np.ndarray,
+    fetch: float,
+    connections: int,
+    softmin: int,
+    softmintime: float,
+    not_before: np.ndarray,
+) -> tuple[float, np.ndarray]:
     """Seconds the harvest of ``batch`` (pages per site) takes, and the pages fetched per site: a discrete
     event simulation of the connections and each site's wait. With ``softmin`` > 0 it ends when fewer than
     that many sites have pages left and ``softmintime`` seconds have passed. ``not_before``: per site, the
@@ -254,9 +288,20 @@ class Harvested:
         return max(0.0, self.planned_at + manager - self.seconds) + (manager if again else 0.0)
 
 
-def harvest_watched(batch: np.ndarray, waits: np.ndarray, fetch: float, connections: int, not_before: np.ndarray,
-                    *, softmin: int, softmin_time: float, restart: float, plan_seconds: float | None,
-                    later: np.ndarray | None = None, together: np.ndarray | None = None) -> Harvested:
+def harvest_watched(
+    batch: np.ndarray,
+    waits: np.ndarray,
+    fetch: float,
+    connections: int,
+    not_before: np.ndarray,
+    *,
+    softmin: int,
+    softmin_time: float,
+    restart: float,
+    plan_seconds: float | None,
+    later: np.ndarray | None = None,
+    together: np.ndarray | None = None,
+) -> Harvested:
     """``harvest`` (``softmin`` aside) watched as the spider's timer watches a batch (``BatchEnd._look``, every
     ``TICK`` seconds): softmin ends it when ``softmin_due`` says (``restart``: what starting it took), and with
     ``plan_seconds`` (the last manager run) the next batch's plan begins when ``plan_due`` says. With ``later``
@@ -274,7 +319,9 @@ def harvest_watched(batch: np.ndarray, waits: np.ndarray, fetch: float, connecti
     ready = [(float(not_before[site]), int(site)) for site in np.flatnonzero(batch)]  # (may fetch at, site)
     heapq.heapify(ready)
     busy: list[float] = []  # end times of fetches in flight
-    last_ends: list[tuple[float, int]] = []  # (end, site): last fetches in flight of sites with no page queued
+    last_ends: list[
+        tuple[float, int]
+    ] = []  # (end, site): last fetches in flight of sites with no page queued
     began_with, queued = len(ready), int(batch.sum())
     plans = plan_seconds is not None
     threshold = plan_threshold(plan_seconds) if plans else 0.0
@@ -300,10 +347,14 @@ def harvest_watched(batch: np.ndarray, waits: np.ndarray, fetch: float, connecti
             heapq.heappop(last_ends)
         if softmin and dropped_at is None:
             rule = (len(ready) + len(last_ends), queued, at, softmin, softmin_time)
-            if (softmin_due(*rule, began_with=began_with, time_left=math.inf, restart=restart)
-                    and softmin_due(*rule, began_with=began_with, restart=restart,
-                                    time_left=time_left(at, left, not_before, waits) if later is None
-                                    else critical_idle(site_times(at), later_seconds, alongside))):
+            if softmin_due(*rule, began_with=began_with, time_left=math.inf, restart=restart) and softmin_due(
+                *rule,
+                began_with=began_with,
+                restart=restart,
+                time_left=time_left(at, left, not_before, waits)
+                if later is None
+                else critical_idle(site_times(at), later_seconds, alongside),
+            ):
                 dropped_at = at
         if plans and planned_at is None and (at >= plan_tick * TICK or dropped_at is not None):
             remaining = 0.0 if dropped_at is not None else time_left(at, left, not_before, waits)
@@ -372,8 +423,9 @@ def crawl(policy: str, sizes: np.ndarray, args: argparse.Namespace) -> tuple[int
         else:
             batch = share_by_time(left, args.batch, per_page)
         softmin = args.softmin if step in (2, 3) else 0
-        seconds, fetched = harvest(batch, waits, args.fetch, args.connections, softmin, args.softmintime,
-                                   not_before)
+        seconds, fetched = harvest(
+            batch, waits, args.fetch, args.connections, softmin, args.softmintime, not_before
+        )
         left -= fetched
         cycles += 1
         # The manager runs between harvests; planned during the tail of the previous one, it costs nothing
@@ -384,7 +436,9 @@ def crawl(policy: str, sizes: np.ndarray, args: argparse.Namespace) -> tuple[int
     return cycles, makespan
 
 
-def crawl_as_crawler(policy: str, sizes: np.ndarray, args: argparse.Namespace) -> tuple[int, float, np.ndarray]:
+def crawl_as_crawler(
+    policy: str, sizes: np.ndarray, args: argparse.Namespace
+) -> tuple[int, float, np.ndarray]:
     """The crawl of ``policy`` (one of ``CRAWLER``) to its end: cycles, makespan and the pages fetched per site.
     A cycle costs its restart (the first: a manager run from the process's start) then its harvest."""
     softmin_on, ahead, lead = CRAWLER[policy]
@@ -406,10 +460,19 @@ def crawl_as_crawler(policy: str, sizes: np.ndarray, args: argparse.Namespace) -
             batch, together = share_by_lead(left, sizes, config)
         # A led batch is weighed by what its stragglers keep the slowest site idle in every cycle, as the spider does.
         watch_idle = args.jobs or (together is not None and together.any())
-        end = harvest_watched(batch, waits, args.fetch, args.connections, not_before, softmin=softmin,
-                              softmin_time=softmin_time, restart=restart,
-                              plan_seconds=args.manager if ahead else None,
-                              later=(left - batch) * waits if watch_idle else None, together=together)
+        end = harvest_watched(
+            batch,
+            waits,
+            args.fetch,
+            args.connections,
+            not_before,
+            softmin=softmin,
+            softmin_time=softmin_time,
+            restart=restart,
+            plan_seconds=args.manager if ahead else None,
+            later=(left - batch) * waits if watch_idle else None,
+            together=together,
+        )
         left -= end.fetched
         done += end.fetched
         cycles += 1
@@ -421,11 +484,16 @@ def crawl_as_crawler(policy: str, sizes: np.ndarray, args: argparse.Namespace) -
 
 
 def options() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sites", type=int, default=10_000)
-    parser.add_argument("--largest", type=int, default=25_000, help="pages of the largest site (default "
-                        "25,000: WIRE's max-urls-per-site)")
+    parser.add_argument(
+        "--largest",
+        type=int,
+        default=25_000,
+        help="pages of the largest site (default 25,000: WIRE's max-urls-per-site)",
+    )
     parser.add_argument("--exponent", type=float, default=1.0, help="Zipf exponent of the site sizes")
     parser.add_argument("--batch", type=int, default=100_000, help="K, URLs a batch (WIRE's default)")
     parser.add_argument("--samesite", type=int, default=500, help="WIRE_BATCH_SAMESITE (before)")
@@ -435,13 +503,27 @@ def options() -> argparse.ArgumentParser:
     parser.add_argument("--large-pages", type=int, default=100)
     parser.add_argument("--fetch", type=float, default=0.5, help="seconds a fetch takes")
     parser.add_argument("--manager", type=float, default=120.0, help="seconds of a manager run")
-    parser.add_argument("--softmin", type=int, default=30, help="sites still active below which a batch "
-                        "ends (the softmin and overlap policies; default a tenth of the connections; the crawler's "
-                        "policies use WIRE_SOFTMIN's default)")
-    parser.add_argument("--softmintime", type=float, default=600.0, help="seconds a batch runs at least (softmin and "
-                        "overlap; the crawler's policies use WIRE_SOFTMIN_TIME's default)")
-    parser.add_argument("--jobs", action="store_true", help="the crawler's policies as one job a cycle (a "
-                        "harvester's last cycle: softmin weighs critical_idle), not one harvester of many cycles")
+    parser.add_argument(
+        "--softmin",
+        type=int,
+        default=30,
+        help="sites still active below which a batch "
+        "ends (the softmin and overlap policies; default a tenth of the connections; the crawler's "
+        "policies use WIRE_SOFTMIN's default)",
+    )
+    parser.add_argument(
+        "--softmintime",
+        type=float,
+        default=600.0,
+        help="seconds a batch runs at least (softmin and "
+        "overlap; the crawler's policies use WIRE_SOFTMIN_TIME's default)",
+    )
+    parser.add_argument(
+        "--jobs",
+        action="store_true",
+        help="the crawler's policies as one job a cycle (a "
+        "harvester's last cycle: softmin weighs critical_idle), not one harvester of many cycles",
+    )
     parser.add_argument("--policies", default=",".join(POLICIES))
     return parser
 
@@ -457,16 +539,23 @@ def main() -> int:
     site_bound = float((sizes * (waits + args.fetch) - waits).max())
     connection_bound = sizes.sum() * args.fetch / args.connections
     bound = max(site_bound, connection_bound)
-    print(f"{args.sites} sites, Zipf sizes {sizes[0]}..{sizes[-1]} (exponent {args.exponent}), {sizes.sum()} pages; "
-          f"K = {args.batch}; waits {args.wait:g} s / {args.wait_large:g} s (over {args.large_pages} pages); fetch "
-          f"{args.fetch:g} s; {args.connections} connections; manager {args.manager:g} s a cycle")
-    print(f"lower bound {bound:,.0f} s (largest site {site_bound:,.0f} s, connections {connection_bound:,.0f} s)")
+    print(
+        f"{args.sites} sites, Zipf sizes {sizes[0]}..{sizes[-1]} (exponent {args.exponent}), {sizes.sum()} pages; "
+        f"K = {args.batch}; waits {args.wait:g} s / {args.wait_large:g} s (over {args.large_pages} pages); fetch "
+        f"{args.fetch:g} s; {args.connections} connections; manager {args.manager:g} s a cycle"
+    )
+    print(
+        f"lower bound {bound:,.0f} s (largest site {site_bound:,.0f} s, connections {connection_bound:,.0f} s)"
+    )
     print(f"{'policy':<21} {'cycles':>6} {'makespan s':>12} {'/bound':>7} {'sim s':>6}")
     for policy in policies:
         started = time.perf_counter()
         cycles, makespan = crawl(policy, sizes, args)
-        print(f"{policy:<21} {cycles:6d} {makespan:12,.0f} {makespan / bound:7.2f} "
-              f"{time.perf_counter() - started:6.1f}", flush=True)
+        print(
+            f"{policy:<21} {cycles:6d} {makespan:12,.0f} {makespan / bound:7.2f} "
+            f"{time.perf_counter() - started:6.1f}",
+            flush=True,
+        )
     return 0
 
 

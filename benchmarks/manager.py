@@ -92,8 +92,9 @@ def web_graph(pages: int, links_per_page: float, seed: int = 1, inside: float = 
         rank = np.minimum(np.floor(np.exp(u[~local] * log_pages)).astype(np.int64) - 1, pages - 1)
         target[~local] = ranked[rank]
         indices[a:b] = target
-    counts = csr_matrix((np.ones(len(indices), np.float32), indices, indptr.astype(np.int32)),
-                        shape=(pages + 1, pages + 1))
+    counts = csr_matrix(
+        (np.ones(len(indices), np.float32), indices, indptr.astype(np.int32)), shape=(pages + 1, pages + 1)
+    )
     stored = counts.nnz
     counts.sum_duplicates()
     return counts, site_of, sites, stored
@@ -143,8 +144,11 @@ def _timed(function) -> float:
 
 def spmv_bytes(matrix: csr_matrix) -> int:
     rows, columns = matrix.shape
-    return matrix.nnz * (matrix.indices.itemsize + matrix.data.itemsize) + (rows + 1) * matrix.indptr.itemsize \
+    return (
+        matrix.nnz * (matrix.indices.itemsize + matrix.data.itemsize)
+        + (rows + 1) * matrix.indptr.itemsize
         + (rows + columns) * 4
+    )
 
 
 def per_iteration(function, extra: int = 10) -> float:
@@ -162,8 +166,13 @@ def iteration_times(counts: csr_matrix, config) -> dict:
     q = config.pagerank_damping
     logging.getLogger(ranking.__name__).setLevel(logging.ERROR)  # the timed runs stop short on purpose
     return {
-        "links": graph.nnz, "bandwidth": bandwidth, "bytes": touched, "bound": touched / bandwidth,
-        "pagerank": per_iteration(lambda k: ranking.pagerank(graph, q, 0.0, transposed=back, max_iterations=k)),
+        "links": graph.nnz,
+        "bandwidth": bandwidth,
+        "bytes": touched,
+        "bound": touched / bandwidth,
+        "pagerank": per_iteration(
+            lambda k: ranking.pagerank(graph, q, 0.0, transposed=back, max_iterations=k)
+        ),
         "hits": per_iteration(lambda k: ranking.hits(graph, 0.0, transposed=back, max_iterations=k)),
     }
 
@@ -173,18 +182,37 @@ def end_to_end(records, counts, config, sites: int, out_dir: Path) -> dict:
     started = time.perf_counter()
     # What a manager run reads from the URL store for the scores and estimates that need paths (the default
     # mirrors and kinds): one pass over every URL, here the paths the batch below writes.
-    groups = path_groups(config, zip(docs["siteid"].tolist(), (b"/page%d.html" % d for d in docs["docid"].tolist())))
+    groups = path_groups(
+        config, zip(docs["siteid"].tolist(), (b"/page%d.html" % d for d in docs["docid"].tolist()))
+    )
     grouped = time.perf_counter()
-    result = plan(docs, counts, config, NOW, sites=sites, rng=np.random.default_rng(3), sections=groups.get("sections"),
-                  mirrors=groups.get("mirrors"), kinds=groups.get("kinds"))
+    result = plan(
+        docs,
+        counts,
+        config,
+        NOW,
+        sites=sites,
+        rng=np.random.default_rng(3),
+        sections=groups.get("sections"),
+        mirrors=groups.get("mirrors"),
+        kinds=groups.get("kinds"),
+    )
     written = time.perf_counter()
     paths = []
     for number, doc_ids in enumerate(result.batches, start=1):
         rows = docs[doc_ids - 1]
-        urls = [BatchURL(int(d), int(r["siteid"]), int(r["depth"]), bool(r["flags"] & DocFlag.DYNAMIC),
-                         float(result.profit[d - 1]), float(r["last_visit"]),
-                         f"http://www.site{r['siteid']}.cl/page{d}.html")
-                for d, r in zip(doc_ids.tolist(), rows)]
+        urls = [
+            BatchURL(
+                int(d),
+                int(r["siteid"]),
+                int(r["depth"]),
+                bool(r["flags"] & DocFlag.DYNAMIC),
+                float(result.profit[d - 1]),
+                float(r["last_visit"]),
+                f"http://www.site{r['siteid']}.cl/page{d}.html",
+            )
+            for d, r in zip(doc_ids.tolist(), rows)
+        ]
         site_list = [BatchSite(s, f"http://www.site{s}.cl") for s in np.unique(rows["siteid"]).tolist()]
         paths += write_batch(out_dir, number, urls, site_list, created=NOW)
     store_scores(docs, np.zeros(sites + 1, dtype=[("siterank", "<f4"), ("pagerank_sum", "<f4")]), result)
@@ -201,8 +229,10 @@ def networkx_baseline(pages: int, links_per_page: float, config) -> dict:
     graph = ranking.link_matrix(counts)
     back = ranking.transpose(graph)
     q, tol = config.pagerank_damping, config.pagerank_max_error
-    ours = {"pagerank": _timed(lambda: ranking.pagerank(graph, q, tol, transposed=back)),
-            "hits": _timed(lambda: ranking.hits(graph, config.hits_max_error, transposed=back))}
+    ours = {
+        "pagerank": _timed(lambda: ranking.pagerank(graph, q, tol, transposed=back)),
+        "hits": _timed(lambda: ranking.hits(graph, config.hits_max_error, transposed=back)),
+    }
     mine = ranking.pagerank(graph, q, tol, transposed=back).scores
     rows, cols = graph.nonzero()
     digraph = nx.DiGraph()
@@ -221,8 +251,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pages", type=int, default=10_000_000)
     parser.add_argument("--links-per-page", type=float, default=10)
-    parser.add_argument("--sample", type=int, default=100_000, help="pages of the networkx comparison (0: skip)")
-    parser.add_argument("--all-scores", action="store_true", help="weight every score function, not the defaults")
+    parser.add_argument(
+        "--sample", type=int, default=100_000, help="pages of the networkx comparison (0: skip)"
+    )
+    parser.add_argument(
+        "--all-scores", action="store_true", help="weight every score function, not the defaults"
+    )
     args = parser.parse_args()
 
     settings = default_settings()
@@ -233,8 +267,10 @@ def main() -> None:
     started = time.perf_counter()
     counts, site_of, sites, stored = web_graph(args.pages, args.links_per_page)
     records = web_records(site_of, counts)
-    print(f"graph: {args.pages:,} pages, {sites:,} sites, {stored:,} links stored, {counts.nnz:,} distinct "
-          f"(built in {time.perf_counter() - started:.1f} s)")
+    print(
+        f"graph: {args.pages:,} pages, {sites:,} sites, {stored:,} links stored, {counts.nnz:,} distinct "
+        f"(built in {time.perf_counter() - started:.1f} s)"
+    )
     weights = {name: w for name, w in config.score_weights.items() if w}
     print(f"weights: {weights}; K = {config.batch_size:,}, same-site cap {config.batch_samesite}")
 
@@ -245,31 +281,45 @@ def main() -> None:
         shutil.rmtree(out_dir, ignore_errors=True)
     peak = peak_rss()
     result = run["result"]
-    print(f"\nend to end (one manager run): {run['seconds']:.1f} s, peak RSS {peak / 2**30:.2f} GiB "
-          f"(input graph and records included)")
+    print(
+        f"\nend to end (one manager run): {run['seconds']:.1f} s, peak RSS {peak / 2**30:.2f} GiB "
+        f"(input graph and records included)"
+    )
     for name, seconds in run["timings"].items():
         print(f"  {name:<14} {seconds:7.2f} s")
-    print(f"  iterations: {result.iterations}; eligible {int(result.eligible.sum()):,}; "
-          f"batch {sum(map(len, result.batches)):,} URLs")
+    print(
+        f"  iterations: {result.iterations}; eligible {int(result.eligible.sum()):,}; "
+        f"batch {sum(map(len, result.batches)):,} URLs"
+    )
     del run, result
 
     step = iteration_times(counts, config)
     print(f"\nper iteration ({step['links']:,} links, float32 values, int32 indices):")
-    print(f"  copy bandwidth {step['bandwidth'] / 1e9:.1f} GB/s (read + write); one product touches "
-          f"{step['bytes'] / 1e6:.0f} MB: bound {step['bound'] * 1e3:.0f} ms")
-    print(f"  PageRank {step['pagerank'] * 1e3:.0f} ms/iteration ({step['pagerank'] / step['bound']:.1f}x the bound)")
-    print(f"  HITS     {step['hits'] * 1e3:.0f} ms/iteration "
-          f"({step['hits'] / (2 * step['bound']):.1f}x the bound of two products)")
+    print(
+        f"  copy bandwidth {step['bandwidth'] / 1e9:.1f} GB/s (read + write); one product touches "
+        f"{step['bytes'] / 1e6:.0f} MB: bound {step['bound'] * 1e3:.0f} ms"
+    )
+    print(
+        f"  PageRank {step['pagerank'] * 1e3:.0f} ms/iteration ({step['pagerank'] / step['bound']:.1f}x the bound)"
+    )
+    print(
+        f"  HITS     {step['hits'] * 1e3:.0f} ms/iteration "
+        f"({step['hits'] / (2 * step['bound']):.1f}x the bound of two products)"
+    )
     del counts, records
 
     if args.sample:
         base = networkx_baseline(args.sample, args.links_per_page, config)
-        print(f"\nnetworkx {sys.modules['networkx'].__version__} on {base['pages']:,} pages, {base['links']:,} links "
-              f"(PageRank: L1 change < {config.pagerank_max_error:g} for both; HITS: ours L1 change < "
-              f"{config.hits_max_error:g}, networkx's ARPACK tol {config.hits_max_error:g}):")
+        print(
+            f"\nnetworkx {sys.modules['networkx'].__version__} on {base['pages']:,} pages, {base['links']:,} links "
+            f"(PageRank: L1 change < {config.pagerank_max_error:g} for both; HITS: ours L1 change < "
+            f"{config.hits_max_error:g}, networkx's ARPACK tol {config.hits_max_error:g}):"
+        )
         for name in ("pagerank", "hits"):
             ours, theirs = base["ours"][name], base["networkx"][name]
-            print(f"  {name:<8}  networkx {theirs:7.2f} s   wirescrapy {ours:6.3f} s   ratio {theirs / ours:5.1f}x")
+            print(
+                f"  {name:<8}  networkx {theirs:7.2f} s   wirescrapy {ours:6.3f} s   ratio {theirs / ours:5.1f}x"
+            )
         print(f"  largest PageRank difference {base['difference']:.2e}")
     print(f"\npeak RSS {peak_rss() / 2**30:.2f} GiB")
 

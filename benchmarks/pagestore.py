@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import math
 import shutil
 import tempfile
 import time
@@ -74,7 +75,9 @@ class Workload:
         sizes = rng.lognormal(np.log(MEDIAN_SIZE), SIGMA, n + n // 2)
         self.sizes = np.clip(sizes, MIN_SIZE, MAX_SIZE).astype(np.int64).tolist()
         self.rewrites = (rng.permutation(n)[: n // 2] + 1).tolist()  # doc-ids rewritten
-        self._buffer = memoryview(rng.integers(0, 256, 8 * len(self.sizes) + MAX_SIZE, dtype=np.uint8).tobytes())
+        self._buffer = memoryview(
+            rng.integers(0, 256, 8 * len(self.sizes) + MAX_SIZE, dtype=np.uint8).tobytes()
+        )
 
     def content(self, k: int) -> memoryview:
         """Content number k: pages 1..n first, then the rewrites' new contents."""
@@ -119,11 +122,15 @@ def _run_store(work: Workload, directory: Path, contender: str, budget: float) -
         store = PageStore(directory)
         put, extents = store.store, store.extents
     else:
-        store = _extent_store(directory, {"first fit": "ours", "log": "log", "naive first fit": "naive"}[contender])
+        store = _extent_store(
+            directory, {"first fit": "ours", "log": "log", "naive first fit": "naive"}[contender]
+        )
         put, extents = store.put, store
     try:
         fill_s, filled = _timed(put, work.fill())
-        rewrite_s, rewritten = _timed(put, work.rewrite(), budget if contender == "naive first fit" else float("inf"))
+        rewrite_s, rewritten = _timed(
+            put, work.rewrite(), budget if contender == "naive first fit" else float("inf")
+        )
         return {
             "fill/s": filled / fill_s,
             "rewrite/s": rewritten / rewrite_s,
@@ -177,7 +184,9 @@ def bench_content_seen(n: int, tmp: Path, n_queries: int = 200_000) -> list[dict
         q = min(n_queries, n)
         stored = rng.integers(1, n + 1, q // 10).tolist()
         fresh = rng.integers(n, n + n // 2, q).tolist()  # contents never stored
-        mixed = [work.content(doc_id - 1) for doc_id in stored] + [work.content(k) for k in fresh[: q - len(stored)]]
+        mixed = [work.content(doc_id - 1) for doc_id in stored] + [
+            work.content(k) for k in fresh[: q - len(stored)]
+        ]
         mixed = [mixed[i] for i in rng.permutation(q).tolist()]
         new = [work.content(k) for k in fresh]
 
@@ -192,14 +201,19 @@ def bench_content_seen(n: int, tmp: Path, n_queries: int = 200_000) -> list[dict
             return [store.seen(c) for c in queries]
 
         def batch(queries):
-            return np.concatenate([store.seen_many(queries[i : i + 10_000]) for i in range(0, len(queries), 10_000)])
+            return np.concatenate(
+                [store.seen_many(queries[i : i + 10_000]) for i in range(0, len(queries), 10_000)]
+            )
 
         def plain_dict(queries):
             return [plain.get(xxh3_64_intdigest(c), 0) for c in queries]
 
         rows = []
-        for method, check, size in (("seen", single, ours_bytes), ("seen_many", batch, ours_bytes),
-                                    ("dict of hashes", plain_dict, dict_bytes)):
+        for method, check, size in (
+            ("seen", single, ours_bytes),
+            ("seen_many", batch, ours_bytes),
+            ("dict of hashes", plain_dict, dict_bytes),
+        ):
             row = {"n": n, "method": method, "B/page": size / n, "open s": open_s}
             for kind, queries, hits in (("mixed/s", mixed, len(stored)), ("new/s", new, 0)):
                 start = time.perf_counter()
@@ -250,18 +264,24 @@ def bench_links(n: int, tmp: Path, degree: float = 10.0) -> dict:
 
 
 def _rate(value: float) -> str:
-    return f"{value / 1000:.1f}k" if value == value else "-"
+    return f"{value / 1000:.1f}k" if not math.isnan(value) else "-"
 
 
 def main(argv=None) -> None:
     global MEDIAN_SIZE
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", default="100000,1000000", help="page counts, comma-separated")
     parser.add_argument("--graph", default=None, help="documents in the link graph (default: --sizes)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per contender (best is kept)")
     parser.add_argument("--budget", type=float, default=20.0, help="seconds for the naive rewrite phase")
-    parser.add_argument("--median", type=int, default=MEDIAN_SIZE,
-                        help="median page size in bytes (smaller pages keep a 10M-page run on the disk)")
+    parser.add_argument(
+        "--median",
+        type=int,
+        default=MEDIAN_SIZE,
+        help="median page size in bytes (smaller pages keep a 10M-page run on the disk)",
+    )
     parser.add_argument("--tmp", default=None, help="directory for the stores (default: system temp)")
     args = parser.parse_args(argv)
     MEDIAN_SIZE = args.median
@@ -270,34 +290,48 @@ def main(argv=None) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="wire-pages-", dir=args.tmp))
     try:
         for n in sizes:
-            print(f"\nPage store, {n:,} pages (lognormal sizes, median {MEDIAN_SIZE} B, σ {SIGMA}), "
-                  f"then {n // 2:,} rewrites")
+            print(
+                f"\nPage store, {n:,} pages (lognormal sizes, median {MEDIAN_SIZE} B, σ {SIGMA}), "
+                f"then {n // 2:,} rewrites"
+            )
             rows = bench_stores(n, tmp, args.repeat, args.budget)
             print(f"{'':18}{'fill/s':>10}{'rewrite/s':>11}{'space':>8}")
             for row in rows:
                 note = f"  (first {row['rewritten']:,} rewrites)" if row["rewritten"] < n // 2 else ""
-                print(f"{row['contender']:18}{_rate(row['fill/s']):>10}{_rate(row['rewrite/s']):>11}"
-                      f"{row['space']:>7.3f}×{note}")
+                print(
+                    f"{row['contender']:18}{_rate(row['fill/s']):>10}{_rate(row['rewrite/s']):>11}"
+                    f"{row['space']:>7.3f}×{note}"
+                )
             by = {row["contender"]: row for row in rows}
             ours = by["PageStore.store"]
             for other in ("log", "naive first fit"):
-                print(f"  PageStore.store / {other}: rewrites ×{ours['rewrite/s'] / by[other]['rewrite/s']:.2f}, "
-                      f"space ×{ours['space'] / by[other]['space']:.2f}")
+                print(
+                    f"  PageStore.store / {other}: rewrites ×{ours['rewrite/s'] / by[other]['rewrite/s']:.2f}, "
+                    f"space ×{ours['space'] / by[other]['space']:.2f}"
+                )
             seen = bench_content_seen(n, tmp)
-            print(f"\nContent-seen against {n:,} stored pages; reopen (index and content-seen rebuilt) "
-                  f"{seen[0]['open s']:.2f} s")
+            print(
+                f"\nContent-seen against {n:,} stored pages; reopen (index and content-seen rebuilt) "
+                f"{seen[0]['open s']:.2f} s"
+            )
             print(f"{'':18}{'10% hits/s':>11}{'new/s':>10}{'B/page':>8}")
             for row in seen:
-                print(f"{row['method']:18}{_rate(row['mixed/s']):>11}{_rate(row['new/s']):>10}{row['B/page']:>8.1f}")
+                print(
+                    f"{row['method']:18}{_rate(row['mixed/s']):>11}{_rate(row['new/s']):>10}{row['B/page']:>8.1f}"
+                )
             by = {row["method"]: row for row in seen}
             plain = by["dict of hashes"]
             for method in ("seen", "seen_many"):
-                print(f"  {method} / dict: ×{by[method]['mixed/s'] / plain['mixed/s']:.2f} with hits "
-                      f"(ours reads and compares them), ×{by[method]['new/s'] / plain['new/s']:.2f} new")
+                print(
+                    f"  {method} / dict: ×{by[method]['mixed/s'] / plain['mixed/s']:.2f} with hits "
+                    f"(ours reads and compares them), ×{by[method]['new/s'] / plain['new/s']:.2f} new"
+                )
         for n in graph_sizes:
             row = bench_links(n, tmp)
-            print(f"\nLink graph, {n:,} documents, {row['links']:,} links: bulk load {row['bulk load s']:.1f} s, "
-                  f"open {row['open s']:.2f} s, to_csr {row['to_csr s']:.2f} s, {row['B/link']:.1f} B/link")
+            print(
+                f"\nLink graph, {n:,} documents, {row['links']:,} links: bulk load {row['bulk load s']:.1f} s, "
+                f"open {row['open s']:.2f} s, to_csr {row['to_csr s']:.2f} s, {row['B/link']:.1f} B/link"
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -84,8 +84,9 @@ LOG_FORMAT = "%(asctime)s.%(msecs)03d [%(name)s] %(levelname)s: %(message)s"
 LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\.(\d{3}) ")
 
 
-def harvester_command(args: argparse.Namespace, web: RealWeb, collection: Path,
-                      extra: list[str]) -> list[str]:
+def harvester_command(
+    args: argparse.Namespace, web: RealWeb, collection: Path, extra: list[str]
+) -> list[str]:
     """The arguments of ``scrapy crawl harvester`` for one job."""
     return [
         "crawl", "harvester", *extra,
@@ -99,19 +100,33 @@ def harvester_command(args: argparse.Namespace, web: RealWeb, collection: Path,
     ]  # fmt: skip
 
 
-def start_harvester(args: argparse.Namespace, command: list[str], log,
-                    profile_file: Path | None = None) -> subprocess.Popen:
+def start_harvester(
+    args: argparse.Namespace, command: list[str], log, profile_file: Path | None = None
+) -> subprocess.Popen:
     """``scrapy COMMAND`` of the checkout crawled, under cProfile into ``profile_file`` if given."""
     code = Path(args.code).resolve() if args.code else ROOT
     module = "scrapy"
     if profile_file:
         command, module = ["-o", str(profile_file), "-m", module, *command], "cProfile"
-    return run_scrapy(*command, module=module, cwd=code, env=code_env(args), stdout=log,
-                      stderr=subprocess.STDOUT, wait=False)
+    return run_scrapy(
+        *command,
+        module=module,
+        cwd=code,
+        env=code_env(args),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        wait=False,
+    )
 
 
-def harvester(args: argparse.Namespace, web: RealWeb, collection: Path, extra: list[str], log,
-              profile_file: Path | None = None) -> int:
+def harvester(
+    args: argparse.Namespace,
+    web: RealWeb,
+    collection: Path,
+    extra: list[str],
+    log,
+    profile_file: Path | None = None,
+) -> int:
     process = start_harvester(args, harvester_command(args, web, collection, extra), log, profile_file)
     try:
         return process.wait(timeout=args.timeout)
@@ -131,11 +146,14 @@ def code_env(args: argparse.Namespace) -> dict:
 
 @functools.cache
 def _defaults(code: str) -> tuple[str, ...]:
-    script = ("from wirescrapy.config import SETTINGS\n"
-              f"print('\\n'.join(f'{{s.name}}={{s.default}}' for s in SETTINGS if s.name in {DEFAULTS!r}))")
+    script = (
+        "from wirescrapy.config import SETTINGS\n"
+        f"print('\\n'.join(f'{{s.name}}={{s.default}}' for s in SETTINGS if s.name in {DEFAULTS!r}))"
+    )
     env = code_env(argparse.Namespace(code=code))
-    run = subprocess.run([sys.executable, "-c", script], cwd=code, env=env, capture_output=True, text=True,
-                         check=True)
+    run = subprocess.run(
+        [sys.executable, "-c", script], cwd=code, env=env, capture_output=True, text=True, check=True
+    )
     return tuple(run.stdout.split())
 
 
@@ -164,7 +182,9 @@ def print_profile(workdir: Path, mode: str, top: int = 30) -> None:
 
     files = sorted(str(path) for path in workdir.glob(f"profile-{mode}-*.prof"))
     if files:
-        print(f"    profile ({len(files)} processes, the reactor thread; cProfile slows it down):", flush=True)
+        print(
+            f"    profile ({len(files)} processes, the reactor thread; cProfile slows it down):", flush=True
+        )
         pstats.Stats(*files, stream=sys.stdout).sort_stats("tottime").print_stats(top)
         pstats.Stats(*files, stream=sys.stdout).sort_stats("cumulative").print_stats(top)
 
@@ -185,8 +205,9 @@ def holds_collection(collection: Path, pid: int) -> bool:
         return False
 
 
-def queued_jobs(args: argparse.Namespace, web: RealWeb, collection: Path, seeds: Path, workdir: Path,
-                starts: list[float]) -> list[Path]:
+def queued_jobs(
+    args: argparse.Namespace, web: RealWeb, collection: Path, seeds: Path, workdir: Path, starts: list[float]
+) -> list[Path]:
     """``--mode queued``: a process per cycle, each started as soon as the one before holds the collection,
     and waiting for it with WIRE_COLLECTION_WAIT (two at a time: one harvesting, the next waiting). The
     jobs' log files, in order."""
@@ -198,7 +219,11 @@ def queued_jobs(args: argparse.Namespace, web: RealWeb, collection: Path, seeds:
         while len(logs) < args.max_cycles:
             job = len(logs)
             logs.append(workdir / f"queued-{job:03d}.log")
-            extra = (["-a", f"seeds={seeds}"] if job == 0 else []) + waiting + fetch_log(args, workdir, "queued", job)
+            extra = (
+                (["-a", f"seeds={seeds}"] if job == 0 else [])
+                + waiting
+                + fetch_log(args, workdir, "queued", job)
+            )
             command = harvester_command(args, web, collection, extra)
             starts.append(time.time())
             with open(logs[-1], "wb") as log:
@@ -261,9 +286,20 @@ def crawl(args: argparse.Namespace, web: RealWeb, mode: str, workdir: Path) -> d
         if mode == "cycles":
             starts.append(time.time())
             jobs = 1
-            harvester(args, web, collection, ["-a", f"seeds={seeds}", "-a", f"cycles={args.max_cycles}",
-                                              *fetch_log(args, workdir, mode, 0)], log,
-                      profile_file(args, workdir, mode, 0))
+            harvester(
+                args,
+                web,
+                collection,
+                [
+                    "-a",
+                    f"seeds={seeds}",
+                    "-a",
+                    f"cycles={args.max_cycles}",
+                    *fetch_log(args, workdir, mode, 0),
+                ],
+                log,
+                profile_file(args, workdir, mode, 0),
+            )
         elif mode == "queued":
             job_logs = queued_jobs(args, web, collection, seeds, workdir, starts)
             jobs = len(job_logs)
@@ -283,8 +319,15 @@ def crawl(args: argparse.Namespace, web: RealWeb, mode: str, workdir: Path) -> d
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_seconds = (after.ru_utime - cpu.ru_utime) + (after.ru_stime - cpu.ru_stime)
     requests = web.requests(since)
-    return {"mode": mode, "jobs": jobs, "wall": wall, "requests": requests, "log": log_file, "starts": starts,
-            "cpu": cpu_seconds}
+    return {
+        "mode": mode,
+        "jobs": jobs,
+        "wall": wall,
+        "requests": requests,
+        "log": log_file,
+        "starts": starts,
+        "cpu": cpu_seconds,
+    }
 
 
 def log_events(log_file: Path) -> list[tuple[float, str]]:
@@ -296,10 +339,20 @@ def log_events(log_file: Path) -> list[tuple[float, str]]:
             match = LOG_TIME.match(line)
             if not match:
                 continue
-            kind = ("batch" if "URLs to fetch from" in line else "manager" if "manager: batch" in line
-                    else "closed" if "Spider closed" in line else "")
+            kind = (
+                "batch"
+                if "URLs to fetch from" in line
+                else "manager"
+                if "manager: batch" in line
+                else "closed"
+                if "Spider closed" in line
+                else ""
+            )
             if kind:
-                when = datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S").timestamp() + int(match.group(2)) / 1000
+                when = (
+                    datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S").timestamp()
+                    + int(match.group(2)) / 1000
+                )
                 events.append((when, kind))
     return events
 
@@ -309,8 +362,13 @@ def across_batch_start(previous: nginx.Request, request: nginx.Request, batches:
     return any(previous.end <= b <= request.start for b in batches)
 
 
-def where_time_goes(requests: list[nginx.Request], host: str, wait: float, events: list[tuple[float, str]],
-                    starts: list[float]) -> str:
+def where_time_goes(
+    requests: list[nginx.Request],
+    host: str,
+    wait: float,
+    events: list[tuple[float, str]],
+    starts: list[float],
+) -> str:
     """The ``where:`` line (see the module's docstring)."""
     first, last = min(r.start for r in requests), max(r.end for r in requests)
     own = sorted((r for r in requests if r.host == host), key=lambda r: r.start)
@@ -345,17 +403,30 @@ def where_time_goes(requests: list[nginx.Request], host: str, wait: float, event
 
     over = sorted(request.start - previous.end - wait for previous, request in pairwise(own))
     long = [gap for gap in over if gap >= 0.010]
-    gaps = (f"; its gaps over the wait: median {over[len(over) // 2] * 1e3:.0f} ms, {len(long)} of 10 ms or more "
-            f"(sum {sum(long):.1f} s)") if over else ""
-    return (f"where: {host} idle {before + across + inside + after:.1f} s = {before:.1f} before its first request + "
-            f"{across:.1f} across {len(batches)} batch starts + {inside:.1f} inside batches + {after:.1f} after its "
-            f"last; per batch: tail without it {mean(tails)} (sum {sum(tails):.1f} s); per job: start to batch "
-            f"queued {mean(startups)} (sum {sum(startups):.1f} s), spider closed to the next started "
-            f"{mean(exits)} (sum {sum(exits):.1f} s){gaps}")
+    gaps = (
+        (
+            f"; its gaps over the wait: median {over[len(over) // 2] * 1e3:.0f} ms, {len(long)} of 10 ms or more "
+            f"(sum {sum(long):.1f} s)"
+        )
+        if over
+        else ""
+    )
+    return (
+        f"where: {host} idle {before + across + inside + after:.1f} s = {before:.1f} before its first request + "
+        f"{across:.1f} across {len(batches)} batch starts + {inside:.1f} inside batches + {after:.1f} after its "
+        f"last; per batch: tail without it {mean(tails)} (sum {sum(tails):.1f} s); per job: start to batch "
+        f"queued {mean(startups)} (sum {sum(startups):.1f} s), spider closed to the next started "
+        f"{mean(exits)} (sum {sum(exits):.1f} s){gaps}"
+    )
 
 
-def request_latency(requests: list[nginx.Request], host: str, wait: float, events: list[tuple[float, str]],
-                    fetches: list[dict]) -> str:
+def request_latency(
+    requests: list[nginx.Request],
+    host: str,
+    wait: float,
+    events: list[tuple[float, str]],
+    fetches: list[dict],
+) -> str:
     """The ``latency:`` line (``--latency``): the bound's site's requests inside batches, each matched with the
     harvester's item of its URL (``started``: when the request went to the network; ``ended``: when its last
     byte came, which the site's wait counts from). Means, in ms: nginx's start after ``started`` (the request
@@ -384,10 +455,12 @@ def request_latency(requests: list[nginx.Request], host: str, wait: float, event
     def ms(values: list[float]) -> str:
         return f"{sum(values) / len(values) * 1e3:.2f} ms"
 
-    return (f"latency: {host}, {len(own)} requests: sent to nginx's start {ms(sent)}; nginx's end to the last "
-            f"byte read {ms(read)} (sum {sum(read):.1f} s); the wait's end to the next sent {ms(late)} (sum "
-            f"{sum(late):.1f} s; {len(slow)} of 5 ms or more, sum {sum(slow):.1f} s); inside batches, nginx's "
-            f"whole ms")
+    return (
+        f"latency: {host}, {len(own)} requests: sent to nginx's start {ms(sent)}; nginx's end to the last "
+        f"byte read {ms(read)} (sum {sum(read):.1f} s); the wait's end to the next sent {ms(late)} (sum "
+        f"{sum(late):.1f} s; {len(slow)} of 5 ms or more, sum {sum(slow):.1f} s); inside batches, nginx's "
+        f"whole ms"
+    )
 
 
 def read_fetches(workdir: Path, mode: str) -> list[dict]:
@@ -412,27 +485,44 @@ def bound(requests: list[nginx.Request], wait_of: dict[str, float]) -> tuple[flo
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mode", choices=("jobs", "queued", "cycles", "both"), default="both",
-                        help="both: jobs, then cycles")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--mode", choices=("jobs", "queued", "cycles", "both"), default="both", help="both: jobs, then cycles"
+    )
     parser.add_argument("--real-sites", help="comma-separated sites of the real web (default: all)")
     parser.add_argument("--wait", type=float, default=0.2, help="WIRE_WAIT_NORMAL (default 0.2)")
     parser.add_argument("--wait-large", type=float, default=0.05, help="WIRE_WAIT_LARGE_SITE (default 0.05)")
     parser.add_argument("--batch-share", type=float, default=0.05, help="K as a share of N (default 0.05)")
     parser.add_argument("--max-cycles", type=int, default=200, help="most cycles (jobs) of a crawl")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds one process may take")
-    parser.add_argument("--setting", "-s", action="append", default=[], metavar="NAME=VALUE",
-                        help="extra Scrapy setting for every process (repeatable)")
-    parser.add_argument("--profile", action="store_true",
-                        help="run each harvester under cProfile (the reactor thread: where its CPU goes; the "
-                             "makespan is then not comparable) and print its functions of most own time")
-    parser.add_argument("--latency", action="store_true",
-                        help="log every fetch (Scrapy's feed of the harvester's items) and print where the bound's "
-                             "site's time goes between two of its requests")
+    parser.add_argument(
+        "--setting",
+        "-s",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="extra Scrapy setting for every process (repeatable)",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="run each harvester under cProfile (the reactor thread: where its CPU goes; the "
+        "makespan is then not comparable) and print its functions of most own time",
+    )
+    parser.add_argument(
+        "--latency",
+        action="store_true",
+        help="log every fetch (Scrapy's feed of the harvester's items) and print where the bound's "
+        "site's time goes between two of its requests",
+    )
     parser.add_argument("--workdir", help="keep collections, logs and nginx's files here")
-    parser.add_argument("--code", help="checkout of the crawler to run (default: this one), e.g. a worktree of "
-                        "an earlier commit, for a before/after with the same benchmark")
+    parser.add_argument(
+        "--code",
+        help="checkout of the crawler to run (default: this one), e.g. a worktree of "
+        "an earlier commit, for a before/after with the same benchmark",
+    )
     args = parser.parse_args()
     try:
         chosen = realweb_sites.select(args.real_sites)
@@ -447,10 +537,12 @@ def main() -> int:
             n = len(web.truth.pages)
             args.batch_size = max(1, round(args.batch_share * n))
             site_pages = {site.host: web.truth.site_pages(web.origin(site)) for site in chosen}
-            print(f"real web: {len(chosen)} sites, N = {n} pages, nginx on 127.0.0.x:{web.port}; K = {args.batch_size} "
-                  f"({args.batch_share:.0%} of N); waits {args.wait} s / {args.wait_large} s (sites of more than "
-                  f"{LARGE_SITE_PAGES} pages); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",
-                  flush=True)
+            print(
+                f"real web: {len(chosen)} sites, N = {n} pages, nginx on 127.0.0.x:{web.port}; K = {args.batch_size} "
+                f"({args.batch_share:.0%} of N); waits {args.wait} s / {args.wait_large} s (sites of more than "
+                f"{LARGE_SITE_PAGES} pages); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",
+                flush=True,
+            )
             for mode in modes:
                 result = crawl(args, web, mode, workdir)
                 requests = result["requests"]
@@ -468,34 +560,58 @@ def main() -> int:
                 counts = known_site_docs(workdir / f"collection-{mode}")
                 for request in requests:
                     counts[request.host] = counts.get(request.host, 0) + 1
-                wait_of = {host: args.wait_large if counts.get(host, 0) > LARGE_SITE_PAGES else args.wait
-                           for host in site_pages}
+                wait_of = {
+                    host: args.wait_large if counts.get(host, 0) > LARGE_SITE_PAGES else args.wait
+                    for host in site_pages
+                }
                 lower, where = bound(requests, wait_of)
                 report = nginx.politeness(requests, wait_of)
                 overlaps = sum(p.overlaps for p in report)
                 short = sum(p.short_gaps for p in report)
                 pages = sum(1 for r in requests if r.status == 200)
-                print(f"{mode:<7} {result['jobs']:4d} {'job ' if mode == 'cycles' else 'jobs'}, {len(requests)} requests "
-                      f"({pages} answered 200): makespan {makespan:.1f} s, lower bound {lower:.1f} s ({where}): "
-                      f"{makespan / lower:.2f} x the bound; wall clock {result['wall']:.1f} s; politeness: "
-                      f"{overlaps} overlapping requests, {short} started before the site's wait; load average "
-                      f"{os.getloadavg()[0]:.1f}", flush=True)
-                print(f"    CPU: the harvester processes used {result['cpu']:.1f} s of CPU (user + system), "
-                      f"{result['cpu'] / makespan:.0%} of the makespan; the bound's site waits and fetches "
-                      f"{lower:.1f} s", flush=True)
-                print("    " + where_time_goes(requests, where, wait_of[where], log_events(result["log"]),
-                                                 result["starts"]), flush=True)
+                print(
+                    f"{mode:<7} {result['jobs']:4d} {'job ' if mode == 'cycles' else 'jobs'}, {len(requests)} requests "
+                    f"({pages} answered 200): makespan {makespan:.1f} s, lower bound {lower:.1f} s ({where}): "
+                    f"{makespan / lower:.2f} x the bound; wall clock {result['wall']:.1f} s; politeness: "
+                    f"{overlaps} overlapping requests, {short} started before the site's wait; load average "
+                    f"{os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
+                print(
+                    f"    CPU: the harvester processes used {result['cpu']:.1f} s of CPU (user + system), "
+                    f"{result['cpu'] / makespan:.0%} of the makespan; the bound's site waits and fetches "
+                    f"{lower:.1f} s",
+                    flush=True,
+                )
+                print(
+                    "    "
+                    + where_time_goes(
+                        requests, where, wait_of[where], log_events(result["log"]), result["starts"]
+                    ),
+                    flush=True,
+                )
                 if args.latency:
-                    print("    " + request_latency(requests, where, wait_of[where], log_events(result["log"]),
-                                                     read_fetches(workdir, mode)), flush=True)
+                    print(
+                        "    "
+                        + request_latency(
+                            requests,
+                            where,
+                            wait_of[where],
+                            log_events(result["log"]),
+                            read_fetches(workdir, mode),
+                        ),
+                        flush=True,
+                    )
                 problems += bool(overlaps or short)
                 if args.profile:
                     print_profile(workdir, mode)
                 for entry in report:
                     if entry.overlaps or entry.short_gaps:
-                        print(f"    {entry.host}: {entry.requests} requests, {entry.overlaps} overlaps, "
-                              f"{entry.short_gaps} short gaps, smallest gap {entry.smallest_gap:.3f} s "
-                              f"(wait {wait_of.get(entry.host, 0)} s)")
+                        print(
+                            f"    {entry.host}: {entry.requests} requests, {entry.overlaps} overlaps, "
+                            f"{entry.short_gaps} short gaps, smallest gap {entry.smallest_gap:.3f} s "
+                            f"(wait {wait_of.get(entry.host, 0)} s)"
+                        )
     finally:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -49,8 +49,9 @@ def build(directory: Path, pages: int, links_per_page: float) -> dict:
     docs["mime"] = np.where(docs["visits"] > 0, MIMES[rng.choice(3, pages, p=[0.9, 0.08, 0.02])], b"")
     docs["raw_length"] = np.where(ok, np.minimum(rng.lognormal(9.5, 1.2, pages), 4e6), 0).astype(np.uint32)
     docs["stored_length"] = (docs["raw_length"] * 0.8).astype(np.uint32)
-    docs["last_modified"] = np.where(ok & (rng.random(pages) < 0.6),
-                                     docs["last_visit"] - rng.exponential(200 * 86400, pages), 0)
+    docs["last_modified"] = np.where(
+        ok & (rng.random(pages) < 0.6), docs["last_visit"] - rng.exponential(200 * 86400, pages), 0
+    )
     with Collection(directory) as collection:
         for site in range(1, sites + 1):
             collection.urls.add_site(f"http://www{site}.example.cl")
@@ -60,20 +61,23 @@ def build(directory: Path, pages: int, links_per_page: float) -> dict:
             paths = [f"/page/{i}.html".encode() for i in range(lo, hi)]
             collection.urls.add_many(site_of[lo:hi].tolist(), paths)
         collection.documents.ensure(pages)
-        collection.documents.records[1:pages + 1] = docs
+        collection.documents.records[1 : pages + 1] = docs
         collection.documents.count = pages
         collection.sites.ensure(sites)
         site_records = np.zeros(sites, dtype=SITE_DTYPE)
         site_records["siteid"] = np.arange(1, sites + 1)
         site_records["crawl_delay"] = np.where(rng.random(sites) < 0.05, 30, 0)
-        collection.sites.records[1:sites + 1] = site_records
+        collection.sites.records[1 : sites + 1] = site_records
         collection.sites.count = sites
         # The link store as the gatherer leaves it: each page's list, a link repeated as often as drawn.
         repeats = counts.data.astype(np.int64)
         targets = np.repeat(counts.indices, repeats)
         ends = np.zeros(len(counts.indptr), np.int64)
-        np.cumsum(np.add.reduceat(repeats, counts.indptr[:-1].clip(max=len(repeats) - 1)) *
-                  (np.diff(counts.indptr) > 0), out=ends[1:])
+        np.cumsum(
+            np.add.reduceat(repeats, counts.indptr[:-1].clip(max=len(repeats) - 1))
+            * (np.diff(counts.indptr) > 0),
+            out=ends[1:],
+        )
         linked = np.flatnonzero(np.diff(counts.indptr) > 0)
         collection.links.set_links_many(linked, np.concatenate([[0], ends[linked + 1]]), targets)
         for ext, n in ((".pdf", 1200), (".jpg", 5400), (".zip", 300)):
@@ -87,12 +91,26 @@ def build(directory: Path, pages: int, links_per_page: float) -> dict:
         path.mkdir(parents=True, exist_ok=True)
         began = NOW - (200 - number) * 3600
         (path / "batch.json").write_text(json.dumps({"batch": number, "urls": per_batch, "sites": 100}))
-        (path / "harvest.json").write_text(json.dumps({
-            "batch": number, "started": began, "finished": began + 3000, "urls": per_batch,
-            "fetched": per_batch, "ok": int(per_batch * 0.9), "bytes": per_batch * 20000, "new_urls": per_batch,
-            "links_found": per_batch * 30, "links_known": per_batch * 25, "sites": 100, "new_sites": 3,
-            "scores": {"pagerank": 1 / 200, "wlrank": 1 / 200}, "waits": {"normal": 15, "large_site": 5,
-                                                                          "large_site_pages": 100}}))
+        (path / "harvest.json").write_text(
+            json.dumps(
+                {
+                    "batch": number,
+                    "started": began,
+                    "finished": began + 3000,
+                    "urls": per_batch,
+                    "fetched": per_batch,
+                    "ok": int(per_batch * 0.9),
+                    "bytes": per_batch * 20000,
+                    "new_urls": per_batch,
+                    "links_found": per_batch * 30,
+                    "links_known": per_batch * 25,
+                    "sites": 100,
+                    "new_sites": 3,
+                    "scores": {"pagerank": 1 / 200, "wlrank": 1 / 200},
+                    "waits": {"normal": 15, "large_site": 5, "large_site_pages": 100},
+                }
+            )
+        )
     return {"pages": pages, "sites": sites, "links": int(stored), "seconds": time.perf_counter() - start}
 
 
@@ -110,8 +128,17 @@ def run_report(directory: Path, out: Path) -> None:
         report = build_report(collection, config)
     write_report(report, out)
     total = time.perf_counter() - start
-    print(json.dumps({"costs": report.costs, "cpu": report.cpu, "total": total, "total_cpu": time.process_time(),
-                      "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+    print(
+        json.dumps(
+            {
+                "costs": report.costs,
+                "cpu": report.cpu,
+                "total": total,
+                "total_cpu": time.process_time(),
+                "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -133,29 +160,40 @@ def main() -> None:
     if not (directory / "urls.log").exists():
         shutil.rmtree(directory, ignore_errors=True)
         built = build(directory, pages, args.links_per_page)
-        print(f"built {directory}: {built['pages']:,} documents, {built['sites']:,} sites, {built['links']:,} links "
-              f"in {built['seconds']:.1f} s")
+        print(
+            f"built {directory}: {built['pages']:,} documents, {built['sites']:,} sites, {built['links']:,} links "
+            f"in {built['seconds']:.1f} s"
+        )
     else:
         print(f"reusing {directory}")
     out = directory.with_name(directory.name + "-out")
-    child = run_scrapy("--run", directory.resolve(), "--out", out.resolve(), module="benchmarks.report",
-                       timeout=None)
+    child = run_scrapy(
+        "--run", directory.resolve(), "--out", out.resolve(), module="benchmarks.report", timeout=None
+    )
     child.check_returncode()
     result = json.loads(child.stdout.strip().splitlines()[-1])
     with Collection(directory, readonly=True) as collection:
         links = collection.links.count_links()
-        print(f"report of {collection.documents.count:,} documents, {collection.sites.count:,} sites, "
-              f"{links:,} links:")
+        print(
+            f"report of {collection.documents.count:,} documents, {collection.sites.count:,} sites, "
+            f"{links:,} links:"
+        )
     print(f"  {'step':<16} {'seconds':>8} {'CPU s':>8}")
     for name, seconds in result["costs"].items():
         print(f"  {name:<16} {seconds:8.2f} {result['cpu'][name]:8.2f}")
-    print(f"  {'total':<16} {result['total']:8.2f} {result['total_cpu']:8.2f}   peak RSS "
-          f"{result['peak_rss'] / 2**30:.2f} GiB "
-          f"(goal at 1M documents / 10M links: <= 60 s, <= 4 GiB)")
-    print(f"  load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores: seconds above CPU seconds are "
-          f"time spent waiting for a core")
+    print(
+        f"  {'total':<16} {result['total']:8.2f} {result['total_cpu']:8.2f}   peak RSS "
+        f"{result['peak_rss'] / 2**30:.2f} GiB "
+        f"(goal at 1M documents / 10M links: <= 60 s, <= 4 GiB)"
+    )
+    print(
+        f"  load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores: seconds above CPU seconds are "
+        f"time spent waiting for a core"
+    )
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-    print(f"  written: {out}/index.html and {len(list((out / 'data').iterdir()))} CSV files, {size / 2**20:.1f} MiB")
+    print(
+        f"  written: {out}/index.html and {len(list((out / 'data').iterdir()))} CSV files, {size / 2**20:.1f} MiB"
+    )
 
 
 if __name__ == "__main__":

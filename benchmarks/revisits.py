@@ -28,7 +28,11 @@ from wirescrapy.testing.sampleweb import SampleWebProcess
 
 DOCS = Path("/usr/share/doc/python3/html")
 FAST = {"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0, "LOG_LEVEL": "WARNING"}
-REVISIT = {"WIRE_MINPERIOD_SUCCESSFUL_OK": 0, "WIRE_MINPERIOD_SUCCESSFUL_NOT_OK": 0, "WIRE_MINPERIOD_UNSUCCESSFUL": 0}
+REVISIT = {
+    "WIRE_MINPERIOD_SUCCESSFUL_OK": 0,
+    "WIRE_MINPERIOD_SUCCESSFUL_NOT_OK": 0,
+    "WIRE_MINPERIOD_UNSUCCESSFUL": 0,
+}
 
 
 def harvest(collection: Path, *args: str, settings: dict) -> None:
@@ -51,9 +55,11 @@ def report(name: str, crawl: list[dict], revisit: list[dict], key, figures: dict
     not_modified = [r for r in again if r["status"] == 304]
     before = sum(first[key(r)] for r in again)
     after = sum(r["bytes"] for r in again)
-    print(f"{name}: {len(again):,} pages revisited, {len(not_modified):,} answered 304; body bytes "
-          f"{before:,} on the first visit, {after:,} on the revisit ({1 - after / before:.1%} saved); "
-          f"the harvester counted {figures.get('not_modified', 0):,} not modified, {figures['bytes']:,} bytes")
+    print(
+        f"{name}: {len(again):,} pages revisited, {len(not_modified):,} answered 304; body bytes "
+        f"{before:,} on the first visit, {after:,} on the revisit ({1 - after / before:.1%} saved); "
+        f"the harvester counted {figures.get('not_modified', 0):,} not modified, {figures['bytes']:,} bytes"
+    )
 
 
 def sample_web(workdir: Path, sites: int, pages: int) -> None:
@@ -65,18 +71,26 @@ def sample_web(workdir: Path, sites: int, pages: int) -> None:
         crawled = len(web.access_log())
         harvest(collection, settings=REVISIT)
         log = web.access_log()
-    report("sample web", log[:crawled], log[crawled:], lambda r: r["host"] + r["path"], last_harvest(collection))
+    report(
+        "sample web", log[:crawled], log[crawled:], lambda r: r["host"] + r["path"], last_harvest(collection)
+    )
 
 
 def nginx_docs(workdir: Path, pages: int) -> None:
     if nginx.binary() is None or not DOCS.is_dir():
         print(f"nginx: skipped ({'nginx' if nginx.binary() is None else DOCS} is not installed)")
         return
-    with nginx.Nginx([nginx.Server("docs.wire.test", "127.0.0.1", str(DOCS.resolve()))], workdir / "nginx") as server:
+    with nginx.Nginx(
+        [nginx.Server("docs.wire.test", "127.0.0.1", str(DOCS.resolve()))], workdir / "nginx"
+    ) as server:
         seeds = workdir / "docs-seeds.txt"
         seeds.write_text(f"http://docs.wire.test:{server.port}/index.html\n")
         collection = workdir / "docs-collection"
-        limits = {"WIRE_MAX_URLS_PER_SITE": pages, "WIRE_MAX_FILE_SIZE": 2_000_000, "WIRE_MAX_STORED_SIZE": 2_000_000}
+        limits = {
+            "WIRE_MAX_URLS_PER_SITE": pages,
+            "WIRE_MAX_FILE_SIZE": 2_000_000,
+            "WIRE_MAX_STORED_SIZE": 2_000_000,
+        }
         harvest(collection, "-a", f"seeds={seeds}", "-a", "cycles=30", settings=limits)
         crawled = len(nginx.read_log(server.access_log))
         harvest(collection, settings={**limits, **REVISIT})

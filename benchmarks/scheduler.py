@@ -42,8 +42,15 @@ from wirescrapy.testing.process import run_scrapy
 def batch_urls(urls: int, sites: int):
     for k in range(urls):
         site = k % sites
-        yield BatchURL(k, site, 1 + k % 5, False, 0.0, 0.0,
-                       f"http://www.site{site:05d}.example.cl/section{k % 37}/page-{k}.html")
+        yield BatchURL(
+            k,
+            site,
+            1 + k % 5,
+            False,
+            0.0,
+            0.0,
+            f"http://www.site{site:05d}.example.cl/section{k % 37}/page-{k}.html",
+        )
 
 
 def rss() -> int:
@@ -71,6 +78,7 @@ def crawler(**settings):
 
 
 # -- CPU -----------------------------------------------------------------------------------------------
+
 
 def cpu_core(urls: int, sites: int, cycles: int) -> float:
     """µs per pop_ready + finished + add, with ``urls`` queued over ``sites``."""
@@ -139,6 +147,7 @@ def cpu_scrapy_default(urls: int, sites: int, cycles: int) -> float:
 
 # -- memory (each kind in its own process) -----------------------------------------------------------------
 
+
 def measure_rss(kind: str, urls: int, sites: int) -> dict:
     from collections import deque
 
@@ -162,25 +171,33 @@ def measure_rss(kind: str, urls: int, sites: int) -> dict:
     elif kind == "requests":
         holder = {}
         for url in batch_urls(urls, sites):
-            request = Request(url.url, dont_filter=True,
-                              meta={DOC_ID: url.doc_id, SITE_ID: url.site_id, DEPTH: url.depth})
+            request = Request(
+                url.url, dont_filter=True, meta={DOC_ID: url.doc_id, SITE_ID: url.site_id, DEPTH: url.depth}
+            )
             holder.setdefault(origin(url.url), deque()).append(request)
     elif kind == "scrapy":
         for url in batch_urls(urls, sites):
-            holder.enqueue_request(Request(url.url, dont_filter=True,
-                                           meta={DOC_ID: url.doc_id, SITE_ID: url.site_id, DEPTH: url.depth}))
+            holder.enqueue_request(
+                Request(
+                    url.url,
+                    dont_filter=True,
+                    meta={DOC_ID: url.doc_id, SITE_ID: url.site_id, DEPTH: url.depth},
+                )
+            )
     after = rss()
     return {"kind": kind, "bytes_per_url": (after - before) / urls, "rss_mb": after / 2**20}
 
 
 def rss_in_subprocess(kind: str, urls: int, sites: int) -> dict:
-    run = run_scrapy("--rss", kind, "--urls", urls, "--sites", sites, module="benchmarks.scheduler",
-                     timeout=None)
+    run = run_scrapy(
+        "--rss", kind, "--urls", urls, "--sites", sites, module="benchmarks.scheduler", timeout=None
+    )
     run.check_returncode()
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
 # -- politeness efficiency ---------------------------------------------------------------------------
+
 
 def simulate(sizes: list[int], fetch: float, connections: int, waits: Waits) -> float:
     """Makespan of a crawl of sites of ``sizes`` pages, each fetch taking ``fetch`` seconds."""
@@ -206,21 +223,29 @@ def efficiency(sites: int, seed: int = 1) -> None:
     rng = random.Random(seed)
     sizes = [min(int(rng.paretovariate(1.1) * 3), 2000) for _ in range(sites)]
     wait = [waits.of(n, 0) for n in sizes]
-    print(f"\npoliteness efficiency: {sites} sites, {sum(sizes)} pages, largest {max(sizes)} "
-          f"(waits {waits.normal:g} s, {waits.large_site:g} s over {waits.large_site_pages} pages)")
-    print(f"{'fetch s':>8} {'connections':>11} {'makespan s':>11} {'bound A s':>10} {'bound B s':>10} "
-          f"{'/A':>6} {'/B':>6}")
+    print(
+        f"\npoliteness efficiency: {sites} sites, {sum(sizes)} pages, largest {max(sizes)} "
+        f"(waits {waits.normal:g} s, {waits.large_site:g} s over {waits.large_site_pages} pages)"
+    )
+    print(
+        f"{'fetch s':>8} {'connections':>11} {'makespan s':>11} {'bound A s':>10} {'bound B s':>10} "
+        f"{'/A':>6} {'/B':>6}"
+    )
     for fetch in (0.1, 0.25, 1.0):
         for connections in (300, 50):
             makespan = simulate(sizes, fetch, connections, waits)
             bound_a = max(n * w for n, w in zip(sizes, wait))
             bound_b = max(n * (fetch + w) - w for n, w in zip(sizes, wait))
-            print(f"{fetch:>8g} {connections:>11} {makespan:>11.1f} {bound_a:>10.1f} {bound_b:>10.1f} "
-                  f"{makespan / bound_a:>6.3f} {makespan / bound_b:>6.3f}")
+            print(
+                f"{fetch:>8g} {connections:>11} {makespan:>11.1f} {bound_a:>10.1f} {bound_b:>10.1f} "
+                f"{makespan / bound_a:>6.3f} {makespan / bound_b:>6.3f}"
+            )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--urls", type=int, default=1_000_000)
     parser.add_argument("--sites", type=int, default=50_000)
     parser.add_argument("--cycles", type=int, default=200_000)
@@ -231,8 +256,10 @@ def main() -> None:
         print(json.dumps(measure_rss(args.rss, args.urls, args.sites)))
         return
 
-    print(f"CPU per request, µs ({args.urls:,} URLs queued over {args.sites:,} sites, {args.cycles:,} cycles, "
-          "fake clock)")
+    print(
+        f"CPU per request, µs ({args.urls:,} URLs queued over {args.sites:,} sites, {args.cycles:,} cycles, "
+        "fake clock)"
+    )
     core = cpu_core(args.urls, args.sites, args.cycles)
     per_url, cycle = cpu_scheduler(args.urls, args.sites, args.cycles)
     default = cpu_scrapy_default(args.urls, args.sites, args.cycles)
@@ -247,11 +274,15 @@ def main() -> None:
         print(f"  {label:66} {value:7.2f}")
 
     print(f"\nRSS per queued URL at {args.urls:,} URLs (each in a fresh process)")
-    for kind, label in (("wire", "WireScheduler.enqueue_batch (compact)"),
-                        ("requests", "dict of deques of Request"),
-                        ("scrapy", "Scrapy Scheduler, memory queue")):
+    for kind, label in (
+        ("wire", "WireScheduler.enqueue_batch (compact)"),
+        ("requests", "dict of deques of Request"),
+        ("scrapy", "Scrapy Scheduler, memory queue"),
+    ):
         result = rss_in_subprocess(kind, args.urls, args.sites)
-        print(f"  {label:40} {result['bytes_per_url']:7.1f} bytes/URL   (process RSS {result['rss_mb']:.0f} MB)")
+        print(
+            f"  {label:40} {result['bytes_per_url']:7.1f} bytes/URL   (process RSS {result['rss_mb']:.0f} MB)"
+        )
 
     efficiency(args.sim_sites)
 

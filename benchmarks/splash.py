@@ -49,13 +49,21 @@ from wirescrapy.testing.process import run_scrapy, scrapy_env
 from wirescrapy.testing.sampleweb import SampleWebProcess
 from wirescrapy.testing.splash import DEFAULT_URL, SplashMissing, running_splash
 
-FAST = {"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0, "WIRE_BATCH_SIZE": 100_000, "WIRE_MAX_DEPTH_STATIC": 6,
-        "LOG_LEVEL": "WARNING"}
+FAST = {
+    "WIRE_WAIT_NORMAL": 0,
+    "WIRE_WAIT_LARGE_SITE": 0,
+    "WIRE_BATCH_SIZE": 100_000,
+    "WIRE_MAX_DEPTH_STATIC": 6,
+    "LOG_LEVEL": "WARNING",
+}
 
 
 def post(splash: str, args: dict) -> dict:
-    request = urllib.request.Request(splash.rstrip("/") + "/execute", data=json.dumps(args).encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        splash.rstrip("/") + "/execute",
+        data=json.dumps(args).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(request, timeout=60) as answer:
         return json.loads(answer.read())
 
@@ -77,75 +85,124 @@ def rate(work, items: list, parallel: int) -> float:
 def renders_per_second(splash: str, renders: int, parallel: int) -> None:
     with SampleWebProcess(sites=6, pages_per_site=4, js="on") as web:
         pages = [url for url in web.truth.scripted if url not in web.truth.endless]
-        config = WireConfig.from_settings(Settings({"WIRE_DNS_HOSTS": {"wire.test": "127.0.0.1"},
-                                                    "WIRE_RENDER_WAIT": 0.2}))
-        args = [render_request(url, config, "wirescrapy-benchmark", how="direct", meta={}, callback=None,
-                               errback=None).meta["splash"]["args"] for url in pages]
+        config = WireConfig.from_settings(
+            Settings({"WIRE_DNS_HOSTS": {"wire.test": "127.0.0.1"}, "WIRE_RENDER_WAIT": 0.2})
+        )
+        args = [
+            render_request(
+                url, config, "wirescrapy-benchmark", how="direct", meta={}, callback=None, errback=None
+            ).meta["splash"]["args"]
+            for url in pages
+        ]
         work = (args * (renders // len(args) + 1))[:renders]
         urls = [a["url"] for a in work]
         assert all(post(splash, a).get("ok") for a in args[:2]), "Splash did not render"
-        print(f"1. renders/s through Splash at {splash} ({renders} renders of {len(pages)} script pages, "
-              f"WIRE_RENDER_WAIT=0.2; baseline: plain GETs of the same pages, same client)")
+        print(
+            f"1. renders/s through Splash at {splash} ({renders} renders of {len(pages)} script pages, "
+            f"WIRE_RENDER_WAIT=0.2; baseline: plain GETs of the same pages, same client)"
+        )
         for n in (1, parallel):
             rendered = rate(lambda a: post(splash, a), work, n)
             raw = rate(lambda u: get(u, web.port), urls, n)
-            print(f"   {n} at once: {rendered:7.1f} renders/s  | raw GETs {raw:8.1f}/s  | raw/render x{raw / rendered:.0f}")
+            print(
+                f"   {n} at once: {rendered:7.1f} renders/s  | raw GETs {raw:8.1f}/s  | raw/render x{raw / rendered:.0f}"
+            )
 
 
 def crawl(web: SampleWebProcess, workdir: Path, render: str, splash: str, cycles: int) -> tuple[float, dict]:
     collection = workdir / f"collection-{render.strip('.') or 'off'}"
     settings = {"WIRE_COLLECTION_DIR": collection, "WIRE_RENDER_JS": render, "SPLASH_URL": splash, **FAST}
     start = time.perf_counter()
-    run = run_scrapy("crawl", "harvester", "-a", f"seeds={web.seeds_file}", "-a", f"cycles={cycles}",
-                     settings=settings, env=scrapy_env(), timeout=None)
+    run = run_scrapy(
+        "crawl",
+        "harvester",
+        "-a",
+        f"seeds={web.seeds_file}",
+        "-a",
+        f"cycles={cycles}",
+        settings=settings,
+        env=scrapy_env(),
+        timeout=None,
+    )
     elapsed = time.perf_counter() - start
     if run.returncode:
         raise SystemExit(f"crawl failed:\n{run.stderr[-3000:]}")
     with Collection(collection, readonly=True) as store:
-        docs = store.documents.records[1:store.documents.count + 1]
+        docs = store.documents.records[1 : store.documents.count + 1]
         ok = (docs["status"] == 200) & (docs["visits"] > 0)
-        figures = {"pages": int(ok.sum()),
-                   "rendered": int(((docs["render"] == RenderState.RENDERED) & (docs["status"] == 200)).sum()),
-                   "gained": int(docs["render_links"].sum()),
-                   "urls": {store.url(i + 1) for i in range(len(docs)) if docs[i]["status"] == 200},
-                   "not rendered": Counter((RenderState(int(d["render"])).name.lower(), FetchError(int(d["error"])).label
-                                            if d["error"] else "no error") for d in docs[ok & (docs["render"] != RenderState.RENDERED)]),
-                   "splash down": run.stderr.count("Splash did not answer")}
+        figures = {
+            "pages": int(ok.sum()),
+            "rendered": int(((docs["render"] == RenderState.RENDERED) & (docs["status"] == 200)).sum()),
+            "gained": int(docs["render_links"].sum()),
+            "urls": {store.url(i + 1) for i in range(len(docs)) if docs[i]["status"] == 200},
+            "not rendered": Counter(
+                (
+                    RenderState(int(d["render"])).name.lower(),
+                    FetchError(int(d["error"])).label if d["error"] else "no error",
+                )
+                for d in docs[ok & (docs["render"] != RenderState.RENDERED)]
+            ),
+            "splash down": run.stderr.count("Splash did not answer"),
+        }
     return elapsed, figures
 
 
 def outcomes(figures: dict) -> str:
     """The pages fetched with 200 that were not rendered, by render state and error, and the renders that found
     Splash not answering: why a crawl rendered fewer pages than it fetched."""
-    kinds = ", ".join(f"{count} {state} ({error})" for (state, error), count in figures["not rendered"].most_common())
+    kinds = ", ".join(
+        f"{count} {state} ({error})" for (state, error), count in figures["not rendered"].most_common()
+    )
     return f"not rendered: {kinds or 'none'}; Splash did not answer {figures['splash down']} time(s)"
 
 
 def with_and_without(splash: str, sites: int, pages: int) -> None:
-    with tempfile.TemporaryDirectory() as tmp, SampleWebProcess(sites=sites, pages_per_site=pages, js="on",
-                                                                 slow_delay=0.0, crawl_delay=0.0,
-                                                                 broken_robots="malformed") as web:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        SampleWebProcess(
+            sites=sites,
+            pages_per_site=pages,
+            js="on",
+            slow_delay=0.0,
+            crawl_delay=0.0,
+            broken_robots="malformed",
+        ) as web,
+    ):
         results = {mode: crawl(web, Path(tmp), mode, splash, cycles=8) for mode in ("off", ".wire.test")}
     (off_s, off), (on_s, on) = results["off"], results[".wire.test"]
     print(f"2. crawl of {sites} sites x {pages} pages, waits 0, 8 cycles, start-up included (same run):")
     print(f"   without rendering: {off['pages']} pages in {off_s:.1f} s = {off['pages'] / off_s:.1f} pages/s")
-    print(f"   every page rendered: {on['pages']} pages ({on['rendered']} rendered) in {on_s:.1f} s = "
-          f"{on['pages'] / on_s:.1f} pages/s; x{(off['pages'] / off_s) / (on['pages'] / on_s):.1f} slower")
+    print(
+        f"   every page rendered: {on['pages']} pages ({on['rendered']} rendered) in {on_s:.1f} s = "
+        f"{on['pages'] / on_s:.1f} pages/s; x{(off['pages'] / off_s) / (on['pages'] / on_s):.1f} slower"
+    )
     print(f"   {outcomes(on)}")
 
 
 def mixed(splash: str, sites: int, pages: int) -> None:
-    with tempfile.TemporaryDirectory() as tmp, SampleWebProcess(sites=sites, pages_per_site=pages, js="on",
-                                                                 slow_delay=0.0, crawl_delay=0.0,
-                                                                 broken_robots="malformed") as web:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        SampleWebProcess(
+            sites=sites,
+            pages_per_site=pages,
+            js="on",
+            slow_delay=0.0,
+            crawl_delay=0.0,
+            broken_robots="malformed",
+        ) as web,
+    ):
         elapsed, auto = crawl(web, Path(tmp), "auto", splash, cycles=10)
         truth, rendered_truth = web.truth, web.web.ground_truth(rendered=True)
     scripted = sum(len(links) for links in truth.scripted.values())
     found = len(rendered_truth.pages & auto["urls"])
-    print(f"3. auto mode on a mixed web of {sites} sites x {pages} pages ({len(truth.scripted)} script-built pages):")
-    print(f"   {auto['rendered']} of {auto['pages']} fetched pages rendered ({100 * auto['rendered'] / auto['pages']:.1f}%), "
-          f"{auto['gained']} links gained (the ground truth's script-only links: {scripted}); "
-          f"{found} of {len(rendered_truth.pages)} pages of the rendered ground truth found; {elapsed:.1f} s")
+    print(
+        f"3. auto mode on a mixed web of {sites} sites x {pages} pages ({len(truth.scripted)} script-built pages):"
+    )
+    print(
+        f"   {auto['rendered']} of {auto['pages']} fetched pages rendered ({100 * auto['rendered'] / auto['pages']:.1f}%), "
+        f"{auto['gained']} links gained (the ground truth's script-only links: {scripted}); "
+        f"{found} of {len(rendered_truth.pages)} pages of the rendered ground truth found; {elapsed:.1f} s"
+    )
     print(f"   {outcomes(auto)}")
 
 
@@ -161,10 +218,19 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="tiny sizes (CI)")
     args = parser.parse_args()
     if args.smoke:
-        args.renders, args.parallel, args.sites, args.pages, args.mixed_sites, args.mixed_pages = 8, 2, 2, 6, 6, 6
+        args.renders, args.parallel, args.sites, args.pages, args.mixed_sites, args.mixed_pages = (
+            8,
+            2,
+            2,
+            6,
+            6,
+            6,
+        )
     try:
-        with tempfile.TemporaryDirectory(prefix="wire-splash-") as logs, \
-                running_splash(args.splash, Path(logs)) as splash:
+        with (
+            tempfile.TemporaryDirectory(prefix="wire-splash-") as logs,
+            running_splash(args.splash, Path(logs)) as splash,
+        ):
             renders_per_second(splash, args.renders, args.parallel)
             with_and_without(splash, args.sites, args.pages)
             mixed(splash, args.mixed_sites, args.mixed_pages)

@@ -32,8 +32,17 @@ FAST = {"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0, "LOG_LEVEL": "WARNING"
 
 def harvest(collection: Path, seeds: Path, cycles: int, settings: dict) -> float:
     started = time.perf_counter()
-    run = run_scrapy("crawl", "harvester", "-a", f"seeds={seeds}", "-a", f"cycles={cycles}", env=scrapy_env(),
-                     settings={"WIRE_COLLECTION_DIR": collection, **FAST, **settings}, timeout=None)
+    run = run_scrapy(
+        "crawl",
+        "harvester",
+        "-a",
+        f"seeds={seeds}",
+        "-a",
+        f"cycles={cycles}",
+        env=scrapy_env(),
+        settings={"WIRE_COLLECTION_DIR": collection, **FAST, **settings},
+        timeout=None,
+    )
     if run.returncode != 0:
         sys.exit(f"harvest failed:\n{run.stderr[-3000:]}")
     return time.perf_counter() - started
@@ -55,8 +64,10 @@ def redirect_chain(workdir: Path, cycles: int) -> None:
     with Collection(collection, readonly=True) as stored:
         sites = stored.sites.count
     chain = sorted((h for h in web.hosts if h.startswith("h")), key=lambda h: int(h[1:]))
-    print(f"redirect chain: {cycles} cycles in {elapsed:.1f} s: {len(chain)} hosts requested "
-          f"(h0..{chain[-1]}), {sites} sites in the collection")
+    print(
+        f"redirect chain: {cycles} cycles in {elapsed:.1f} s: {len(chain)} hosts requested "
+        f"(h0..{chain[-1]}), {sites} sites in the collection"
+    )
 
 
 def fan_page(workdir: Path, fan: int, cycles: int) -> None:
@@ -75,17 +86,23 @@ def fan_page(workdir: Path, fan: int, cycles: int) -> None:
     for done in sorted((collection / "batches").glob("*/harvest.json")):
         for kind, count in json.loads(done.read_text())["errors"].items():
             errors[kind] = errors.get(kind, 0) + count
-    print(f"fan page: pages linking to {fan:,} new hosts each, {cycles} cycles in {elapsed:.1f} s: {sites:,} sites and "
-          f"{documents:,} documents in the collection; the fan site: new_sites {added:,}, "
-          f"new_sites_refused {refused:,}; {len(web.hosts):,} hosts requested; errors {errors or 'none'}")
+    print(
+        f"fan page: pages linking to {fan:,} new hosts each, {cycles} cycles in {elapsed:.1f} s: {sites:,} sites and "
+        f"{documents:,} documents in the collection; the fan site: new_sites {added:,}, "
+        f"new_sites_refused {refused:,}; {len(web.hosts):,} hosts requested; errors {errors or 'none'}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cycles", type=int, default=12, help="harvest cycles of the redirect chain")
     parser.add_argument("--fan", type=int, default=50_000, help="new hosts linked from each fan page")
-    parser.add_argument("--fan-cycles", type=int, default=2,
-                        help="harvest cycles from the fan page (the first fetches it, the second its second page)")
+    parser.add_argument(
+        "--fan-cycles",
+        type=int,
+        default=2,
+        help="harvest cycles from the fan page (the first fetches it, the second its second page)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="wire-traps-") as workdir:
         redirect_chain(Path(workdir), args.cycles)

@@ -50,8 +50,16 @@ from wirescrapy.testing.sampleweb import SampleWebProcess
 def scrapy(log: Path, *args: str, settings: dict | None = None, timeout: float = 1800) -> dict:
     """Run ``scrapy ARGS`` with the test settings, its log in ``log``; the stats it dumped."""
     with open(log, "w") as out:
-        run = run_scrapy(*args, "-s", "LOG_LEVEL=INFO", settings=settings, env=scrapy_env(), stdout=out,
-                         stderr=subprocess.STDOUT, timeout=timeout)
+        run = run_scrapy(
+            *args,
+            "-s",
+            "LOG_LEVEL=INFO",
+            settings=settings,
+            env=scrapy_env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            timeout=timeout,
+        )
     if run.returncode:
         sys.exit(f"scrapy {' '.join(args)} failed: see {log}")
     return dumped_stats(log)
@@ -67,18 +75,36 @@ def prepare(web, workdir: Path, name: str, settings: dict) -> Path:
     collection = workdir / name
     seeds = workdir / f"{name}-seeds.txt"
     seeds.write_text("".join(url + "\n" for url in sorted(web.truth.pages)))
-    scrapy(workdir / f"{name}-seed.log", "seed", str(seeds), settings={**settings, "WIRE_COLLECTION_DIR": collection})
-    scrapy(workdir / f"{name}-manager.log", "manager", *(["--parts", "2"] if name == "parts" else []),
-           settings={**settings, "WIRE_COLLECTION_DIR": collection})
+    scrapy(
+        workdir / f"{name}-seed.log",
+        "seed",
+        str(seeds),
+        settings={**settings, "WIRE_COLLECTION_DIR": collection},
+    )
+    scrapy(
+        workdir / f"{name}-manager.log",
+        "manager",
+        *(["--parts", "2"] if name == "parts" else []),
+        settings={**settings, "WIRE_COLLECTION_DIR": collection},
+    )
     return collection
 
 
 def archiving(options, workdir: Path) -> None:
     fast = {"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0}
-    print(f"\n== 1, 2. WARC on / off and ingest: {options.sites} sites x {options.pages} pages, waits 0, "
-          f"best of {options.repeat} ==", flush=True)
-    with SampleWebProcess(workdir=workdir / "web", sites=options.sites, pages_per_site=options.pages,
-                          seed=options.seed, slow_delay=0.05, crawl_delay=0) as web:
+    print(
+        f"\n== 1, 2. WARC on / off and ingest: {options.sites} sites x {options.pages} pages, waits 0, "
+        f"best of {options.repeat} ==",
+        flush=True,
+    )
+    with SampleWebProcess(
+        workdir=workdir / "web",
+        sites=options.sites,
+        pages_per_site=options.pages,
+        seed=options.seed,
+        slow_delay=0.05,
+        crawl_delay=0,
+    ) as web:
         seeded = prepare(web, workdir, "seeded", fast)
         batch = seeded / "batches" / "000001"
         best = {"off": (0.0, {}), "on": (0.0, {})}
@@ -89,29 +115,56 @@ def archiving(options, workdir: Path) -> None:
                 settings = {**fast, "WIRE_COLLECTION_DIR": collection}
                 if mode == "on":
                     settings["WIRE_WARC_DIR"] = workdir / f"warc-{attempt}"
-                stats = scrapy(workdir / f"{mode}-{attempt}.log", "crawl", "harvester", "-a",
-                               f"batch={collection / 'batches' / '000001'}", settings=settings)
+                stats = scrapy(
+                    workdir / f"{mode}-{attempt}.log",
+                    "crawl",
+                    "harvester",
+                    "-a",
+                    f"batch={collection / 'batches' / '000001'}",
+                    settings=settings,
+                )
                 if rate(stats) > best[mode][0]:
                     best[mode] = (rate(stats), stats)
         off, on = best["off"][0], best["on"][0]
         warc_bytes = sum(f.stat().st_size for f in workdir.glob("warc-0/*.warc.gz"))
-        print(f"harvester, WARC off: {off:8.1f} pages/s ({best['off'][1].get('harvester/fetched/page', 0):.0f} pages "
-              f"in {best['off'][1].get('elapsed_time_seconds', 0):.2f} s)")
-        print(f"harvester, WARC on:  {on:8.1f} pages/s ({best['on'][1].get('harvester/fetched/page', 0):.0f} pages "
-              f"in {best['on'][1].get('elapsed_time_seconds', 0):.2f} s; {warc_bytes / 1e6:.1f} MB of WARC)")
+        print(
+            f"harvester, WARC off: {off:8.1f} pages/s ({best['off'][1].get('harvester/fetched/page', 0):.0f} pages "
+            f"in {best['off'][1].get('elapsed_time_seconds', 0):.2f} s)"
+        )
+        print(
+            f"harvester, WARC on:  {on:8.1f} pages/s ({best['on'][1].get('harvester/fetched/page', 0):.0f} pages "
+            f"in {best['on'][1].get('elapsed_time_seconds', 0):.2f} s; {warc_bytes / 1e6:.1f} MB of WARC)"
+        )
         print(f"ratio on / off: {on / off if off else 0:.3f}  (goal >= 0.9)")
 
         outdir = workdir / "detached-warc"
-        detached = scrapy(workdir / "detached.log", "crawl", "harvester", "-a", f"batch={batch}", "-a",
-                          f"warc={outdir}", settings={**fast, "WIRE_COLLECTION_DIR": workdir / "none"})
+        detached = scrapy(
+            workdir / "detached.log",
+            "crawl",
+            "harvester",
+            "-a",
+            f"batch={batch}",
+            "-a",
+            f"warc={outdir}",
+            settings={**fast, "WIRE_COLLECTION_DIR": workdir / "none"},
+        )
         ingest_into = shutil.copytree(seeded, workdir / "ingested")
-        ingest = scrapy(workdir / "ingest.log", "ingest", str(outdir), settings={"WIRE_COLLECTION_DIR": ingest_into})
-        detached_rate = detached.get("warc/fetched/page", 0) / max(detached.get("elapsed_time_seconds", 0), 1e-9)
-        print(f"detached harvest: {detached_rate:8.1f} pages/s into WARC; scrapy ingest: {rate(ingest):8.1f} "
-              f"pages/s ({ingest.get('harvester/fetched/page', 0):.0f} pages in "
-              f"{ingest.get('elapsed_time_seconds', 0):.2f} s)")
-        print(f"ratio ingest / local gathering (the harvest with WARC off): {rate(ingest) / off if off else 0:.3f}  "
-              f"(goal >= 1.0)", flush=True)
+        ingest = scrapy(
+            workdir / "ingest.log", "ingest", str(outdir), settings={"WIRE_COLLECTION_DIR": ingest_into}
+        )
+        detached_rate = detached.get("warc/fetched/page", 0) / max(
+            detached.get("elapsed_time_seconds", 0), 1e-9
+        )
+        print(
+            f"detached harvest: {detached_rate:8.1f} pages/s into WARC; scrapy ingest: {rate(ingest):8.1f} "
+            f"pages/s ({ingest.get('harvester/fetched/page', 0):.0f} pages in "
+            f"{ingest.get('elapsed_time_seconds', 0):.2f} s)"
+        )
+        print(
+            f"ratio ingest / local gathering (the harvest with WARC off): {rate(ingest) / off if off else 0:.3f}  "
+            f"(goal >= 1.0)",
+            flush=True,
+        )
 
 
 def nodes(options, workdir: Path) -> None:
@@ -126,8 +179,11 @@ def nodes(options, workdir: Path) -> None:
     )
 
     wait = {"WIRE_WAIT_NORMAL": options.wait, "WIRE_WAIT_LARGE_SITE": options.wait}
-    print(f"\n== 3. Two Scrapyd nodes, a part each, against one harvester: {options.node_sites} sites x "
-          f"{options.node_pages} pages, WIRE_WAIT_NORMAL={options.wait:g} ==", flush=True)
+    print(
+        f"\n== 3. Two Scrapyd nodes, a part each, against one harvester: {options.node_sites} sites x "
+        f"{options.node_pages} pages, WIRE_WAIT_NORMAL={options.wait:g} ==",
+        flush=True,
+    )
     home = workdir / "home"
     home.mkdir()
     env = clean_env(home)
@@ -136,19 +192,37 @@ def nodes(options, workdir: Path) -> None:
         for n in range(2):
             (workdir / f"node-{n}").mkdir()
             servers.append(Scrapyd(workdir / f"node-{n}", env).start())
-        (home / ".scrapy.cfg").write_text("".join(f"[deploy:node-{n}]\nurl = {project_url(s.port)}\n\n"
-                                                  for n, s in enumerate(servers)))
+        (home / ".scrapy.cfg").write_text(
+            "".join(f"[deploy:node-{n}]\nurl = {project_url(s.port)}\n\n" for n, s in enumerate(servers))
+        )
         project = copy_project(workdir / "project")
-        subprocess.run([script("scrapyd-deploy"), "-a"], cwd=project, env=env, check=True, capture_output=True,
-                       timeout=300)
-        with SampleWebProcess(workdir=workdir / "web-nodes", sites=options.node_sites,
-                              pages_per_site=options.node_pages, seed=options.seed, slow_delay=0.05,
-                              crawl_delay=options.wait) as web:
+        subprocess.run(
+            [script("scrapyd-deploy"), "-a"],
+            cwd=project,
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        with SampleWebProcess(
+            workdir=workdir / "web-nodes",
+            sites=options.node_sites,
+            pages_per_site=options.node_pages,
+            seed=options.seed,
+            slow_delay=0.05,
+            crawl_delay=options.wait,
+        ) as web:
             whole = prepare(web, workdir, "whole", wait)
             start = len(web.access_log())
             began = time.monotonic()
-            scrapy(workdir / "whole.log", "crawl", "harvester", "-a", f"batch={whole / 'batches' / '000001'}",
-                   settings={**wait, "WIRE_COLLECTION_DIR": whole})
+            scrapy(
+                workdir / "whole.log",
+                "crawl",
+                "harvester",
+                "-a",
+                f"batch={whole / 'batches' / '000001'}",
+                settings={**wait, "WIRE_COLLECTION_DIR": whole},
+            )
             whole_wall = time.monotonic() - began
             whole_records = web.access_log()[start:]
 
@@ -158,9 +232,16 @@ def nodes(options, workdir: Path) -> None:
             began = time.monotonic()
             jobs = []
             for n, server in enumerate(servers):
-                answer = server.post("schedule", [("project", PROJECT), ("spider", "harvester"),
-                                                  ("batch", str(parts / "batches" / "000001" / f"part-{n}")),
-                                                  ("warc", str(workdir / f"node-warc-{n}")), *settings])
+                answer = server.post(
+                    "schedule",
+                    [
+                        ("project", PROJECT),
+                        ("spider", "harvester"),
+                        ("batch", str(parts / "batches" / "000001" / f"part-{n}")),
+                        ("warc", str(workdir / f"node-warc-{n}")),
+                        *settings,
+                    ],
+                )
                 jobs.append((server, answer["jobid"]))
             for server, job in jobs:
                 server.wait(job, timeout=1800)
@@ -174,22 +255,33 @@ def nodes(options, workdir: Path) -> None:
     def makespan(records):
         return max(r["end"] for r in records) - min(r["start"] for r in records) if records else 0.0
 
-    pages = [sum(1 for r in records if r["path"] != "/robots.txt") for records in (whole_records, parts_records)]
-    print(f"one harvester, whole batch: makespan {makespan(whole_records):7.2f} s, wall {whole_wall:6.2f} s, "
-          f"{pages[0]} accesses")
-    print(f"two nodes, a part each:    makespan {makespan(parts_records):7.2f} s, wall {parts_wall:6.2f} s, "
-          f"{pages[1]} accesses")
+    pages = [
+        sum(1 for r in records if r["path"] != "/robots.txt") for records in (whole_records, parts_records)
+    ]
+    print(
+        f"one harvester, whole batch: makespan {makespan(whole_records):7.2f} s, wall {whole_wall:6.2f} s, "
+        f"{pages[0]} accesses"
+    )
+    print(
+        f"two nodes, a part each:    makespan {makespan(parts_records):7.2f} s, wall {parts_wall:6.2f} s, "
+        f"{pages[1]} accesses"
+    )
     # each node's own span (its sites are those of its part), apart from when Scrapyd happened to start its job
-    by_node = [[r for r in parts_records if site_part(f"http://{r['host']}:{port}", 2) == n] for n in range(2)]
+    by_node = [
+        [r for r in parts_records if site_part(f"http://{r['host']}:{port}", 2) == n] for n in range(2)
+    ]
     spans = [makespan(records) for records in by_node]
     if all(by_node):
         skew = f"start skew {abs(min(r['start'] for r in by_node[0]) - min(r['start'] for r in by_node[1])):.2f} s"
     else:  # the sites' names and this run's port hashed every site into one part: legitimate, nothing to skew
         skew = f"node {by_node.index([])} had no site in its part this run"
     print(f"  each node's own span: {', '.join(f'{span:.2f} s' for span in spans)}; {skew}")
-    print(f"makespan ratio parts / whole: {makespan(parts_records) / max(makespan(whole_records), 1e-9):.3f} "
-          f"(the slower node's own span / whole: {max(spans) / max(makespan(whole_records), 1e-9):.3f}); "
-          f"wall ratio {parts_wall / whole_wall:.3f}", flush=True)
+    print(
+        f"makespan ratio parts / whole: {makespan(parts_records) / max(makespan(whole_records), 1e-9):.3f} "
+        f"(the slower node's own span / whole: {max(spans) / max(makespan(whole_records), 1e-9):.3f}); "
+        f"wall ratio {parts_wall / whole_wall:.3f}",
+        flush=True,
+    )
 
 
 REAL_HTML = ("/usr/share/doc/apache2-doc/manual/en", "/usr/share/doc/python3/html/library")
@@ -201,19 +293,47 @@ def records(options: argparse.Namespace, workdir: Path) -> None:
 
     files = sorted(path for root in REAL_HTML for path in Path(root).rglob("*.html"))[: options.record_pages]
     if not files:
-        print(f"\n== 0. Writing the records: skipped, no real HTML in {', '.join(REAL_HTML)} (apt-get install "
-              "apache2-doc python3-doc) ==", flush=True)
+        print(
+            f"\n== 0. Writing the records: skipped, no real HTML in {', '.join(REAL_HTML)} (apt-get install "
+            "apache2-doc python3-doc) ==",
+            flush=True,
+        )
         return
     bodies = [path.read_bytes() for path in files]
-    fetches = [Fetch(Kind.PAGE, f"http://site.wire.test/{i}.html", i + 1, 1, 1, started=1.7e9, ended=1.7e9 + 0.1,
-                     status=200, mime="text/html", content_type="text/html; charset=utf-8", body=body,
-                     raw_length=len(body), ip="127.0.0.1",
-                     exchange=Exchange(b"GET", [(b"Host", b"site.wire.test")], "HTTP/1.1", 200,
-                                       [(b"Content-Type", b"text/html; charset=utf-8"),
-                                        (b"Content-Length", str(len(body)).encode())], body))
-               for i, body in enumerate(bodies)]
-    print(f"\n== 0. Writing the records: {len(fetches)} pages of real HTML, "
-          f"{sum(map(len, bodies)) / len(bodies) / 1000:.0f} kB on average, best of {options.repeat} ==", flush=True)
+    fetches = [
+        Fetch(
+            Kind.PAGE,
+            f"http://site.wire.test/{i}.html",
+            i + 1,
+            1,
+            1,
+            started=1.7e9,
+            ended=1.7e9 + 0.1,
+            status=200,
+            mime="text/html",
+            content_type="text/html; charset=utf-8",
+            body=body,
+            raw_length=len(body),
+            ip="127.0.0.1",
+            exchange=Exchange(
+                b"GET",
+                [(b"Host", b"site.wire.test")],
+                "HTTP/1.1",
+                200,
+                [
+                    (b"Content-Type", b"text/html; charset=utf-8"),
+                    (b"Content-Length", str(len(body)).encode()),
+                ],
+                body,
+            ),
+        )
+        for i, body in enumerate(bodies)
+    ]
+    print(
+        f"\n== 0. Writing the records: {len(fetches)} pages of real HTML, "
+        f"{sum(map(len, bodies)) / len(bodies) / 1000:.0f} kB on average, best of {options.repeat} ==",
+        flush=True,
+    )
     ours = warc_writer.GZIP_LEVEL
     best: dict[int, tuple[float, int]] = {}
     try:
@@ -240,7 +360,9 @@ def records(options: argparse.Namespace, workdir: Path) -> None:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--smoke", action="store_true", help="tiny sizes for CI")
     parser.add_argument("--only", choices=("records", "archiving", "nodes"), help="run this section only")
     parser.add_argument("--record-pages", type=int, default=400, help="pages written in section 0")

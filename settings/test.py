@@ -1,7 +1,7 @@
 """Settings for tests and the offline demo: the sample web's host names resolve to loopback, and
 loopback is allowed (by default the crawler refuses it, as WIRE's blocked-ip does)."""
 
-from settings.default import *  # noqa: F401,F403
+from settings.default import *
 from wirescrapy.config import BLOCKED_NETWORKS
 
 WIRE_BLOCKED_IPS = [net for net in BLOCKED_NETWORKS if net not in ("127.0.0.0/8", "::1/128")]

@@ -43,11 +43,28 @@ class Browser:
             os.dup2(to_browser_r, 3)
             os.dup2(from_browser_w, 4)
 
-        args = [executable, "--headless", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu",
-                "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--hide-scrollbars",
-                f"--user-data-dir={self.profile}", f"--window-size={width},{height}", "about:blank"]
-        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL, preexec_fn=child_fds, pass_fds=(3, 4))  # noqa: PLW1509 - no threads yet
+        args = [
+            executable,
+            "--headless",
+            "--remote-debugging-pipe",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-extensions",
+            "--hide-scrollbars",
+            f"--user-data-dir={self.profile}",
+            f"--window-size={width},{height}",
+            "about:blank",
+        ]
+        self.process = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=child_fds,  # noqa: PLW1509 (the test process starts no thread before it)
+            pass_fds=(3, 4),
+        )
         os.close(to_browser_r)
         os.close(from_browser_w)
         self._buffer = b""
@@ -57,7 +74,9 @@ class Browser:
         self.width = width
         targets = self.call("Target.getTargets")["targetInfos"]
         page = next(t for t in targets if t["type"] == "page")
-        self.session = self.call("Target.attachToTarget", targetId=page["targetId"], flatten=True)["sessionId"]
+        self.session = self.call("Target.attachToTarget", targetId=page["targetId"], flatten=True)[
+            "sessionId"
+        ]
         for domain in ("Page", "Runtime", "Log"):
             self.call(f"{domain}.enable")
 
@@ -115,9 +134,13 @@ class Browser:
             if method == "Runtime.exceptionThrown":
                 errors.append(params["exceptionDetails"].get("text", "exception"))
             elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-                errors.append(" ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", [])))
+                errors.append(
+                    " ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", []))
+                )
             elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
-                errors.append(f"{params['entry'].get('source')}: {params['entry'].get('text')} {params['entry'].get('url', '')}")
+                errors.append(
+                    f"{params['entry'].get('source')}: {params['entry'].get('text')} {params['entry'].get('url', '')}"
+                )
         return errors
 
     def evaluate(self, expression: str):
@@ -130,20 +153,25 @@ class Browser:
         """The page's size against the window's, in CSS pixels: ``height`` and ``width`` the document's
         scroll height and width, ``window`` its client width. ``width > window``: a horizontal scrollbar."""
         root = "document.documentElement"
-        return self.evaluate(f"({{height: {root}.scrollHeight, width: {root}.scrollWidth, "
-                             f"window: {root}.clientWidth}})")
+        return self.evaluate(
+            f"({{height: {root}.scrollHeight, width: {root}.scrollWidth, window: {root}.clientWidth}})"
+        )
 
     def screenshot(self, path: str | os.PathLike, selector: str = "") -> None:
         """The whole page (or the first element matching ``selector``) as PNG."""
         if selector:
-            box = self.evaluate(f"(() => {{ const r = document.querySelector({json.dumps(selector)})"
-                                ".getBoundingClientRect(); return [r.left + scrollX, r.top + scrollY, r.width, "
-                                "r.height]; })()")
+            box = self.evaluate(
+                f"(() => {{ const r = document.querySelector({json.dumps(selector)})"
+                ".getBoundingClientRect(); return [r.left + scrollX, r.top + scrollY, r.width, "
+                "r.height]; })()"
+            )
         else:
             size = self.call("Page.getLayoutMetrics")["cssContentSize"]
             box = [0, 0, self.width, size["height"]]
         clip = {"x": box[0], "y": box[1], "width": box[2], "height": box[3], "scale": 1}
-        data = self.call("Page.captureScreenshot", format="png", clip=clip, captureBeyondViewport=True)["data"]
+        data = self.call("Page.captureScreenshot", format="png", clip=clip, captureBeyondViewport=True)[
+            "data"
+        ]
         with open(path, "wb") as f:
             f.write(base64.b64decode(data))
 

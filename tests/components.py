@@ -59,11 +59,16 @@ LATENCY = 0.1  # seconds to the response headers
 TRANSFER = 0.4  # seconds from the headers to the end of the body
 # What a request fails with, for each failure with no response (the spider's errback classifies it).
 FAILURES = {
-    FetchError.DNS: DNSLookupError("site1.wire.test"), FetchError.REFUSED: ConnectionRefusedError(),
-    FetchError.TIMEOUT: TimeoutError(), FetchError.CONNECTION_LOST: ResponseFailed([]),
-    FetchError.BLOCKED_IP: BlockedIP("a blocked address"), FetchError.ROBOTS_DISALLOWED: RobotsDisallowed("/"),
+    FetchError.DNS: DNSLookupError("site1.wire.test"),
+    FetchError.REFUSED: ConnectionRefusedError(),
+    FetchError.TIMEOUT: TimeoutError(),
+    FetchError.CONNECTION_LOST: ResponseFailed([]),
+    FetchError.BLOCKED_IP: BlockedIP("a blocked address"),
+    FetchError.ROBOTS_DISALLOWED: RobotsDisallowed("/"),
     FetchError.OTHER: ValueError("something else"),
-    FetchError.HEADERS_TOO_LARGE: ResponseFailed([Failure(HeadersTooLarge("response headers past 65536 bytes"))]),
+    FetchError.HEADERS_TOO_LARGE: ResponseFailed(
+        [Failure(HeadersTooLarge("response headers past 65536 bytes"))]
+    ),
 }
 
 
@@ -117,8 +122,11 @@ class Bench:
 
     def _enabled(self, setting: str) -> list[type]:
         """The component classes a setting enables, in Scrapy's order."""
-        enabled = {path: order for path, order in self.crawler.settings.getwithbase(setting).items()
-                   if order is not None}
+        enabled = {
+            path: order
+            for path, order in self.crawler.settings.getwithbase(setting).items()
+            if order is not None
+        }
         return [load_object(path) for path in sorted(enabled, key=enabled.get)]
 
     @property
@@ -141,7 +149,10 @@ class Bench:
 
     def links(self, url: str) -> list[str]:
         """The URLs of a page's links in the link graph, in page order."""
-        return [self.collection.url(int(target)) for target in self.collection.links.links(self.collection.lookup(url))]
+        return [
+            self.collection.url(int(target))
+            for target in self.collection.links.links(self.collection.lookup(url))
+        ]
 
     def open_batch(self):
         """The manager's next batch, opened for harvesting."""
@@ -157,16 +168,31 @@ class Bench:
             item = pipeline.process_item(item, self.spider)
         return item
 
-    def page(self, url: str, status: int = 200, body: bytes = b"", content_type: str = "text/html; charset=utf-8",
-             *, at: float = T0, headers: dict | None = None, **fields) -> Fetch:
+    def page(
+        self,
+        url: str,
+        status: int = 200,
+        body: bytes = b"",
+        content_type: str = "text/html; charset=utf-8",
+        *,
+        at: float = T0,
+        headers: dict | None = None,
+        **fields,
+    ) -> Fetch:
         """The fetch the spider makes (``response_fetch``) of a response to a batch's page, sent at ``at`` and
         taking LATENCY + TRANSFER seconds; ``headers``: more response headers. ``fields`` are set on it after:
         what the spider decides later (a redirect's target, a redirect error) or what the downloader would have
         measured otherwise."""
         request = self.request(url, **{meta.STARTED: at, "download_latency": LATENCY})
         headers = {**({"Content-Type": content_type} if content_type else {}), **(headers or {})}
-        response = Response(url, status=status, headers=headers, body=body, request=request,
-                            ip_address=ipaddress.ip_address("127.0.0.1"))
+        response = Response(
+            url,
+            status=status,
+            headers=headers,
+            body=body,
+            request=request,
+            ip_address=ipaddress.ip_address("127.0.0.1"),
+        )
         fetch = response_fetch(response, self.config.max_file_size, at + LATENCY + TRANSFER)
         for name, value in fields.items():
             setattr(fetch, name, value)
@@ -182,16 +208,27 @@ class Bench:
             setattr(fetch, name, value)
         return fetch
 
-    def robots(self, origin: str, status: int = 200, body: bytes = b"", *, at: float = T0,
-               error: FetchError | None = None):
+    def robots(
+        self,
+        origin: str,
+        status: int = 200,
+        body: bytes = b"",
+        *,
+        at: float = T0,
+        error: FetchError | None = None,
+    ):
         """A site's robots.txt answered (or failed, with ``error``), as the spider hands it on: the fetch
         told to the harvest's robots.txt owner, then sent through the pipelines; what the last one hands on."""
-        request = self.request(robots_txt_url(origin), Kind.ROBOTS, **{meta.ORIGIN: origin, meta.STARTED: at,
-                                                                        "download_latency": LATENCY})
+        request = self.request(
+            robots_txt_url(origin),
+            Kind.ROBOTS,
+            **{meta.ORIGIN: origin, meta.STARTED: at, "download_latency": LATENCY},
+        )
         ended = at + LATENCY + TRANSFER
         if error is None:
-            response = Response(request.url, status=status, headers={"Content-Type": "text/plain"}, body=body,
-                                request=request)
+            response = Response(
+                request.url, status=status, headers={"Content-Type": "text/plain"}, body=body, request=request
+            )
             fetch = response_fetch(response, self.config.max_file_size, ended)
             self.harvest.robots.fetched(fetch)
         else:
@@ -205,8 +242,19 @@ class Bench:
 
     def sitemap(self, origin: str, listed: list[tuple[str, float | None]], *, at: float = T0):
         """A sitemap read (its entries ``listed``), through the pipelines."""
-        fetch = Fetch(Kind.SITEMAP, origin + "/sitemap.xml", 0, 0, 0, started=at, ended=at + LATENCY + TRANSFER,
-                      status=200, mime="application/xml", listed=listed, origin=origin)
+        fetch = Fetch(
+            Kind.SITEMAP,
+            origin + "/sitemap.xml",
+            0,
+            0,
+            0,
+            started=at,
+            ended=at + LATENCY + TRANSFER,
+            status=200,
+            mime="application/xml",
+            listed=listed,
+            origin=origin,
+        )
         return self.gather(fetch)
 
     # -- the downloader ------------------------------------------------------------------------------
@@ -232,22 +280,35 @@ class Bench:
             doc_id = self.collection.lookup(url)
             if doc_id:
                 record = self.collection.documents.records[doc_id]
-                extra = {meta.DOC_ID: doc_id, meta.SITE_ID: int(record["siteid"]), meta.DEPTH: int(record["depth"]),
-                         **extra}
+                extra = {
+                    meta.DOC_ID: doc_id,
+                    meta.SITE_ID: int(record["siteid"]),
+                    meta.DEPTH: int(record["depth"]),
+                    **extra,
+                }
         else:
             extra = {meta.KIND: kind.value, **extra}
         return scrapy.Request(url, meta=extra, dont_filter=True)
 
     def headers_received(self, request: scrapy.Request, headers: dict) -> bool:
         """Send ``headers_received`` as the download handler does; whether a handler stopped the download."""
-        return self._stopped(self.crawler.signals.send_catch_log(
-            signal=signals.headers_received, headers=Headers(headers), body_length=-1, request=request,
-            spider=self.spider))
+        return self._stopped(
+            self.crawler.signals.send_catch_log(
+                signal=signals.headers_received,
+                headers=Headers(headers),
+                body_length=-1,
+                request=request,
+                spider=self.spider,
+            )
+        )
 
     def bytes_received(self, request: scrapy.Request, data: bytes) -> bool:
         """Send ``bytes_received`` as the download handler does; whether a handler stopped the download."""
-        return self._stopped(self.crawler.signals.send_catch_log(
-            signal=signals.bytes_received, data=data, request=request, spider=self.spider))
+        return self._stopped(
+            self.crawler.signals.send_catch_log(
+                signal=signals.bytes_received, data=data, request=request, spider=self.spider
+            )
+        )
 
     @staticmethod
     def _stopped(results) -> bool:
@@ -270,8 +331,9 @@ class Bench:
         from twisted.internet import reactor
 
         self._resolver = reactor.resolver
-        resolver = build_from_crawler(load_object(self.crawler.settings["DNS_RESOLVER"]), self.crawler,
-                                      reactor=reactor)
+        resolver = build_from_crawler(
+            load_object(self.crawler.settings["DNS_RESOLVER"]), self.crawler, reactor=reactor
+        )
         resolver.install_on_reactor()
 
 

@@ -1,3 +1,5 @@
+from itertools import pairwise
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -125,9 +127,9 @@ def test_matches_reference_first_fit(granularity, max_class, ops):
         assert a.extents() == ref.extents()
         assert a.end == ref.end
     spans = sorted((o, o + a.rounded(s)) for o, s in live if s)
-    assert all(e <= s for (_, e), (s, _) in zip(spans, spans[1:])), "live extents overlap"
+    assert all(e <= s for (_, e), (s, _) in pairwise(spans)), "live extents overlap"
     free = a.extents()
-    assert all(o + n < p for (o, n), (p, _) in zip(free, free[1:])), "adjacent free extents not coalesced"
+    assert all(o + n < p for (o, n), (p, _) in pairwise(free)), "adjacent free extents not coalesced"
     # The free list is exactly the gaps between live extents: rebuilding gives the same state.
     b = FirstFitAllocator(granularity=granularity, max_class=max_class)
     b.rebuild([o for o, _ in live], [s for _, s in live])

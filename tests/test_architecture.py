@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 import subprocess
@@ -11,7 +12,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-MAX_MODULE_LINES = 450  # a module a person reads in one sitting (STYLE.md: 100-300 lines a component)
+# A module a person reads in one sitting. Counted in statements, so that the formatter's layout of a call does
+# not move it. A warning sign only: a module is split by responsibility, never to meet this number.
+MAX_MODULE_STATEMENTS = 300
 
 
 def test_imports_follow_the_layers():
@@ -20,23 +23,41 @@ def test_imports_follow_the_layers():
     command = shutil.which("lint-imports")
     if command is None:
         pytest.fail("lint-imports is missing: pip install -r requirements.txt")
-    run = subprocess.run([command, "--no-cache", "--config", str(ROOT / ".importlinter")], check=False, cwd=ROOT,
-                         capture_output=True, text=True, timeout=120, env={"PYTHONPATH": str(ROOT),
-                                                                            "PATH": str(Path(sys.executable).parent)})
+    run = subprocess.run(
+        [command, "--no-cache", "--config", str(ROOT / ".importlinter")],
+        check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(ROOT), "PATH": str(Path(sys.executable).parent)},
+    )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
 
 
+def statements(path: Path) -> int:
+    return sum(isinstance(node, ast.stmt) for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+
+
 def test_no_module_is_too_long_to_read():
-    long = {str(path.relative_to(ROOT)): lines for path in sorted((ROOT / "wirescrapy").rglob("*.py"))
-            if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
-    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+    long = {
+        str(path.relative_to(ROOT)): count
+        for path in sorted((ROOT / "wirescrapy").rglob("*.py"))
+        if (count := statements(path)) > MAX_MODULE_STATEMENTS
+    }
+    assert not long, f"modules over {MAX_MODULE_STATEMENTS} statements: {long}"
 
 
 def test_request_meta_keys_are_defined_in_one_module():
     """Every ``wire_*`` ``Request.meta`` key is a name of ``wirescrapy/harvester/meta.py``; the rest import it."""
     key = re.compile(r"""["']wire_[a-z_]+["']""")
     owner = ROOT / "wirescrapy" / "harvester" / "meta.py"
-    spelled = [f"{path.relative_to(ROOT)}:{number}" for folder in ("wirescrapy", "spiders", "benchmarks")
-               for path in sorted((ROOT / folder).rglob("*.py")) if path != owner
-               for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if key.search(line)]
+    spelled = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for folder in ("wirescrapy", "spiders", "benchmarks")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if path != owner
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if key.search(line)
+    ]
     assert not spelled, f"meta keys spelled out instead of imported from harvester/meta.py: {spelled}"

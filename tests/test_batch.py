@@ -23,11 +23,31 @@ from wirescrapy.manager.batch import (
 )
 
 SITES = [
-    BatchSite(1, "http://a.example", "192.0.2.1", RobotsState.VALID, 1000.0, False,
-              b"User-agent: *\nDisallow: /private\n", 2.5, 120),
+    BatchSite(
+        1,
+        "http://a.example",
+        "192.0.2.1",
+        RobotsState.VALID,
+        1000.0,
+        False,
+        b"User-agent: *\nDisallow: /private\n",
+        2.5,
+        120,
+    ),
     BatchSite(2, "https://b.example:8443", "", RobotsState.UNKNOWN, 0.0, True, None, 0.0, 3),
-    BatchSite(3, "http://c.example", "2001:db8::1", RobotsState.MISSING, 500.0, False, None, 0.0, 7, left=40,
-              critical=True),
+    BatchSite(
+        3,
+        "http://c.example",
+        "2001:db8::1",
+        RobotsState.MISSING,
+        500.0,
+        False,
+        None,
+        0.0,
+        7,
+        left=40,
+        critical=True,
+    ),
 ]
 URLS = [
     BatchURL(10, 2, 0, False, 0.9, 0.0, "https://b.example:8443/"),
@@ -52,23 +72,36 @@ def test_round_trip(tmp_path):
     assert batch.sites[3].ip == "2001:db8::1" and batch.sites[3].robots_state is RobotsState.MISSING
     assert (batch.sites[1].left, batch.sites[3].left) == (0, 40)
     assert [site.critical for site in batch.sites.values()] == [False, False, True]
-    assert ['"critical": true' in line for line in (paths[0] / "sites.jsonl").read_text().splitlines()] == \
-        [False, False, True]  # said only of the sites a led batch plans to end together
+    assert ['"critical": true' in line for line in (paths[0] / "sites.jsonl").read_text().splitlines()] == [
+        False,
+        False,
+        True,
+    ]  # said only of the sites a led batch plans to end together
     info = json.loads((paths[0] / "batch.json").read_text())
     assert info["format"] == "wirescrapy-batch" and info["version"] == 2
-    assert (info["urls"], info["sites"], info["new_pages"], info["revisits"], info["size"]) == (4, 3, 3, 1, 100)
+    assert (info["urls"], info["sites"], info["new_pages"], info["revisits"], info["size"]) == (
+        4,
+        3,
+        3,
+        1,
+        100,
+    )
     lines = (paths[0] / "urls.tsv").read_text().splitlines()
-    assert lines[0] == "#docid\tsiteid\tdepth\tdynamic\tprofit\tlast_visit\tredirects\tetag\tlast_modified\turl"
+    assert (
+        lines[0] == "#docid\tsiteid\tdepth\tdynamic\tprofit\tlast_visit\tredirects\tetag\tlast_modified\turl"
+    )
     assert lines[2].split("\t")[:6] == ["11", "1", "2", "1", "0.5", "1234"]
 
 
 def test_a_batch_written_before_left_was_recorded_reads_it_as_not_known(tmp_path):
     """``left`` came after version 2 (no version of its own): such a batch's sites.jsonl lacks it, and its
     batch.json has that file's checksum. Unknown is not 0, "nothing left for later batches"."""
-    path, = write_batch(tmp_path, 7, URLS, SITES, info={"size": 100})
+    (path,) = write_batch(tmp_path, 7, URLS, SITES, info={"size": 100})
     lines = [json.loads(line) for line in (path / "sites.jsonl").read_text().splitlines()]
-    old = "".join(json.dumps({k: v for k, v in line.items() if k != "left"}, ensure_ascii=False) + "\n"
-                  for line in lines).encode()
+    old = "".join(
+        json.dumps({k: v for k, v in line.items() if k != "left"}, ensure_ascii=False) + "\n"
+        for line in lines
+    ).encode()
     (path / "sites.jsonl").write_bytes(old)
     info = json.loads((path / "batch.json").read_text())
     info["files"]["sites.jsonl"] = {"bytes": len(old), "xxh3_64": xxh3_64_hexdigest(old)}
@@ -82,8 +115,10 @@ def test_a_batch_written_before_left_was_recorded_reads_it_as_not_known(tmp_path
 
 def test_parts_hold_each_site_once(tmp_path):
     many_sites = [BatchSite(i, f"http://site{i}.example") for i in range(1, 41)]
-    urls = [BatchURL(100 + i, 1 + i % 40, 0, False, 1.0 / (i + 1), 0.0, f"http://site{1 + i % 40}.example/{i}")
-            for i in range(200)]
+    urls = [
+        BatchURL(100 + i, 1 + i % 40, 0, False, 1.0 / (i + 1), 0.0, f"http://site{1 + i % 40}.example/{i}")
+        for i in range(200)
+    ]
     paths = write_batch(tmp_path, 1, urls, many_sites, parts=3)
     assert paths == [tmp_path / "000001" / f"part-{k}" for k in range(3)]
     parts = [read_batch(p) for p in paths]
@@ -105,13 +140,17 @@ def test_parts_hold_each_site_once(tmp_path):
 
 def test_the_pages_of_parts_out_are_held_back_until_they_are_in_or_too_old(tmp_path):
     many_sites = [BatchSite(i, f"http://site{i}.example") for i in range(1, 11)]
-    urls = [BatchURL(100 + i, 1 + i % 10, 0, False, 1.0, 0.0, f"http://site{1 + i % 10}.example/{i}")
-            for i in range(30)]
+    urls = [
+        BatchURL(100 + i, 1 + i % 10, 0, False, 1.0, 0.0, f"http://site{1 + i % 10}.example/{i}")
+        for i in range(30)
+    ]
     write_batch(tmp_path, 1, urls[:10], many_sites, created=1000.0)  # one part: resumed, never out
     paths = write_batch(tmp_path, 2, urls[10:], many_sites, parts=2, created=2000.0)
     assert sorted(pages_out(tmp_path, now=2100.0, timeout=3600)) == [u.doc_id for u in urls[10:]]
     (paths[0] / "harvest.json").write_text("{}")  # part 0 harvested here, or ingested
-    assert sorted(pages_out(tmp_path, now=2100.0, timeout=3600)) == [u.doc_id for u in read_batch(paths[1]).urls]
+    assert sorted(pages_out(tmp_path, now=2100.0, timeout=3600)) == [
+        u.doc_id for u in read_batch(paths[1]).urls
+    ]
     assert pages_out(tmp_path, now=2000.0 + 3600, timeout=3600) == []  # out too long: selected again
 
 
@@ -147,7 +186,7 @@ def test_a_kill_before_the_rename_leaves_no_batch(tmp_path, monkeypatch):
 
 
 def test_damaged_batches_are_refused(tmp_path):
-    path, = write_batch(tmp_path, 1, URLS, SITES)
+    (path,) = write_batch(tmp_path, 1, URLS, SITES)
     urls = path / "urls.tsv"
     urls.write_bytes(urls.read_bytes()[:-5])
     with pytest.raises(BatchError, match="checksum"):

@@ -36,8 +36,9 @@ def spider_over(tmp_path, **settings):
 @pytest.fixture
 def crawl(tmp_path):
     """A spider that plans ahead, over a collection of one site's five pages in batches of three; waits of 0."""
-    spider, engine, pipelines = spider_over(tmp_path, WIRE_WAIT_NORMAL=0, WIRE_WAIT_LARGE_SITE=0,
-                                            WIRE_PLAN_AHEAD=True, WIRE_BATCH_SIZE=3)
+    spider, engine, pipelines = spider_over(
+        tmp_path, WIRE_WAIT_NORMAL=0, WIRE_WAIT_LARGE_SITE=0, WIRE_PLAN_AHEAD=True, WIRE_BATCH_SIZE=3
+    )
     spider.harvest.seed([f"{SITE}/{n}.html" for n in range(5)])
     yield spider, engine, pipelines
     spider.batch_end.stop()
@@ -80,8 +81,10 @@ def test_a_page_left_out_of_the_plan_ahead_and_not_fetched_is_planned_again(craw
 def written_before_left(path) -> None:
     """Make the batch at ``path`` as a manager wrote it before its sites' pages left were recorded: no "left"
     in sites.jsonl, whose checksum batch.json holds."""
-    sites = "".join(json.dumps({k: v for k, v in json.loads(line).items() if k != "left"}) + "\n"
-                    for line in (path / "sites.jsonl").read_text().splitlines()).encode()
+    sites = "".join(
+        json.dumps({k: v for k, v in json.loads(line).items() if k != "left"}) + "\n"
+        for line in (path / "sites.jsonl").read_text().splitlines()
+    ).encode()
     (path / "sites.jsonl").write_bytes(sites)
     info = json.loads((path / "batch.json").read_text())
     info["files"]["sites.jsonl"] = {"bytes": len(sites), "xxh3_64": xxh3_64_hexdigest(sites)}
@@ -114,8 +117,9 @@ def test_softmin_weighs_a_batch_the_slowest_site_led_by_that_site_s_idle_time_in
     sites with slack end before that site on purpose: in a harvester's earlier cycle too, ending it gains only
     what the stragglers keep the slowest site idle — nothing when the straggler is that site — where another
     batch gains the longest queue's time."""
-    spider, _, _ = spider_over(tmp_path, WIRE_WAIT_NORMAL=2.0, WIRE_WAIT_LARGE_SITE=2.0, WIRE_SOFTMIN=2,
-                               WIRE_BATCH_TIME_LEAD=True)
+    spider, _, _ = spider_over(
+        tmp_path, WIRE_WAIT_NORMAL=2.0, WIRE_WAIT_LARGE_SITE=2.0, WIRE_SOFTMIN=2, WIRE_BATCH_TIME_LEAD=True
+    )
     try:
         spider.cycles, spider.cycles_done = 5, 0  # the first of five cycles
         spider.harvest.seed([*(f"{SITE}/{n}.html" for n in range(4)), "http://b.cl/"])
@@ -125,7 +129,9 @@ def test_softmin_weighs_a_batch_the_slowest_site_led_by_that_site_s_idle_time_in
         now = WireScheduler.of(spider.crawler).clock()
         later = {site: left * queue.wait_of(site) for site, left in spider.batch_end._later.items()}
         longest = max(queue.site_times(now).values())
-        assert 4 * 2.0 <= longest  # a.cl's five pages queued (four waits): the slowest site, its own straggler
+        assert (
+            4 * 2.0 <= longest
+        )  # a.cl's five pages queued (four waits): the slowest site, its own straggler
         spider.batch.info["time_led"] = False
         assert spider.batch_end._softmin_gain(queue, now) == pytest.approx(longest)
         spider.batch.info["time_led"] = True
@@ -134,7 +140,9 @@ def test_softmin_weighs_a_batch_the_slowest_site_led_by_that_site_s_idle_time_in
         assert spider.batch_end._softmin_gain(queue, now) <= 0
         # The sites the batch planned to end together (sites.jsonl's "critical") are read when it is queued.
         assert spider.batch_end._together == frozenset()
-        spider.batch.sites = {key: dataclasses.replace(site, critical=True) for key, site in spider.batch.sites.items()}
+        spider.batch.sites = {
+            key: dataclasses.replace(site, critical=True) for key, site in spider.batch.sites.items()
+        }
         spider.batch_end.watch(spider.batch, last_cycle=False)
         assert spider.batch_end._together == frozenset(queue.site_times(now)) == {SITE, "http://b.cl"}
     finally:

@@ -32,9 +32,14 @@ def test_wait_over_names_the_holder_and_the_wait(tmp_path, caplog):
     holder.acquire()
     fake = FakeTime()
     waiter = CollectionLock(tmp_path)
-    with caplog.at_level(logging.INFO, logger="wirescrapy.collection.lock"):
-        with pytest.raises(CollectionLockedError, match=r"open for writing by pid \d+ .*\(waited 0.1 s, WIRE_COLLECTION_WAIT\)"):
-            waiter.acquire(0.1, clock=fake.clock, sleep=fake.sleep)
+    with (
+        caplog.at_level(logging.INFO, logger="wirescrapy.collection.lock"),
+        pytest.raises(
+            CollectionLockedError,
+            match=r"open for writing by pid \d+ .*\(waited 0.1 s, WIRE_COLLECTION_WAIT\)",
+        ),
+    ):
+        waiter.acquire(0.1, clock=fake.clock, sleep=fake.sleep)
     assert fake.now == pytest.approx(0.1)
     assert all(0 < seconds <= POLL for seconds in fake.sleeps)
     assert len(fake.sleeps) == pytest.approx(0.1 / POLL, abs=1)

@@ -36,7 +36,15 @@ def assert_one_line_error(run, message):
 
 def test_only_real_commands_are_listed():
     assert set(_get_commands_from_module("wirescrapy.commands", inproject=True)) == {
-        "crawl", "demo", "export", "ingest", "manager", "report", "seed", "status"}
+        "crawl",
+        "demo",
+        "export",
+        "ingest",
+        "manager",
+        "report",
+        "seed",
+        "status",
+    }
 
 
 def test_a_command_starts_without_warnings_a_user_can_do_nothing_about(tmp_path):
@@ -46,7 +54,9 @@ def test_a_command_starts_without_warnings_a_user_can_do_nothing_about(tmp_path)
     crawl = scrapy("crawl", "harvester", "-s", f"WIRE_COLLECTION_DIR={tmp_path / 'c'}")  # nothing to fetch
     assert crawl.returncode == 0 and "manager: no page to fetch" in crawl.stderr, crawl.stderr[-3000:]
     warnings = [line.split(" WARNING: ", 1)[1] for line in crawl.stderr.splitlines() if " WARNING: " in line]
-    assert warnings == [f"The collection {tmp_path / 'c'} is empty: give seeds (-a seeds=FILE, or scrapy seed FILE)"]
+    assert warnings == [
+        f"The collection {tmp_path / 'c'} is empty: give seeds (-a seeds=FILE, or scrapy seed FILE)"
+    ]
     assert "Warning" not in crawl.stderr, crawl.stderr[-3000:]
 
 
@@ -73,10 +83,20 @@ def test_the_demo_knows_a_previous_demo_s_collection_from_anything_else(tmp_path
     assert previous_demo(tmp_path / "absent") is None
     (tmp_path / "empty").mkdir()
     assert previous_demo(tmp_path / "empty") is None
-    assert previous_demo(collection_of(tmp_path / "demo", "http://site0.wire.test:8001/",
-                                       "http://site1.wire.test:8001/page/4.html")) is True
-    assert previous_demo(collection_of(tmp_path / "crawl", "http://site0.wire.test:8001/",
-                                       "https://www.uchile.cl/")) is False  # a real crawl's: never removed
+    assert (
+        previous_demo(
+            collection_of(
+                tmp_path / "demo", "http://site0.wire.test:8001/", "http://site1.wire.test:8001/page/4.html"
+            )
+        )
+        is True
+    )
+    assert (
+        previous_demo(
+            collection_of(tmp_path / "crawl", "http://site0.wire.test:8001/", "https://www.uchile.cl/")
+        )
+        is False
+    )  # a real crawl's: never removed
     (tmp_path / "files").mkdir()
     (tmp_path / "files" / "notes.txt").write_text("mine")
     assert previous_demo(tmp_path / "files") is False
@@ -87,21 +107,28 @@ def test_the_demo_knows_a_previous_demo_s_collection_from_anything_else(tmp_path
 def test_the_demo_refuses_a_directory_that_holds_anything_but_a_demo_s_collection(tmp_path):
     crawl = collection_of(tmp_path / "crawl", "https://www.uchile.cl/")
     run = scrapy("demo", "--dir", str(crawl), "--keep")
-    assert_one_line_error(run, f"--dir {crawl} holds something other than a demo's collection; "
-                               "give the demo a new or empty directory")
+    assert_one_line_error(
+        run,
+        f"--dir {crawl} holds something other than a demo's collection; "
+        "give the demo a new or empty directory",
+    )
     with Collection(crawl, readonly=True) as collection:
         assert collection.urls.site_count == 1
 
 
 def test_input_errors_are_one_line():
     assert input_error_message(WireSettingsError("WIRE_BATCH_SIZE: expected int")) == (
-        "invalid setting: WIRE_BATCH_SIZE: expected int")
+        "invalid setting: WIRE_BATCH_SIZE: expected int"
+    )
     assert input_error_message(ValueError("cycles must be >= 1, got 0"), "harvester") == (
-        "harvester: cycles must be >= 1, got 0")
+        "harvester: cycles must be >= 1, got 0"
+    )
     assert input_error_message(BatchError("/b: no batch.json, not a batch"), "harvester") == (
-        "/b: no batch.json, not a batch")
+        "/b: no batch.json, not a batch"
+    )
     assert input_error_message(CollectionLockedError("collection /c is open for writing"), "harvester") == (
-        "collection /c is open for writing")
+        "collection /c is open for writing"
+    )
 
 
 def test_ingest_of_no_harvest_s_warc_or_another_collection_s_is_one_line(tmp_path):
@@ -111,12 +138,20 @@ def test_ingest_of_no_harvest_s_warc_or_another_collection_s_is_one_line(tmp_pat
     (tmp_path / "empty").mkdir()
     collection = collection_of(tmp_path / "c", "http://site0.wire.test/")
     setting = f"WIRE_COLLECTION_DIR={collection}"
-    assert_one_line_error(scrapy("ingest", str(tmp_path / "absent"), "-s", setting), f"{tmp_path / 'absent'}: no such directory")
-    assert_one_line_error(scrapy("ingest", str(tmp_path / "empty"), "-s", setting),
-                          f"{tmp_path / 'empty'}: no WARC files (*.warc.gz)")
+    assert_one_line_error(
+        scrapy("ingest", str(tmp_path / "absent"), "-s", setting), f"{tmp_path / 'absent'}: no such directory"
+    )
+    assert_one_line_error(
+        scrapy("ingest", str(tmp_path / "empty"), "-s", setting),
+        f"{tmp_path / 'empty'}: no WARC files (*.warc.gz)",
+    )
     # WARC of batch 1 part 0 of another collection, which this one never wrote
-    write_batch(tmp_path / "other", 1, [BatchURL(1, 1, 0, False, 1.0, 0.0, "http://site0.wire.test/")],
-                [BatchSite(1, "http://site0.wire.test")])
+    write_batch(
+        tmp_path / "other",
+        1,
+        [BatchURL(1, 1, 0, False, 1.0, 0.0, "http://site0.wire.test/")],
+        [BatchSite(1, "http://site0.wire.test")],
+    )
     writer = WarcWriter(tmp_path / "warc", 10**6, {"batch": 1, "part": 0, "parts": 1, "batch-created": 1.0})
     writer.open()
     writer.close()
@@ -125,26 +160,39 @@ def test_ingest_of_no_harvest_s_warc_or_another_collection_s_is_one_line(tmp_pat
     assert "which this collection" in run.stderr and "did not write" in run.stderr
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["-s", "WIRE_BATCH_SIZE=abc"],
-     "invalid setting: WIRE_BATCH_SIZE: expected int, got 'abc' (invalid literal for int() with base 10: 'abc')"),
-    (["-a", "cycles=x"], "harvester: cycles must be a whole number, got 'x'"),
-    (["-a", "seeds=/no/such/seeds.txt"], "harvester: seeds file /no/such/seeds.txt does not exist"),
-    (["-s", "WIRE_WAIT_NORML=1"], "invalid setting: WIRE_WAIT_NORML: no such setting (did you mean WIRE_WAIT_NORMAL?)"),
-    (["-a", "cycle=5"], "harvester: -a cycle: no such argument (did you mean cycles?)"),
-    (["-a", "_job=1", "-a", "user_agent=x"],
-     "harvester: -a user_agent: no such argument (its arguments: batch, cycles, seeds, warc)"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["-s", "WIRE_BATCH_SIZE=abc"],
+            "invalid setting: WIRE_BATCH_SIZE: expected int, got 'abc' (invalid literal for int() with base 10: 'abc')",
+        ),
+        (["-a", "cycles=x"], "harvester: cycles must be a whole number, got 'x'"),
+        (["-a", "seeds=/no/such/seeds.txt"], "harvester: seeds file /no/such/seeds.txt does not exist"),
+        (
+            ["-s", "WIRE_WAIT_NORML=1"],
+            "invalid setting: WIRE_WAIT_NORML: no such setting (did you mean WIRE_WAIT_NORMAL?)",
+        ),
+        (["-a", "cycle=5"], "harvester: -a cycle: no such argument (did you mean cycles?)"),
+        (
+            ["-a", "_job=1", "-a", "user_agent=x"],
+            "harvester: -a user_agent: no such argument (its arguments: batch, cycles, seeds, warc)",
+        ),
+    ],
+)
 def test_crawl_with_a_bad_setting_or_argument_says_so_in_one_line(tmp_path, args, message):
     run = scrapy("crawl", "harvester", "-s", f"WIRE_COLLECTION_DIR={tmp_path}", *args)
     assert_one_line_error(run, message)
     assert run.stderr.count("\n") == 1, run.stderr[-3000:]  # found before Scrapy's start-up lines
 
 
-@pytest.mark.parametrize(("spider", "message"), [
-    ("harvestor", "no spider named 'harvestor' in this project (did you mean harvester?)"),
-    ("sitemap", "no spider named 'sitemap' in this project (its spiders: harvester)"),
-])
+@pytest.mark.parametrize(
+    ("spider", "message"),
+    [
+        ("harvestor", "no spider named 'harvestor' in this project (did you mean harvester?)"),
+        ("sitemap", "no spider named 'sitemap' in this project (its spiders: harvester)"),
+    ],
+)
 def test_crawl_of_a_spider_the_project_has_not_says_so_in_one_line(tmp_path, spider, message):
     run = scrapy("crawl", spider, "-s", f"WIRE_COLLECTION_DIR={tmp_path}")
     assert_one_line_error(run, message)
@@ -154,8 +202,16 @@ def test_crawl_of_a_spider_the_project_has_not_says_so_in_one_line(tmp_path, spi
 def test_a_crawl_takes_scrapyd_s_arguments_and_logs_its_summary_last(tmp_path):
     """Scrapyd gives every job ``-a _job=ID`` (and ``-a _version=V`` when one was asked for). The harvest's
     summary comes after Scrapy's stats dump, where a person reads it first."""
-    run = scrapy("crawl", "harvester", "-a", "_job=6487ec79", "-a", "_version=r1",
-                 "-s", f"WIRE_COLLECTION_DIR={tmp_path / 'c'}")
+    run = scrapy(
+        "crawl",
+        "harvester",
+        "-a",
+        "_job=6487ec79",
+        "-a",
+        "_version=r1",
+        "-s",
+        f"WIRE_COLLECTION_DIR={tmp_path / 'c'}",
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     lines = run.stderr.splitlines()
     dumped = next(n for n, line in enumerate(lines) if "Dumping Scrapy stats" in line)
@@ -166,8 +222,18 @@ def test_a_crawl_takes_scrapyd_s_arguments_and_logs_its_summary_last(tmp_path):
 
 def test_a_scrapyd_job_s_misspelled_argument_is_said_in_its_log(tmp_path):
     log = tmp_path / "job.log"
-    run = scrapy("crawl", "harvester", "-a", "_job=6487ec79", "-a", "cycle=5",
-                 "-s", f"WIRE_COLLECTION_DIR={tmp_path / 'c'}", "-s", f"LOG_FILE={log}")
+    run = scrapy(
+        "crawl",
+        "harvester",
+        "-a",
+        "_job=6487ec79",
+        "-a",
+        "cycle=5",
+        "-s",
+        f"WIRE_COLLECTION_DIR={tmp_path / 'c'}",
+        "-s",
+        f"LOG_FILE={log}",
+    )
     message = "harvester: -a cycle: no such argument (did you mean cycles?)"
     assert_one_line_error(run, message)
     assert f"ERROR: The crawl failed at start: {message}" in log.read_text(encoding="utf-8")
@@ -175,8 +241,16 @@ def test_a_scrapyd_job_s_misspelled_argument_is_said_in_its_log(tmp_path):
 
 def test_a_scrapyd_job_s_bad_setting_is_said_in_its_log(tmp_path):
     log = tmp_path / "job.log"
-    run = scrapy("crawl", "harvester", "-s", f"WIRE_COLLECTION_DIR={tmp_path / 'c'}", "-s", f"LOG_FILE={log}",
-                 "-s", "WIRE_WAIT_NORML=1")
+    run = scrapy(
+        "crawl",
+        "harvester",
+        "-s",
+        f"WIRE_COLLECTION_DIR={tmp_path / 'c'}",
+        "-s",
+        f"LOG_FILE={log}",
+        "-s",
+        "WIRE_WAIT_NORML=1",
+    )
     message = "invalid setting: WIRE_WAIT_NORML: no such setting (did you mean WIRE_WAIT_NORMAL?)"
     assert_one_line_error(run, message)
     assert f"ERROR: The crawl failed at start: {message}" in log.read_text(encoding="utf-8")
@@ -184,7 +258,9 @@ def test_a_scrapyd_job_s_bad_setting_is_said_in_its_log(tmp_path):
 
 def test_a_command_called_the_wrong_way_keeps_scrapy_s_usage_text(tmp_path):
     run = scrapy("manager", "extra", "-s", f"WIRE_COLLECTION_DIR={tmp_path}")
-    assert run.returncode == 2 and run.stderr.rstrip().splitlines()[-1].endswith(": error: no arguments expected")
+    assert run.returncode == 2 and run.stderr.rstrip().splitlines()[-1].endswith(
+        ": error: no arguments expected"
+    )
     assert "Usage" in run.stderr and "scrapy manager [options]" in run.stderr
     run = scrapy("manager", "--batches", "0", "-s", f"WIRE_COLLECTION_DIR={tmp_path}")  # a value: one line
     assert_one_line_error(run, "--batches must be >= 1")
@@ -202,10 +278,13 @@ def test_a_collection_another_process_writes_is_one_line_for_crawl_and_seed(tmp_
         assert "Traceback" not in run.stderr and "Unhandled error" not in run.stderr
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--cycles", "0"], "--cycles must be >= 1"),
-    (["--pages", "2"], "--pages must be >= 4"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--cycles", "0"], "--cycles must be >= 1"),
+        (["--pages", "2"], "--pages must be >= 4"),
+    ],
+)
 def test_demo_refuses_impossible_options_in_one_line(tmp_path, args, message):
     assert_one_line_error(scrapy("demo", "--dir", str(tmp_path / "demo"), *args), message)
 
@@ -213,16 +292,26 @@ def test_demo_refuses_impossible_options_in_one_line(tmp_path, args, message):
 def test_a_part_of_another_collection_s_batch_is_refused_in_one_line(tmp_path):
     """Issue 14 §1: ``manager --parts 2`` on one collection, then part-1 harvested into a fresh one wrote the
     batch's doc-ids over the fresh collection's records (pages stored under other URLs, record 0 the header)."""
-    owner = collection_of(tmp_path / "owner", "http://a.example/", "http://b.example/", "http://c.example/",
-                          "http://d.example/")
+    owner = collection_of(
+        tmp_path / "owner", "http://a.example/", "http://b.example/", "http://c.example/", "http://d.example/"
+    )
     manager = scrapy("manager", "--parts", "2", "-s", f"WIRE_COLLECTION_DIR={owner}")
     assert manager.returncode == 0, manager.stderr[-3000:]
     fresh = tmp_path / "fresh"
-    run = scrapy("crawl", "harvester", "-a", f"batch={owner / 'batches' / '000001' / 'part-1'}",
-                 "-s", f"WIRE_COLLECTION_DIR={fresh}")
+    run = scrapy(
+        "crawl",
+        "harvester",
+        "-a",
+        f"batch={owner / 'batches' / '000001' / 'part-1'}",
+        "-s",
+        f"WIRE_COLLECTION_DIR={fresh}",
+    )
     with Collection(owner, readonly=True) as collection:
         owner_id = collection.id
-    assert_one_line_error(run, f"{owner / 'batches' / '000001' / 'part-1'}: batch 000001 belongs to the collection "
-                               f"{owner} (id {owner_id}), not to {fresh} (id {(fresh / 'id').read_text().strip()})")
+    assert_one_line_error(
+        run,
+        f"{owner / 'batches' / '000001' / 'part-1'}: batch 000001 belongs to the collection "
+        f"{owner} (id {owner_id}), not to {fresh} (id {(fresh / 'id').read_text().strip()})",
+    )
     with Collection(fresh, readonly=True) as collection:
         assert collection.documents.count == 0 and collection.pages.count() == 0

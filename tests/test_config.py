@@ -38,32 +38,39 @@ def test_wire_defaults_of_table_7_1():
 
 
 def test_values_from_the_command_line_are_converted():
-    c = config(WIRE_WAIT_NORMAL="7.5", WIRE_BATCH_SIZE="10", WIRE_ADD_ROOT="false",
-               WIRE_ACCEPT_DOMAIN_SUFFIXES=".cl,.uchile.cl")
+    c = config(
+        WIRE_WAIT_NORMAL="7.5",
+        WIRE_BATCH_SIZE="10",
+        WIRE_ADD_ROOT="false",
+        WIRE_ACCEPT_DOMAIN_SUFFIXES=".cl,.uchile.cl",
+    )
     assert c.wait_normal == 7.5 and c.batch_size == 10 and c.add_root is False
     assert c.accept_domain_suffixes == (".cl", ".uchile.cl")
 
 
-@pytest.mark.parametrize("name, value", [
-    ("WIRE_WAIT_NORMAL", "soon"),
-    ("WIRE_WAIT_NORMAL", -1),
-    ("WIRE_BATCH_SIZE", 0),
-    ("WIRE_BATCH_SIZE", 2.5),
-    ("WIRE_BATCH_SIZE", True),
-    ("WIRE_ADD_ROOT", "perhaps"),
-    ("WIRE_BLOCKED_IPS", ["300.1.1.1"]),
-    ("WIRE_EXTENSIONS_DYNAMIC", ["php"]),
-    ("WIRE_SCORE_WEIGHTS", {"pagerenk": 1}),
-    ("WIRE_SCORE_WEIGHTS", {"pagerank": -1}),
-    ("WIRE_DNS_HOSTS", {"wire.test": "localhost"}),
-    ("WIRE_LINK_ATTRIBUTES", ["href"]),
-    ("WIRE_PAGE_COMPRESSION", 30),
-    ("WIRE_PAGERANK_DAMPING", 1.5),
-    ("WIRE_RENDER_JS", "autoo"),  # a mode misspelled would be a host suffix that matches nothing
-    ("WIRE_RENDER_JS", "on"),
-    ("WIRE_RENDER_JS", "*.gov.cl"),
-    ("WIRE_ACCEPT_DOMAIN_SUFFIXES", [".cl", "http://uchile.cl"]),
-])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("WIRE_WAIT_NORMAL", "soon"),
+        ("WIRE_WAIT_NORMAL", -1),
+        ("WIRE_BATCH_SIZE", 0),
+        ("WIRE_BATCH_SIZE", 2.5),
+        ("WIRE_BATCH_SIZE", True),
+        ("WIRE_ADD_ROOT", "perhaps"),
+        ("WIRE_BLOCKED_IPS", ["300.1.1.1"]),
+        ("WIRE_EXTENSIONS_DYNAMIC", ["php"]),
+        ("WIRE_SCORE_WEIGHTS", {"pagerenk": 1}),
+        ("WIRE_SCORE_WEIGHTS", {"pagerank": -1}),
+        ("WIRE_DNS_HOSTS", {"wire.test": "localhost"}),
+        ("WIRE_LINK_ATTRIBUTES", ["href"]),
+        ("WIRE_PAGE_COMPRESSION", 30),
+        ("WIRE_PAGERANK_DAMPING", 1.5),
+        ("WIRE_RENDER_JS", "autoo"),  # a mode misspelled would be a host suffix that matches nothing
+        ("WIRE_RENDER_JS", "on"),
+        ("WIRE_RENDER_JS", "*.gov.cl"),
+        ("WIRE_ACCEPT_DOMAIN_SUFFIXES", [".cl", "http://uchile.cl"]),
+    ],
+)
 def test_bad_values_are_refused_naming_the_setting(name, value):
     with pytest.raises(WireSettingsError, match=name):
         config(**{name: value})
@@ -150,8 +157,10 @@ def test_scrapy_settings_follow_the_wire_ones():
 
     from wirescrapy.addon import WireAddon
 
-    settings = Settings({"WIRE_CONNECTIONS": 42, "WIRE_CONNECTION_TIMEOUT": 7.5, "WIRE_MAX_ERRORS_SAME_BATCH": 3},
-                        priority="cmdline")
+    settings = Settings(
+        {"WIRE_CONNECTIONS": 42, "WIRE_CONNECTION_TIMEOUT": 7.5, "WIRE_MAX_ERRORS_SAME_BATCH": 3},
+        priority="cmdline",
+    )
     settings.set("DOWNLOAD_TIMEOUT", 99, priority="project")  # explicit: not overridden
     WireAddon().update_settings(settings)
     assert settings.getint("CONCURRENT_REQUESTS") == 42 and settings.getint("RETRY_TIMES") == 2

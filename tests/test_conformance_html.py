@@ -31,12 +31,41 @@ from wirescrapy.gatherer._scanner import Scanner
 from wirescrapy.gatherer import Parser
 
 SUITE = Path(__file__).parent / "data" / "conformance" / "html5lib-tests"
-TOKENIZER_FILES = ["test1", "test2", "test3", "test4", "entities", "numericEntities", "namedEntities", "unicodeChars",
-                   "unicodeCharsProblematic", "domjs", "pendingSpecChanges", "contentModelFlags", "escapeFlag"]
+TOKENIZER_FILES = [
+    "test1",
+    "test2",
+    "test3",
+    "test4",
+    "entities",
+    "numericEntities",
+    "namedEntities",
+    "unicodeChars",
+    "unicodeCharsProblematic",
+    "domjs",
+    "pendingSpecChanges",
+    "contentModelFlags",
+    "escapeFlag",
+]
 # Start tags after which a tree builder changes the tokenizer's state, or whose content the scanner leaves
 # out: the tokenizer tests go on in the data state, so their facts are not the page's.
-STATEFUL_TAGS = {"script", "style", "title", "textarea", "xmp", "iframe", "noembed", "noframes", "noscript",
-                 "plaintext", "svg", "math", "template", "object", "embed", "applet"}
+STATEFUL_TAGS = {
+    "script",
+    "style",
+    "title",
+    "textarea",
+    "xmp",
+    "iframe",
+    "noembed",
+    "noframes",
+    "noscript",
+    "plaintext",
+    "svg",
+    "math",
+    "template",
+    "object",
+    "embed",
+    "applet",
+}
 STATE_ELEMENTS = {"RCDATA state": "textarea", "RAWTEXT state": "xmp", "PLAINTEXT state": "plaintext"}
 HIDDEN = {"title", "script", "style", "noscript", "template", "object", "embed", "applet", "iframe", "svg"}
 LINKS = {"a": "href", "area": "href", "link": "href", "iframe": "src", "frame": "src"}
@@ -44,8 +73,11 @@ KNOWN_DIFFERENCES_FILE = Path(__file__).parent / "data" / "conformance" / "html5
 
 
 def _unescape(text: str) -> str:
-    return re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text).encode(
-        "utf-16", "surrogatepass").decode("utf-16", "replace")
+    return (
+        re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)
+        .encode("utf-16", "surrogatepass")
+        .decode("utf-16", "replace")
+    )
 
 
 def _unescape_all(value):
@@ -67,7 +99,11 @@ def tokenizer_cases() -> list[tuple[str, dict]]:
     cases = []
     for name in TOKENIZER_FILES:
         path = SUITE / "tokenizer" / f"{name}.test"
-        raw = gzip.decompress((path.with_suffix(".test.gz")).read_bytes()) if not path.exists() else path.read_bytes()
+        raw = (
+            gzip.decompress((path.with_suffix(".test.gz")).read_bytes())
+            if not path.exists()
+            else path.read_bytes()
+        )
         for i, test in enumerate(json.loads(raw).get("tests", [])):
             for state in test.get("initialStates", ["Data state"]):
                 case_id = f"{name}#{i}" if state == "Data state" else f"{name}#{i}/{state.split()[0]}"
@@ -102,12 +138,19 @@ def tokenizer_facts(test: dict):
                 return None
             names = config.setdefault(token[1], [])
             names.extend(a for a in token[2] if a not in names)
-    if any(len(tag.encode()) > 32 or len(names) > 8 or any(len(a.encode()) > 32 for a in names)
-           for tag, names in config.items()):
+    if any(
+        len(tag.encode()) > 32 or len(names) > 8 or any(len(a.encode()) > 32 for a in names)
+        for tag, names in config.items()
+    ):
         return None
     text = "".join(token[1] for token in output if token[0] == "Character").replace("\0", "")
-    values = [(token[1], token[2][a]) for token in output if token[0] == "StartTag"
-              for a in config[token[1]] if a in token[2] and not token[2][a].startswith("#")]
+    values = [
+        (token[1], token[2][a])
+        for token in output
+        if token[0] == "StartTag"
+        for a in config[token[1]]
+        if a in token[2] and not token[2][a].startswith("#")
+    ]
     return prefix + source, {tag: tuple(names) for tag, names in config.items()}, text, values
 
 
@@ -120,9 +163,13 @@ def check_tokenizer_case(test: dict) -> bool | None:
         scanner = Scanner(config, [], [], [])
     except ValueError:
         return None
-    _document, found_text, _title, _base, links, _metas = scanner.scan(source.encode("utf-8", "surrogatepass"))
-    return (_squeeze(found_text) == _squeeze(text)
-            and [(tag, value) for tag, value, _text, _nofollow in links] == values)
+    _document, found_text, _title, _base, links, _metas = scanner.scan(
+        source.encode("utf-8", "surrogatepass")
+    )
+    return (
+        _squeeze(found_text) == _squeeze(text)
+        and [(tag, value) for tag, value, _text, _nofollow in links] == values
+    )
 
 
 # -- tree construction -----------------------------------------------------------------------------------
@@ -205,15 +252,18 @@ def check_tree_case(case: dict) -> bool | None:
         return None
     source, text, links = facts
     _document, found_text, _title, _base, found, _metas = _parser()._scanner.scan(
-        source.encode("utf-8", "surrogatepass"))
+        source.encode("utf-8", "surrogatepass")
+    )
     return _squeeze(found_text) == _squeeze(text) and {value for _tag, value, *_ in found} == links
 
 
 def run_suites() -> dict[str, tuple[int, int, list[str]]]:
     """Per suite: (passed, checked, ids of the failures)."""
     results = {}
-    for suite, cases, check in (("tokenizer", tokenizer_cases(), check_tokenizer_case),
-                                ("tree-construction", tree_cases(), check_tree_case)):
+    for suite, cases, check in (
+        ("tokenizer", tokenizer_cases(), check_tokenizer_case),
+        ("tree-construction", tree_cases(), check_tree_case),
+    ):
         passed, checked, failed = 0, 0, []
         for case_id, case in cases:
             outcome = check(case)
@@ -245,9 +295,20 @@ def results():
 @pytest.mark.parametrize("suite", ["tokenizer", "tree-construction"])
 def test_every_case_in_scope_passes_but_the_known_differences(results, suite):
     _passed, checked, failed = results[suite]
-    known = {case for case in known_differences() if case.startswith(tuple(
-        name + "#" for name in (TOKENIZER_FILES if suite == "tokenizer" else
-                                [p.stem for p in (SUITE / "tree-construction").glob("*.dat")])))}
+    known = {
+        case
+        for case in known_differences()
+        if case.startswith(
+            tuple(
+                name + "#"
+                for name in (
+                    TOKENIZER_FILES
+                    if suite == "tokenizer"
+                    else [p.stem for p in (SUITE / "tree-construction").glob("*.dat")]
+                )
+            )
+        )
+    }
     assert checked > (4000 if suite == "tokenizer" else 1000)
     assert sorted(set(failed) - known) == [], "cases that fail and are not known differences"
     assert sorted(known - set(failed)) == [], "known differences that now pass: remove them from the list"

@@ -76,14 +76,17 @@ def test_every_case_in_scope_resolves_as_the_standard_says():
     assert failed == [], "(index in urltestdata.json, href, base, expected, got)"
 
 
-@pytest.mark.parametrize("href, expected", [
-    ("\\x", "http://example.org/x"),
-    ("///host/path", "http://host/path"),
-    ("http:/path", "http://example.org/path"),
-    ("http:path", "http://example.org/foo/path"),
-    ("http://faß.example/", "http://xn--fa-hia.example/"),
-    ("http://0xc0.0250.01/", "http://192.168.0.1/"),
-])
+@pytest.mark.parametrize(
+    "href, expected",
+    [
+        ("\\x", "http://example.org/x"),
+        ("///host/path", "http://host/path"),
+        ("http:/path", "http://example.org/path"),
+        ("http:path", "http://example.org/foo/path"),
+        ("http://faß.example/", "http://xn--fa-hia.example/"),
+        ("http://0xc0.0250.01/", "http://192.168.0.1/"),
+    ],
+)
 def test_the_hrefs_of_issue_16(href, expected):
     assert Resolver("http://example.org/foo/bar", "utf-8").resolve(href) == expected
 

@@ -52,12 +52,12 @@ def check_stores(collection):
     """Consistency of each store on its own and of the stores with one another."""
     urls, docs = collection.urls, collection.documents
     assert docs.count == urls.count and collection.sites.count == urls.site_count
-    records = docs.records[1:docs.count + 1]
+    records = docs.records[1 : docs.count + 1]
     assert (records["docid"] == np.arange(1, docs.count + 1)).all()
     for doc_id, site_id, path in urls.iter_urls():
         assert urls.lookup(site_id, path) == doc_id
         assert records[doc_id - 1]["siteid"] == site_id
-    sites = collection.sites.records[1:collection.sites.count + 1]
+    sites = collection.sites.records[1 : collection.sites.count + 1]
     assert (sites["siteid"] == np.arange(1, len(sites) + 1)).all()
     assert sites["docs"].sum() == docs.count
     collection.pages.check()
@@ -68,7 +68,9 @@ def content_matches(collection, doc_id, content_index):
     content = CONTENTS[content_index]
     record = collection.documents.records[doc_id]
     if record["flags"] & DocFlag.DUPLICATE:
-        return record["content_hash"] == xxhash.xxh3_64_intdigest(content) and record["duplicate_of"] != doc_id
+        return (
+            record["content_hash"] == xxhash.xxh3_64_intdigest(content) and record["duplicate_of"] != doc_id
+        )
     return collection.pages.load(doc_id) == content
 
 
@@ -97,7 +99,8 @@ def check_and_learn(collection, expected: Expected, in_flight):
             assert content_matches(collection, doc[i], c), f"page of {url(i)} lost"
     if pending[0] == "page" and doc[pending[1]] and pending[1] not in expected.pages:
         assert collection.pages.load(doc[pending[1]]) is None or content_matches(
-            collection, doc[pending[1]], pending[2])
+            collection, doc[pending[1]], pending[2]
+        )
     for i, targets in expected.links.items():
         got = collection.links.links(doc[i]).tolist()
         want = [doc[t] for t in targets]

@@ -28,8 +28,13 @@ def middleware(tmp_path):
         yield bench.middleware("DecompressionMiddleware"), bench
 
 
-def respond(middleware, request: scrapy.Request, body: bytes, encoding: str | None = "gzip",
-            content_type: str = "text/html") -> Response:
+def respond(
+    middleware,
+    request: scrapy.Request,
+    body: bytes,
+    encoding: str | None = "gzip",
+    content_type: str = "text/html",
+) -> Response:
     middleware, bench = middleware
     assert middleware.process_request(request, bench.spider) is None
     headers = {"Content-Type": content_type, **({"Content-Encoding": encoding} if encoding else {})}
@@ -98,15 +103,16 @@ def test_inflate():
     assert inflate(raw.compress(b"raw") + raw.flush(), b"deflate", 100) == (b"raw", False)
     text = b"".join(b"<p>paragraph %d</p>" % i for i in range(20_000))
     page = gzip.compress(text)
-    cut, more = inflate(page[:len(page) // 2], b"gzip", len(text))  # cut on the wire: what it holds
+    cut, more = inflate(page[: len(page) // 2], b"gzip", len(text))  # cut on the wire: what it holds
     assert len(text) // 4 < len(cut) < len(text) and text.startswith(cut) and not more
     assert inflate(b"not gzip", b"gzip", 100) == (b"", False)
 
 
 # -- while receiving: the inflated size counts against the limit (FetchLimitsMiddleware) ----------------
 
+
 def pieces(data: bytes, size: int = 4096) -> list[bytes]:
-    return [data[start:start + size] for start in range(0, len(data), size)]
+    return [data[start : start + size] for start in range(0, len(data), size)]
 
 
 def receive(bench: Bench, request: scrapy.Request, headers: dict, body: bytes) -> int | None:

@@ -1,4 +1,3 @@
-
 import pytest
 from scrapy.crawler import Crawler
 from scrapy.exceptions import UsageError
@@ -34,7 +33,10 @@ def test_a_real_run_with_a_bad_setting_fetches_nothing_and_says_why():
 
 
 def test_a_misspelled_setting_stops_the_crawl_naming_the_closest_one():
-    with pytest.raises(UsageError, match=r"invalid setting: WIRE_BATCH_SIZ: no such setting \(did you mean WIRE_BATCH_SIZE\?\)"):
+    with pytest.raises(
+        UsageError,
+        match=r"invalid setting: WIRE_BATCH_SIZ: no such setting \(did you mean WIRE_BATCH_SIZE\?\)",
+    ):
         WireSettingsCheck.from_crawler(crawler(WIRE_BATCH_SIZ=5))
 
 
@@ -65,8 +67,11 @@ def test_a_log_file_that_fails_is_said_once_counted_and_a_file_handler_installed
             logger.info("line %d", n)
         assert stats.get_value("log/lines_lost") == 6  # three lines, two files
         assert said.getvalue().splitlines() == [
-            ("wirescrapy: log file /dev/full: disk full; the crawl goes on, its log lines are lost while the file "
-             "cannot be written")]  # one file name, said once
+            (
+                "wirescrapy: log file /dev/full: disk full; the crawl goes on, its log lines are lost while the file "
+                "cannot be written"
+            )
+        ]  # one file name, said once
         guard.say_lost()  # at the process's end
         assert said.getvalue().splitlines()[-1] == "wirescrapy: 6 log lines could not be written to /dev/full"
         # Not the file's fault (a log call with bad arguments): reported as Python does, not counted.

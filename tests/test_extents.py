@@ -125,10 +125,12 @@ def test_torn_record_is_cleared_and_logged(tmp_path, caplog):
     old = record_bytes(tmp_path / "t.idx", 2)
     new = bytes(reversed(old))
     write_record_bytes(tmp_path / "t.idx", 2, new[:20] + old[20:])
-    with caplog.at_level(logging.WARNING, logger="wirescrapy.collection.extents"):
-        with ExtentStore(tmp_path, "t") as s:
-            assert s.get(2) is None and s.get(1) == b"one" * 100 and s.get(3) == b"three"
-            assert s.problems() == []
+    with (
+        caplog.at_level(logging.WARNING, logger="wirescrapy.collection.extents"),
+        ExtentStore(tmp_path, "t") as s,
+    ):
+        assert s.get(2) is None and s.get(1) == b"one" * 100 and s.get(3) == b"three"
+        assert s.problems() == []
     assert "torn" in caplog.text and "[2]" in caplog.text
     assert record_bytes(tmp_path / "t.idx", 2) == bytes(40)
 
@@ -138,9 +140,8 @@ def test_record_pointing_past_the_data_is_cleared(tmp_path, caplog):
         s.put(1, b"one")
         s.put(2, b"two" * 1000)
     os.truncate(tmp_path / "t.dat", 200)
-    with caplog.at_level(logging.WARNING):
-        with ExtentStore(tmp_path, "t") as s:
-            assert s.get(1) == b"one" and s.get(2) is None
+    with caplog.at_level(logging.WARNING), ExtentStore(tmp_path, "t") as s:
+        assert s.get(1) == b"one" and s.get(2) is None
     assert "damaged" in caplog.text
 
 
@@ -222,7 +223,9 @@ def writer_ops(seed: int):
         if rng.random() < 0.15:
             yield doc_id, None
         else:
-            size = rng.choice((0, rng.randrange(1, 300), rng.randrange(300, 20000), rng.randrange(20000, 300000)))
+            size = rng.choice(
+                (0, rng.randrange(1, 300), rng.randrange(300, 20000), rng.randrange(20000, 300000))
+            )
             yield doc_id, rng.randbytes(size)
 
 
@@ -285,7 +288,9 @@ def test_kill_at_random_moments_loses_at_most_the_record_being_written(tmp_path)
                 if data is not None:
                     found[doc_id] = xxh3_64_intdigest(data)
             got = found.pop(flight_doc, None)
-            assert got in (before, after, None), f"round {round_}: in-flight doc {flight_doc} holds foreign bytes"
+            assert got in (before, after, None), (
+                f"round {round_}: in-flight doc {flight_doc} holds foreign bytes"
+            )
             if got is None and before is not None and after is not None:
                 in_flight_lost += 1
             others = {d: h for d, h in expected.items() if d != flight_doc}

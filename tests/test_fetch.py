@@ -15,20 +15,48 @@ from wirescrapy.harvester.middlewares import BlockedIP
 from wirescrapy.items import FetchError, Kind
 
 
-def response(body: bytes = b"", status: int = 200, headers: dict | None = None, address: str | None = None,
-             **meta) -> Response:
+def response(
+    body: bytes = b"", status: int = 200, headers: dict | None = None, address: str | None = None, **meta
+) -> Response:
     url = "http://a.cl/x"
-    return Response(url, status=status, headers=headers, body=body, request=Request(url, meta=meta),
-                    ip_address=ip_address(address) if address else None)
+    return Response(
+        url,
+        status=status,
+        headers=headers,
+        body=body,
+        request=Request(url, meta=meta),
+        ip_address=ip_address(address) if address else None,
+    )
 
 
 def test_a_page_is_what_the_response_and_the_middlewares_said():
-    fetch = response_fetch(response(b"<p>hello", headers={"Content-Type": "text/HTML; charset=UTF-8",
-                                                        "Last-Modified": "Sun, 06 Nov 1994 08:49:37 GMT"},
-                                    **{meta.DOC_ID: 7, meta.SITE_ID: 2, meta.DEPTH: 3, meta.STARTED: 99.0,
-                                       meta.IP: "10.0.0.1", meta.RECEIVED: 8, "download_latency": 0.25}),
-                           1000, now=100.5)
-    assert (fetch.kind, fetch.url, fetch.doc_id, fetch.site_id, fetch.depth) == (Kind.PAGE, "http://a.cl/x", 7, 2, 3)
+    fetch = response_fetch(
+        response(
+            b"<p>hello",
+            headers={
+                "Content-Type": "text/HTML; charset=UTF-8",
+                "Last-Modified": "Sun, 06 Nov 1994 08:49:37 GMT",
+            },
+            **{
+                meta.DOC_ID: 7,
+                meta.SITE_ID: 2,
+                meta.DEPTH: 3,
+                meta.STARTED: 99.0,
+                meta.IP: "10.0.0.1",
+                meta.RECEIVED: 8,
+                "download_latency": 0.25,
+            },
+        ),
+        1000,
+        now=100.5,
+    )
+    assert (fetch.kind, fetch.url, fetch.doc_id, fetch.site_id, fetch.depth) == (
+        Kind.PAGE,
+        "http://a.cl/x",
+        7,
+        2,
+        3,
+    )
     assert (fetch.started, fetch.ended, fetch.latency) == (99.0, 100.5, 0.25)
     assert (fetch.status, fetch.mime, fetch.content_type) == (200, "text/html", "text/HTML; charset=UTF-8")
     assert (fetch.body, fetch.raw_length, fetch.last_modified) == (b"<p>hello", 8, 784111777.0)
@@ -45,21 +73,40 @@ def test_a_fetch_ends_when_its_download_ended_not_when_its_callback_ran():
 def test_what_a_bare_response_leaves_out_has_defaults():
     fetch = response_fetch(response(b"abc", status=404, address="192.0.2.7"), 1000, now=5.0)
     assert (fetch.doc_id, fetch.site_id, fetch.depth, fetch.hops, fetch.origin) == (0, 0, 0, 0, "")
-    assert (fetch.started, fetch.status, fetch.raw_length, fetch.mime, fetch.last_modified) == (5.0, 404, 3, "", 0.0)
+    assert (fetch.started, fetch.status, fetch.raw_length, fetch.mime, fetch.last_modified) == (
+        5.0,
+        404,
+        3,
+        "",
+        0.0,
+    )
     assert fetch.ip == "192.0.2.7"  # the address the response came from
 
 
 def test_a_page_is_cut_at_the_max_file_size_a_robots_txt_is_not():
     page = response_fetch(response(b"x" * 10, **{meta.TRUNCATED: True}), 4, now=1.0)
     assert page.body == b"xxxx" and page.truncated and page.raw_length == 10
-    robots = response_fetch(response(b"x" * 10, **{meta.KIND: "robots", meta.ORIGIN: "http://a.cl", meta.HOPS: 2}),
-                            4, now=1.0)
-    assert (robots.kind, robots.origin, robots.hops, robots.body) == (Kind.ROBOTS, "http://a.cl", 2, b"x" * 10)
+    robots = response_fetch(
+        response(b"x" * 10, **{meta.KIND: "robots", meta.ORIGIN: "http://a.cl", meta.HOPS: 2}), 4, now=1.0
+    )
+    assert (robots.kind, robots.origin, robots.hops, robots.body) == (
+        Kind.ROBOTS,
+        "http://a.cl",
+        2,
+        b"x" * 10,
+    )
 
 
 def test_a_refused_media_type_keeps_no_body():
-    fetch = response_fetch(response(b"MZ\x90", headers={"Content-Type": "application/x-msdownload"},
-                                    **{meta.MIME_REFUSED: "application/x-msdownload", meta.RECEIVED: 3}), 1000, now=1.0)
+    fetch = response_fetch(
+        response(
+            b"MZ\x90",
+            headers={"Content-Type": "application/x-msdownload"},
+            **{meta.MIME_REFUSED: "application/x-msdownload", meta.RECEIVED: 3},
+        ),
+        1000,
+        now=1.0,
+    )
     assert fetch.mime_refused and fetch.body == b"" and fetch.raw_length == 3 and fetch.ok
 
 

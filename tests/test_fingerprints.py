@@ -1,19 +1,22 @@
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from xxhash import xxh3_64_intdigest
-from hypothesis import given, settings, strategies as st
 
 from wirescrapy.collection.fingerprints import FingerprintIndex
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 2 ** 64 - 1), st.integers(1, 2 ** 32 - 1)), max_size=300),
-       st.integers(1, 50))
+@given(
+    st.lists(st.tuples(st.integers(1, 2**64 - 1), st.integers(1, 2**32 - 1)), max_size=300),
+    st.integers(1, 50),
+)
 def test_behaves_like_a_dict(pairs, merge_at):
     index, reference = FingerprintIndex(merge_at=merge_at), {}
     for key, value in pairs:
         index.put(key, value)
         reference[key] = value
-    probe = [k for k, _ in pairs] + [12345, 2 ** 63]
+    probe = [k for k, _ in pairs] + [12345, 2**63]
     assert [index.get(k) for k in probe] == [reference.get(k, 0) for k in probe]
     got = index.get_many(np.array(probe, dtype=np.uint64))
     assert got.tolist() == [reference.get(k, 0) for k in probe]

@@ -23,20 +23,26 @@ from wirescrapy.harvester.middlewares import (
 from wirescrapy.items import Fetch, FetchError, Kind
 
 
-@pytest.mark.parametrize("exc, kind", [
-    (BlockedIP("x"), FetchError.BLOCKED_IP),
-    (RobotsDisallowed("x"), FetchError.ROBOTS_DISALLOWED),
-    (DNSLookupError("x"), FetchError.DNS),
-    (ConnectionRefusedError(), FetchError.REFUSED),
-    (TimeoutError(), FetchError.TIMEOUT),
-    (TCPTimedOutError(), FetchError.TIMEOUT),
-    (ResponseFailed([]), FetchError.CONNECTION_LOST),
-    (IgnoreRequest("x"), FetchError.OTHER),
-    (ResponseFailed([Failure(ParseError("non-integer status code", b"HTTP/1.1 OK OK"))]), FetchError.BAD_STATUS),
-    (ResponseFailed([Failure(ParseError("wrong number of parts", b"HTTP/1.1"))]), FetchError.BAD_STATUS),
-    (ResponseFailed([Failure(ParseError("wrong header", b"Content-Type"))]), FetchError.CONNECTION_LOST),
-    (ValueError("x"), FetchError.OTHER),
-])
+@pytest.mark.parametrize(
+    "exc, kind",
+    [
+        (BlockedIP("x"), FetchError.BLOCKED_IP),
+        (RobotsDisallowed("x"), FetchError.ROBOTS_DISALLOWED),
+        (DNSLookupError("x"), FetchError.DNS),
+        (ConnectionRefusedError(), FetchError.REFUSED),
+        (TimeoutError(), FetchError.TIMEOUT),
+        (TCPTimedOutError(), FetchError.TIMEOUT),
+        (ResponseFailed([]), FetchError.CONNECTION_LOST),
+        (IgnoreRequest("x"), FetchError.OTHER),
+        (
+            ResponseFailed([Failure(ParseError("non-integer status code", b"HTTP/1.1 OK OK"))]),
+            FetchError.BAD_STATUS,
+        ),
+        (ResponseFailed([Failure(ParseError("wrong number of parts", b"HTTP/1.1"))]), FetchError.BAD_STATUS),
+        (ResponseFailed([Failure(ParseError("wrong header", b"Content-Type"))]), FetchError.CONNECTION_LOST),
+        (ValueError("x"), FetchError.OTHER),
+    ],
+)
 def test_failures_get_their_kind(exc, kind):
     assert classify(exc) is kind
 

@@ -38,7 +38,9 @@ def test_the_model_read_once_is_read_from_the_user_s_cache_after(cache, monkeypa
     assert language.identify(FRENCH) == "fr"
     (name,) = cached_files(cache)
     assert name.startswith("py3langid-") and name.endswith(".pickle.zst")
-    assert stat.S_IMODE(cache.stat().st_mode) == 0o700 and stat.S_IMODE((cache / name).stat().st_mode) == 0o600
+    assert (
+        stat.S_IMODE(cache.stat().st_mode) == 0o700 and stat.S_IMODE((cache / name).stat().st_mode) == 0o600
+    )
 
     def shipped_model(*args, **kwargs):
         raise AssertionError("the shipped model was read again")

@@ -104,8 +104,11 @@ def test_ordered_csr_rows_are_the_stored_lists(tmp_path):
     with Collection(tmp_path / "collection") as collection:
         for i in range(60):
             collection.add_url(f"http://s{i % 4}.example/{i}", 1)
-        lists = {doc_id: rng.integers(1, 61, size=rng.integers(0, 9)).astype(np.uint32)
-                 for doc_id in range(1, 61) if doc_id % 7}
+        lists = {
+            doc_id: rng.integers(1, 61, size=rng.integers(0, 9)).astype(np.uint32)
+            for doc_id in range(1, 61)
+            if doc_id % 7
+        }
         for doc_id, targets in lists.items():
             collection.links.set_links(doc_id, targets)
         collection.links.set_links(3, np.array([5, 5, 1], dtype=np.uint32))  # replaced: a new extent
@@ -113,7 +116,7 @@ def test_ordered_csr_rows_are_the_stored_lists(tmp_path):
         ordered = collection.links.to_csr(n_docs=62, ordered=True)
     assert ordered.shape == (63, 63)
     for doc_id in range(63):
-        row = ordered.indices[ordered.indptr[doc_id]:ordered.indptr[doc_id + 1]]
+        row = ordered.indices[ordered.indptr[doc_id] : ordered.indptr[doc_id + 1]]
         assert row.tolist() == lists.get(doc_id, np.zeros(0)).tolist()
 
 

@@ -29,8 +29,9 @@ def run_manager(collection, config, now):
 
 
 def config(directory, **settings):
-    return WireConfig.from_settings(Settings({**default_settings(), "WIRE_COLLECTION_DIR": str(directory),
-                                              **settings}))
+    return WireConfig.from_settings(
+        Settings({**default_settings(), "WIRE_COLLECTION_DIR": str(directory), **settings})
+    )
 
 
 @pytest.fixture
@@ -58,7 +59,11 @@ def collection_dir(tmp_path):
         robots = collection.add_url(SITES[0] + "/robots.txt", 0)[0]
         collection.store_page(robots, ROBOTS)
         site = collection.sites.records[1]
-        site["robots_docid"], site["robots_state"], site["robots_fetched"] = robots, RobotsState.VALID, NOW - DAY
+        site["robots_docid"], site["robots_state"], site["robots_fetched"] = (
+            robots,
+            RobotsState.VALID,
+            NOW - DAY,
+        )
         site["crawl_delay"] = 2.0
         site["ip"] = ipaddress.IPv6Address("::ffff:192.0.2.7").packed
     return directory
@@ -69,11 +74,24 @@ def scrapy_manager(directory, *args):
 
 
 def test_command_writes_batches(collection_dir):
-    run = scrapy_manager(collection_dir, "-s", "WIRE_BATCH_SIZE=10", "-s", "WIRE_BATCH_SAMESITE=4", "--batches", "2",
-                         "-s", "WIRE_BATCH_SITE_GROWTH=0", "-s", "WIRE_BATCH_TIME_SHARE=False")
+    run = scrapy_manager(
+        collection_dir,
+        "-s",
+        "WIRE_BATCH_SIZE=10",
+        "-s",
+        "WIRE_BATCH_SAMESITE=4",
+        "--batches",
+        "2",
+        "-s",
+        "WIRE_BATCH_SITE_GROWTH=0",
+        "-s",
+        "WIRE_BATCH_TIME_SHARE=False",
+    )
     assert run.returncode == 0, run.stderr
     out = run.stdout
-    assert "25 documents, 22 eligible now (4 downloaded before)" in out  # less robots.txt, duplicate, too recent
+    assert (
+        "25 documents, 22 eligible now (4 downloaded before)" in out
+    )  # less robots.txt, duplicate, too recent
     # WIRE_BATCH_SAMESITE=4, and a batch of 10 is shared among the 3 sites by their known pages.
     assert "batch 000001: 10 URLs" in out and "batch 000002: 9 URLs" in out
     assert "top URLs by profit:" in out and f"written: {collection_dir / 'batches' / '000001'}" in out
@@ -82,10 +100,15 @@ def test_command_writes_batches(collection_dir):
     assert (len(first.urls), len(second.urls)) == (10, 9)
     assert not {u.doc_id for u in first.urls} & {u.doc_id for u in second.urls}
     with Collection(collection_dir, readonly=True) as collection:
-        known = {int(r["siteid"]): int(r["docs"]) for r in collection.sites.records[1 : collection.sites.count + 1]}
+        known = {
+            int(r["siteid"]): int(r["docs"]) for r in collection.sites.records[1 : collection.sites.count + 1]
+        }
     # known pages 9, 8, 8: caps 4, 3, 3
     assert {site_id: (site.urls, known[site_id]) for site_id, site in first.sites.items()} == {
-        1: (4, 9), 2: (3, 8), 3: (3, 8)}
+        1: (4, 9),
+        2: (3, 8),
+        3: (3, 8),
+    }
     for batch in (first, second):
         assert all(site.urls <= 4 for site in batch.sites.values())
         assert [u.profit for u in batch.urls] == sorted((u.profit for u in batch.urls), reverse=True)
@@ -124,9 +147,26 @@ def test_command_usage_errors(tmp_path):
 
 
 def test_parts_and_all_scores(collection_dir):
-    weights = dict.fromkeys(("pagerank", "wlrank", "hub", "authority", "siterank", "opic", "static", "depth",
-                             "queuesize", "random", "crosslinks", "mirrors"), 1)
-    cfg = config(collection_dir, WIRE_SCORE_WEIGHTS=weights, WIRE_SCORE_AGE_EXPONENT=0.5, WIRE_BATCH_SITE_GROWTH=0)
+    weights = dict.fromkeys(
+        (
+            "pagerank",
+            "wlrank",
+            "hub",
+            "authority",
+            "siterank",
+            "opic",
+            "static",
+            "depth",
+            "queuesize",
+            "random",
+            "crosslinks",
+            "mirrors",
+        ),
+        1,
+    )
+    cfg = config(
+        collection_dir, WIRE_SCORE_WEIGHTS=weights, WIRE_SCORE_AGE_EXPONENT=0.5, WIRE_BATCH_SITE_GROWTH=0
+    )
     with Collection(collection_dir) as collection:
         report = manage(collection, cfg, NOW, parts=3, rng=np.random.default_rng(1))
         docs = collection.documents.records[1 : collection.documents.count + 1]
@@ -166,7 +206,9 @@ def test_every_manager_module_is_reachable_as_a_module():
     names = [module.name for module in pkgutil.iter_modules(wirescrapy.manager.__path__)]
     assert {"batch", "freshness", "planning", "profit", "ranking", "run", "sites"} <= set(names)
     for name in names:
-        assert getattr(wirescrapy.manager, name) is importlib.import_module(f"wirescrapy.manager.{name}"), name
+        assert getattr(wirescrapy.manager, name) is importlib.import_module(f"wirescrapy.manager.{name}"), (
+            name
+        )
 
 
 def test_command_discards_a_damaged_batch(collection_dir):
@@ -180,7 +222,9 @@ def test_command_discards_a_damaged_batch(collection_dir):
 def test_site_sizes_by_section_read_the_sections_from_the_url_store(collection_dir):
     # Every page of the fixture is at the top of its site (one section a site): as "found" decides.
     with Collection(collection_dir) as collection:
-        by_section = manage(collection, config(collection_dir, WIRE_BATCH_SITE_UNSEEN="sections"), NOW, dry_run=True)
+        by_section = manage(
+            collection, config(collection_dir, WIRE_BATCH_SITE_UNSEEN="sections"), NOW, dry_run=True
+        )
         found = manage(collection, config(collection_dir, WIRE_BATCH_SITE_UNSEEN="found"), NOW, dry_run=True)
     assert len(by_section.plan.batches[0]) > 0
     assert by_section.plan.batches[0].tolist() == found.plan.batches[0].tolist()
@@ -206,10 +250,20 @@ def test_site_sizes_by_kind_read_the_kinds_from_the_url_store(tmp_path):
             doc_id = int(record["docid"])
             stored[doc_id]["visits"], stored[doc_id]["status"] = 1, 200
             stored[doc_id]["first_visit"] = stored[doc_id]["last_visit"] = NOW - DAY
-        settings = {"WIRE_BATCH_SIZE": 10, "WIRE_BATCH_SITE_GROWTH": 0, "WIRE_BATCH_TIME_SHARE": False,
-                    "WIRE_BATCH_SITE_CATCHUP": False}
-        by_kind = manage(collection, config(tmp_path, WIRE_BATCH_SITE_UNSEEN="kinds", **settings), NOW, dry_run=True)
-        found = manage(collection, config(tmp_path, WIRE_BATCH_SITE_UNSEEN="found", **settings), NOW, dry_run=True)
-    per_site = [np.bincount(docs["siteid"][result.plan.batches[0] - 1], minlength=3).tolist()
-                for result in (by_kind, found)]
+        settings = {
+            "WIRE_BATCH_SIZE": 10,
+            "WIRE_BATCH_SITE_GROWTH": 0,
+            "WIRE_BATCH_TIME_SHARE": False,
+            "WIRE_BATCH_SITE_CATCHUP": False,
+        }
+        by_kind = manage(
+            collection, config(tmp_path, WIRE_BATCH_SITE_UNSEEN="kinds", **settings), NOW, dry_run=True
+        )
+        found = manage(
+            collection, config(tmp_path, WIRE_BATCH_SITE_UNSEEN="found", **settings), NOW, dry_run=True
+        )
+    per_site = [
+        np.bincount(docs["siteid"][result.plan.batches[0] - 1], minlength=3).tolist()
+        for result in (by_kind, found)
+    ]
     assert per_site == [[0, 5, 5], [0, 4, 6]]

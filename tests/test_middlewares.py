@@ -53,7 +53,9 @@ from wirescrapy.seeder.sitemaps import MAX_BYTES as MAX_SITEMAP_BYTES
 
 SITE = "http://site1.wire.test"
 OTHER = "http://site2.wire.test"
-ROBOTS = b"User-agent: *\nDisallow: /private/\n\nUser-agent: wirescrapy\nDisallow: /private/\nDisallow: /bots/\n"
+ROBOTS = (
+    b"User-agent: *\nDisallow: /private/\n\nUser-agent: wirescrapy\nDisallow: /private/\nDisallow: /bots/\n"
+)
 
 
 @pytest.fixture
@@ -68,13 +70,16 @@ def passes(middleware, request, spider) -> bool:
 
 # -- the batch filter ------------------------------------------------------------------------------------
 
+
 def test_a_page_already_fetched_in_its_batch_is_not_fetched_again(bench):
     bench.seed(SITE + "/a.html", SITE + "/b.html", SITE + "/c.html")
     bench.gather(bench.page(SITE + "/c.html", 200, b"<p>before</p>", at=T0))  # before this batch was written
     batch = bench.open_batch()
     assert {url.url for url in batch.urls} >= {SITE + "/a.html", SITE + "/b.html"}
     middleware = bench.middleware("BatchFilterMiddleware")
-    bench.gather(bench.page(SITE + "/a.html", 200, b"<p>now</p>", at=time.time()))  # e.g. a redirect led there
+    bench.gather(
+        bench.page(SITE + "/a.html", 200, b"<p>now</p>", at=time.time())
+    )  # e.g. a redirect led there
     with pytest.raises(AlreadyFetched, match="a.html was fetched in this batch already"):
         middleware.process_request(bench.request(SITE + "/a.html"), bench.spider)
     assert passes(middleware, bench.request(SITE + "/b.html"), bench.spider)
@@ -97,14 +102,18 @@ def test_without_a_batch_nothing_is_filtered(bench):
 
 # -- blocked addresses -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("url, address, blocked", [
-    ("http://site1.wire.test/a.html", "127.0.0.1", False),  # settings.test: loopback allowed
-    ("http://127.0.0.1:8080/", "127.0.0.1", False),
-    ("http://10.1.2.3/", "10.1.2.3", True),
-    ("https://user@192.168.0.1:8443/x", "192.168.0.1", True),
-    ("http://203.0.113.9/", "203.0.113.9", True),
-    ("http://8.8.8.8/", "8.8.8.8", False),
-])
+
+@pytest.mark.parametrize(
+    "url, address, blocked",
+    [
+        ("http://site1.wire.test/a.html", "127.0.0.1", False),  # settings.test: loopback allowed
+        ("http://127.0.0.1:8080/", "127.0.0.1", False),
+        ("http://10.1.2.3/", "10.1.2.3", True),
+        ("https://user@192.168.0.1:8443/x", "192.168.0.1", True),
+        ("http://203.0.113.9/", "203.0.113.9", True),
+        ("http://8.8.8.8/", "8.8.8.8", False),
+    ],
+)
 def test_a_request_is_refused_when_its_host_resolves_to_a_blocked_address(bench, url, address, blocked):
     bench.install_resolver()
     middleware = bench.middleware("BlockedIPMiddleware")
@@ -118,8 +127,11 @@ def test_a_request_is_refused_when_its_host_resolves_to_a_blocked_address(bench,
 
 
 def test_a_host_mapped_to_a_blocked_address_is_refused(tmp_path):
-    with Bench(tmp_path, WIRE_DNS_HOSTS={"wire.test": "127.0.0.1", "site1.wire.test": "127.0.0.2"},
-               WIRE_BLOCKED_IPS=["127.0.0.2/32"]) as bench:
+    with Bench(
+        tmp_path,
+        WIRE_DNS_HOSTS={"wire.test": "127.0.0.1", "site1.wire.test": "127.0.0.2"},
+        WIRE_BLOCKED_IPS=["127.0.0.2/32"],
+    ) as bench:
         bench.install_resolver()
         middleware = bench.middleware("BlockedIPMiddleware")
         with pytest.raises(BlockedIP, match="site1.wire.test resolves to 127.0.0.2"):
@@ -140,15 +152,36 @@ def wire_defaults(tmp_path_factory):
         yield bench
 
 
-@pytest.mark.parametrize("address, blocked", [
-    ("127.0.0.1", True), ("10.0.0.1", True), ("172.31.255.255", True), ("100.64.0.1", True),
-    ("169.254.1.1", True), ("224.0.0.1", True), ("255.255.255.255", True), ("0.0.0.0", True),
-    ("8.8.8.8", False), ("200.1.2.3", False), ("172.32.0.1", False),
-    ("::1", True), ("::", True), ("fe80::1", True), ("fd00::1", True), ("ff02::1", True), ("2001:db8::1", True),
-    ("64:ff9b:1::1", True), ("2001:4860:4860::8888", False), ("2800:3f0::1", False),
-    # An IPv4-mapped IPv6 address is its IPv4 address.
-    ("::ffff:127.0.0.1", True), ("::ffff:10.0.0.1", True), ("::ffff:8.8.8.8", False), ("::FFFF:C0A8:0101", True),
-])
+@pytest.mark.parametrize(
+    "address, blocked",
+    [
+        ("127.0.0.1", True),
+        ("10.0.0.1", True),
+        ("172.31.255.255", True),
+        ("100.64.0.1", True),
+        ("169.254.1.1", True),
+        ("224.0.0.1", True),
+        ("255.255.255.255", True),
+        ("0.0.0.0", True),
+        ("8.8.8.8", False),
+        ("200.1.2.3", False),
+        ("172.32.0.1", False),
+        ("::1", True),
+        ("::", True),
+        ("fe80::1", True),
+        ("fd00::1", True),
+        ("ff02::1", True),
+        ("2001:db8::1", True),
+        ("64:ff9b:1::1", True),
+        ("2001:4860:4860::8888", False),
+        ("2800:3f0::1", False),
+        # An IPv4-mapped IPv6 address is its IPv4 address.
+        ("::ffff:127.0.0.1", True),
+        ("::ffff:10.0.0.1", True),
+        ("::ffff:8.8.8.8", False),
+        ("::FFFF:C0A8:0101", True),
+    ],
+)
 def test_wire_s_blocked_networks(wire_defaults, address, blocked):
     assert wire_defaults.middleware("BlockedIPMiddleware").blocked(address) is blocked
 
@@ -161,6 +194,7 @@ def test_the_test_settings_allow_loopback_only(bench):
 
 
 # -- robots.txt ------------------------------------------------------------------------------------------
+
 
 def test_before_its_robots_txt_is_read_a_site_s_pages_wait(bench):
     bench.seed(SITE + "/a.html")
@@ -183,8 +217,11 @@ def test_a_valid_robots_txt_refuses_what_it_disallows_for_our_user_agent(bench):
     assert passes(middleware, bench.request(OTHER + "/private/a.html"), bench.spider)  # missing: all allowed
 
 
-@pytest.mark.parametrize("status, error", [(500, None), (429, None), (0, FetchError.TIMEOUT), (0, FetchError.DNS)],
-                         ids=["500", "429", "timeout", "dns"])
+@pytest.mark.parametrize(
+    "status, error",
+    [(500, None), (429, None), (0, FetchError.TIMEOUT), (0, FetchError.DNS)],
+    ids=["500", "429", "timeout", "dns"],
+)
 def test_an_unreachable_robots_txt_holds_the_site_s_pages(bench, status, error):
     bench.seed(SITE + "/a.html")
     bench.robots(SITE, status, b"", error=error)
@@ -198,7 +235,9 @@ def test_a_changed_robots_txt_makes_refused_pages_fetchable_again(bench):
     bench.robots(SITE, 200, ROBOTS, at=T0)
     with pytest.raises(RobotsDisallowed):
         middleware.process_request(bench.request(SITE + "/private/a.html"), bench.spider)
-    bench.gather(bench.failure(SITE + "/private/a.html", FetchError.ROBOTS_DISALLOWED, at=T0 + 1))  # the errback's
+    bench.gather(
+        bench.failure(SITE + "/private/a.html", FetchError.ROBOTS_DISALLOWED, at=T0 + 1)
+    )  # the errback's
     assert bench.record(SITE + "/private/a.html")["flags"] & DocFlag.ROBOTS_DISALLOWED
     bench.robots(SITE, 200, b"User-agent: *\nDisallow: /secret/\n", at=T0 + 8 * 86400)
     assert passes(middleware, bench.request(SITE + "/private/a.html"), bench.spider)
@@ -229,8 +268,12 @@ def test_without_a_harvest_robots_txt_is_not_checked(tmp_path):
 
 # -- retries ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("exception", [TimeoutError(), ConnectionRefusedError(), DNSLookupError("x"),
-                                       ResponseFailed([])], ids=lambda e: type(e).__name__)
+
+@pytest.mark.parametrize(
+    "exception",
+    [TimeoutError(), ConnectionRefusedError(), DNSLookupError("x"), ResponseFailed([])],
+    ids=lambda e: type(e).__name__,
+)
 def test_a_failed_fetch_is_tried_three_times_in_all_and_giving_up_is_info(bench, caplog, exception):
     middleware = bench.middleware("WireRetryMiddleware")
     bench.seed(SITE + "/a.html")
@@ -252,7 +295,9 @@ def test_a_failed_fetch_is_tried_three_times_in_all_and_giving_up_is_info(bench,
 def test_a_server_error_is_retried_and_a_client_error_is_not(bench):
     middleware = bench.middleware("WireRetryMiddleware")
     request = scrapy.Request(SITE + "/a.html")
-    retry = middleware.process_response(request, HtmlResponse(request.url, status=503, request=request), bench.spider)
+    retry = middleware.process_response(
+        request, HtmlResponse(request.url, status=503, request=request), bench.spider
+    )
     assert isinstance(retry, scrapy.Request) and retry.meta["retry_times"] == 1
     for status in (200, 301, 404):
         response = HtmlResponse(request.url, status=status, request=request)
@@ -270,16 +315,23 @@ def test_a_robots_txt_request_is_not_retried(bench):
 def test_with_one_error_allowed_a_batch_never_retries(tmp_path, caplog):
     with Bench(tmp_path, WIRE_MAX_ERRORS_SAME_BATCH=1) as bench, caplog.at_level(logging.INFO):
         request = scrapy.Request(SITE + "/a.html")
-        assert bench.middleware("WireRetryMiddleware").process_exception(request, TimeoutError(), bench.spider) is None
+        assert (
+            bench.middleware("WireRetryMiddleware").process_exception(request, TimeoutError(), bench.spider)
+            is None
+        )
         assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
 
 def test_a_refused_request_is_not_retried(bench):
     request = scrapy.Request(SITE + "/a.html")
-    assert bench.middleware("WireRetryMiddleware").process_exception(request, BlockedIP("x"), bench.spider) is None
+    assert (
+        bench.middleware("WireRetryMiddleware").process_exception(request, BlockedIP("x"), bench.spider)
+        is None
+    )
 
 
 # -- media types and sizes -------------------------------------------------------------------------------
+
 
 def test_the_time_a_request_goes_to_the_network_is_stamped(bench):
     request = scrapy.Request(SITE + "/a.html")
@@ -364,20 +416,39 @@ def test_a_longer_hold_s_timer_ends_a_tick_short_and_the_rest_is_slept():
     assert request.meta[NOT_BEFORE] <= request.meta[STARTED] < request.meta[NOT_BEFORE] + 0.05
 
 
-@pytest.mark.parametrize(("not_before", "now", "hold"), [
-    (None, 100.0, 0.0), (99.0, 100.0, 0.0), (-math.inf, 100.0, 0.0), (100.0015, 100.0, 0.0015),
-    (100.0 + DISPATCH_LEAD + 0.001, 100.0, DISPATCH_LEAD + 0.001),  # the wall clock drifted over a long wait
-    (100.5, 100.0, MAX_HOLD), (3700.0, 100.0, MAX_HOLD),  # a clock stepped back an hour: no longer
-])
+@pytest.mark.parametrize(
+    ("not_before", "now", "hold"),
+    [
+        (None, 100.0, 0.0),
+        (99.0, 100.0, 0.0),
+        (-math.inf, 100.0, 0.0),
+        (100.0015, 100.0, 0.0015),
+        (
+            100.0 + DISPATCH_LEAD + 0.001,
+            100.0,
+            DISPATCH_LEAD + 0.001,
+        ),  # the wall clock drifted over a long wait
+        (100.5, 100.0, MAX_HOLD),
+        (3700.0, 100.0, MAX_HOLD),  # a clock stepped back an hour: no longer
+    ],
+)
 def test_a_hold_lasts_until_the_site_is_ready_and_never_long(not_before, now, hold):
     assert hold_time(not_before, now) == pytest.approx(hold)
 
 
-@pytest.mark.parametrize("content_type, stopped", [
-    ("text/html", False), ("Text/HTML; charset=UTF-8", False), ("text/plain", False), (None, False),
-    ("image/png", True), ("application/pdf", True), ("application/octet-stream; name=x", True),
-    ("application/xhtml+xml", True),
-])
+@pytest.mark.parametrize(
+    "content_type, stopped",
+    [
+        ("text/html", False),
+        ("Text/HTML; charset=UTF-8", False),
+        ("text/plain", False),
+        (None, False),
+        ("image/png", True),
+        ("application/pdf", True),
+        ("application/octet-stream; name=x", True),
+        ("application/xhtml+xml", True),
+    ],
+)
 def test_a_page_of_a_media_type_not_accepted_stops_after_its_headers(bench, content_type, stopped):
     bench.middleware("FetchLimitsMiddleware")
     request = scrapy.Request(SITE + "/file")
@@ -397,7 +468,9 @@ def test_robots_txt_and_sitemaps_are_read_whatever_their_media_type(bench, kind)
 def test_the_accepted_media_types_are_a_setting(tmp_path):
     with Bench(tmp_path, WIRE_ACCEPT_MIME=["text/html", "Application/PDF"]) as bench:
         bench.middleware("FetchLimitsMiddleware")
-        assert not bench.headers_received(scrapy.Request(SITE + "/a.pdf"), {"Content-Type": "application/pdf"})
+        assert not bench.headers_received(
+            scrapy.Request(SITE + "/a.pdf"), {"Content-Type": "application/pdf"}
+        )
         assert bench.headers_received(scrapy.Request(SITE + "/a.txt"), {"Content-Type": "text/plain"})
 
 
@@ -422,6 +495,7 @@ def test_robots_txt_and_sitemaps_have_their_own_size_limits(tmp_path, kind, limi
 
 
 # -- at most SITEMAPS_AT_ONCE sitemaps downloading at once -------------------------------------------------
+
 
 def test_slots_are_given_first_come_first_served():
     from wirescrapy.harvester.middlewares.sitemapslots import Slots
@@ -453,7 +527,9 @@ def test_a_sitemap_past_the_limit_waits_for_one_that_ends_whichever_way_it_ends(
     middleware = SitemapSlotsMiddleware(stats)
     assert middleware.slots.size == SITEMAPS_AT_ONCE
     middleware = SitemapSlotsMiddleware(stats, size=2)
-    sitemaps = [scrapy.Request(f"http://s{i}.cl/sitemap.xml", meta={KIND: Kind.SITEMAP.value}) for i in range(4)]
+    sitemaps = [
+        scrapy.Request(f"http://s{i}.cl/sitemap.xml", meta={KIND: Kind.SITEMAP.value}) for i in range(4)
+    ]
     page = scrapy.Request("http://s0.cl/page.html")
     assert middleware.process_request(sitemaps[0], None) is None
     assert middleware.process_request(sitemaps[1], None) is None

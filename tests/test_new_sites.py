@@ -26,14 +26,18 @@ def page(*links: str) -> bytes:
 
 # -- the rule ------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("added_by_site", "sites", "allowed"), [
-    (0, 10, 100),  # the page's own bound
-    (950, 10, 50),  # what its site may still add
-    (1000, 10, 0),
-    (1200, 10, 0),  # never below 0
-    (0, 99_970, 30),  # the room left in the collection
-    (0, 100_000, 0),
-])
+
+@pytest.mark.parametrize(
+    ("added_by_site", "sites", "allowed"),
+    [
+        (0, 10, 100),  # the page's own bound
+        (950, 10, 50),  # what its site may still add
+        (1000, 10, 0),
+        (1200, 10, 0),  # never below 0
+        (0, 99_970, 30),  # the room left in the collection
+        (0, 100_000, 0),
+    ],
+)
 def test_a_page_adds_at_most_its_bound_within_its_site_s_and_the_collection_s(added_by_site, sites, allowed):
     assert new_sites_allowed(added_by_site, sites, per_page=100, per_site=1000, max_sites=100_000) == allowed
 
@@ -46,9 +50,12 @@ def test_a_budget_counts_what_it_added_and_each_refused_site_once():
 
 # -- through the pipelines -----------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def bench(tmp_path):
-    with Bench(tmp_path, WIRE_NEW_SITES_PER_PAGE=10, WIRE_NEW_SITES_PER_SITE=25, WIRE_MAX_SITES=1000) as bench:
+    with Bench(
+        tmp_path, WIRE_NEW_SITES_PER_PAGE=10, WIRE_NEW_SITES_PER_SITE=25, WIRE_MAX_SITES=1000
+    ) as bench:
         yield bench
 
 
@@ -90,11 +97,15 @@ def test_a_refused_site_counts_once_on_its_linking_site_across_pages_and_later_h
         assert bench.site(SITE + "/a.html")["new_sites_refused"] == 4  # n2, n3, n4 (a), m0 (b); n4 once
         assert bench.stats["gatherer/new_sites/refused"] == 4
     with Bench(tmp_path, **settings) as bench:
-        bench.gather(bench.page(SITE + "/a.html", 200, page(*hosts(5, "k"), *hosts(5)), at=T0 + 100))  # k0, k1
+        bench.gather(
+            bench.page(SITE + "/a.html", 200, page(*hosts(5, "k"), *hosts(5)), at=T0 + 100)
+        )  # k0, k1
         bench.gather(bench.page(SITE + "/b.html", 200, page(*hosts(5, "k"), *hosts(1, "m")), at=T0 + 100))
         assert bench.site(SITE + "/a.html")["new_sites_refused"] == 4 + 3  # k2, k3, k4; not n4 nor m0 again
         assert bench.stats["gatherer/new_sites/refused"] == 3
-        bench.gather(bench.page("http://other.wire.test/", 200, page(*hosts(3, "q"), *hosts(1, "m"), hosts(5, "k")[4])))
+        bench.gather(
+            bench.page("http://other.wire.test/", 200, page(*hosts(3, "q"), *hosts(1, "m"), hosts(5, "k")[4]))
+        )
         assert bench.site("http://other.wire.test/")["new_sites_refused"] == 3  # q2, and m0 and k4 for it too
 
 
@@ -106,7 +117,9 @@ def test_the_refused_sites_remembered_are_bounded_per_site_and_in_all(tmp_path, 
     assert counted == PER_SITE and len(refused.index) == PER_SITE  # the site's counter stops: "at least"
     assert refused.first(2, hosts(1)[0], 0)  # another site's own count
     refused.close()
-    assert not RefusedSites(tmp_path).first(2, hosts(1)[0], 1) and RefusedSites(tmp_path).first(2, hosts(2)[1], 1)
+    assert not RefusedSites(tmp_path).first(2, hosts(1)[0], 1) and RefusedSites(tmp_path).first(
+        2, hosts(2)[1], 1
+    )
     monkeypatch.setattr(refused_module, "MAX_PAIRS", PER_SITE + 2)
     assert [refused.first(3, name, 0) for name in hosts(2)] == [True, False]  # full: not counted, never twice
 

@@ -130,6 +130,7 @@ def test_bad_arguments():
 
 # -- in the manager --------------------------------------------------------------------------------------
 
+
 def test_fetch_order_and_crawl_start():
     docs = np.zeros(5, dtype=DOCUMENT_DTYPE)
     docs["visits"] = [1, 0, 2, 1, 1]

@@ -17,15 +17,19 @@ from wirescrapy.gatherer.parser import Parser
 from wirescrapy.gatherer.workers import ParseWorkers, WorkerDied, parse_page
 from wirescrapy.seeder.rules import SeederRules
 
-CONFIG = WireConfig.from_settings(Settings({**default_settings(), "WIRE_ACCEPT_DOMAIN_SUFFIXES": ["site1.test"]}))
+CONFIG = WireConfig.from_settings(
+    Settings({**default_settings(), "WIRE_ACCEPT_DOMAIN_SUFFIXES": ["site1.test"]})
+)
 
 
 def page(n: int, links: int = 50) -> bytes:
     anchors = "".join(f'<li><a href="/p/{n}/{i}.html#x">link {i}</a></li>' for i in range(links))
     anchors += '<a href="/img.png">an image</a><a href="http://other.test/">elsewhere</a><a href="/?PHPSESSID=1">s</a>'
     text = "The quick brown fox jumps over the lazy dog, and the dog does not mind it at all. " * 3
-    return (f"<html><head><title>Page {n}</title><meta name=description content='about {n}'></head>"
-            f"<body><h1>Page {n}</h1><p>{text}</p><script>var x = {n};</script><ul>{anchors}</ul></body></html>").encode()
+    return (
+        f"<html><head><title>Page {n}</title><meta name=description content='about {n}'></head>"
+        f"<body><h1>Page {n}</h1><p>{text}</p><script>var x = {n};</script><ul>{anchors}</ul></body></html>"
+    ).encode()
 
 
 class Loop:
@@ -74,17 +78,22 @@ def test_workers_parse_as_the_crawls_parser_does(loop):
         urls = [f"http://site{n}.test/dir/page.html" for n in range(12)]
         for n, url in enumerate(urls):
             workers.parse(page(n), url, "text/html", page(n + 100) if n % 3 == 0 else None, n, loop.done(url))
-        workers.parse(b"\xff\xfeplain", "http://t.test/a.txt", "text/plain; charset=utf-16", None, 0, loop.done("t"))
+        workers.parse(
+            b"\xff\xfeplain", "http://t.test/a.txt", "text/plain; charset=utf-16", None, 0, loop.done("t")
+        )
         loop.run_until(lambda: len(loop.results) == 13)
     finally:
         workers.close()
     for n, url in enumerate(urls):
-        expected = parse_page(local, page(n), url, "text/html", page(n + 100) if n % 3 == 0 else None, rules, n)
+        expected = parse_page(
+            local, page(n), url, "text/html", page(n + 100) if n % 3 == 0 else None, rules, n
+        )
         assert loop.results[url] == expected
         page_, _, decisions = expected
         assert decisions == [rules.classify(link.url, n) for link in page_.links]
-    assert loop.results["t"] == parse_page(local, b"\xff\xfeplain", "http://t.test/a.txt",
-                                           "text/plain; charset=utf-16", None, rules, 0)
+    assert loop.results["t"] == parse_page(
+        local, b"\xff\xfeplain", "http://t.test/a.txt", "text/plain; charset=utf-16", None, rules, 0
+    )
     first, _, decisions = loop.results[urls[1]]
     assert first.links[0].url == "http://site1.test/p/1/0.html" and first.language == "en"
     assert [d.fetch for d in decisions[-3:]] == [False, False, True]  # an image, another domain; a session id
@@ -95,15 +104,24 @@ def test_workers_parse_as_the_crawls_parser_does(loop):
 def test_a_parser_error_comes_back_as_the_pages_result(loop):
     workers = workers_of(loop)
     try:
-        workers.parse(b"<p>x", "http://a.test/", "text/html; charset=no-such-charset", None, 0, loop.done("a"))
+        workers.parse(
+            b"<p>x", "http://a.test/", "text/html; charset=no-such-charset", None, 0, loop.done("a")
+        )
         workers.parse(page(1), "http://b.test/", "text/html", None, 0, loop.done("b"))
         loop.run_until(lambda: len(loop.results) == 2)
     finally:
         workers.close()
     local = Parser.from_config(CONFIG)
     try:
-        expected = parse_page(local, b"<p>x", "http://a.test/", "text/html; charset=no-such-charset", None,
-                              SeederRules(CONFIG), 0)
+        expected = parse_page(
+            local,
+            b"<p>x",
+            "http://a.test/",
+            "text/html; charset=no-such-charset",
+            None,
+            SeederRules(CONFIG),
+            0,
+        )
     except Exception as exc:  # noqa: BLE001 - whatever the parser raises, the worker hands back
         assert type(loop.results["a"]) is type(exc)
     else:

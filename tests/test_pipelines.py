@@ -20,15 +20,27 @@ from wirescrapy.items import Fetch, FetchError, Kind
 SITE = "http://site1.wire.test"
 OTHER = "http://site2.wire.test"
 END = 0.5  # a bench fetch ends this long after it starts
-NO_RESPONSE = [error for error in FetchError if error not in
-               (FetchError.ROBOTS_DISALLOWED, FetchError.REDIRECT_LOOP, FetchError.TOO_MANY_REDIRECTS,
-                FetchError.BAD_STATUS, FetchError.GATHERER, FetchError.RENDER_FAILED,
-                FetchError.RENDER_TIMEOUT)]
+NO_RESPONSE = [
+    error
+    for error in FetchError
+    if error
+    not in (
+        FetchError.ROBOTS_DISALLOWED,
+        FetchError.REDIRECT_LOOP,
+        FetchError.TOO_MANY_REDIRECTS,
+        FetchError.BAD_STATUS,
+        FetchError.GATHERER,
+        FetchError.RENDER_FAILED,
+        FetchError.RENDER_TIMEOUT,
+    )
+]
 
 
 def html(*links: str, head: str = "", text: str = "Some text.") -> bytes:
     anchors = "".join(f'<a href="{href}">{href}</a>' for href in links)
-    return f"<html><head><title>A page</title>{head}</head><body><p>{text}</p>{anchors}</body></html>".encode()
+    return (
+        f"<html><head><title>A page</title>{head}</head><body><p>{text}</p>{anchors}</body></html>".encode()
+    )
 
 
 @pytest.fixture
@@ -47,13 +59,18 @@ def ipv6_bytes(text: str) -> bytes:
 
 # -- a page -----------------------------------------------------------------------------------------------
 
+
 def test_a_page_is_recorded_stored_and_its_links_added(bench):
     bench.seed(SITE + "/a.html")
     body = html("/b.html", "c.html", OTHER + "/x.html", "/b.html")
     bench.gather(bench.page(SITE + "/a.html", 200, body))
     record = bench.record(SITE + "/a.html")
-    assert (record["status"], record["mime"], record["errors"], record["raw_length"]) == (200, b"text/html", 0,
-                                                                                         len(body))
+    assert (record["status"], record["mime"], record["errors"], record["raw_length"]) == (
+        200,
+        b"text/html",
+        0,
+        len(body),
+    )
     assert record["visits"] == 1 and record["visits_changed"] == 0
     assert record["first_visit"] == record["last_visit"] == record["last_change"] == T0 + END
     assert record["latency"] == pytest.approx(0.1) and record["speed"] == pytest.approx(len(body) / 0.4)
@@ -66,7 +83,9 @@ def test_a_page_is_recorded_stored_and_its_links_added(bench):
     assert bench.collection.lookup(OTHER + "/")
     site = bench.site(SITE + "/a.html")
     assert (site["fetched"], site["ok"], site["errors"], site["static"], site["dynamic"]) == (1, 1, 0, 1, 0)
-    assert site["last_visit"] == site["ip_resolved"] == T0 + END and site["ip"] == ipv6_bytes("::ffff:127.0.0.1")
+    assert site["last_visit"] == site["ip_resolved"] == T0 + END and site["ip"] == ipv6_bytes(
+        "::ffff:127.0.0.1"
+    )
     stats = bench.stats
     assert stats["harvester/fetched/page"] == stats["harvester/status/200"] == stats["gatherer/parsed"] == 1
     assert stats["harvester/bytes"] == len(body) and stats["gatherer/stored_bytes"] == len(stored)
@@ -79,7 +98,10 @@ def test_the_language_of_the_last_ok_fetch_is_recorded(bench):
     bench.seed(SITE + "/b.html")
     bench.gather(bench.page(SITE + "/a.html", 200, html(text=spanish), at=T0))
     bench.gather(bench.page(SITE + "/b.html", 200, html(text="12 34"), at=T0))
-    assert bench.record(SITE + "/a.html")["language"] == b"es" and bench.record(SITE + "/b.html")["language"] == b""
+    assert (
+        bench.record(SITE + "/a.html")["language"] == b"es"
+        and bench.record(SITE + "/b.html")["language"] == b""
+    )
     bench.gather(bench.page(SITE + "/a.html", 500, b"Internal error, try again later please", at=T0 + 100))
     assert bench.record(SITE + "/a.html")["language"] == b"es"  # of the last OK fetch
 
@@ -89,20 +111,46 @@ def test_the_last_pipeline_hands_on_the_fetch_as_a_feed_record(bench):
     record = bench.gather(bench.page(SITE + "/a.html", 200, html("/b.html")))
     stored = bench.record(SITE + "/a.html")["stored_length"]
     assert record == {
-        "url": SITE + "/a.html", "kind": "page", "doc_id": 1, "site_id": 1, "depth": 0, "status": 200,
-        "error": None, "mime": "text/html", "raw_length": len(html("/b.html")), "truncated": False,
-        "stored_length": stored, "duplicate_of": 0, "changed": True, "links": 1, "redirect": None,
-        "latency": 0.1, "started": T0, "ended": T0 + END, "ip": "127.0.0.1",
+        "url": SITE + "/a.html",
+        "kind": "page",
+        "doc_id": 1,
+        "site_id": 1,
+        "depth": 0,
+        "status": 200,
+        "error": None,
+        "mime": "text/html",
+        "raw_length": len(html("/b.html")),
+        "truncated": False,
+        "stored_length": stored,
+        "duplicate_of": 0,
+        "changed": True,
+        "links": 1,
+        "redirect": None,
+        "latency": 0.1,
+        "started": T0,
+        "ended": T0 + END,
+        "ip": "127.0.0.1",
     }
     failed = bench.gather(bench.failure(SITE + "/b.html", FetchError.TIMEOUT))
-    assert (failed["status"], failed["error"], failed["ip"], failed["stored_length"]) == (0, "timeout", None, 0)
+    assert (failed["status"], failed["error"], failed["ip"], failed["stored_length"]) == (
+        0,
+        "timeout",
+        None,
+        0,
+    )
 
 
 def test_a_dynamic_page_and_a_text_page(bench):
     bench.seed(SITE + "/q?x=1", SITE + "/notes.txt")
     bench.gather(bench.page(SITE + "/q?x=1", 200, html("/b.html")))
-    bench.gather(bench.page(SITE + "/notes.txt", 200, b"Plain text, http://site1.wire.test/c.html\n",
-                            "text/plain; charset=utf-8"))
+    bench.gather(
+        bench.page(
+            SITE + "/notes.txt",
+            200,
+            b"Plain text, http://site1.wire.test/c.html\n",
+            "text/plain; charset=utf-8",
+        )
+    )
     text = bench.record(SITE + "/notes.txt")
     assert text["mime"] == b"text/plain" and text["status"] == 200
     assert bench.collection.load_page(bench.collection.lookup(SITE + "/notes.txt")).startswith(b"Plain text")
@@ -111,9 +159,15 @@ def test_a_dynamic_page_and_a_text_page(bench):
     assert (site["ok"], site["static"], site["dynamic"]) == (2, 1, 1)
 
 
-@pytest.mark.parametrize("address, stored", [
-    ("127.0.0.1", "::ffff:127.0.0.1"), ("2001:db8::1", "2001:db8::1"), ("", None), ("not an address", "::"),
-])
+@pytest.mark.parametrize(
+    "address, stored",
+    [
+        ("127.0.0.1", "::ffff:127.0.0.1"),
+        ("2001:db8::1", "2001:db8::1"),
+        ("", None),
+        ("not an address", "::"),
+    ],
+)
 def test_the_site_keeps_the_address_it_answered_from(bench, address, stored):
     bench.seed(SITE + "/")
     bench.gather(bench.page(SITE + "/", 200, html(), ip=address))
@@ -125,6 +179,7 @@ def test_the_site_keeps_the_address_it_answered_from(bench, address, stored):
 
 
 # -- statuses and errors ----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("status", [403, 404, 410, 429, 500, 503])
 def test_an_error_status_is_a_failed_visit_and_leaves_no_page_nor_links(bench, status):
@@ -149,7 +204,9 @@ def test_a_status_that_is_neither_ok_nor_failed(bench, status):
     assert (site["fetched"], site["ok"], site["errors"]) == (1, 0, 0)
 
 
-@pytest.mark.parametrize("error", [e for e in NO_RESPONSE if e is not FetchError.BLOCKED_IP], ids=lambda e: e.label)
+@pytest.mark.parametrize(
+    "error", [e for e in NO_RESPONSE if e is not FetchError.BLOCKED_IP], ids=lambda e: e.label
+)
 def test_a_failure_is_recorded_by_kind_and_counted_until_a_success(bench, error):
     bench.seed(SITE + "/a.html")
     bench.gather(bench.failure(SITE + "/a.html", error, at=T0))
@@ -200,11 +257,14 @@ def test_consecutive_errors_stop_counting_at_the_field_s_limit(bench):
 
 # -- redirects --------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
 def test_a_redirect_is_recorded_with_its_target_as_its_only_link(bench, status):
     bench.seed(SITE + "/dir/a.html")
     depth = int(bench.record(SITE + "/dir/a.html")["depth"])
-    bench.gather(bench.page(SITE + "/dir/a.html", status, html("/ignored.html"), redirect=OTHER + "/moved.html"))
+    bench.gather(
+        bench.page(SITE + "/dir/a.html", status, html("/ignored.html"), redirect=OTHER + "/moved.html")
+    )
     record = bench.record(SITE + "/dir/a.html")
     assert record["status"] == status and flags(record) & DocFlag.REDIRECT and record["visits"] == 1
     assert record["errors"] == 0 and record["stored_length"] == 0
@@ -270,8 +330,16 @@ def test_the_redirect_hop_limit_holds_across_batches(bench):
     bench.gather(bench.page(SITE + "/a.html", 301, b"", redirect=OTHER + "/b.html", hops=limit - 1))
     assert bench.record(OTHER + "/b.html")["redirects"] == limit
     # Fetched in a later batch, /b.html redirects again: the chain is too long, and its new target is not added.
-    bench.gather(bench.page(OTHER + "/b.html", 301, b"", redirect=OTHER + "/c.html", hops=limit,
-                            error=FetchError.TOO_MANY_REDIRECTS))
+    bench.gather(
+        bench.page(
+            OTHER + "/b.html",
+            301,
+            b"",
+            redirect=OTHER + "/c.html",
+            hops=limit,
+            error=FetchError.TOO_MANY_REDIRECTS,
+        )
+    )
     assert not bench.collection.lookup(OTHER + "/c.html") and bench.links(OTHER + "/b.html") == []
     assert bench.stats["gatherer/redirects/over_limit"] == 1
     # A plain link to a redirect target makes it an ordinary page: no hops led to it.
@@ -280,6 +348,7 @@ def test_the_redirect_hop_limit_holds_across_batches(bench):
 
 
 # -- content: duplicates, changes, limits -----------------------------------------------------------------
+
 
 def test_an_exact_duplicate_is_a_reference_to_its_original_and_its_links_are_ignored(bench):
     original, copy = bench.seed(SITE + "/a.html", SITE + "/copy.html")
@@ -303,8 +372,15 @@ def test_a_copy_at_another_path_follows_the_links_its_original_s_do_not_reach(tm
         body = html("b.html", "/index.html", OTHER + "/x.html")
         bench.gather(bench.page(SITE + "/en/a.html", 200, body))
         record = bench.gather(bench.page(SITE + "/da/a.html", 200, body))
-        assert flags(bench.record(SITE + "/da/a.html")) & DocFlag.DUPLICATE and record["duplicate_of"] == original
-        assert bench.links(SITE + "/en/a.html") == [SITE + "/en/b.html", SITE + "/index.html", OTHER + "/x.html"]
+        assert (
+            flags(bench.record(SITE + "/da/a.html")) & DocFlag.DUPLICATE
+            and record["duplicate_of"] == original
+        )
+        assert bench.links(SITE + "/en/a.html") == [
+            SITE + "/en/b.html",
+            SITE + "/index.html",
+            OTHER + "/x.html",
+        ]
         assert bench.links(SITE + "/da/a.html") == [SITE + "/da/b.html"]  # the others its original reaches
         assert bench.record(SITE + "/da/b.html")["depth"] == bench.record(SITE + "/da/a.html")["depth"] + 1
         assert bench.stats["gatherer/links/duplicates"] == 1
@@ -373,7 +449,9 @@ def test_an_empty_page_keeps_the_links_it_had(bench):
 def test_a_page_cut_at_the_max_file_size_is_kept_and_flagged(tmp_path):
     with Bench(tmp_path, WIRE_MAX_FILE_SIZE=2000, WIRE_MAX_STORED_SIZE=2000) as bench:
         bench.seed(SITE + "/big.html")
-        body = (b'<html><body><a href="/b.html">b</a><p>' + b"x" * 3000 + b'</p><a href="/after.html">c</a>')[:2000]
+        body = (b'<html><body><a href="/b.html">b</a><p>' + b"x" * 3000 + b'</p><a href="/after.html">c</a>')[
+            :2000
+        ]
         bench.gather(bench.page(SITE + "/big.html", 200, body, raw_length=2100, truncated=True, at=T0))
         record = bench.record(SITE + "/big.html")
         assert flags(record) & DocFlag.TRUNCATED and record["status"] == 200
@@ -396,8 +474,9 @@ def test_a_document_over_the_max_stored_size_is_cut_and_flagged(tmp_path):
 def test_a_refused_media_type_is_recorded_as_multimedia_without_content(bench):
     bench.seed(SITE + "/a.html", SITE + "/file")
     bench.gather(bench.page(SITE + "/file", 200, html("/b.html"), at=T0))
-    bench.gather(bench.page(SITE + "/file", 200, b"", "application/pdf", raw_length=0, mime_refused=True,
-                            at=T0 + 100))
+    bench.gather(
+        bench.page(SITE + "/file", 200, b"", "application/pdf", raw_length=0, mime_refused=True, at=T0 + 100)
+    )
     record = bench.record(SITE + "/file")
     assert record["status"] == 200 and record["mime"] == b"application/pdf" and record["stored_length"] == 0
     assert flags(record) & DocFlag.MULTIMEDIA  # never fetched again
@@ -406,6 +485,7 @@ def test_a_refused_media_type_is_recorded_as_multimedia_without_content(bench):
 
 
 # -- nofollow ---------------------------------------------------------------------------------------------
+
 
 def test_rel_nofollow_links_are_not_followed(bench):
     bench.seed(SITE + "/a.html")
@@ -416,10 +496,15 @@ def test_rel_nofollow_links_are_not_followed(bench):
     assert not flags(bench.record(SITE + "/a.html")) & DocFlag.NOFOLLOW
 
 
-@pytest.mark.parametrize("content, expected", [
-    ("nofollow", DocFlag.NOFOLLOW), ("noindex", DocFlag.NOINDEX), ("none", DocFlag.NOFOLLOW | DocFlag.NOINDEX),
-    ("NoIndex, NoFollow", DocFlag.NOFOLLOW | DocFlag.NOINDEX),
-])
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ("nofollow", DocFlag.NOFOLLOW),
+        ("noindex", DocFlag.NOINDEX),
+        ("none", DocFlag.NOFOLLOW | DocFlag.NOINDEX),
+        ("NoIndex, NoFollow", DocFlag.NOFOLLOW | DocFlag.NOINDEX),
+    ],
+)
 def test_a_robots_meta_tag_flags_the_page_and_nofollow_adds_no_links(bench, content, expected):
     bench.seed(SITE + "/a.html")
     body = html("/b.html", head=f'<meta name="robots" content="{content}">')
@@ -437,7 +522,9 @@ def test_with_nofollow_not_obeyed_nofollow_links_are_followed(tmp_path):
         bench.seed(SITE + "/a.html", SITE + "/m.html")
         body = b'<html><body><a href="/b.html">b</a><a rel="nofollow" href="/n.html">n</a></body></html>'
         bench.gather(bench.page(SITE + "/a.html", 200, body))
-        bench.gather(bench.page(SITE + "/m.html", 200, html("/c.html", head='<meta name="robots" content="nofollow">')))
+        bench.gather(
+            bench.page(SITE + "/m.html", 200, html("/c.html", head='<meta name="robots" content="nofollow">'))
+        )
         assert bench.links(SITE + "/a.html") == [SITE + "/b.html", SITE + "/n.html"]
         assert bench.links(SITE + "/m.html") == [SITE + "/c.html"]
 
@@ -456,21 +543,32 @@ def test_a_robots_txt_is_stored_and_its_state_and_crawl_delay_written_to_the_sit
     assert site["robots_fetched"] == T0 + END and site["robots_docid"] == robots_doc
     assert site["crawl_delay"] == 2.0
     assert bench.collection.load_page(robots_doc) == ROBOTS
-    assert bench.record(SITE + "/robots.txt")["status"] == 200 and bench.record(SITE + "/robots.txt")["visits"] == 1
+    assert (
+        bench.record(SITE + "/robots.txt")["status"] == 200
+        and bench.record(SITE + "/robots.txt")["visits"] == 1
+    )
     assert (record["kind"], record["doc_id"], record["site_id"]) == ("robots", robots_doc, 1)
     assert bench.stats["harvester/fetched/robots"] == 1 and "harvester/status/200" not in bench.stats
 
 
-@pytest.mark.parametrize("status, state", [
-    (404, RobotsState.MISSING), (410, RobotsState.MISSING), (429, RobotsState.UNREACHABLE),
-    (500, RobotsState.UNREACHABLE), (503, RobotsState.UNREACHABLE),
-])
+@pytest.mark.parametrize(
+    "status, state",
+    [
+        (404, RobotsState.MISSING),
+        (410, RobotsState.MISSING),
+        (429, RobotsState.UNREACHABLE),
+        (500, RobotsState.UNREACHABLE),
+        (503, RobotsState.UNREACHABLE),
+    ],
+)
 def test_a_robots_txt_status_decides_the_site_s_state(bench, status, state):
     bench.seed(SITE + "/")
     bench.robots(SITE, status, b"<html>error page</html>", at=T0)
     site = bench.site(SITE + "/")
     assert RobotsState(int(site["robots_state"])) is state and site["crawl_delay"] == 0
-    assert site["robots_fetched"] == T0 + END and site["robots_docid"] == bench.collection.lookup(SITE + "/robots.txt")
+    assert site["robots_fetched"] == T0 + END and site["robots_docid"] == bench.collection.lookup(
+        SITE + "/robots.txt"
+    )
     assert bench.collection.load_page(int(site["robots_docid"])) is None  # only a valid one is stored
 
 
@@ -481,7 +579,10 @@ def test_an_unreachable_robots_txt_is_recorded_with_its_error(bench, error):
     site = bench.site(SITE + "/")
     assert RobotsState(int(site["robots_state"])) is RobotsState.UNREACHABLE and site["errors"] == 1
     assert site["robots_fetched"] == T0 + END and site["crawl_delay"] == 0
-    assert (bench.record(SITE + "/robots.txt")["status"], bench.record(SITE + "/robots.txt")["error"]) == (0, error)
+    assert (bench.record(SITE + "/robots.txt")["status"], bench.record(SITE + "/robots.txt")["error"]) == (
+        0,
+        error,
+    )
     assert bench.stats[f"harvester/errors/{error.label}"] == 1
 
 
@@ -495,7 +596,10 @@ def test_a_robots_txt_refused_as_a_blocked_address_leaves_the_site_s_state_as_it
     bench.robots(SITE, 200, b"User-agent: *\nDisallow: /x/\n", at=T0 + 60)
     bench.robots(SITE, at=T0 + 120, error=FetchError.BLOCKED_IP)
     site = bench.site(SITE + "/")
-    assert RobotsState(int(site["robots_state"])) is RobotsState.VALID and site["robots_fetched"] == T0 + 60 + END
+    assert (
+        RobotsState(int(site["robots_state"])) is RobotsState.VALID
+        and site["robots_fetched"] == T0 + 60 + END
+    )
 
 
 def test_a_page_refused_by_robots_txt_is_marked_done_without_a_visit(bench):
@@ -508,11 +612,15 @@ def test_a_page_refused_by_robots_txt_is_marked_done_without_a_visit(bench):
     assert record["error"] == "robots_disallowed" and bench.stats["harvester/pages/robots_disallowed"] == 1
 
 
-@pytest.mark.parametrize("second, forgotten", [
-    (b"User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n", False),  # the same rules
-    (b"User-agent: *\nDisallow: /secret/\n", True),  # other rules
-    (None, True),  # 404: everything allowed
-], ids=["same rules", "other rules", "missing"])
+@pytest.mark.parametrize(
+    "second, forgotten",
+    [
+        (b"User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n", False),  # the same rules
+        (b"User-agent: *\nDisallow: /secret/\n", True),  # other rules
+        (None, True),  # 404: everything allowed
+    ],
+    ids=["same rules", "other rules", "missing"],
+)
 def test_a_changed_robots_txt_makes_the_pages_it_refused_fetchable_again(bench, caplog, second, forgotten):
     bench.seed(SITE + "/private/a.html", OTHER + "/private/a.html")
     bench.robots(SITE, 200, ROBOTS, at=T0)
@@ -532,15 +640,25 @@ def test_a_changed_robots_txt_makes_the_pages_it_refused_fetchable_again(bench, 
 def test_a_sitemap_adds_its_urls_with_their_last_modified_and_has_no_record(bench):
     bench.seed(SITE + "/")
     known = bench.collection.lookup(SITE + "/")
-    listed = [(SITE + "/s1.html", T0 - 3600), (SITE + "/s2.html", None), (OTHER + "/x.html", None),
-              (SITE + "/", T0 - 60), (SITE + "/style.css", None)]
+    listed = [
+        (SITE + "/s1.html", T0 - 3600),
+        (SITE + "/s2.html", None),
+        (OTHER + "/x.html", None),
+        (SITE + "/", T0 - 60),
+        (SITE + "/style.css", None),
+    ]
     record = bench.sitemap(SITE, listed)
     assert bench.record(SITE + "/s1.html")["last_modified"] == T0 - 3600
-    assert bench.record(SITE + "/s1.html")["depth"] == 1 and bench.record(SITE + "/s2.html")["last_modified"] == 0
+    assert (
+        bench.record(SITE + "/s1.html")["depth"] == 1
+        and bench.record(SITE + "/s2.html")["last_modified"] == 0
+    )
     assert bench.collection.lookup(OTHER + "/x.html")
     assert bench.collection.documents.records[known]["last_modified"] == T0 - 60
     assert bench.collection.documents.records[known]["depth"] == 0  # a known URL keeps its depth
-    assert not bench.collection.lookup(SITE + "/style.css") and not bench.collection.lookup(SITE + "/sitemap.xml")
+    assert not bench.collection.lookup(SITE + "/style.css") and not bench.collection.lookup(
+        SITE + "/sitemap.xml"
+    )
     assert bench.site(SITE + "/")["fetched"] == 0  # the sitemap's fetch is not a page's
     assert (record["kind"], record["doc_id"]) == ("sitemap", 0)
     assert bench.stats["gatherer/sitemap_urls"] == 5
@@ -548,6 +666,7 @@ def test_a_sitemap_adds_its_urls_with_their_last_modified_and_has_no_record(benc
 
 
 # -- what is not the gatherer's, and failures ---------------------------------------------------------------
+
 
 def test_items_that_are_not_fetches_and_a_crawl_without_a_harvest_pass_untouched(bench, tmp_path):
     other = {"url": SITE + "/a.html"}
@@ -578,12 +697,16 @@ def test_a_link_too_long_to_store_is_left_out_and_the_page_and_its_other_links_r
     assert bench.links(SITE + "/a.html") == [SITE + "/b.html"]
 
 
-@pytest.mark.parametrize("step", ["ParsePipeline", "PageStorePipeline", "LinkGraphPipeline", "MetadataPipeline"])
+@pytest.mark.parametrize(
+    "step", ["ParsePipeline", "PageStorePipeline", "LinkGraphPipeline", "MetadataPipeline"]
+)
 def test_a_pipeline_s_failure_is_recorded_as_a_gatherer_error_on_its_page(bench, caplog, monkeypatch, step):
     bench.seed(SITE + "/a.html", SITE + "/b.html")
     bench.gather(bench.page(SITE + "/a.html", 200, html("/c.html"), at=T0))
     [pipeline] = [p for p in bench.pipelines if type(p).__name__ == step]
-    broken = "_response" if step == "MetadataPipeline" else "process"  # metadata: fail with its record half written
+    broken = (
+        "_response" if step == "MetadataPipeline" else "process"
+    )  # metadata: fail with its record half written
 
     def fail(*args):
         raise RuntimeError("a bug")
@@ -612,15 +735,23 @@ def test_each_pipeline_does_its_part_in_order(bench):
     fetch.doc_id = fetch.site_id = 0
     names = [type(pipeline).__name__ for pipeline in bench.pipelines]
     # The WARC writer comes first, and passes every fetch by unless the harvest archives (tests/test_warc.py).
-    assert names == ["WarcPipeline", "DocumentPipeline", "ParsePipeline", "PageStorePipeline", "LinkGraphPipeline",
-                     "MetadataPipeline"]
+    assert names == [
+        "WarcPipeline",
+        "DocumentPipeline",
+        "ParsePipeline",
+        "PageStorePipeline",
+        "LinkGraphPipeline",
+        "MetadataPipeline",
+    ]
     _, document, parse, pagestore, linkgraph, metadata = bench.pipelines
     assert document.process_item(fetch, bench.spider) is fetch and (fetch.doc_id, fetch.site_id) == (1, 1)
     assert parse.process_item(fetch, bench.spider) is fetch and [link.url for link in fetch.page.links] == [
-        SITE + "/b.html"]
+        SITE + "/b.html"
+    ]
     assert pagestore.process_item(fetch, bench.spider) is fetch and fetch.original == 1 and fetch.changed
     assert bench.record(SITE + "/a.html")["visits"] == 0  # stored, not yet recorded
     assert linkgraph.process_item(fetch, bench.spider) is fetch and fetch.links == [
-        bench.collection.lookup(SITE + "/b.html")]
+        bench.collection.lookup(SITE + "/b.html")
+    ]
     assert metadata.process_item(fetch, bench.spider)["links"] == 1
     assert bench.record(SITE + "/a.html")["visits"] == 1

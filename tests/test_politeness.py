@@ -47,9 +47,18 @@ def test_the_wait_starts_when_the_fetch_ends():
     assert q.next_ready_time() == 45.0
 
 
-@pytest.mark.parametrize(("pages", "crawl_delay", "wait"), [
-    (0, 0, 15), (100, 0, 15), (101, 0, 5), (101, 3, 5), (101, 8, 8), (0, 20, 20), (5000, 60, 60),
-])
+@pytest.mark.parametrize(
+    ("pages", "crawl_delay", "wait"),
+    [
+        (0, 0, 15),
+        (100, 0, 15),
+        (101, 0, 5),
+        (101, 3, 5),
+        (101, 8, 8),
+        (0, 20, 20),
+        (5000, 60, 60),
+    ],
+)
 def test_waits_normal_large_site_and_crawl_delay(pages, crawl_delay, wait):
     q = queue()
     q.set_pages("s", pages)
@@ -216,7 +225,9 @@ def test_doc_table_round_trip_and_refusal():
 
 SITES = ["a", "b", "c"]
 # Steps of the clock: often just short of, or just at, a wait (4 s large site, 10 s normal, Crawl-delays).
-_STEPS = st.one_of(st.sampled_from([0.0, 0.01, 1.0, 1.99, 2.0, 3.99, 4.0, 8.99, 9.0, 9.99, 10.0]), st.floats(0, 31))
+_STEPS = st.one_of(
+    st.sampled_from([0.0, 0.01, 1.0, 1.99, 2.0, 3.99, 4.0, 8.99, 9.0, 9.99, 10.0]), st.floats(0, 31)
+)
 # The clock moved to just before, at, or just after when the model lets a site be visited.
 _POP_NEAR = st.tuples(st.just("pop_near"), st.sampled_from(SITES), st.sampled_from([-0.01, 0.0, 0.01]))
 _FINISH = st.tuples(st.just("finish"), st.integers(0, 2), _STEPS, st.booleans())

@@ -42,28 +42,61 @@ def docs_of(count, **fields):
 
 # -- Figure 3 --------------------------------------------------------------------------------------------
 
+
 def test_figure_3_of_the_paper():
     quality = np.array([0.4, 0.7, 0.6])
     fresh = np.array([0.1, 0.9, 0.0])
     visited = np.array([True, True, False])
     profits = profit(quality, fresh, visited)
     np.testing.assert_allclose(profits, [0.36, 0.07, 0.6], rtol=1e-6)
-    batch, = select_batches(profits, np.array([1, 2, 3]), np.ones(3, bool), size=2, samesite=500)
+    (batch,) = select_batches(profits, np.array([1, 2, 3]), np.ones(3, bool), size=2, samesite=500)
     assert batch.tolist() == [2, 0]  # P3 then P1
 
 
 # -- filters ---------------------------------------------------------------------------------------------
 
+
 def test_minimum_revisit_periods_by_outcome():
-    cfg = config(WIRE_MINPERIOD_UNSUCCESSFUL=DAY, WIRE_MINPERIOD_SUCCESSFUL_NOT_OK=3 * DAY,
-                 WIRE_MINPERIOD_SUCCESSFUL_OK=7 * DAY)
+    cfg = config(
+        WIRE_MINPERIOD_UNSUCCESSFUL=DAY,
+        WIRE_MINPERIOD_SUCCESSFUL_NOT_OK=3 * DAY,
+        WIRE_MINPERIOD_SUCCESSFUL_OK=7 * DAY,
+    )
     status = [200, 200, 404, 404, 0, 0, 0, 0, 0, 301, 301, 200, 200]
-    error = [0, 0, 0, 0, FetchError.TIMEOUT, FetchError.TIMEOUT, 0, 0, 0, FetchError.TOO_MANY_REDIRECTS,
-             FetchError.TOO_MANY_REDIRECTS, FetchError.BAD_STATUS, FetchError.BAD_STATUS]
+    error = [
+        0,
+        0,
+        0,
+        0,
+        FetchError.TIMEOUT,
+        FetchError.TIMEOUT,
+        0,
+        0,
+        0,
+        FetchError.TOO_MANY_REDIRECTS,
+        FetchError.TOO_MANY_REDIRECTS,
+        FetchError.BAD_STATUS,
+        FetchError.BAD_STATUS,
+    ]
     ago = [6, 8, 2, 4, 0.5, 2, 0.5, 2, None, 0.5, 2, 0.5, 2]
-    docs = docs_of(13, status=status, error=error, last_visit=[NOW - a * DAY if a is not None else 0 for a in ago])
-    assert too_recent(docs, cfg, NOW).tolist() == [True, False, True, False, True, False, True, False, False,
-                                                   True, False, True, False]  # a status with an error: failed
+    docs = docs_of(
+        13, status=status, error=error, last_visit=[NOW - a * DAY if a is not None else 0 for a in ago]
+    )
+    assert too_recent(docs, cfg, NOW).tolist() == [
+        True,
+        False,
+        True,
+        False,
+        True,
+        False,
+        True,
+        False,
+        False,
+        True,
+        False,
+        True,
+        False,
+    ]  # a status with an error: failed
 
 
 def test_a_page_refused_as_a_blocked_address_is_selected_again_at_once():
@@ -76,10 +109,24 @@ def test_a_page_refused_as_a_blocked_address_is_selected_again_at_once():
 
 
 def test_filters():
-    cfg = config(WIRE_MAX_DEPTH_STATIC=3, WIRE_MAX_DEPTH_DYNAMIC=1, WIRE_MAX_ERRORS_DIFFERENT_BATCH=2,
-                 WIRE_MAX_URLS_PER_SITE=100)
-    flags = [0, DocFlag.DUPLICATE, DocFlag.MULTIMEDIA, DocFlag.ROBOTS_DISALLOWED, 0, DocFlag.DYNAMIC,
-             DocFlag.DYNAMIC, 0, 0, DocFlag.FRONT_PAGE | DocFlag.SEED]
+    cfg = config(
+        WIRE_MAX_DEPTH_STATIC=3,
+        WIRE_MAX_DEPTH_DYNAMIC=1,
+        WIRE_MAX_ERRORS_DIFFERENT_BATCH=2,
+        WIRE_MAX_URLS_PER_SITE=100,
+    )
+    flags = [
+        0,
+        DocFlag.DUPLICATE,
+        DocFlag.MULTIMEDIA,
+        DocFlag.ROBOTS_DISALLOWED,
+        0,
+        DocFlag.DYNAMIC,
+        DocFlag.DYNAMIC,
+        0,
+        0,
+        DocFlag.FRONT_PAGE | DocFlag.SEED,
+    ]
     depth = [0, 0, 0, 0, 4, 1, 2, 3, 0, 0]
     errors = [0, 0, 0, 0, 0, 0, 0, 0, 2, 1]
     docs = docs_of(10, flags=flags, depth=depth, errors=errors)
@@ -95,6 +142,7 @@ def test_max_urls_per_site_keeps_the_first_discovered():
 
 
 # -- quality ---------------------------------------------------------------------------------------------
+
 
 def test_log_scale():
     scaled = log_scale(np.array([0, 1e-7, 1e-6, 1e-3, 1e-3]))
@@ -129,7 +177,9 @@ def test_default_weights_let_depth_decide_near_ties_of_pagerank_only():
     docs = docs_of(5, depth=[1, 1, 2, 4, 5])
     pagerank = np.array([1e-6, 1e-2, 1e-4, 1.05e-4, 3e-4])
     weights = config().score_weights
-    quality = intrinsic_quality(docs, weights, {"pagerank": pagerank, "mirrors": np.zeros(5)}, now=NOW)  # no copies
+    quality = intrinsic_quality(
+        docs, weights, {"pagerank": pagerank, "mirrors": np.zeros(5)}, now=NOW
+    )  # no copies
     shallow, deeper_near_tie, deep_but_linked = quality[2:]
     assert shallow > deeper_near_tie  # depth breaks the near-tie
     assert deep_but_linked > shallow  # but does not outweigh three times the PageRank
@@ -145,6 +195,7 @@ def test_quality_age_and_random():
 
 
 # -- the batch -------------------------------------------------------------------------------------------
+
 
 def greedy(profits, sites, candidates, size, samesite, count, share):
     """Reference: walk the pages by decreasing profit, taking those whose site is not full yet; a site is
@@ -180,7 +231,9 @@ def test_selection_equals_the_greedy_reference(seed, share):
     sites = rng.integers(1, 40, size=n).astype(np.uint32)
     candidates = rng.random(n) < 0.8
     size, samesite, count = int(rng.integers(1, 300)), int(rng.integers(1, 30)), int(rng.integers(1, 6))
-    got = select_batches(profits, sites, candidates, size=size, samesite=samesite, count=count, site_share=share)
+    got = select_batches(
+        profits, sites, candidates, size=size, samesite=samesite, count=count, site_share=share
+    )
     assert [b.tolist() for b in got] == greedy(profits, sites, candidates, size, samesite, count, share)
 
 
@@ -222,8 +275,9 @@ def test_site_caps_follow_the_site_weights():
 def test_a_larger_site_gets_more_of_the_batch():
     profits = np.linspace(1, 0.5, 16).astype(np.float32)
     sites = np.array([1] * 8 + [2] * 8)
-    batch, = select_batches(profits, sites, np.ones(16, bool), size=8, samesite=500,
-                            site_weights=np.array([0, 10, 30.0]))  # indexed by site-id: known pages
+    (batch,) = select_batches(
+        profits, sites, np.ones(16, bool), size=8, samesite=500, site_weights=np.array([0, 10, 30.0])
+    )  # indexed by site-id: known pages
     assert batch.tolist() == [0, 1, 8, 9, 10, 11, 12, 13]
 
 

@@ -19,14 +19,16 @@ ROOT = Path(__file__).parent.parent
 PACKAGE = ROOT / "wirescrapy"
 
 FIGURES = re.compile(
-    "|".join(
+    "|".join(  # noqa: FLY002 (one alternative a line, each with its comment)
         [
             # ratios: "1.06×", "3×", "1.06-1.08 x", "×3.2"; a product in a formula is spaced: "0.5 × (1 − k)"
             r"\b\d+(?:\.\d+)?(?:\s?[-–]\s?\d+(?:\.\d+)?)?×",
             r"\b\d+\.\d+(?:\s?[-–]\s?\d+\.\d+)?\s?x\b",
             r"×\d",
-            r"\b\d+(?:\.\d+)?(?:\s?[-–]\s?\d+(?:\.\d+)?)? times "
-            r"(?:as|faster|slower|more|fewer|less|longer|shorter|smaller|larger)\b",
+            (
+                r"\b\d+(?:\.\d+)?(?:\s?[-–]\s?\d+(?:\.\d+)?)? times "
+                r"(?:as|faster|slower|more|fewer|less|longer|shorter|smaller|larger)\b"
+            ),
             # shares: "90.3 %", "1%", "0.1 ‰"; not the formats "{x:.1%}" and "HTTP/1.1 %s", nor CSS's "100%;"
             r"(?<![:.\d])\b\d+(?:\.\d+)?\s?(?:%(?![};%\w(])|‰)",
             # times: with a decimal point, in ms or µs, or of 100 s and more; whole seconds ("15 s") are fine
@@ -41,18 +43,36 @@ FIGURES = re.compile(
 
 # (file under the repository, the exact phrase, why it may stay)
 ALLOWED = [
-    ("wirescrapy/extensions.py", "``scrapy.utils.defer._DEFER_DELAY`` (0.1 s)",
-     "Scrapy's own constant: the delay CallbackTurn takes away"),
-    ("wirescrapy/gatherer/workers.py", "hands the GIL to a waiting thread after 5 ms",
-     "Python's default switch interval (sys.getswitchinterval), which SWITCH_INTERVAL lowers"),
-    ("wirescrapy/seeder/sitemaps.py", "W3C datetime (``2004-10-01``, ``2004-10-01T18:23:17+00:00``",
-     "examples of the date format sitemaps use"),
-    ("wirescrapy/commands/demo.py", "(0.2 s between accesses to a site, 0.05 s for large sites)",
-     "the waits of settings/test.py, which the demo crawls with"),
-    ("wirescrapy/testing/hostile.py", "<lastmod>2024-01-01</lastmod>",
-     "a date in a sitemap that a hostile test server sends"),
-    ("wirescrapy/harvester/middlewares/fetchlimits.py", "1 ms late: a hold's timer",
-     "epoll's timeout is in whole milliseconds: the grain TIMER_GRAIN allows for"),
+    (
+        "wirescrapy/extensions.py",
+        "``scrapy.utils.defer._DEFER_DELAY`` (0.1 s)",
+        "Scrapy's own constant: the delay CallbackTurn takes away",
+    ),
+    (
+        "wirescrapy/gatherer/workers.py",
+        "hands the GIL to a waiting thread after 5 ms",
+        "Python's default switch interval (sys.getswitchinterval), which SWITCH_INTERVAL lowers",
+    ),
+    (
+        "wirescrapy/seeder/sitemaps.py",
+        "W3C datetime (``2004-10-01``, ``2004-10-01T18:23:17+00:00``",
+        "examples of the date format sitemaps use",
+    ),
+    (
+        "wirescrapy/commands/demo.py",
+        "(0.2 s between accesses to a site, 0.05 s for large sites)",
+        "the waits of settings/test.py, which the demo crawls with",
+    ),
+    (
+        "wirescrapy/testing/hostile.py",
+        "<lastmod>2024-01-01</lastmod>",
+        "a date in a sitemap that a hostile test server sends",
+    ),
+    (
+        "wirescrapy/harvester/middlewares/fetchlimits.py",
+        "1 ms late: a hold's timer",
+        "epoll's timeout is in whole milliseconds: the grain TIMER_GRAIN allows for",
+    ),
 ]
 
 
@@ -73,8 +93,10 @@ def test_no_figures_in_the_package():
         name = path.relative_to(ROOT).as_posix()
         allowed = [phrase for file, phrase, _ in ALLOWED if file == name]
         lines = path.read_text().splitlines()
-        found += [f"{name}:{line}: {phrase!r} in: {lines[line - 1].strip()}"
-                  for line, phrase in figures(path.read_text(), allowed)]
+        found += [
+            f"{name}:{line}: {phrase!r} in: {lines[line - 1].strip()}"
+            for line, phrase in figures(path.read_text(), allowed)
+        ]
     assert not found, (
         "measured figures in the code (move each to benchmarks/README.md with its command; a constant of a "
         "contract goes in ALLOWED with its reason):\n" + "\n".join(found)
@@ -86,19 +108,40 @@ def test_allowed_phrases_are_still_there(file, phrase):
     assert phrase in (ROOT / file).read_text(), f"{file} no longer says {phrase!r}: drop it from ALLOWED"
 
 
-@pytest.mark.parametrize("text", [
-    "1.06-1.08 x the politeness bound", "1.06× the bound", "×3.2 for the harvester", "100 times slower",
-    "90.3% of the oracle's PageRank", "0.5 % smaller", "132.5 and 133.0 s", "30 ms at 10M keys",
-    "150 s instead of 158 s", "the default since 2026-11-27", "114.1-115.7 s with the rule",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1.06-1.08 x the politeness bound",
+        "1.06× the bound",
+        "×3.2 for the harvester",
+        "100 times slower",
+        "90.3% of the oracle's PageRank",
+        "0.5 % smaller",
+        "132.5 and 133.0 s",
+        "30 ms at 10M keys",
+        "150 s instead of 158 s",
+        "the default since 2026-11-27",
+        "114.1-115.7 s with the rule",
+    ],
+)
 def test_a_figure_is_found(text):
     assert figures(text, [])
 
 
-@pytest.mark.parametrize("text", [
-    "RP = 0.5 × (1 − k/m)", "quality × 1 × 1", "WIRE's default wait is 15 s", "a record is 64 bytes",
-    'f"{share:.1%}"', "svg{width:100%;height:auto}", 'b"HTTP/1.1 %s"', "a 0x number", "RFC 9309 §2.3.1.4",
-    "fetched 2 or 3 times",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RP = 0.5 × (1 − k/m)",
+        "quality × 1 × 1",
+        "WIRE's default wait is 15 s",
+        "a record is 64 bytes",
+        'f"{share:.1%}"',
+        "svg{width:100%;height:auto}",
+        'b"HTTP/1.1 %s"',
+        "a 0x number",
+        "RFC 9309 §2.3.1.4",
+        "fetched 2 or 3 times",
+    ],
+)
 def test_a_contract_is_not_a_figure(text):
     assert not figures(text, [])

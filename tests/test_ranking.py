@@ -8,7 +8,14 @@ import pytest
 from scipy.sparse import csr_matrix
 
 from wirescrapy.manager.ranking import (
-    hits, link_matrix, link_weights, pagerank, site_graph, siterank, transpose, wlrank,
+    hits,
+    link_matrix,
+    link_weights,
+    pagerank,
+    site_graph,
+    siterank,
+    transpose,
+    wlrank,
 )
 
 Q = 0.15
@@ -64,7 +71,9 @@ GRAPHS = graphs()
 def test_pagerank_equals_networkx(name, dtype):
     n, edges = GRAPHS[name]
     reference = nx.pagerank(digraph(n, edges, self_loops=False), alpha=1 - Q, tol=1e-14, max_iter=10_000)
-    result = pagerank(link_matrix(counts_matrix(n, edges)), Q, 1e-9 if dtype is np.float64 else 1e-7, dtype=dtype)
+    result = pagerank(
+        link_matrix(counts_matrix(n, edges)), Q, 1e-9 if dtype is np.float64 else 1e-7, dtype=dtype
+    )
     assert result.scores.dtype == dtype
     assert result.scores[0] == 0
     assert result.scores.sum() == pytest.approx(1, abs=1e-6)
@@ -88,14 +97,21 @@ def test_pagerank_with_a_jump_vector_equals_personalized_networkx(name):
     jump = np.random.default_rng(4).random(n + 1)
     jump[np.random.default_rng(5).random(n + 1) < 0.2] = 0  # some pages are never jumped to
     weights = {page: float(jump[page]) for page in range(1, n + 1)}
-    reference = nx.pagerank(digraph(n, edges, multi=True), alpha=1 - Q, personalization=weights, dangling=weights,
-                            tol=1e-14, max_iter=10_000)
+    reference = nx.pagerank(
+        digraph(n, edges, multi=True),
+        alpha=1 - Q,
+        personalization=weights,
+        dangling=weights,
+        tol=1e-14,
+        max_iter=10_000,
+    )
     result = pagerank(counts_matrix(n, edges), Q, 1e-12, jump=jump, dtype=np.float64)
     assert result.scores[0] == 0 and result.scores.sum() == pytest.approx(1, abs=1e-12)
     np.testing.assert_allclose(result.scores, as_array(n, reference), rtol=0, atol=1e-9)
     uniform = pagerank(counts_matrix(n, edges), Q, 1e-12, dtype=np.float64).scores
     assert pagerank(counts_matrix(n, edges), Q, 1e-12, jump=np.ones(n + 1), dtype=np.float64).scores == (
-        pytest.approx(uniform, abs=1e-11))
+        pytest.approx(uniform, abs=1e-11)
+    )
 
 
 def test_link_matrix_collapses_repeats_and_drops_self_links():
@@ -105,7 +121,9 @@ def test_link_matrix_collapses_repeats_and_drops_self_links():
     assert set(matrix.data) == {1.0}
     assert np.diff(matrix.indptr).tolist() == [0, 1, 1, 0, 1]
     # Lists as stored (repeats not merged yet) give the same graph.
-    stored = csr_matrix((np.ones(4, np.float32), np.array([2, 2, 1, 3]), np.array([0, 0, 3, 4, 4])), shape=(4, 4))
+    stored = csr_matrix(
+        (np.ones(4, np.float32), np.array([2, 2, 1, 3]), np.array([0, 0, 3, 4, 4])), shape=(4, 4)
+    )
     assert sorted(zip(*link_matrix(stored).nonzero())) == [(1, 2), (2, 3)]
 
 

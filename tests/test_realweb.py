@@ -25,7 +25,10 @@ PAGES = {
     "b.html": "nofollow target",
     "c.html": '<base href="dir/"><a href="index.html">dir index, through base</a>',
     "dir/index.html": '<a href="../a.html">a</a>',
-    "hidden.html": "", "ghost.html": "", "auth-password.html": "", "picture.png": "",
+    "hidden.html": "",
+    "ghost.html": "",
+    "auth-password.html": "",
+    "picture.png": "",
 }
 
 
@@ -45,8 +48,9 @@ def test_the_truth_follows_what_a_polite_crawler_follows(tree):
     origin = "http://docs.realweb.test"
     walked = truth.walk([truth.Host(origin, str(tree))])
     # index.html and dir/index.html repeat / and dir/: other URLs, the same bytes, as a crawler sees them
-    assert walked.pages == {f"{origin}/{page}" for page in ("", "a.html", "c.html", "dir/", "index.html",
-                                                            "dir/index.html")}
+    assert walked.pages == {
+        f"{origin}/{page}" for page in ("", "a.html", "c.html", "dir/", "index.html", "dir/index.html")
+    }
     assert walked.redirects == {f"{origin}/dir": (301, f"{origin}/dir/")}
     assert walked.errors == {f"{origin}/missing.html": 404}
     assert walked.nofollow[f"{origin}/"] == frozenset({f"{origin}/b.html"})
@@ -63,11 +67,12 @@ def test_the_truth_follows_what_a_polite_crawler_follows(tree):
     assert rank[f"{origin}/a.html"] > rank[f"{origin}/c.html"]  # linked from two pages, not one
 
 
-@pytest.mark.skipif(nginx.binary() is None,
-                    reason="nginx is not installed (apt-get install nginx-light)")
+@pytest.mark.skipif(nginx.binary() is None, reason="nginx is not installed (apt-get install nginx-light)")
 def test_nginx_serves_each_host_on_its_address_and_logs_every_request(tree, tmp_path):
-    servers = [nginx.Server("docs.realweb.test", "127.0.0.2", str(tree)),
-               nginx.Server("other.realweb.test", "127.0.0.3", str(tree / "dir"))]
+    servers = [
+        nginx.Server("docs.realweb.test", "127.0.0.2", str(tree)),
+        nginx.Server("other.realweb.test", "127.0.0.3", str(tree / "dir")),
+    ]
     with nginx.Nginx(servers, tmp_path / "nginx") as server:
         started = time.time()
         for address, path in (("127.0.0.2", "/a.html"), ("127.0.0.2", "/a.html"), ("127.0.0.3", "/")):
@@ -77,8 +82,10 @@ def test_nginx_serves_each_host_on_its_address_and_logs_every_request(tree, tmp_
         time.sleep(0.05)
     requests = nginx.read_log(server.access_log, started - 1)
     assert [(r.host, r.status, r.line) for r in requests] == [
-        ("127.0.0.2", 200, "GET /a.html HTTP/1.1"), ("127.0.0.2", 200, "GET /a.html HTTP/1.1"),
-        ("127.0.0.3", 200, "GET / HTTP/1.1")]
+        ("127.0.0.2", 200, "GET /a.html HTTP/1.1"),
+        ("127.0.0.2", 200, "GET /a.html HTTP/1.1"),
+        ("127.0.0.3", 200, "GET / HTTP/1.1"),
+    ]
     report = {entry.host: entry for entry in nginx.politeness(requests, {"127.0.0.2": 3600.0})}
     assert report["127.0.0.2"].short_gaps == 1 and report["127.0.0.2"].overlaps == 0
     assert report["127.0.0.3"].requests == 1

@@ -15,7 +15,7 @@ def test_record_zero_is_the_header_and_ids_start_at_one(tmp_path):
     raw = (tmp_path / "r.rec").read_bytes()
     assert raw[:8] == b"WIRERECS"
     # record i at offset itemsize * i
-    rec = np.frombuffer(raw[DTYPE.itemsize * 2:DTYPE.itemsize * 3], DTYPE)[0]
+    rec = np.frombuffer(raw[DTYPE.itemsize * 2 : DTYPE.itemsize * 3], DTYPE)[0]
     assert rec["id"] == 8 and rec["name"] == b"b"
 
 
@@ -29,7 +29,7 @@ def test_grows_as_ids_grow_and_persists(tmp_path):
         assert f.count == 300_000 and f.records[300_000]["value"] == 3.25
         assert f.records[299_999]["value"] == 0
         with pytest.raises(RecordFileError):
-            f.ensure(10 ** 7)
+            f.ensure(10**7)
 
 
 def test_refuses_a_file_of_another_kind_or_size(tmp_path):
@@ -84,8 +84,13 @@ def test_reach_many_is_reach_for_each_entry_a_document_maybe_more_than_once(tmp_
     from wirescrapy.collection import Collection
     from wirescrapy.collection.metadata import DocFlag
 
-    entries = [(1, 5, 0, 3), (2, 9, int(DocFlag.DYNAMIC), 0), (1, 4, int(DocFlag.FRONT_PAGE), 7), (3, 1, 0, 1),
-               (1, 6, int(DocFlag.MULTIMEDIA), 2)]
+    entries = [
+        (1, 5, 0, 3),
+        (2, 9, int(DocFlag.DYNAMIC), 0),
+        (1, 4, int(DocFlag.FRONT_PAGE), 7),
+        (3, 1, 0, 1),
+        (1, 6, int(DocFlag.MULTIMEDIA), 2),
+    ]
     fields = ("depth", "flags", "redirects")
     results = []
     for many in (False, True):

@@ -21,8 +21,9 @@ def page(location: bytes | None, chain: tuple[str, ...] = (PAGE,), hops: int = 0
     return decide_redirect(location, PAGE, chain, hops, 3, rules=RULES, depth=1)
 
 
-@pytest.mark.parametrize("status, redirect", [(301, True), (302, True), (308, True), (304, False), (200, False),
-                                              (400, False)])
+@pytest.mark.parametrize(
+    "status, redirect", [(301, True), (302, True), (308, True), (304, False), (200, False), (400, False)]
+)
 def test_which_statuses_are_redirects(status, redirect):
     assert is_redirect(status) is redirect
 
@@ -40,7 +41,9 @@ def test_a_page_s_target_the_rules_reject_is_not_recorded_and_one_they_only_log_
 
 def test_a_missing_or_unusable_location_leads_nowhere():
     assert page(None) == page(b"") == Redirect()
-    assert decide_redirect(b"http://[::1", "http://a.cl/robots.txt", (), 0, ROBOTS_MAX_REDIRECTS) == Redirect()
+    assert (
+        decide_redirect(b"http://[::1", "http://a.cl/robots.txt", (), 0, ROBOTS_MAX_REDIRECTS) == Redirect()
+    )
 
 
 def test_a_loop_and_a_chain_too_long_end_in_an_error_naming_the_chain():
@@ -56,5 +59,7 @@ def test_robots_txt_follows_any_fetchable_url_five_times_without_the_seeder_rule
     robots = "http://a.cl/robots.txt"
     moved = decide_redirect(b"HTTP://B.CL:80/rules.TXT", robots, (robots,), 4, ROBOTS_MAX_REDIRECTS)
     assert moved.follow and moved.target == "http://b.cl/rules.TXT"
-    assert decide_redirect(b"http://b.cl/x", robots, (robots,), 5, ROBOTS_MAX_REDIRECTS).error \
+    assert (
+        decide_redirect(b"http://b.cl/x", robots, (robots,), 5, ROBOTS_MAX_REDIRECTS).error
         is FetchError.TOO_MANY_REDIRECTS
+    )

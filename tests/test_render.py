@@ -18,8 +18,8 @@ from tests.components import T0, Bench, run_now
 from wirescrapy.collection.metadata import RenderState, SiteRender
 from wirescrapy.config import WireConfig
 from wirescrapy.gatherer.parser import Parser
-from wirescrapy.harvester.fetch import render_fetch
 from wirescrapy.harvester import meta
+from wirescrapy.harvester.fetch import render_fetch
 from wirescrapy.harvester.meta import RENDER
 from wirescrapy.harvester.middlewares import BlockedIP, RobotsDisallowed
 from wirescrapy.harvester.render import (
@@ -59,23 +59,35 @@ def test_which_pages_go_straight_to_splash():
     assert direct(listed, SITE + "/", SiteRender.UNTRIED, RenderState.NOT_RENDERED)
     assert not direct(listed, "http://other.org/", SiteRender.HELPS, 0)
     assert direct(auto, SITE + "/", SiteRender.HELPS, RenderState.FAILED)
-    assert not direct(auto, SITE + "/", SiteRender.UNTRIED, 0) and not direct(auto, SITE + "/", SiteRender.NEVER_HELPS, 0)
+    assert not direct(auto, SITE + "/", SiteRender.UNTRIED, 0) and not direct(
+        auto, SITE + "/", SiteRender.NEVER_HELPS, 0
+    )
     # a page that froze Splash is never rendered again, whatever the mode
     assert not direct(listed, SITE + "/", 0, RenderState.TIMED_OUT)
     assert not direct(RenderMode.parse("off"), SITE + "/", SiteRender.HELPS, 0)
     assert may_probe(auto, SiteRender.UNTRIED, RenderState.RENDERED)
-    assert not may_probe(auto, SiteRender.NEVER_HELPS, 0) and not may_probe(auto, SiteRender.UNTRIED, RenderState.TIMED_OUT)
+    assert not may_probe(auto, SiteRender.NEVER_HELPS, 0) and not may_probe(
+        auto, SiteRender.UNTRIED, RenderState.TIMED_OUT
+    )
     assert not may_probe(listed, SiteRender.UNTRIED, 0)
 
 
-@pytest.mark.parametrize(("body", "links", "text", "built"), [
-    (page(TEXT + '<a href="/a">a</a>' * 5), 5, 420, False),  # no script: nothing can change
-    (page(TEXT + '<a href="/a">a</a>' * 5, "<script src=x.js></script>"), 5, 420, False),  # a full page
-    (page(TEXT + '<a href="/a">a</a>', "<SCRIPT>go()</SCRIPT>"), 1, 420, True),  # few links
-    (page('<a href="/a">a</a>' * 5 + "<script>x()</script>"), 5, 10, True),  # little text
-    (page(TEXT + '<a href="#/news">n</a>' * 5 + "<script/>"), 5, 420, True),  # hash routes
-    (page(TEXT + "<noscript>x</noscript>" + '<a href="/a">a</a>'), 1, 420, False),  # <noscript> is no script
-])
+@pytest.mark.parametrize(
+    ("body", "links", "text", "built"),
+    [
+        (page(TEXT + '<a href="/a">a</a>' * 5), 5, 420, False),  # no script: nothing can change
+        (page(TEXT + '<a href="/a">a</a>' * 5, "<script src=x.js></script>"), 5, 420, False),  # a full page
+        (page(TEXT + '<a href="/a">a</a>', "<SCRIPT>go()</SCRIPT>"), 1, 420, True),  # few links
+        (page('<a href="/a">a</a>' * 5 + "<script>x()</script>"), 5, 10, True),  # little text
+        (page(TEXT + '<a href="#/news">n</a>' * 5 + "<script/>"), 5, 420, True),  # hash routes
+        (
+            page(TEXT + "<noscript>x</noscript>" + '<a href="/a">a</a>'),
+            1,
+            420,
+            False,
+        ),  # <noscript> is no script
+    ],
+)
 def test_looks_script_built(body, links, text, built):
     assert looks_script_built(body, links, text) is built
 
@@ -94,7 +106,10 @@ def test_a_site_helps_at_its_first_gain_and_never_after_its_tries():
 def test_a_failed_render_is_splash_down_or_the_page_froze_it():
     assert failure(None, 504, 3.0, 5.0) == (RenderState.TIMED_OUT, FetchError.RENDER_TIMEOUT)
     assert failure(FetchError.TIMEOUT, 0, 20.0, 5.0) == (RenderState.TIMED_OUT, FetchError.RENDER_TIMEOUT)
-    assert failure(FetchError.CONNECTION_LOST, 0, 8.0, 5.0) == (RenderState.TIMED_OUT, FetchError.RENDER_TIMEOUT)
+    assert failure(FetchError.CONNECTION_LOST, 0, 8.0, 5.0) == (
+        RenderState.TIMED_OUT,
+        FetchError.RENDER_TIMEOUT,
+    )
     assert failure(FetchError.CONNECTION_LOST, 0, 0.5, 5.0) == (RenderState.FAILED, FetchError.RENDER_FAILED)
     assert failure(FetchError.REFUSED, 0, 30.0, 5.0) == (RenderState.FAILED, FetchError.RENDER_FAILED)
     assert failure(None, 503, 0.1, 5.0) == (RenderState.FAILED, FetchError.RENDER_FAILED)
@@ -107,7 +122,9 @@ def test_only_a_splash_that_did_not_answer_pauses_rendering():
     assert pauses_rendering(failed, None, 503) and pauses_rendering(failed, None, 502)
     assert not pauses_rendering(failed, None, 200)  # the script's ok=false: this page's request failed
     assert not pauses_rendering(failed, None, 400)  # Splash refused these arguments: it is up
-    assert not pauses_rendering(froze, FetchError.CONNECTION_LOST, 0)  # the page froze it: never rendered again
+    assert not pauses_rendering(
+        froze, FetchError.CONNECTION_LOST, 0
+    )  # the page froze it: never rendered again
 
 
 def test_a_render_answered_past_its_bound_or_not_as_json_is_the_page_s_failure():
@@ -123,10 +140,18 @@ def test_a_render_answered_past_its_bound_or_not_as_json_is_the_page_s_failure()
 
 
 def splash_answer(data: dict, url: str = SITE + "/p.html") -> SplashJsonResponse:
-    request = render_request(url, WireConfig.from_settings(Settings()), "wirescrapy/0.1", how="direct", meta={},
-                             callback=None, errback=None)
-    return SplashJsonResponse("http://127.0.0.1:8050/execute", status=200, body=json.dumps(data).encode(),
-                              request=request)
+    request = render_request(
+        url,
+        WireConfig.from_settings(Settings()),
+        "wirescrapy/0.1",
+        how="direct",
+        meta={},
+        callback=None,
+        errback=None,
+    )
+    return SplashJsonResponse(
+        "http://127.0.0.1:8050/execute", status=200, body=json.dumps(data).encode(), request=request
+    )
 
 
 def b64(data: bytes) -> str:
@@ -137,9 +162,13 @@ def test_a_render_s_answer_is_read_from_base64_and_its_lengths():
     """The script cuts the DOM and the raw body at WIRE_MAX_FILE_SIZE and sends them base64-encoded, with their
     whole lengths: the fetch is truncated when either was longer; bytes that are not UTF-8 survive."""
     dom, raw = "<p>caf\u00e9 \x01\x02</p>".encode(), b"<p>caf\xe9</p>"
-    data = {"ok": True, "html64": b64(dom), "html_length": len(dom),
-            "raw": {"status": 200, "type": "text/html; charset=latin-1", "body64": b64(raw), "length": len(raw)},
-            "views": {"1": SITE + "/v.html"}}  # a Lua table of Splash: a dict
+    data = {
+        "ok": True,
+        "html64": b64(dom),
+        "html_length": len(dom),
+        "raw": {"status": 200, "type": "text/html; charset=latin-1", "body64": b64(raw), "length": len(raw)},
+        "views": {"1": SITE + "/v.html"},
+    }  # a Lua table of Splash: a dict
     fetch = render_fetch(splash_answer(data), data, 100, T0)
     assert (fetch.body, fetch.raw_body, fetch.raw_length, fetch.truncated) == (dom, raw, len(raw), False)
     assert (fetch.status, fetch.mime, fetch.script_links) == (200, "text/html", [SITE + "/v.html"])
@@ -156,12 +185,24 @@ def test_a_render_s_answer_is_read_from_base64_and_its_lengths():
 
 def test_the_splash_request_runs_the_polite_script(tmp_path):
     with Bench(tmp_path, WIRE_RENDER_SUBRESOURCES=3, WIRE_RENDER_TIMEOUT=12.0) as bench:
-        request = render_request(SITE + "/p.html", bench.config, "wirescrapy/0.1", how="follow",
-                                 meta={"x": 1}, callback=None, errback=None)
+        request = render_request(
+            SITE + "/p.html",
+            bench.config,
+            "wirescrapy/0.1",
+            how="follow",
+            meta={"x": 1},
+            callback=None,
+            errback=None,
+        )
     splash = request.meta["splash"]
     args = splash["args"]
     assert splash["endpoint"] == "execute" and args["lua_source"] == LUA
-    assert (args["url"], args["site"], args["subresources"], args["timeout"]) == (SITE + "/p.html", SITE, 3, 12.0)
+    assert (args["url"], args["site"], args["subresources"], args["timeout"]) == (
+        SITE + "/p.html",
+        SITE,
+        3,
+        12.0,
+    )
     assert args["headers"] == {"User-Agent": "wirescrapy/0.1"} and splash["dont_send_headers"]
     # *.wire.test is a WIRE_DNS_HOSTS name in the test settings: Splash is sent there as to a proxy
     assert (args["proxy_host"], args["proxy_port"]) == ("127.0.0.1", 8123)
@@ -187,8 +228,17 @@ DOM = page(TEXT + '<a href="/a.html">a</a><a href="/b.html">b</a> <a href="/c.ht
 def test_a_direct_render_stores_the_dom_and_keeps_the_raw_html_for_content_seen(tmp_path):
     with Bench(tmp_path, WIRE_RENDER_JS="auto") as bench:
         bench.seed(SITE + "/p.html")
-        bench.gather(rendered(bench, SITE + "/p.html", DOM, RAW, at=T0, follow=False,
-                              views=[SITE + "/p.html#/x", SITE + "/v.html"]))
+        bench.gather(
+            rendered(
+                bench,
+                SITE + "/p.html",
+                DOM,
+                RAW,
+                at=T0,
+                follow=False,
+                views=[SITE + "/p.html#/x", SITE + "/v.html"],
+            )
+        )
         record, site = bench.record(SITE + "/p.html"), bench.site(SITE + "/p.html")
         assert (record["render"], record["render_links"], record["visits"]) == (RenderState.RENDERED, 3, 1)
         assert sorted(bench.links(SITE + "/p.html")) == [SITE + f"/{n}.html" for n in "abcv"]
@@ -198,9 +248,13 @@ def test_a_direct_render_stores_the_dom_and_keeps_the_raw_html_for_content_seen(
         assert record["stored_length"] > 0 and record["stored_length"] != len(raw_document)
         assert (site["render"], site["render_tries"], site["render_gains"]) == (SiteRender.HELPS, 1, 1)
         # the next visit renders the same raw HTML into a different DOM (a clock): no change
-        bench.gather(rendered(bench, SITE + "/p.html", DOM.replace(b"words", b"other"), RAW, at=T0 + 100,
-                              follow=False))
-        assert not bench.record(SITE + "/p.html")["flags"] & 128 and bench.record(SITE + "/p.html")["visits"] == 2
+        bench.gather(
+            rendered(bench, SITE + "/p.html", DOM.replace(b"words", b"other"), RAW, at=T0 + 100, follow=False)
+        )
+        assert (
+            not bench.record(SITE + "/p.html")["flags"] & 128
+            and bench.record(SITE + "/p.html")["visits"] == 2
+        )
 
 
 def test_a_render_after_the_raw_fetch_adds_its_links_and_no_visit(tmp_path):
@@ -221,7 +275,11 @@ def test_a_failed_render_keeps_the_raw_html_and_links(tmp_path):
         bench.gather(bench.page(SITE + "/p.html", 200, RAW, at=T0))
         stored = bench.record(SITE + "/p.html")["stored_length"]
         failed = bench.failure(SITE + "/p.html", FetchError.REFUSED, at=T0 + 1)
-        failed.error, failed.render, failed.render_follow_up = FetchError.RENDER_TIMEOUT, int(RenderState.TIMED_OUT), True
+        failed.error, failed.render, failed.render_follow_up = (
+            FetchError.RENDER_TIMEOUT,
+            int(RenderState.TIMED_OUT),
+            True,
+        )
         bench.gather(failed)
         record, site = bench.record(SITE + "/p.html"), bench.site(SITE + "/p.html")
         assert (record["status"], record["error"], record["render"]) == (200, FetchError.RENDER_TIMEOUT, 3)
@@ -236,22 +294,30 @@ def test_a_failed_render_keeps_the_raw_html_and_links(tmp_path):
 
 # -- the downloader middlewares: the page's URL is checked, Splash's address is not --------------------------
 
+
 def splash_side(bench: Bench, url: str):
     """The request scrapy-splash's middleware makes of a render: to Splash's /execute, on loopback."""
     render = render_request(url, bench.config, "ua", how="direct", meta={}, callback=None, errback=None)
-    render.meta["splash"]["slot_policy"] = "scrapy_default"  # per_domain asks the engine, which the bench has not
+    render.meta["splash"]["slot_policy"] = (
+        "scrapy_default"  # per_domain asks the engine, which the bench has not
+    )
     return bench.middleware("SplashMiddleware").process_request(render, bench.spider), render
 
 
 def test_splash_s_address_is_exempt_from_the_blocked_address_and_robots_checks(tmp_path):
-    with Bench(tmp_path, WIRE_RENDER_JS=".wire.test", WIRE_BLOCKED_IPS=["127.0.0.0/8"],
-               SPLASH_URL="http://127.0.0.1:8050") as bench:
+    with Bench(
+        tmp_path,
+        WIRE_RENDER_JS=".wire.test",
+        WIRE_BLOCKED_IPS=["127.0.0.0/8"],
+        SPLASH_URL="http://127.0.0.1:8050",
+    ) as bench:
         bench.install_resolver()
         bench.seed(SITE + "/a.html", SITE + "/private/a.html")
         bench.robots(SITE, 200, b"User-agent: *\nDisallow: /private/\n")
         to_splash, _ = splash_side(bench, SITE + "/a.html")
-        render = render_request(SITE + "/a.html", bench.config, "ua", how="direct", meta={}, callback=None,
-                                errback=None)
+        render = render_request(
+            SITE + "/a.html", bench.config, "ua", how="direct", meta={}, callback=None, errback=None
+        )
         assert to_splash.url == "http://127.0.0.1:8050/execute" and page_url(to_splash) == SITE + "/a.html"
         blocked, robots = bench.middleware("BlockedIPMiddleware"), bench.middleware("RobotsMiddleware")
         assert run_now(blocked.process_request(to_splash, bench.spider)) is None  # loopback, but Splash's
@@ -273,7 +339,9 @@ def test_a_page_of_a_rendered_site_becomes_a_splash_request(tmp_path):
         render = middleware.process_request(page_request, bench.spider)
         assert render.meta[RENDER] == "direct" and render.meta["splash"]["args"]["url"] == SITE + "/a.html"
         assert render.meta[meta.DOC_ID] == page_request.meta[meta.DOC_ID]
-        assert middleware.process_request(bench.request("http://site2.wire.test/b.html"), bench.spider) is None
+        assert (
+            middleware.process_request(bench.request("http://site2.wire.test/b.html"), bench.spider) is None
+        )
         assert middleware.process_request(render, bench.spider) is None  # once
         robots = bench.request(SITE + "/robots.txt", Kind.ROBOTS)
         assert middleware.process_request(robots, bench.spider) is None  # robots.txt and sitemaps: never
@@ -297,7 +365,9 @@ def test_a_render_is_queued_and_counted_on_its_page_s_site(tmp_path):
         assert scheduler.enqueue_request(render) and scheduler.enqueue_request(to_splash)
         assert scheduler.queue.queued(SITE) == 2 and scheduler.queue.queued("http://127.0.0.1:8050") == 0
         popped = scheduler.queue.pop_ready(0.0)
-        assert popped[0] == SITE and popped[1] is to_splash  # scrapy-splash's +100: the front of the site's queue
+        assert (
+            popped[0] == SITE and popped[1] is to_splash
+        )  # scrapy-splash's +100: the front of the site's queue
         assert scheduler.queue.pop_ready(0.0) is None  # one access at a time per site
         scheduler.queue.finished(SITE, 10.0)
         assert scheduler.queue.pop_ready(10.1) is None  # the site's wait counts from the end of the render

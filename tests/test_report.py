@@ -58,12 +58,27 @@ def test_the_bow_tie_of_a_graph_whose_parts_are_known():
     edges = [(1, 2), (2, 3), (3, 1), (4, 1), (2, 5), (4, 6), (7, 5), (4, 8), (8, 5), (9, 10), (10, 9)]
     result = bowtie(graph(edges, 11))
     names = [COMPONENTS[c] for c in result.component[1:]]
-    assert names == ["MAIN", "MAIN", "MAIN", "IN", "OUT", "TENDRILS", "TENDRILS", "TUNNELS", "ISLANDS", "ISLANDS",
-                     "ISLANDS"]
+    assert names == [
+        "MAIN",
+        "MAIN",
+        "MAIN",
+        "IN",
+        "OUT",
+        "TENDRILS",
+        "TENDRILS",
+        "TUNNELS",
+        "ISLANDS",
+        "ISLANDS",
+        "ISLANDS",
+    ]
     assert list(result.scc_sizes[:2]) == [3, 2] and (result.scc_sizes == 1).sum() == 6
     assert result.no_in == 3 and result.no_out == 3  # 4, 7, 11 / 5, 6, 11
     # 1 is linked from IN (4), 2 links to OUT (5), 3 neither.
-    assert [MAIN_PARTS[p] if p >= 0 else "" for p in result.main_part[1:4]] == ["MAIN-IN", "MAIN-OUT", "MAIN-NORM"]
+    assert [MAIN_PARTS[p] if p >= 0 else "" for p in result.main_part[1:4]] == [
+        "MAIN-IN",
+        "MAIN-OUT",
+        "MAIN-NORM",
+    ]
     both = bowtie(graph([*edges, (4, 2)], 11))
     assert MAIN_PARTS[both.main_part[2]] == "MAIN-MAIN" and (both.main_part[4:] == -1).all()
 
@@ -82,13 +97,27 @@ def test_histograms_are_wires_value_documents_fraction():
 def test_links_out_of_the_crawl_are_counted_and_kept(tmp_path):
     rules = SeederRules(config(WIRE_ACCEPT_DOMAIN_SUFFIXES=[".cl"]))
     with Collection(tmp_path / "c") as collection:
-        report = add_links(collection, rules, ["http://a.cl/", "http://a.cl/x.pdf", "http://a.cl/y.PDF",
-                                               "http://a.cl/s.css", "http://b.com/", "http://c.com/d",
-                                               "http://e.org/", "http://10.1.2.3/"], parent_depth=0)
+        report = add_links(
+            collection,
+            rules,
+            [
+                "http://a.cl/",
+                "http://a.cl/x.pdf",
+                "http://a.cl/y.PDF",
+                "http://a.cl/s.css",
+                "http://b.com/",
+                "http://c.com/d",
+                "http://e.org/",
+                "http://10.1.2.3/",
+            ],
+            parent_depth=0,
+        )
         assert report.added == 3  # the page and the two logged PDFs; the rest is counted only
         collection.checkpoint()
-        assert OutLinks.read(tmp_path / "c") == {"extension": {".pdf": 2, ".css": 1},
-                                                 "tld": {"com": 2, "org": 1, "(ip)": 1}}
+        assert OutLinks.read(tmp_path / "c") == {
+            "extension": {".pdf": 2, ".css": 1},
+            "tld": {"com": 2, "org": 1, "(ip)": 1},
+        }
         add_links(collection, rules, ["http://f.com/"], parent_depth=0)
     with Collection(tmp_path / "c") as collection:  # closed, reopened: counts kept and added to
         assert collection.outlinks.groups["tld"]["com"] == 3
@@ -105,13 +134,25 @@ def test_the_counts_file_is_bounded_and_a_damaged_one_is_no_reason_to_stop(tmp_p
     assert OutLinks.read(tmp_path) == {} and OutLinks(tmp_path).groups == {}
 
 
-@pytest.mark.parametrize(("text", "language"), [
-    ("El rastreador recorre los sitios de la web chilena y guarda las páginas que encuentra en su colección.", "es"),
-    ("The crawler walks the sites of the Chilean web and keeps the pages it finds in its collection.", "en"),
-    ("Le robot parcourt les sites du web chilien et garde les pages qu'il trouve dans sa collection.", "fr"),
-    ("クローラーはチリのウェブのサイトを巡回し、見つけたページをコレクションに保存します。", "ja"),
-    ("12 34 56 -- | >>", ""),
-])
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        (
+            "El rastreador recorre los sitios de la web chilena y guarda las páginas que encuentra en su colección.",
+            "es",
+        ),
+        (
+            "The crawler walks the sites of the Chilean web and keeps the pages it finds in its collection.",
+            "en",
+        ),
+        (
+            "Le robot parcourt les sites du web chilien et garde les pages qu'il trouve dans sa collection.",
+            "fr",
+        ),
+        ("クローラーはチリのウェブのサイトを巡回し、見つけたページをコレクションに保存します。", "ja"),
+        ("12 34 56 -- | >>", ""),
+    ],
+)
 def test_the_language_of_a_page(text, language):
     assert identify(text) == language
 
@@ -133,16 +174,28 @@ def small_crawl(tmp_path):
             record["last_visit"] = NOW + 20 * k
             record["language"] = b"es" if k % 3 else b"en"
         docs[ids["c", 1]]["status"] = 404
-        collection.links.set_links(ids["a", 0], [ids["a", 1], ids["a", 2], ids["b", 0], ids["c", 0], ids["a", 1]])
+        collection.links.set_links(
+            ids["a", 0], [ids["a", 1], ids["a", 2], ids["b", 0], ids["c", 0], ids["a", 1]]
+        )
         collection.links.set_links(ids["b", 0], [ids["a", 0], ids["b", 1]])
         collection.links.set_links(ids["a", 1], [ids["a", 0]])
         batch = directory / "batches" / "000001"
         batch.mkdir(parents=True)
         (batch / "batch.json").write_text(json.dumps({"batch": 1, "urls": 9, "sites": 3}))
-        (batch / "harvest.json").write_text(json.dumps({"batch": 1, "started": NOW, "finished": NOW + 200,
-                                                        "urls": 9, "fetched": 9, "ok": 8, "sites": 3,
-                                                        "waits": {"normal": 15, "large_site": 5,
-                                                                  "large_site_pages": 100}}))
+        (batch / "harvest.json").write_text(
+            json.dumps(
+                {
+                    "batch": 1,
+                    "started": NOW,
+                    "finished": NOW + 200,
+                    "urls": 9,
+                    "fetched": 9,
+                    "ok": 8,
+                    "sites": 3,
+                    "waits": {"normal": 15, "large_site": 5, "large_site_pages": 100},
+                }
+            )
+        )
     return directory, ids
 
 
@@ -151,7 +204,9 @@ def test_the_report_of_a_small_crawl(small_crawl):
     with Collection(directory, readonly=True) as collection:
         report = build_report(collection, config(), as_of=NOW)
     sections = {s.key: s for s in report.sections}
-    assert report.summary["documents"] == 9 and report.summary["gathered"] == 8 and report.summary["sites"] == 3
+    assert (
+        report.summary["documents"] == 9 and report.summary["gathered"] == 8 and report.summary["sites"] == 3
+    )
     assert report.summary["links"] == 7  # distinct pairs: the repeated a/p1 once
     tables = {t.name: t for s in report.sections for t in s.tables}
     status = dict(zip(tables["documents-status"].rows[0], tables["documents-status"].rows[1]))
@@ -229,7 +284,7 @@ def test_a_plot_left_out_leaves_its_table_in_its_place():
     counts = histogram_table("t", "Counts", np.array([1, 2, 2]))  # shown in the page only by its plot
     assert counts.show == 0
     page = render_section(Section("s", "S", tables=[counts], plots=[curve(MIN_POINTS - 1)]))
-    assert "<figure" not in page and "<h3>Counts</h3>" in page and "<td class=\"num\">2</td>" in page
+    assert "<figure" not in page and "<h3>Counts</h3>" in page and '<td class="num">2</td>' in page
     page = render_section(Section("s", "S", tables=[counts], plots=[curve(MIN_POINTS)]))
     assert '<figure id="plot-ccdf-5"' in page and "<h3>Counts</h3>" not in page
     shown = Table("t", "Shown", ["value"], [np.array([1])])  # a table the page shows anyway: once
@@ -237,8 +292,13 @@ def test_a_plot_left_out_leaves_its_table_in_its_place():
 
 
 def test_a_table_fits_the_page_and_scrolls_in_its_own_box_when_it_cannot():
-    table = Table("top", "Top", ["url", "in_degree", "state"],
-                  [["http://a.example/p"], np.array([3]), ["done"]], links={"url": "url"})
+    table = Table(
+        "top",
+        "Top",
+        ["url", "in_degree", "state"],
+        [["http://a.example/p"], np.array([3]), ["done"]],
+        links={"url": "url"},
+    )
     html = render_table(table)
     assert '<div class="scroll"><table>' in html and "in_<wbr>degree" in html  # a header breaks at "_"
     assert '<td class="url"><a href="http://a.example/p">' in html and '<td class="text">done</td>' in html
@@ -264,15 +324,20 @@ def test_export_streams_documents_in_chunks(small_crawl, monkeypatch):
         every = list(export.documents(collection, export.Selection()))
         assert [r["docid"] for r in every] == list(range(1, 10))
         assert every[0]["url"] == "http://a.example/p0" and every[0]["language"] == "en"
-        chosen = export.Selection(first=2, last=8, sites=("http://b.example/", "http://c.example"), min_depth=1,
-                                  pattern=r"p\d$")
-        assert [r["url"] for r in export.documents(collection, chosen)] == ["http://b.example/p1",
-                                                                             "http://b.example/p2"]
+        chosen = export.Selection(
+            first=2, last=8, sites=("http://b.example/", "http://c.example"), min_depth=1, pattern=r"p\d$"
+        )
+        assert [r["url"] for r in export.documents(collection, chosen)] == [
+            "http://b.example/p1",
+            "http://b.example/p2",
+        ]
         text = list(export.documents(collection, export.Selection(first=1, last=1, content="document")))
         assert text[0]["content"] == ""  # nothing stored
         edges = list(export.links(collection))
-        assert edges[:2] == [{"source": ids["a", 0], "target": ids["a", 1]}, {"source": ids["a", 0],
-                                                                             "target": ids["a", 2]}]
+        assert edges[:2] == [
+            {"source": ids["a", 0], "target": ids["a", 1]},
+            {"source": ids["a", 0], "target": ids["a", 2]},
+        ]
         assert len(edges) == 8  # as stored: the repeat kept, the list order kept
         out = io.StringIO()
         writer = export.RowWriter(out, "csv")
@@ -305,7 +370,10 @@ def test_a_report_that_fails_half_way_leaves_the_previous_report_whole(small_cra
     out = tmp_path / "report"
     write_report(report, out)
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    assert Path("index.html") in before and json.loads(before[Path("report.json")])["format"] == "wirescrapy-report"
+    assert (
+        Path("index.html") in before
+        and json.loads(before[Path("report.json")])["format"] == "wirescrapy-report"
+    )
     for dead in (tmp_path / ".report.tmp-999999999", tmp_path / ".report.old-999999999"):  # of killed reports
         (dead / "data").mkdir(parents=True)
         (dead / "report.json").write_text("{")

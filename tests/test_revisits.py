@@ -61,8 +61,16 @@ def test_a_304_is_a_visit_that_found_no_change_and_leaves_the_page_alone(bench):
     assert record["status"] == 304 and not record["changed"]
     assert (after["status"], after["error"], after["visits"], after["visits_changed"]) == (304, 0, 2, 0)
     assert after["time_unchanged"] == pytest.approx(100.0) and after["last_visit"] > before["last_visit"]
-    for field in ("content_hash", "stored_length", "raw_length", "mime", "first_visit", "last_change", "etag",
-                  "last_modified_header"):
+    for field in (
+        "content_hash",
+        "stored_length",
+        "raw_length",
+        "mime",
+        "first_visit",
+        "last_change",
+        "etag",
+        "last_modified_header",
+    ):
         assert after[field] == before[field], field
     assert not after["flags"] & (DocFlag.CHANGED | DocFlag.REDIRECT)
     assert bench.collection.load_page(bench.collection.lookup(url)) == stored
@@ -71,7 +79,7 @@ def test_a_304_is_a_visit_that_found_no_change_and_leaves_the_page_alone(bench):
     assert (site["fetched"], site["ok"], site["errors"]) == (2, 2, 0)
     # The freshness estimator counts it: one revisit that found no change estimates no change (the page's
     # own estimate), where a page seen once gets the prior.
-    docs = bench.collection.documents.records[1:bench.collection.documents.count + 1]
+    docs = bench.collection.documents.records[1 : bench.collection.documents.count + 1]
     assert change_rate(docs)[bench.collection.lookup(url) - 1] == 0.0 < PRIOR_RATE
 
 
@@ -95,35 +103,52 @@ def test_the_manager_puts_the_validators_in_the_revisit_s_batch(bench):
 
 def test_the_batch_carries_redirect_hops_and_validators_byte_for_byte(tmp_path):
     odd = b'"a\tb%09c\xe9"'  # a tab, a "%09" and a latin-1 byte: each comes back as it was
-    urls = [BatchURL(10, 1, 2, False, 0.5, T0, "http://a.example/x", 2, odd, DATE),
-            BatchURL(11, 1, 0, False, 0.25, 0.0, "http://a.example/y")]
-    path, = write_batch(tmp_path, 1, urls, [BatchSite(1, "http://a.example")])
+    urls = [
+        BatchURL(10, 1, 2, False, 0.5, T0, "http://a.example/x", 2, odd, DATE),
+        BatchURL(11, 1, 0, False, 0.25, 0.0, "http://a.example/y"),
+    ]
+    (path,) = write_batch(tmp_path, 1, urls, [BatchSite(1, "http://a.example")])
     assert read_batch(path).urls == urls
 
 
 def test_a_version_1_batch_is_still_read(tmp_path):
-    path, = write_batch(tmp_path, 1, [BatchURL(10, 1, 2, False, 0.5, T0, "http://a.example/x", 2, ETAG, DATE)],
-                        [BatchSite(1, "http://a.example")])
+    (path,) = write_batch(
+        tmp_path,
+        1,
+        [BatchURL(10, 1, 2, False, 0.5, T0, "http://a.example/x", 2, ETAG, DATE)],
+        [BatchSite(1, "http://a.example")],
+    )
     data = f"#docid\tsiteid\tdepth\tdynamic\tprofit\tlast_visit\turl\n10\t1\t2\t0\t0.5\t{T0:.0f}\thttp://a.example/x\n"
     (path / "urls.tsv").write_text(data)
     info = json.loads((path / "batch.json").read_text())
     info["version"] = 1
     info["files"]["urls.tsv"] = {"bytes": len(data), "xxh3_64": xxh3_64_hexdigest(data.encode())}
     (path / "batch.json").write_text(json.dumps(info))
-    url, = read_batch(path).urls
-    assert (url.doc_id, url.url, url.redirects, url.etag, url.last_modified_header) == (10, "http://a.example/x", 0,
-                                                                                          b"", b"")
+    (url,) = read_batch(path).urls
+    assert (url.doc_id, url.url, url.redirects, url.etag, url.last_modified_header) == (
+        10,
+        "http://a.example/x",
+        0,
+        b"",
+        b"",
+    )
 
 
 def test_the_revisit_request_sends_the_validators_back_exactly():
     sched = scheduler()
-    sched.enqueue_batch([BatchURL(7, 1, 2, False, 0.0, T0, "http://a.cl/x", 0, ETAG, DATE),
-                         BatchURL(8, 2, 1, False, 0.0, 0.0, "http://b.cl/y", 2)])
+    sched.enqueue_batch(
+        [
+            BatchURL(7, 1, 2, False, 0.0, T0, "http://a.cl/x", 0, ETAG, DATE),
+            BatchURL(8, 2, 1, False, 0.0, 0.0, "http://b.cl/y", 2),
+        ]
+    )
     revisit, hopped = take(sched), take(sched)
     assert revisit.headers[b"If-None-Match"] == ETAG and revisit.headers[b"If-Modified-Since"] == DATE
     assert "wire_hops" not in revisit.meta
     assert b"If-None-Match" not in hopped.headers and b"If-Modified-Since" not in hopped.headers
-    assert hopped.meta["wire_hops"] == 2  # redirects in earlier batches led to it: they count against the limit
+    assert (
+        hopped.meta["wire_hops"] == 2
+    )  # redirects in earlier batches led to it: they count against the limit
 
 
 def test_the_sample_web_answers_a_conditional_request_as_a_static_server_does():

@@ -42,13 +42,17 @@ def valid(body: bytes = RULES, **kwargs) -> RobotsPolicy:
 
 # -- user agent ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("user_agent, token", [
-    ("wirescrapy/0.1 (WIRE crawler; +https://pypi.org/project/wirescrapy/)", "wirescrapy"),
-    ("wirescrapy", "wirescrapy"),
-    ("MyBot/2.0", "MyBot"),
-    ("", "wirescrapy"),
-    ("   ", "wirescrapy"),
-])
+
+@pytest.mark.parametrize(
+    "user_agent, token",
+    [
+        ("wirescrapy/0.1 (WIRE crawler; +https://pypi.org/project/wirescrapy/)", "wirescrapy"),
+        ("wirescrapy", "wirescrapy"),
+        ("MyBot/2.0", "MyBot"),
+        ("", "wirescrapy"),
+        ("   ", "wirescrapy"),
+    ],
+)
 def test_user_agent_token(user_agent, token):
     assert user_agent_token(user_agent) == token
 
@@ -58,6 +62,7 @@ def test_robots_rdf_url():
 
 
 # -- states --------------------------------------------------------------------------------------------
+
 
 def test_unknown_allows_nothing_and_is_due():
     policy = RobotsPolicy()
@@ -119,6 +124,7 @@ def test_recovery_after_unreachable():
 
 # -- re-fetch periods ----------------------------------------------------------------------------------
 
+
 def test_valid_and_missing_are_refetched_after_the_valid_period():
     for policy in (valid(), RobotsPolicy()):
         if policy.state is RobotsState.UNKNOWN:
@@ -133,8 +139,9 @@ def test_unreachable_is_retried_after_the_invalid_period():
 
 
 def test_periods_and_token_from_config():
-    config = WireConfig.from_settings(BaseSettings({
-        "WIRE_ROBOTS_TXT_VALID_PERIOD": 100, "WIRE_ROBOTS_TXT_INVALID_PERIOD": 10}))
+    config = WireConfig.from_settings(
+        BaseSettings({"WIRE_ROBOTS_TXT_VALID_PERIOD": 100, "WIRE_ROBOTS_TXT_INVALID_PERIOD": 10})
+    )
     policy = RobotsPolicy.from_config(config, "wirescrapy/0.1 (+x)")
     assert policy.user_agent == "wirescrapy"
     policy.fetched(200, b"", NOW)
@@ -144,6 +151,7 @@ def test_periods_and_token_from_config():
 
 
 # -- rebuilding from the collection --------------------------------------------------------------------
+
 
 def test_rebuilt_from_state_body_and_time():
     policy = valid()
@@ -155,6 +163,7 @@ def test_rebuilt_from_state_body_and_time():
 
 
 # -- broken robots.txt files ---------------------------------------------------------------------------
+
 
 def test_binary_junk():
     policy = valid(os.urandom(4096) + b"\x00\xff\xfe")
@@ -313,10 +322,19 @@ def test_xxe_and_entity_expansion_are_not_resolved(tmp_path):
     assert all(len(e.url) < 100 for e in document.entries)
 
 
-@pytest.mark.parametrize("body", [
-    b"", b"   ", b"\x00\x01\x02", pytest.param(os.urandom(512), id="random"), b"<html><body>no sitemap</body></html>",
-    b"<urlset><url><loc>http://a.cl/x</loc>", b"\x1f\x8b\x08broken gzip", b"<<<>>>",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"   ",
+        b"\x00\x01\x02",
+        pytest.param(os.urandom(512), id="random"),
+        b"<html><body>no sitemap</body></html>",
+        b"<urlset><url><loc>http://a.cl/x</loc>",
+        b"\x1f\x8b\x08broken gzip",
+        b"<<<>>>",
+    ],
+)
 def test_broken_sitemaps_do_not_crash(body):
     for parse in (parse_sitemap, parse_robots_rdf):
         document = parse(body, base_url="http://a.cl/")
@@ -367,19 +385,26 @@ def test_robots_rdf_as_rss_and_atom():
     assert parse_robots_rdf(atom).pairs() == [("http://a.cl/3", when)]
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("2004-10-01", 1096588800.0),
-    ("2004-10-01T18:23:17+00:00", 1096654997.0),
-    ("2004-10-01T18:23:17Z", 1096654997.0),
-    ("2004-10-01T15:23:17-03:00", 1096654997.0),
-    ("2004-10-01T18:23:17.5+0000", 1096654997.5),
-    ("2004-10-01T18:23Z", 1096654980.0),
-    ("2004-10", 1096588800.0),
-    ("2004", 1072915200.0),
-    ("Fri, 01 Oct 2004 18:23:17 GMT", 1096654997.0),
-    ("1096654997", 1096654997.0),
-    ("", None), (None, None), ("yesterday", None), ("2004-13-45", None), ("0000-01-01", None),
-    ("9999-12-31T23:59:59-23:59", None),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("2004-10-01", 1096588800.0),
+        ("2004-10-01T18:23:17+00:00", 1096654997.0),
+        ("2004-10-01T18:23:17Z", 1096654997.0),
+        ("2004-10-01T15:23:17-03:00", 1096654997.0),
+        ("2004-10-01T18:23:17.5+0000", 1096654997.5),
+        ("2004-10-01T18:23Z", 1096654980.0),
+        ("2004-10", 1096588800.0),
+        ("2004", 1072915200.0),
+        ("Fri, 01 Oct 2004 18:23:17 GMT", 1096654997.0),
+        ("1096654997", 1096654997.0),
+        ("", None),
+        (None, None),
+        ("yesterday", None),
+        ("2004-13-45", None),
+        ("0000-01-01", None),
+        ("9999-12-31T23:59:59-23:59", None),
+    ],
+)
 def test_parse_date(text, expected):
     assert parse_date(text) == expected

@@ -15,8 +15,11 @@ import pytest
 from wirescrapy.collection.metadata import RobotsState
 from wirescrapy.seeder.robots import RobotsPolicy, rfc9309_text
 
-CASES = json.loads((Path(__file__).parent / "data" / "conformance" / "google-robotstxt" /
-                    "robots_test_cases.json").read_text(encoding="utf-8"))
+CASES = json.loads(
+    (
+        Path(__file__).parent / "data" / "conformance" / "google-robotstxt" / "robots_test_cases.json"
+    ).read_text(encoding="utf-8")
+)
 IN_SCOPE = [case for case in CASES if case["agent"] and " " not in case["agent"] and case["url"]]
 
 # The caller must percent-encode the URL (robots_test.cc says so): the crawler asks with canonical URLs, in
@@ -34,8 +37,11 @@ def allowed(case: dict) -> bool:
 
 def test_the_cases_are_there():
     assert len(IN_SCOPE) > 120
-    assert {case["test"] for case in IN_SCOPE} >= {"ID_LineSyntax_Groups_OtherRules",
-                                                  "ID_UserAgentValueCaseInsensitive", "ID_LongestMatch"}
+    assert {case["test"] for case in IN_SCOPE} >= {
+        "ID_LineSyntax_Groups_OtherRules",
+        "ID_UserAgentValueCaseInsensitive",
+        "ID_LongestMatch",
+    }
 
 
 @pytest.mark.parametrize("case", IN_SCOPE, ids=lambda case: case["test"])

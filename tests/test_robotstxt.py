@@ -39,10 +39,26 @@ def harvest(tmp_path):
     harvest.close()
 
 
-def robots_fetch(status: int, body: bytes = b"", ended: float = 1000.0, url: str = SITE + "/robots.txt",
-                 error: FetchError | None = None) -> Fetch:
-    return Fetch(Kind.ROBOTS, url, 0, 0, 0, started=ended - 1, ended=ended, status=status, body=body, error=error,
-                 origin=SITE)
+def robots_fetch(
+    status: int,
+    body: bytes = b"",
+    ended: float = 1000.0,
+    url: str = SITE + "/robots.txt",
+    error: FetchError | None = None,
+) -> Fetch:
+    return Fetch(
+        Kind.ROBOTS,
+        url,
+        0,
+        0,
+        0,
+        started=ended - 1,
+        ended=ended,
+        status=status,
+        body=body,
+        error=error,
+        origin=SITE,
+    )
 
 
 def gather(harvest: Harvest, fetch: Fetch) -> Fetch:
@@ -85,11 +101,14 @@ def test_a_response_settles_the_site_and_the_rules_answer(harvest):
     assert robots.request_due(SITE, 1000.0 + CONFIG.robots_txt_valid_period)
 
 
-@pytest.mark.parametrize("status, state, verdict", [
-    (404, RobotsState.MISSING, Verdict.ALLOWED),
-    (301, RobotsState.MISSING, Verdict.ALLOWED),  # a redirect not followed
-    (503, RobotsState.UNREACHABLE, Verdict.UNREACHABLE),
-])
+@pytest.mark.parametrize(
+    "status, state, verdict",
+    [
+        (404, RobotsState.MISSING, Verdict.ALLOWED),
+        (301, RobotsState.MISSING, Verdict.ALLOWED),  # a redirect not followed
+        (503, RobotsState.UNREACHABLE, Verdict.UNREACHABLE),
+    ],
+)
 def test_what_other_answers_leave(harvest, status, state, verdict):
     robots = harvest.robots
     assert robots.fetched(robots_fetch(status, b"User-agent: *\nDisallow: /\n")).state is state
@@ -114,8 +133,12 @@ def test_what_a_fetch_writes_is_the_owner_s_record(harvest):
     robots.fetched(missing)
     record = robots.record(missing)
     assert record == RobotsRecord(SITE + "/robots.txt", None, RobotsState.MISSING, 2000.0, 0.0)
-    assert record.site_fields(9) == {"robots_state": int(RobotsState.MISSING), "robots_fetched": 2000.0,
-                                     "robots_docid": 9, "crawl_delay": 0.0}
+    assert record.site_fields(9) == {
+        "robots_state": int(RobotsState.MISSING),
+        "robots_fetched": 2000.0,
+        "robots_docid": 9,
+        "crawl_delay": 0.0,
+    }
 
 
 def test_the_rules_written_are_the_rules_a_later_harvest_loads(harvest, tmp_path):
@@ -127,7 +150,9 @@ def test_the_rules_written_are_the_rules_a_later_harvest_loads(harvest, tmp_path
     assert harvest.collection.load_page(int(site["robots_docid"])) == RULES
     harvest.collection.checkpoint()
     later = RobotsTxt(CONFIG, USER_AGENT, harvest.collection)
-    assert later.verdict(SITE + "/private/x") is Verdict.DISALLOWED and later.policy(SITE).fetched_at == 1000.0
+    assert (
+        later.verdict(SITE + "/private/x") is Verdict.DISALLOWED and later.policy(SITE).fetched_at == 1000.0
+    )
     newer = BatchSite(1, SITE, robots_state=RobotsState.MISSING, robots_fetched=5000.0)
     assert RobotsTxt(CONFIG, USER_AGENT, harvest.collection).policy(SITE, newer).state is RobotsState.MISSING
 

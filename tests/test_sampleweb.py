@@ -149,7 +149,7 @@ def test_link_graph_is_web_like(truth):
     counts = sorted(in_links.values(), reverse=True)
     # A few pages get many in-links, most get few.
     assert counts[0] >= 10 * counts[len(counts) // 2]
-    site = lambda url: urlsplit(url).netloc  # noqa: E731
+    site = lambda url: urlsplit(url).netloc
     cross = sum(site(page) != site(link) for page, links in truth.links.items() for link in links)
     assert cross >= 30
 
@@ -278,7 +278,7 @@ def test_non_html_files(web, truth):
 
 
 def test_odd_html(web, truth):
-    odd = lambda name: fetch(web, web.url(1, "/odd/" + name))  # noqa: E731
+    odd = lambda name: fetch(web, web.url(1, "/odd/" + name))
     assert b"\x00" in odd("nul.html").body
     latin1 = odd("latin1.html")
     assert "iso-8859-1" in header(latin1, "Content-Type") and b'href="/odd/caf\xe9.html"' in latin1.body
@@ -360,8 +360,10 @@ def test_weblike_sites_and_pages(weblike):
 
 
 def test_weblike_keeps_every_feature():
-    for config in (SampleWebConfig(sites=2, pages_per_site=4, shape="weblike"),
-                   SampleWebConfig(sites=6, pages_per_site=40, seed=2, shape="weblike")):
+    for config in (
+        SampleWebConfig(sites=2, pages_per_site=4, shape="weblike"),
+        SampleWebConfig(sites=6, pages_per_site=40, seed=2, shape="weblike"),
+    ):
         web = SampleWeb(config, PORT)
         truth = web.ground_truth()
         assert truth.duplicates and truth.traps and truth.redirect_loops and truth.dropped
@@ -375,7 +377,7 @@ def test_weblike_links(weblike):
     truth = weblike.ground_truth()
     sizes = [weblike.site_pages(site) for site in range(8)]
     by_size = sorted(range(8), key=lambda site: -sizes[site])
-    site = lambda url: weblike.site_of(urlsplit(url).netloc)  # noqa: E731
+    site = lambda url: weblike.site_of(urlsplit(url).netloc)
     into = defaultdict(int)
     in_links = defaultdict(int)
     for page, links in truth.links.items():
@@ -406,7 +408,9 @@ def test_classify(web):
 def test_config_argv_round_trips():
     from wirescrapy.testing.sampleweb.__main__ import build_parser
 
-    config = SampleWebConfig(sites=3, pages_per_site=7, slow_delay=0.25, broken_robots="malformed", shape="weblike")
+    config = SampleWebConfig(
+        sites=3, pages_per_site=7, slow_delay=0.25, broken_robots="malformed", shape="weblike"
+    )
     args = build_parser().parse_args(config_argv(config))
     assert SampleWebConfig(**{k: getattr(args, k) for k in vars(config)}) == config
     assert build_parser().parse_args(["--pages", "9"]).pages_per_site == 9

@@ -33,11 +33,18 @@ def test_the_default_web_is_unchanged_by_the_script_pages():
 def test_the_ground_truth_knows_which_links_only_scripts_show():
     truth = web("endless").ground_truth()
     url = web().url
-    assert truth.scripted[url(5, "/js/write.html")] == {url(5, "/js/found-write-1.html"), url(5, "/js/found-write-2.html")}
-    assert truth.scripted[url(5, "/js/app.html")] == {url(5, f"/js/found-app-{v}.html") for v in ("home", "news", "about")}
+    assert truth.scripted[url(5, "/js/write.html")] == {
+        url(5, "/js/found-write-1.html"),
+        url(5, "/js/found-write-2.html"),
+    }
+    assert truth.scripted[url(5, "/js/app.html")] == {
+        url(5, f"/js/found-app-{v}.html") for v in ("home", "news", "about")
+    }
     assert truth.scripted[url(5, "/js/xhr.html")] == {url(5, "/js/found-xhr.html")}
     assert truth.scripted[url(1, "/odd/not-links.html")] == {url(1, "/odd/ghost-script.html")}
-    assert truth.endless == {url(5, "/js/endless.html")} and truth.scripted[url(5, "/js/endless.html")] == set()
+    assert (
+        truth.endless == {url(5, "/js/endless.html")} and truth.scripted[url(5, "/js/endless.html")] == set()
+    )
     for page, links in truth.scripted.items():
         assert not links & set(truth.links[page])  # not in the raw HTML
         assert not links & truth.pages  # reached only through a script
@@ -50,7 +57,10 @@ def test_the_ground_truth_knows_which_links_only_scripts_show():
 
 def test_assets_are_served_with_their_types():
     sample = web()
-    assert dict(sample.respond("site5.wire.test", "/js/lib.js").headers)["Content-Type"] == "application/javascript"
+    assert (
+        dict(sample.respond("site5.wire.test", "/js/lib.js").headers)["Content-Type"]
+        == "application/javascript"
+    )
     assert sample.respond("site5.wire.test", "/js/logo.png").body.startswith(b"\x89PNG")
     assert sample.classify(sample.url(5, "/js/data.json")) == "file"
 

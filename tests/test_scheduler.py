@@ -56,6 +56,7 @@ BASE_SETTINGS = {
 
 # -- what runs in the subprocess -----------------------------------------------------------------------
 
+
 class RefusingMiddleware:
     """Refuses requests marked ``refuse`` before they reach the network, as a robots.txt rule would."""
 
@@ -90,24 +91,35 @@ class PoliteSpider(scrapy.Spider):
         # As the harvester begins a batch (HarvesterSpider._begin): robots.txt queued before the pages of its site,
         # holding it until its rules are read (its Crawl-delay in force from the end of its download), and in the
         # same turn as the batch, whose sites' waits would otherwise replace a Crawl-delay read meanwhile.
-        requests = [scrapy.Request(spec["url"], callback=self.parse, errback=self.failed,
-                                   priority=spec.get("priority", 0),
-                                   meta={**spec.get("meta", {}), **({HOLD_SITE: True} if spec["url"].endswith(
-                                       "/robots.txt") else {})})
-                    for spec in self.plan["requests"]]
+        requests = [
+            scrapy.Request(
+                spec["url"],
+                callback=self.parse,
+                errback=self.failed,
+                priority=spec.get("priority", 0),
+                meta={
+                    **spec.get("meta", {}),
+                    **({HOLD_SITE: True} if spec["url"].endswith("/robots.txt") else {}),
+                },
+            )
+            for spec in self.plan["requests"]
+        ]
         for request in requests:
             if request.meta.get(HOLD_SITE):
                 self.crawler.engine.crawl(request)
         urls = [page(doc, site, url) for doc, site, url in self.plan["batch"]]
         sites = {site["site_id"]: BatchSite(**site) for site in self.plan["sites"]}
-        WireScheduler.of(self.crawler).enqueue_batch(urls, sites=sites, callback=self.parse, errback=self.failed)
+        WireScheduler.of(self.crawler).enqueue_batch(
+            urls, sites=sites, callback=self.parse, errback=self.failed
+        )
         for request in requests:
             if not request.meta.get(HOLD_SITE):
                 yield request
 
     def parse(self, response):
-        self.outcomes.append({"url": response.request.url, "status": response.status,
-                              "doc": response.request.meta.get(DOC_ID)})
+        self.outcomes.append(
+            {"url": response.request.url, "status": response.status, "doc": response.request.meta.get(DOC_ID)}
+        )
         if response.url.endswith("/robots.txt") and response.status == 200:
             delay = Protego.parse(response.text).crawl_delay("wirescrapy")
             if delay:
@@ -115,8 +127,14 @@ class PoliteSpider(scrapy.Spider):
         WireScheduler.of(self.crawler).release_held(response.request)
 
     def failed(self, failure):
-        self.outcomes.append({"url": failure.request.url, "error": failure.type.__name__,
-                              "doc": failure.request.meta.get(DOC_ID), "refused_at": failure.request.meta.get("refused_at")})
+        self.outcomes.append(
+            {
+                "url": failure.request.url,
+                "error": failure.type.__name__,
+                "doc": failure.request.meta.get(DOC_ID),
+                "refused_at": failure.request.meta.get("refused_at"),
+            }
+        )
         WireScheduler.of(self.crawler).release_held(failure.request)
 
     def _headers(self, headers, body_length, request, spider):
@@ -131,11 +149,17 @@ class PoliteSpider(scrapy.Spider):
 
     def closed(self, reason):
         stats = self.crawler.stats.get_stats()
-        result = {"reason": reason, "started": self.started, "ended": time.time(), "outcomes": self.outcomes,
-                  "dropped": self.dropped, "stats": {k: v for k, v in stats.items() if isinstance(v, (int, float))},
-                  # When the crawler received each response (or gave up on it): the scheduler's stamp, from which
-                  # the site's wait ran.
-                  "received": [[request.url, request.meta[ENDED]] for request in self.downloaded]}
+        result = {
+            "reason": reason,
+            "started": self.started,
+            "ended": time.time(),
+            "outcomes": self.outcomes,
+            "dropped": self.dropped,
+            "stats": {k: v for k, v in stats.items() if isinstance(v, (int, float))},
+            # When the crawler received each response (or gave up on it): the scheduler's stamp, from which
+            # the site's wait ran.
+            "received": [[request.url, request.meta[ENDED]] for request in self.downloaded],
+        }
         Path(self.plan["out"]).write_text(json.dumps(result))
 
 
@@ -147,6 +171,7 @@ def _run(plan_path: str) -> None:
 
 
 # -- the scheduler alone, in this process (no reactor: nothing here waits) -----------------------------------
+
 
 class FakeCrawler:
     """What WireScheduler uses of a crawler, before any engine exists."""
@@ -194,14 +219,22 @@ def page(doc, site, url, depth=0):
 
 def test_a_batch_becomes_requests_only_when_their_site_is_ready():
     sched = scheduler()
-    urls = [page(7, 1, "http://a.cl/x?y=1", 2), page(8, 2, "http://b.cl/"), page(9, 1, "http://a.cl/z", 3),
-            page(10, 1, "http://a.cl/done", 3)]
+    urls = [
+        page(7, 1, "http://a.cl/x?y=1", 2),
+        page(8, 2, "http://b.cl/"),
+        page(9, 1, "http://a.cl/z", 3),
+        page(10, 1, "http://a.cl/done", 3),
+    ]
     callback = object.__repr__
     assert sched.enqueue_batch(urls, skip={10}, callback=callback) == 3
     assert len(sched) == 3 and sched.has_pending_requests()
     first, second = take(sched), take(sched)
     assert (first.url, first.meta, first.callback, first.dont_filter) == (
-        "http://a.cl/x?y=1", {"wire_doc_id": 7, "wire_site_id": 1, "wire_depth": 2}, callback, True)
+        "http://a.cl/x?y=1",
+        {"wire_doc_id": 7, "wire_site_id": 1, "wire_depth": 2},
+        callback,
+        True,
+    )
     assert second.url == "http://b.cl/"
     assert sched.queue.is_fetching("http://a.cl") and sched.has_pending_requests()
     assert sorted(sched.pending_doc_ids()) == [7, 8, 9]
@@ -248,10 +281,16 @@ def test_a_site_s_wait_counts_from_its_response_s_last_byte_when_it_came_in_whol
     assert sched.queue.next_ready_time() == pytest.approx(1030.0, abs=0.001)
 
 
-@pytest.mark.parametrize(("body_done", "now", "lag"), [
-    (None, 100.0, 0.0), (99.9996, 100.0, 0.0004), (100.0, 100.0, 0.0),
-    (98.5, 100.0, 0.0), (100.2, 100.0, 0.0),  # more than BODY_DONE_LAG before, or after: a clock stepped
-])
+@pytest.mark.parametrize(
+    ("body_done", "now", "lag"),
+    [
+        (None, 100.0, 0.0),
+        (99.9996, 100.0, 0.0004),
+        (100.0, 100.0, 0.0),
+        (98.5, 100.0, 0.0),
+        (100.2, 100.0, 0.0),  # more than BODY_DONE_LAG before, or after: a clock stepped
+    ],
+)
 def test_an_access_ends_at_its_last_byte_if_that_came_just_before(body_done, now, lag):
     assert access_lag(body_done, now) == pytest.approx(lag)
 
@@ -343,7 +382,12 @@ def test_requests_with_a_positive_priority_go_first_and_duplicates_are_dropped()
     while (request := take(sched)) is not None:
         order.append(request.url)
         download(sched, request)
-    assert order == ["http://a.cl/robots.txt", "http://a.cl:80/1", "http://a.cl/2", "http://a.cl/2"]  # one site
+    assert order == [
+        "http://a.cl/robots.txt",
+        "http://a.cl:80/1",
+        "http://a.cl/2",
+        "http://a.cl/2",
+    ]  # one site
     assert not sched.has_pending_requests()
 
 
@@ -361,10 +405,17 @@ def test_at_most_wire_connections_sites_at_once():
 def test_sites_of_a_resumed_batch_wait_first_and_site_records_set_their_waits():
     sched = scheduler(clock=lambda: 50.0)
     urls = [page(1, 1, "http://a.cl/"), page(2, 2, "http://b.cl/"), page(3, 3, "http://c.cl/")]
-    sites = {1: BatchSite(1, "http://a.cl", docs=101), 2: BatchSite(2, "http://b.cl", crawl_delay=30.0),
-             3: BatchSite(3, "http://c.cl")}
+    sites = {
+        1: BatchSite(1, "http://a.cl", docs=101),
+        2: BatchSite(2, "http://b.cl", crawl_delay=30.0),
+        3: BatchSite(3, "http://c.cl"),
+    }
     sched.enqueue_batch(urls, sites=sites, resumed=True)
-    assert [sched.queue.wait_of(s) for s in ("http://a.cl", "http://b.cl", "http://c.cl")] == [5.0, 30.0, 15.0]
+    assert [sched.queue.wait_of(s) for s in ("http://a.cl", "http://b.cl", "http://c.cl")] == [
+        5.0,
+        30.0,
+        15.0,
+    ]
     assert sched.queue.next_ready_time() == 55.0
     sched.set_crawl_delay("http://a.cl/robots.txt", 9)
     assert sched.queue.next_ready_time() == 59.0
@@ -398,9 +449,15 @@ def test_the_unreached_request_is_released_without_a_wait_when_the_downloader_is
 
 # -- real crawls ---------------------------------------------------------------------------------------
 
+
 def crawl(tmp_path, name, batch, sites, requests=(), settings=None, timeout=60):
-    plan = {"batch": batch, "sites": sites, "requests": list(requests), "settings": settings or {},
-            "out": str(tmp_path / f"{name}.json")}
+    plan = {
+        "batch": batch,
+        "sites": sites,
+        "requests": list(requests),
+        "settings": settings or {},
+        "out": str(tmp_path / f"{name}.json"),
+    }
     plan_path = tmp_path / f"{name}-plan.json"
     plan_path.write_text(json.dumps(plan))
     run = run_scrapy(plan_path, module="tests.test_scheduler", timeout=timeout)
@@ -416,7 +473,9 @@ def server_view(web, result):
     received: dict[tuple[str, str], list[float]] = {}
     for url, ended in sorted(result["received"], key=lambda pair: pair[1]):
         parts = urlsplit(url)
-        received.setdefault((parts.hostname, parts.path + (f"?{parts.query}" if parts.query else "")), []).append(ended)
+        received.setdefault(
+            (parts.hostname, parts.path + (f"?{parts.query}" if parts.query else "")), []
+        ).append(ended)
     hosts = by_host(r for r in web.access_log() if result["started"] <= r["start"] <= result["ended"])
     for records in hosts.values():
         for record in records:
@@ -435,8 +494,11 @@ def too_soon(records, wait):
     from the end of its download (``ENDED``) to the next request. The server's own end of a response is no
     measure: when the crawler gives up on one (a timeout, a stopped download) the server sees the end later,
     by however long a loaded machine takes it to notice."""
-    return [(before["path"], after["path"], round(after["start"] - before["received"], 4))
-            for before, after in itertools.pairwise(records) if after["start"] - before["received"] < wait]
+    return [
+        (before["path"], after["path"], round(after["start"] - before["received"], 4))
+        for before, after in itertools.pairwise(records)
+        if after["start"] - before["received"] < wait
+    ]
 
 
 def assert_polite(records, wait):
@@ -525,11 +587,16 @@ def test_the_engine_is_woken_when_a_site_becomes_ready(sample_web, tmp_path):
     """With 0.3 s waits, N pages a site take about N x 0.3 s, not N x 5 s (the engine's heartbeat). The bounds
     leave a second for a loaded machine: a site whose readiness woke nothing waits for the heartbeat, 5 s."""
     web, n, wait = sample_web, 8, 0.3
-    batch = [[1000 + 100 * site + i, site, web.url(site, f"/page/{i}.html")]
-             for site in (0, 2, 5) for i in range(10, 10 + n)]
+    batch = [
+        [1000 + 100 * site + i, site, web.url(site, f"/page/{i}.html")]
+        for site in (0, 2, 5)
+        for i in range(10, 10 + n)
+    ]
     sites = [{"site_id": s, "origin": web.url(s, "").rstrip("/"), "docs": 10} for s in (0, 2, 5)]
     started = time.monotonic()
-    result = crawl(tmp_path, "wake", batch, sites, settings={"WIRE_WAIT_NORMAL": wait, "WIRE_WAIT_LARGE_SITE": wait})
+    result = crawl(
+        tmp_path, "wake", batch, sites, settings={"WIRE_WAIT_NORMAL": wait, "WIRE_WAIT_LARGE_SITE": wait}
+    )
     assert result["reason"] == "finished" and len(result["outcomes"]) == 3 * n
     hosts = server_view(web, result)
     assert len(hosts) == 3

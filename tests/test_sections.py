@@ -43,8 +43,16 @@ def test_a_kind_is_the_section_and_the_affix_a_generator_gives_a_kind_of_page():
 
 
 def test_section_ids_are_equal_within_a_site_and_section():
-    ids = section_ids([(1, b"/en/a.html"), (1, b"/fr/a.html"), (1, b"/en/mod/b.html"), (2, b"/en/a.html"),
-                       (1, b"/"), (1, b"/x.html")])
+    ids = section_ids(
+        [
+            (1, b"/en/a.html"),
+            (1, b"/fr/a.html"),
+            (1, b"/en/mod/b.html"),
+            (2, b"/en/a.html"),
+            (1, b"/"),
+            (1, b"/x.html"),
+        ]
+    )
     assert ids[0] == ids[2] and ids[4] == ids[5]
     assert len(set(ids.tolist())) == 4  # 1/en, 1/fr, 2/en, 1's root
     assert section_ids([]).tolist() == []
@@ -53,9 +61,21 @@ def test_section_ids_are_equal_within_a_site_and_section():
 def test_cross_section_links_count_distinct_pages_from_other_sections():
     # Pages 1-3 in section 1, 4-5 in section 2, 6 in section 3 (another site).
     section_of = np.array([0, 1, 1, 1, 2, 2, 3])
-    links = counts_matrix(6, [(1, 2), (1, 3), (2, 3),  # inside section 1: not counted
-                              (4, 3), (4, 3), (5, 3), (6, 3),  # page 4 twice: once
-                              (4, 5), (3, 4), (3, 3)])
+    links = counts_matrix(
+        6,
+        [
+            (1, 2),
+            (1, 3),
+            (2, 3),  # inside section 1: not counted
+            (4, 3),
+            (4, 3),
+            (5, 3),
+            (6, 3),  # page 4 twice: once
+            (4, 5),
+            (3, 4),
+            (3, 3),
+        ],
+    )
     assert cross_section_links(links, section_of).tolist() == [0, 0, 0, 3, 1, 0, 0]
     with pytest.raises(ValueError, match="section_of"):
         cross_section_links(links, section_of[:-1])
@@ -81,8 +101,14 @@ def test_crosslinks_breaks_a_tie_towards_the_page_other_sections_link():
     sections = section_ids((1, path) for path in paths)
     weights = {"pagerank": 4, "depth": 1}
     plain = plan(docs, links, config(WIRE_SCORE_WEIGHTS=weights, WIRE_BATCH_SIZE=1), 2000.0, count=1)
-    crossed = plan(docs, links, config(WIRE_SCORE_WEIGHTS={**weights, "crosslinks": 0.15}, WIRE_BATCH_SIZE=1),
-                   2000.0, count=1, sections=sections)
+    crossed = plan(
+        docs,
+        links,
+        config(WIRE_SCORE_WEIGHTS={**weights, "crosslinks": 0.15}, WIRE_BATCH_SIZE=1),
+        2000.0,
+        count=1,
+        sections=sections,
+    )
     assert crossed.quality[4] > crossed.quality[2]
     assert plain.quality[4] == pytest.approx(plain.quality[2])
     assert crossed.batches[0].tolist() == [5]
@@ -98,7 +124,9 @@ def test_a_page_copies_the_pages_with_its_path_after_the_first_directory():
     # A page at the site's top is no copy of a page in a section.
     assert mirror_path(b"/sitemap.html") == b"/sitemap.html"
     assert mirror_path(b"/") == b"/"
-    ids = mirror_ids([(1, b"/en/a.html"), (1, b"/ru/a.html"), (2, b"/en/a.html"), (1, b"/a.html"), (1, b"/en/b.html")])
+    ids = mirror_ids(
+        [(1, b"/en/a.html"), (1, b"/ru/a.html"), (2, b"/en/a.html"), (1, b"/a.html"), (1, b"/en/b.html")]
+    )
     assert ids.tolist() == [1, 1, 2, 3, 4]
 
 
@@ -125,8 +153,9 @@ def test_mirrors_breaks_a_tie_towards_the_copy_of_a_well_linked_page():
     mirrors = mirror_ids((1, path) for path in paths)
     weights = {"pagerank": 4, "depth": 1}
     plain = plan(docs, links, config(WIRE_SCORE_WEIGHTS=weights), 2000.0, count=1)
-    copied = plan(docs, links, config(WIRE_SCORE_WEIGHTS={**weights, "mirrors": 0.5}), 2000.0, count=1,
-                  mirrors=mirrors)
+    copied = plan(
+        docs, links, config(WIRE_SCORE_WEIGHTS={**weights, "mirrors": 0.5}), 2000.0, count=1, mirrors=mirrors
+    )
     assert plain.quality[4] == pytest.approx(plain.quality[5])
     assert copied.quality[4] > copied.quality[5]
     assert "mirrors" in copied.timings
@@ -140,7 +169,13 @@ def test_mirrors_breaks_a_tie_towards_the_copy_of_a_well_linked_page():
 def test_groups_by_several_keys_in_one_pass_are_those_by_each_alone():
     from wirescrapy.manager.sections import group_ids, mirror_path, section
 
-    urls = [(1, b"/en/a.html"), (1, b"/ru/a.html?x=1"), (2, b"/en/a.html"), (1, b"/a.html"), (1, b"/en/mod/b.html")]
+    urls = [
+        (1, b"/en/a.html"),
+        (1, b"/ru/a.html?x=1"),
+        (2, b"/en/a.html"),
+        (1, b"/a.html"),
+        (1, b"/en/mod/b.html"),
+    ]
     read = []
 
     def once():  # a manager run reads the URL store once for both

@@ -38,6 +38,7 @@ def collection(tmp_path):
 
 # -- schemes and bad URLs ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("url", ["mailto:a@b.cl", "javascript:void(0)", "ftp://a.cl/x", "tel:+56", "data:,x"])
 def test_other_schemes_are_rejected(rules, url):
     decision = rules.classify(url, 0)
@@ -64,10 +65,21 @@ def test_protocols_the_collection_cannot_store_are_dropped(caplog):
 
 # -- domains -------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("host, accepted", [
-    ("uchile.cl", True), ("www.uchile.cl", True), ("a.b.c.cl", True), ("cl", True), ("WWW.UCHILE.CL", True),
-    ("evilcl.com", False), ("www.cl.com", False), ("uchile.cl.evil.com", False), ("uchilecl", False),
-])
+
+@pytest.mark.parametrize(
+    "host, accepted",
+    [
+        ("uchile.cl", True),
+        ("www.uchile.cl", True),
+        ("a.b.c.cl", True),
+        ("cl", True),
+        ("WWW.UCHILE.CL", True),
+        ("evilcl.com", False),
+        ("www.cl.com", False),
+        ("uchile.cl.evil.com", False),
+        ("uchilecl", False),
+    ],
+)
 def test_domain_suffixes(host, accepted):
     rules = make_rules(WIRE_ACCEPT_DOMAIN_SUFFIXES=[".cl"])
     decision = rules.classify(f"http://{host}/")
@@ -92,13 +104,17 @@ def test_no_suffixes_accepts_every_host(rules):
 
 # -- reject patterns -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("url, pattern", [
-    ("http://a.cl/LOGIN.html", "login"),
-    ("http://a.cl/x?action=Logout", "logout"),
-    ("http://a.cl/user/register/", "register"),
-    ("http://a.cl/shop/cart?id=1", "cart"),
-    ("http://a.cl/%6Cogin", "login"),  # matched on the canonical form
-])
+
+@pytest.mark.parametrize(
+    "url, pattern",
+    [
+        ("http://a.cl/LOGIN.html", "login"),
+        ("http://a.cl/x?action=Logout", "logout"),
+        ("http://a.cl/user/register/", "register"),
+        ("http://a.cl/shop/cart?id=1", "cart"),
+        ("http://a.cl/%6Cogin", "login"),  # matched on the canonical form
+    ],
+)
 def test_reject_patterns(rules, url, pattern):
     decision = rules.classify(url, 1)
     assert decision.verdict is Verdict.REJECT and decision.reason is Reason.PATTERN
@@ -120,29 +136,33 @@ def test_reject_patterns_ignore_the_host():
 
 # -- extensions and dynamic pages ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("url, verdict, dynamic", [
-    ("http://a.cl/", Verdict.STATIC, False),
-    ("http://a.cl/dir/", Verdict.STATIC, False),
-    ("http://a.cl/page", Verdict.STATIC, False),
-    ("http://a.cl/Page.HTML", Verdict.STATIC, False),
-    ("http://a.cl/a.htm", Verdict.STATIC, False),
-    ("http://a.cl/a.txt", Verdict.STATIC, False),
-    ("http://a.cl/v1.2", Verdict.STATIC, False),  # all-digit: not an extension
-    ("http://a.cl/a.html?x=1", Verdict.DYNAMIC, True),
-    ("http://a.cl/?x", Verdict.DYNAMIC, True),
-    ("http://a.cl/index.php", Verdict.DYNAMIC, True),
-    ("http://a.cl/a.ASP", Verdict.DYNAMIC, True),
-    ("http://a.cl/a.jsp;x=1", Verdict.DYNAMIC, True),
-    ("http://a.cl/cgi/a.pl", Verdict.DYNAMIC, True),
-    ("http://a.cl/a.cgi", Verdict.DYNAMIC, True),
-    ("http://a.cl/a.cfm", Verdict.DYNAMIC, True),
-    ("http://a.cl/photo.JPG", Verdict.LOG, False),
-    ("http://a.cl/doc.pdf", Verdict.LOG, False),
-    ("http://a.cl/img.png?v=2", Verdict.LOG, True),
-    ("http://a.cl/style.css", Verdict.IGNORE, False),
-    ("http://a.cl/app.js?v=1", Verdict.IGNORE, True),
-    ("http://a.cl/feed.xml", Verdict.IGNORE, False),  # in no group
-])
+
+@pytest.mark.parametrize(
+    "url, verdict, dynamic",
+    [
+        ("http://a.cl/", Verdict.STATIC, False),
+        ("http://a.cl/dir/", Verdict.STATIC, False),
+        ("http://a.cl/page", Verdict.STATIC, False),
+        ("http://a.cl/Page.HTML", Verdict.STATIC, False),
+        ("http://a.cl/a.htm", Verdict.STATIC, False),
+        ("http://a.cl/a.txt", Verdict.STATIC, False),
+        ("http://a.cl/v1.2", Verdict.STATIC, False),  # all-digit: not an extension
+        ("http://a.cl/a.html?x=1", Verdict.DYNAMIC, True),
+        ("http://a.cl/?x", Verdict.DYNAMIC, True),
+        ("http://a.cl/index.php", Verdict.DYNAMIC, True),
+        ("http://a.cl/a.ASP", Verdict.DYNAMIC, True),
+        ("http://a.cl/a.jsp;x=1", Verdict.DYNAMIC, True),
+        ("http://a.cl/cgi/a.pl", Verdict.DYNAMIC, True),
+        ("http://a.cl/a.cgi", Verdict.DYNAMIC, True),
+        ("http://a.cl/a.cfm", Verdict.DYNAMIC, True),
+        ("http://a.cl/photo.JPG", Verdict.LOG, False),
+        ("http://a.cl/doc.pdf", Verdict.LOG, False),
+        ("http://a.cl/img.png?v=2", Verdict.LOG, True),
+        ("http://a.cl/style.css", Verdict.IGNORE, False),
+        ("http://a.cl/app.js?v=1", Verdict.IGNORE, True),
+        ("http://a.cl/feed.xml", Verdict.IGNORE, False),  # in no group
+    ],
+)
 def test_extension_groups(rules, url, verdict, dynamic):
     decision = rules.classify(url, 0)
     assert decision.verdict is verdict and decision.dynamic == dynamic
@@ -160,27 +180,40 @@ def test_first_group_wins():
     assert rules.classify("http://a.cl/a.pdf").verdict is Verdict.LOG
 
 
-@pytest.mark.parametrize("path, ext", [
-    ("/", ""), ("/a", ""), ("/a.b/c", ""), ("/a/b.HTML", ".html"), ("/a.tar.gz", ".gz"),
-    ("/a.php;s=1", ".php"),
-    ("/2004.10.01", ""), ("/.htaccess", ".htaccess"), ("/a.", "."),
-])
+@pytest.mark.parametrize(
+    "path, ext",
+    [
+        ("/", ""),
+        ("/a", ""),
+        ("/a.b/c", ""),
+        ("/a/b.HTML", ".html"),
+        ("/a.tar.gz", ".gz"),
+        ("/a.php;s=1", ".php"),
+        ("/2004.10.01", ""),
+        ("/.htaccess", ".htaccess"),
+        ("/a.", "."),
+    ],
+)
 def test_extension(path, ext):
     assert extension(path) == ext
 
 
 # -- session ids ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("url, expected", [
-    ("http://a.cl/x?PHPSESSID=abc", "http://a.cl/x"),
-    ("http://a.cl/x?a=1&phpsessid=abc&b=2", "http://a.cl/x?a=1&b=2"),
-    ("http://a.cl/x?JSessionId=1&sid=2&Sid=3", "http://a.cl/x"),
-    ("http://a.cl/x.jsp;jsessionid=ABC123?a=1", "http://a.cl/x.jsp?a=1"),
-    ("http://a.cl/d;JSESSIONID=1/x;v=2;sid=3", "http://a.cl/d/x;v=2"),
-    ("http://a.cl/x?sidebar=1&osCsid=9", "http://a.cl/x?sidebar=1"),  # names, not substrings
-    ("http://a.cl/x?%73id=1", "http://a.cl/x"),  # escaped names too
-    ("http://a.cl/x?cfid=1&cftoken=2#top", "http://a.cl/x"),
-])
+
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        ("http://a.cl/x?PHPSESSID=abc", "http://a.cl/x"),
+        ("http://a.cl/x?a=1&phpsessid=abc&b=2", "http://a.cl/x?a=1&b=2"),
+        ("http://a.cl/x?JSessionId=1&sid=2&Sid=3", "http://a.cl/x"),
+        ("http://a.cl/x.jsp;jsessionid=ABC123?a=1", "http://a.cl/x.jsp?a=1"),
+        ("http://a.cl/d;JSESSIONID=1/x;v=2;sid=3", "http://a.cl/d/x;v=2"),
+        ("http://a.cl/x?sidebar=1&osCsid=9", "http://a.cl/x?sidebar=1"),  # names, not substrings
+        ("http://a.cl/x?%73id=1", "http://a.cl/x"),  # escaped names too
+        ("http://a.cl/x?cfid=1&cftoken=2#top", "http://a.cl/x"),
+    ],
+)
 def test_session_ids_are_removed(rules, url, expected):
     assert rules.classify(url).url == expected
 
@@ -201,6 +234,7 @@ def test_no_session_ids():
 
 
 # -- depth ---------------------------------------------------------------------------------------------
+
 
 def test_depth_of_seeds_and_links(rules):
     assert rules.classify("http://a.cl/").depth == 0
@@ -226,6 +260,7 @@ def test_max_depth_zero_allows_only_seeds():
 
 
 # -- site limit, root, flags ---------------------------------------------------------------------------
+
 
 def test_within_site_limit():
     assert within_site_limit(0, 1) and within_site_limit(24_999, 25_000)
@@ -256,8 +291,28 @@ _LINKS = st.one_of(
         lambda scheme, host, path, query: f"{scheme}{host}{path}{query}",
         st.sampled_from(["http://", "https://", "HTTP://", "mailto:", "ftp://", "", "javascript:"]),
         st.sampled_from(["a.cl", "WWW.A.CL", "ñ.cl", "evil.com", "[::1]", "a.cl:80", "a..cl", ""]),
-        st.lists(st.sampled_from(["/", "x", ".php", ".html", ".JPG", ".css", ";jsessionid=1", "..", "%2e",
-                                  "login", " ", "%", "é", "\\", ".9"]), max_size=8).map("".join),
+        st.lists(
+            st.sampled_from(
+                [
+                    "/",
+                    "x",
+                    ".php",
+                    ".html",
+                    ".JPG",
+                    ".css",
+                    ";jsessionid=1",
+                    "..",
+                    "%2e",
+                    "login",
+                    " ",
+                    "%",
+                    "é",
+                    "\\",
+                    ".9",
+                ]
+            ),
+            max_size=8,
+        ).map("".join),
         st.sampled_from(["", "?", "?sid=1", "?a=1&PHPSESSID=2", "?q=#f", "#frag"]),
     ),
 )
@@ -276,21 +331,40 @@ def test_classify_never_crashes(url, parent_depth):
         assert "sid=" not in decision.url.lower() and "#" not in decision.url
 
 
-
 # -- adding to a collection ----------------------------------------------------------------------------
+
 
 def test_add_links_adds_pages_with_depth_and_flags(collection):
     rules = make_rules(WIRE_ACCEPT_DOMAIN_SUFFIXES=[".cl"])
-    report = add_links(collection, rules, [
-        "http://a.cl/x.html", "http://a.cl/x.html#top", "http://a.cl/p.php?id=1", "http://a.cl/i.jpg",
-        "http://a.cl/s.css", "http://evil.com/", "mailto:x@a.cl", "/relative", "http://a.cl/login",
-    ], parent_depth=2)
+    report = add_links(
+        collection,
+        rules,
+        [
+            "http://a.cl/x.html",
+            "http://a.cl/x.html#top",
+            "http://a.cl/p.php?id=1",
+            "http://a.cl/i.jpg",
+            "http://a.cl/s.css",
+            "http://evil.com/",
+            "mailto:x@a.cl",
+            "/relative",
+            "http://a.cl/login",
+        ],
+        parent_depth=2,
+    )
     # x.html, p.php and i.jpg are new, and a.cl's home page comes with the first one
     assert report.added == 3 and report.roots_added == 1 and report.known == 1 and report.multimedia == 1
-    assert report.skipped == {Reason.IGNORED_EXTENSION: 1, Reason.DOMAIN: 1, Reason.BAD_SCHEME: 1,
-                              Reason.BAD_URL: 1, Reason.PATTERN: 1}
-    x, php, jpg, root = (collection.lookup(u) for u in (
-        "http://a.cl/x.html", "http://a.cl/p.php?id=1", "http://a.cl/i.jpg", "http://a.cl/"))
+    assert report.skipped == {
+        Reason.IGNORED_EXTENSION: 1,
+        Reason.DOMAIN: 1,
+        Reason.BAD_SCHEME: 1,
+        Reason.BAD_URL: 1,
+        Reason.PATTERN: 1,
+    }
+    x, php, jpg, root = (
+        collection.lookup(u)
+        for u in ("http://a.cl/x.html", "http://a.cl/p.php?id=1", "http://a.cl/i.jpg", "http://a.cl/")
+    )
     assert report.targets == [x, php]  # pages only, once each
     docs = collection.documents.records
     assert docs[x]["depth"] == 3 and docs[x]["flags"] == 0
@@ -354,13 +428,27 @@ def test_depth_beyond_the_record_is_clipped(collection):
 
 # -- decisions as parse workers send them back ------------------------------------------------------------
 
-@pytest.mark.parametrize("url", ["http://www.uchile.cl/a/b.html?x=1", "http://www.uchile.cl/f.pdf",
-                                 "http://elsewhere.org/", "http://www.uchile.cl/a.exe", "not a url"])
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://www.uchile.cl/a/b.html?x=1",
+        "http://www.uchile.cl/f.pdf",
+        "http://elsewhere.org/",
+        "http://www.uchile.cl/a.exe",
+        "not a url",
+    ],
+)
 def test_a_decision_survives_pickling_whole(url):
     import pickle
 
     decision = make_rules(WIRE_ACCEPT_DOMAIN_SUFFIXES=".cl").classify(url, 2)
     copy = pickle.loads(pickle.dumps(decision, pickle.HIGHEST_PROTOCOL))
     assert copy == decision
-    assert (copy.verdict, copy.reason, copy.site, copy.target, copy.flags) == \
-        (decision.verdict, decision.reason, decision.site, decision.target, decision.flags)
+    assert (copy.verdict, copy.reason, copy.site, copy.target, copy.flags) == (
+        decision.verdict,
+        decision.reason,
+        decision.site,
+        decision.target,
+        decision.flags,
+    )

@@ -84,8 +84,11 @@ def test_add_root_argument_overrides_the_rules(collection):
 
 
 def test_over_limit_seeds_are_counted(collection):
-    report = seed(collection, ["http://a.cl/1", "http://a.cl/2", "http://a.cl/3"],
-                  rules=make_rules(WIRE_MAX_URLS_PER_SITE=2, WIRE_ADD_ROOT=False))
+    report = seed(
+        collection,
+        ["http://a.cl/1", "http://a.cl/2", "http://a.cl/3"],
+        rules=make_rules(WIRE_MAX_URLS_PER_SITE=2, WIRE_ADD_ROOT=False),
+    )
     assert report.added == 2 and report.over_limit == 1
 
 

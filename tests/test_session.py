@@ -25,8 +25,11 @@ def test_a_damaged_batch_of_the_collection_names_the_command_that_sets_it_aside(
     assert harvest.unfinished_batch() is None  # no urls.tsv: a harvester given no batch asks the manager
     (damaged / "urls.tsv").write_text("")
     assert harvest.unfinished_batch() == damaged
-    with pytest.raises(BatchError, match=r"batch.json: not JSON .*; to set the batch aside and go on: "
-                                         r"scrapy manager --discard-batch 7$"):
+    with pytest.raises(
+        BatchError,
+        match=r"batch.json: not JSON .*; to set the batch aside and go on: "
+        r"scrapy manager --discard-batch 7$",
+    ):
         harvest.open_batch(damaged)
 
 
@@ -50,8 +53,11 @@ def test_a_batch_names_its_collection_and_is_refused_by_another(harvest, tmp_pat
     owner_id, paths = _collection_with_batch(tmp_path / "owner", parts=2)
     assert len(paths) == 2 and owner_id and harvest.collection.id and owner_id != harvest.collection.id
     for path in paths:
-        with pytest.raises(BatchError, match=rf"belongs to the collection {tmp_path / 'owner'} \(id {owner_id}\), "
-                                             rf"not to {tmp_path / 'c'} \(id {harvest.collection.id}\)$"):
+        with pytest.raises(
+            BatchError,
+            match=rf"belongs to the collection {tmp_path / 'owner'} \(id {owner_id}\), "
+            rf"not to {tmp_path / 'c'} \(id {harvest.collection.id}\)$",
+        ):
             harvest.open_batch(path)
     assert harvest.collection.documents.count == 0 and harvest.batch is None
     with Collection(tmp_path / "owner") as owner:  # its own collection takes it
@@ -68,7 +74,8 @@ def test_a_copied_collection_keeps_its_id_and_its_batches(tmp_path):
     with Collection(tmp_path / "moved") as moved:
         assert moved.id == owner_id
         Harvest(WireConfig.from_settings(BaseSettings()), moved, "ua").open_batch(
-            tmp_path / "moved" / path.relative_to(tmp_path / "owner"))
+            tmp_path / "moved" / path.relative_to(tmp_path / "owner")
+        )
 
 
 def test_a_batch_from_before_collection_ids_is_taken_only_by_the_collection_it_names(harvest, tmp_path):
@@ -110,7 +117,10 @@ def test_a_redirect_target_visited_within_its_revisit_period_is_not_fetched_agai
     records = collection.documents.records
     now = time.time()
     records[fetched]["visits"], records[fetched]["status"], records[fetched]["last_visit"] = 1, 200, now - 60
-    records[failed]["visits"], records[failed]["last_visit"] = 1, now - 2 * 86400  # no status: failed, a day ago
+    records[failed]["visits"], records[failed]["last_visit"] = (
+        1,
+        now - 2 * 86400,
+    )  # no status: failed, a day ago
     assert harvest.redirect_target_done("http://a.test/page.html")  # 200 a minute ago: not due for 7 days
     assert not harvest.redirect_target_done("http://a.test/failed.html")  # due again after a day
     assert not harvest.redirect_target_done("http://a.test/never-seen.html")

@@ -9,11 +9,15 @@ from wirescrapy.settingnames import check_setting_names, unknown_settings
 
 def test_a_misspelled_setting_gets_the_closest_name():
     assert unknown_settings(["WIRE_BATCH_SIZ", "WIRE_BATCH_SIZE", "LOG_LEVEL", "WIRE_QQQQQQ"]) == [
-        ("WIRE_BATCH_SIZ", "WIRE_BATCH_SIZE"), ("WIRE_QQQQQQ", None)]
+        ("WIRE_BATCH_SIZ", "WIRE_BATCH_SIZE"),
+        ("WIRE_QQQQQQ", None),
+    ]
 
 
 def test_an_unknown_wire_setting_is_an_error_naming_the_closest_one():
-    with pytest.raises(WireSettingsError, match=r"^WIRE_WAIT_NORMALL: no such setting \(did you mean WIRE_WAIT_NORMAL\?\)$"):
+    with pytest.raises(
+        WireSettingsError, match=r"^WIRE_WAIT_NORMALL: no such setting \(did you mean WIRE_WAIT_NORMAL\?\)$"
+    ):
         check_setting_names(Settings({"WIRE_WAIT_NORMALL": 2, "WIRE_WAIT_NORMAL": 2}))
     with pytest.raises(WireSettingsError, match=r"^WIRE_QQQQQQ: no such setting \(see docs/settings\.md\)$"):
         check_setting_names(Settings({"WIRE_QQQQQQ": 1}))

@@ -29,9 +29,23 @@ from wirescrapy.manager.sites import (
 def test_chao1_counts_pages_linked_once_and_twice_from_their_own_site():
     # Site 1: pages 1..8, 1 and 2 fetched. Site 2: pages 9..10, 9 fetched.
     site_of = np.array([0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2])
-    edges = [(1, 3), (1, 4), (1, 5), (1, 6), (2, 3), (2, 4), (2, 7),  # 3, 4 twice; 5, 6, 7 once
-             (1, 1), (2, 2), (1, 1),  # links to itself: no capture
-             (1, 9), (2, 10), (9, 10), (9, 3), (9, 3)]  # across sites: not counted for either
+    edges = [
+        (1, 3),
+        (1, 4),
+        (1, 5),
+        (1, 6),
+        (2, 3),
+        (2, 4),
+        (2, 7),  # 3, 4 twice; 5, 6, 7 once
+        (1, 1),
+        (2, 2),
+        (1, 1),  # links to itself: no capture
+        (1, 9),
+        (2, 10),
+        (9, 10),
+        (9, 3),
+        (9, 3),
+    ]  # across sites: not counted for either
     links = counts_matrix(10, edges)
     captures = site_links(links, site_of).captures
     assert captures.tolist() == [0, 0, 0, 2, 2, 1, 1, 1, 0, 0, 1]
@@ -151,7 +165,9 @@ SPLIT_WEIGHTS = {"pagerank": 4, "depth": 1}
 
 
 def config(**settings) -> WireConfig:
-    return WireConfig.from_settings(Settings({**default_settings(), "WIRE_SCORE_WEIGHTS": SPLIT_WEIGHTS, **settings}))
+    return WireConfig.from_settings(
+        Settings({**default_settings(), "WIRE_SCORE_WEIGHTS": SPLIT_WEIGHTS, **settings})
+    )
 
 
 def two_site_crawl():
@@ -175,7 +191,11 @@ def test_the_split_setting_decides_what_the_sites_get():
     site_of = np.concatenate([[0], docs["siteid"]])
     by_rank = batch_site_weights(links, site_of, 2, config())
     assert by_rank[1] > by_rank[2]  # Chao1: site 1 has 24 pages seen once; site 2 none once
-    assert batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_SPLIT="pages")).tolist() == [1, 25, 13]
+    assert batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_SPLIT="pages")).tolist() == [
+        1,
+        25,
+        13,
+    ]
     assert batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_SPLIT="even")) is None
     assert batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_SHARE=0)) is None
     with pytest.raises(WireSettingsError, match="WIRE_BATCH_SITE_SPLIT"):
@@ -191,11 +211,14 @@ def test_found_unseen_pages_are_those_the_known_pages_left_can_reveal():
     visited = docs["visits"] > 0
     chao = batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="chao"), visited)
     found = batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="found"), visited)
-    assert chao.tolist() == batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="chao")).tolist()
+    assert (
+        chao.tolist() == batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="chao")).tolist()
+    )
     assert found[1] / found[2] < chao[1] / chao[2]
     assert found[1] > found[2]
-    sizes = site_estimates.site_sizes(site_of, site_estimates.site_links(links, site_of).captures, 2,
-                                      np.concatenate([[False], visited]))
+    sizes = site_estimates.site_sizes(
+        site_of, site_estimates.site_links(links, site_of).captures, 2, np.concatenate([[False], visited])
+    )
     assert sizes[1] == pytest.approx(25 + 276 * (1 - (1 - 24 / (2 * 276 + 24)) ** 23))
     assert sizes[2] == 13
     with pytest.raises(WireSettingsError, match="WIRE_BATCH_SITE_UNSEEN"):
@@ -206,13 +229,23 @@ def test_a_batch_goes_mostly_to_the_site_estimated_larger():
     docs, links = two_site_crawl()
     # The split alone: with both sites at one wait, WIRE_BATCH_TIME_SHARE would give each what it fetches in
     # the batch's time (test_timeshare.py), here 5 each.
-    result = plan(docs, links, config(WIRE_BATCH_SIZE=10, WIRE_BATCH_SITE_GROWTH=0, WIRE_BATCH_TIME_SHARE=False),
-                  2000.0, count=1)
+    result = plan(
+        docs,
+        links,
+        config(WIRE_BATCH_SIZE=10, WIRE_BATCH_SITE_GROWTH=0, WIRE_BATCH_TIME_SHARE=False),
+        2000.0,
+        count=1,
+    )
     batch = result.batches[0]
     per_site = np.bincount(docs["siteid"][batch - 1], minlength=3)
     assert per_site[1] > per_site[2] >= 1
-    even = plan(docs, links, config(WIRE_BATCH_SIZE=10, WIRE_BATCH_SITE_SPLIT="even", WIRE_BATCH_SITE_GROWTH=0),
-                2000.0, count=1)
+    even = plan(
+        docs,
+        links,
+        config(WIRE_BATCH_SIZE=10, WIRE_BATCH_SITE_SPLIT="even", WIRE_BATCH_SITE_GROWTH=0),
+        2000.0,
+        count=1,
+    )
     assert np.bincount(docs["siteid"][even.batches[0] - 1], minlength=3).tolist() == [0, 5, 5]
     assert "site shares" in result.timings
 
@@ -242,7 +275,9 @@ def test_catchup_weights_are_each_site_s_shortfall_plus_a_quarter_of_its_share()
     weights = site_catchup(np.array([0.0, 5.0, 3.0, 2.0]), site_ids, visited, ~visited, 20)
     assert weights.tolist() == pytest.approx([0.0, 2.5, 11.5, 5.0])
     # Nothing fetched yet: the shortfall is the share of the batch itself, the split unchanged.
-    fresh = site_catchup(np.array([0.0, 5.0, 3.0, 2.0]), site_ids, np.zeros(130, dtype=bool), np.ones(130, bool), 20)
+    fresh = site_catchup(
+        np.array([0.0, 5.0, 3.0, 2.0]), site_ids, np.zeros(130, dtype=bool), np.ones(130, bool), 20
+    )
     assert fresh[1:] == pytest.approx([12.5, 7.5, 5.0])
     # Every page fetched (revisits only): nothing to catch up, the split by the share.
     done = site_catchup(np.array([0.0, 5.0, 3.0, 2.0]), site_ids, np.ones(130, bool), np.zeros(130, bool), 20)
@@ -254,8 +289,12 @@ def test_catchup_gives_a_batch_to_the_site_the_earlier_batches_shortchanged():
     batch goes mostly to site 1, without it alike."""
     docs, links = two_site_crawl()
     # No weights, and no limit from the sites' waits (WIRE_BATCH_TIME_SHARE: 15 s sites fetch 1 page in a short batch)
-    settings = {"WIRE_BATCH_SIZE": 6, "WIRE_BATCH_SITE_GROWTH": 0, "WIRE_BATCH_SITE_SPLIT": "even",
-                "WIRE_BATCH_TIME_SHARE": False}
+    settings = {
+        "WIRE_BATCH_SIZE": 6,
+        "WIRE_BATCH_SITE_GROWTH": 0,
+        "WIRE_BATCH_SITE_SPLIT": "even",
+        "WIRE_BATCH_TIME_SHARE": False,
+    }
     even = plan(docs, links, config(**settings), 2000.0, count=1).batches[0]
     assert np.bincount(docs["siteid"][even - 1], minlength=3).tolist() == [0, 3, 3]
     docs_pages = {**settings, "WIRE_BATCH_SITE_SPLIT": "pages"}
@@ -288,7 +327,9 @@ def test_unseen_found_is_none_once_a_site_has_no_known_page_left_to_fetch():
     found = unseen_found(unseen, once, samples, np.array([0, 6, 1]))
     assert found[1] == pytest.approx(1 - (1 - 3 / (2 + 3)) ** 6)
     assert found[2] == pytest.approx(4 * (3 / (20 + 3)))
-    assert unseen_found(unseen, once, samples, np.array([0, 10_000, 10_000])) == pytest.approx([0.0, 1.0, 4.0])
+    assert unseen_found(unseen, once, samples, np.array([0, 10_000, 10_000])) == pytest.approx(
+        [0.0, 1.0, 4.0]
+    )
 
 
 def test_site_sizes_with_fetched_pages_count_only_what_the_pages_left_can_reveal():
@@ -327,14 +368,17 @@ def test_site_sizes_by_section_sum_each_sections_estimate():
     # Over the whole site f1 = 3, f2 = 4: 3 * 2 / 10 = 0.6 unseen; by section, 3.
     site_of = np.array([0] + [1] * 10)
     sections = np.array([0] + [1] * 6 + [2] * 4)
-    edges = [(1, page) for page in range(3, 7)] + [(2, page) for page in range(3, 7)] + [(7, 8), (7, 9), (7, 10)]
+    edges = (
+        [(1, page) for page in range(3, 7)] + [(2, page) for page in range(3, 7)] + [(7, 8), (7, 9), (7, 10)]
+    )
     captures = site_links(counts_matrix(10, edges), site_of).captures
     assert site_sizes(site_of, captures).tolist() == [0.0, pytest.approx(10.6)]
     assert site_sizes(site_of, captures, sections=sections).tolist() == [0.0, 13.0]
     fetched = np.array([False, True, True, False, False, False, False, True, False, False, False])
     # With the pages left: section B's 3 known pages left reveal 3 (1 - (1 - 3 / (1 * 3 + 3))^3) of its 3.
     assert site_sizes(site_of, captures, fetched=fetched, sections=sections)[1] == pytest.approx(
-        10 + 3 * (1 - 0.5 ** 3))
+        10 + 3 * (1 - 0.5**3)
+    )
 
 
 def test_the_sections_estimate_without_the_sections_takes_each_site_as_one_section():
@@ -346,7 +390,9 @@ def test_the_sections_estimate_without_the_sections_takes_each_site_as_one_secti
     chao = batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="chao"), visited)
     assert found.tolist() != pytest.approx(chao.tolist())  # so that the equalities below tell them apart
     one_section = np.concatenate([[0], docs["siteid"]]).astype(np.int64)  # each site a single section
-    assert batch_site_weights(links, site_of, 2, cfg, visited, one_section).tolist() == pytest.approx(found.tolist())
+    assert batch_site_weights(links, site_of, 2, cfg, visited, one_section).tolist() == pytest.approx(
+        found.tolist()
+    )
     assert batch_site_weights(links, site_of, 2, cfg, visited).tolist() == pytest.approx(found.tolist())
 
 
@@ -355,9 +401,13 @@ def reference_crawl():
     fetched, link each other, three more class pages and each its own source listing, which nothing else
     links (class pages D, E and F, not fetched, are linked twice each). Site 2: two_site_crawl's site 2 (13
     pages, all seen). Paths as a URL store would give them."""
-    paths = ([b"/index.html"] + [b"/class%s.html" % name for name in (b"A", b"B", b"C", b"D", b"E", b"F")]
-             + [b"/%s_8h_source.html" % name for name in (b"A", b"B", b"C")]
-             + [b"/"] + [b"/p%d.html" % i for i in range(12)])
+    paths = (
+        [b"/index.html"]
+        + [b"/class%s.html" % name for name in (b"A", b"B", b"C", b"D", b"E", b"F")]
+        + [b"/%s_8h_source.html" % name for name in (b"A", b"B", b"C")]
+        + [b"/"]
+        + [b"/p%d.html" % i for i in range(12)]
+    )
     docs = np.zeros(len(paths), DOCUMENT_DTYPE)
     docs["docid"] = np.arange(1, len(paths) + 1)
     docs["siteid"] = [1] * 10 + [2] * 13
@@ -389,23 +439,40 @@ def test_site_sizes_by_kind_estimate_each_kind_of_page_apart():
     assert site_estimates.site_sizes(site_of, captures, sections=kinds).tolist() == [0.0, 13.0, 13.0]
     # In a plan: the estimate by kind gives the reference more of the PageRank, and of the batch.
     visited = docs["visits"] > 0
-    by_section = batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="sections"), visited, sections)
+    by_section = batch_site_weights(
+        links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="sections"), visited, sections
+    )
     by_kind = batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="kinds"), visited, kinds)
     assert by_kind[1] / by_kind[2] > by_section[1] / by_section[2]
 
 
 def test_the_kinds_estimate_reads_the_kinds_given_to_plan():
     docs, links, urls = reference_crawl()
-    settings = {"WIRE_BATCH_SIZE": 10, "WIRE_BATCH_SITE_GROWTH": 0, "WIRE_BATCH_TIME_SHARE": False,
-                "WIRE_BATCH_SITE_CATCHUP": False}
+    settings = {
+        "WIRE_BATCH_SIZE": 10,
+        "WIRE_BATCH_SITE_GROWTH": 0,
+        "WIRE_BATCH_TIME_SHARE": False,
+        "WIRE_BATCH_SITE_CATCHUP": False,
+    }
     kinds = group_ids(urls, kind)[0]
-    by_kind = plan(docs, links, config(WIRE_BATCH_SITE_UNSEEN="kinds", **settings), 2000.0, count=1, kinds=kinds)
-    by_section = plan(docs, links, config(WIRE_BATCH_SITE_UNSEEN="sections", **settings), 2000.0, count=1,
-                      sections=group_ids(urls, section)[0])
+    by_kind = plan(
+        docs, links, config(WIRE_BATCH_SITE_UNSEEN="kinds", **settings), 2000.0, count=1, kinds=kinds
+    )
+    by_section = plan(
+        docs,
+        links,
+        config(WIRE_BATCH_SITE_UNSEEN="sections", **settings),
+        2000.0,
+        count=1,
+        sections=group_ids(urls, section)[0],
+    )
     # Without the kinds, each site is one stratum: as "found" (and, the reference being one section, "sections").
     alone = plan(docs, links, config(WIRE_BATCH_SITE_UNSEEN="kinds", **settings), 2000.0, count=1)
     found = plan(docs, links, config(WIRE_BATCH_SITE_UNSEEN="found", **settings), 2000.0, count=1)
     assert alone.batches[0].tolist() == found.batches[0].tolist() == by_section.batches[0].tolist()
     # With them, the listings not found yet count for the reference: half the batch rather than 4 of 10.
-    per_site = [np.bincount(docs["siteid"][result.batches[0] - 1], minlength=3).tolist() for result in (by_kind, found)]
+    per_site = [
+        np.bincount(docs["siteid"][result.batches[0] - 1], minlength=3).tolist()
+        for result in (by_kind, found)
+    ]
     assert per_site == [[0, 5, 5], [0, 4, 6]]

@@ -44,7 +44,9 @@ class Engine:
         request = self._slot.scheduler.next_request()
         if request is not None:
             self.downloader.active.add(request)
-            self.crawler.signals.send_catch_log(signals.request_reached_downloader, request=request, spider=None)
+            self.crawler.signals.send_catch_log(
+                signals.request_reached_downloader, request=request, spider=None
+            )
         return request
 
     def downloaded(self, request):
@@ -55,8 +57,15 @@ class Engine:
 def spider_over(tmp_path, **settings):
     """A harvester's spider over a collection in ``tmp_path`` (the ``WIRE_*`` ``settings`` given), its scheduler,
     and the engine's part."""
-    settings = Settings({"SCHEDULER": "wirescrapy.harvester.scheduler.WireScheduler", "USER_AGENT": "wirescrapy",
-                         "WIRE_COLLECTION_DIR": str(tmp_path / "collection"), "LOGSTATS_INTERVAL": 0, **settings})
+    settings = Settings(
+        {
+            "SCHEDULER": "wirescrapy.harvester.scheduler.WireScheduler",
+            "USER_AGENT": "wirescrapy",
+            "WIRE_COLLECTION_DIR": str(tmp_path / "collection"),
+            "LOGSTATS_INTERVAL": 0,
+            **settings,
+        }
+    )
     crawler = SimpleNamespace(settings=settings, signals=SignalManager())
     crawler.stats = MemoryStatsCollector(crawler)
     crawler.engine = engine = Engine(crawler)
@@ -76,8 +85,13 @@ def crawl(tmp_path):
 
 
 def answer(request: Request, status: int, body: bytes = b"", location: str = "") -> Response:
-    return Response(request.url, status=status, body=body, request=request,
-                    headers={"Location": location} if location else None)
+    return Response(
+        request.url,
+        status=status,
+        body=body,
+        request=request,
+        headers={"Location": location} if location else None,
+    )
 
 
 def read(spider: HarvesterSpider, response: Response) -> tuple[Fetch, list[Request]]:
@@ -149,11 +163,17 @@ def test_a_redirected_robots_txt_that_fails_elsewhere_releases_its_site(crawl):
     assert engine.take().url == A + "/page"  # released: the middleware records it as not ready
 
 
-@pytest.mark.parametrize("hops, location, error", [
-    (5, "/robots-6.txt", FetchError.TOO_MANY_REDIRECTS),
-    (1, A + "/robots.txt", FetchError.REDIRECT_LOOP),
-], ids=["too many", "loop"])
-def test_a_robots_txt_redirected_past_the_limit_is_missing_so_everything_is_allowed(crawl, hops, location, error):
+@pytest.mark.parametrize(
+    "hops, location, error",
+    [
+        (5, "/robots-6.txt", FetchError.TOO_MANY_REDIRECTS),
+        (1, A + "/robots.txt", FetchError.REDIRECT_LOOP),
+    ],
+    ids=["too many", "loop"],
+)
+def test_a_robots_txt_redirected_past_the_limit_is_missing_so_everything_is_allowed(
+    crawl, hops, location, error
+):
     # RFC 9309 §2.3.1.2: past five redirects the robots.txt may be taken as unavailable, the 4xx case.
     spider, scheduler, engine = crawl
     robots = robots_first(spider, scheduler, engine)
@@ -167,8 +187,13 @@ def test_a_robots_txt_redirected_past_the_limit_is_missing_so_everything_is_allo
 
 # -- the summary ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("pages, blocked, warned", [(10, 10, True), (10, 9, True), (10, 8, False), (0, 0, False)])
-def test_a_harvest_whose_pages_were_nearly_all_blocked_addresses_says_so(crawl, caplog, pages, blocked, warned):
+
+@pytest.mark.parametrize(
+    "pages, blocked, warned", [(10, 10, True), (10, 9, True), (10, 8, False), (0, 0, False)]
+)
+def test_a_harvest_whose_pages_were_nearly_all_blocked_addresses_says_so(
+    crawl, caplog, pages, blocked, warned
+):
     spider, *_ = crawl
     spider.crawler.stats.set_value("harvester/fetched/page", pages)
     spider.crawler.stats.set_value("harvester/errors/blocked_ip", blocked + 1)  # the robots.txt too
@@ -178,8 +203,10 @@ def test_a_harvest_whose_pages_were_nearly_all_blocked_addresses_says_so(crawl, 
         assert not [r for r in caplog.records if r.name == "harvester"]  # logged once the engine stopped
         spider.crawler.signals.send_catch_log(signals.engine_stopped)
     summary, *warnings = [r for r in caplog.records if r.name == "harvester"]
-    assert (f"{blocked} of {pages} page fetches refused as blocked addresses (WIRE_BLOCKED_IPS)."
-            in summary.getMessage()) is warned
+    assert (
+        f"{blocked} of {pages} page fetches refused as blocked addresses (WIRE_BLOCKED_IPS)."
+        in summary.getMessage()
+    ) is warned
     assert [r.levelname for r in warnings] == (["WARNING"] if warned else [])
     if warned:
         message = warnings[0].getMessage()
@@ -208,7 +235,7 @@ def test_a_response_whose_handling_fails_is_recorded_and_the_next_one_goes_on(cr
 
 
 def test_a_component_that_cannot_open_stops_the_harvest_before_its_first_fetch(crawl, caplog):
-    spider, scheduler, engine = crawl
+    spider, _, _ = crawl
 
     def cannot_open(harvest):
         raise OSError("no room for the WARC file")

@@ -35,13 +35,28 @@ def collection_dir(tmp_path):
         collection.links.set_links(ids[0], np.array(ids[1:4], dtype=np.uint32))
         collection.sites.records[1]["robots_state"] = RobotsState.VALID
         collection.sites.records[2]["robots_state"] = RobotsState.UNREACHABLE
-        config = WireConfig.from_settings(Settings({**default_settings(), "WIRE_COLLECTION_DIR": str(directory),
-                                                    "WIRE_BATCH_SIZE": 3,
-                                                    "WIRE_BATCH_SITE_GROWTH": 0,  # full batches of 3
-                                                    "WIRE_BATCH_TIME_SHARE": False}))
+        config = WireConfig.from_settings(
+            Settings(
+                {
+                    **default_settings(),
+                    "WIRE_COLLECTION_DIR": str(directory),
+                    "WIRE_BATCH_SIZE": 3,
+                    "WIRE_BATCH_SITE_GROWTH": 0,  # full batches of 3
+                    "WIRE_BATCH_TIME_SHARE": False,
+                }
+            )
+        )
         paths = manage(collection, config, NOW, batches=3).paths
-    harvest = {"batch": 1, "part": 0, "started": NOW, "finished": NOW + 60, "urls": 3, "fetched": 3, "ok": 2,
-               "errors": {"timeout": 1}}
+    harvest = {
+        "batch": 1,
+        "part": 0,
+        "started": NOW,
+        "finished": NOW + 60,
+        "urls": 3,
+        "fetched": 3,
+        "ok": 2,
+        "errors": {"timeout": 1},
+    }
     (paths[0] / HARVEST_FILE).write_text(json.dumps(harvest))
     (paths[1] / "batch.json").write_text('{"format": "wirescrapy-batch", "vers')
     return directory

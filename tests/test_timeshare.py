@@ -41,7 +41,12 @@ def config(**overrides) -> WireConfig:
 
 def test_site_waits_follow_the_harvester_s_politeness():
     waits = site_waits(np.array([0, 100, 101, 5000]), np.array([0.0, 0.0, 0.0, 9.0]), 15.0, 5.0, 100)
-    assert waits.tolist() == [15.0, 15.0, 5.0, 9.0]  # the large-site wait above 100 pages; Crawl-delay never cut
+    assert waits.tolist() == [
+        15.0,
+        15.0,
+        5.0,
+        9.0,
+    ]  # the large-site wait above 100 pages; Crawl-delay never cut
 
 
 def test_the_even_time_lets_every_site_end_together():
@@ -50,8 +55,12 @@ def test_the_even_time_lets_every_site_end_together():
     t = even_time(np.array([100, 100, 100]), np.array([1.0, 1.0, 4.0]), 9)
     assert 3.0 <= t < 4.0
     assert even_time(np.array([2, 3]), np.array([1.0, 1.0]), 9) == math.inf  # everything fits
-    assert even_time(np.array([5, 5, 5]), np.array([1.0, 1.0, 1.0]), 2) == 0.0  # one page each is already too many
-    assert even_time(np.array([50, 50]), np.array([0.0, 1.0]), 60) >= 9.0  # a site without a wait takes its 50
+    assert (
+        even_time(np.array([5, 5, 5]), np.array([1.0, 1.0, 1.0]), 2) == 0.0
+    )  # one page each is already too many
+    assert (
+        even_time(np.array([50, 50]), np.array([0.0, 1.0]), 60) >= 9.0
+    )  # a site without a wait takes its 50
 
 
 def test_a_site_s_part_is_what_it_fetches_in_the_batch_s_time():
@@ -90,7 +99,9 @@ def test_no_site_keeps_the_batch_open_longer_than_the_pace_or_the_even_time(seed
     t = max(even_time(candidates, waits, size), pace)
     assert np.all((limits - 1) * waits <= t + 1e-9)  # every site's part fits in the batch's time ...
     slowest = np.argmax((candidates - 1).clip(0) * waits)
-    assert limits[slowest] == min(candidates[slowest], 1 + math.floor(t / waits[slowest]))  # ... the slowest fills it
+    assert limits[slowest] == min(
+        candidates[slowest], 1 + math.floor(t / waits[slowest])
+    )  # ... the slowest fills it
 
 
 def test_the_manager_limits_sites_by_their_waits():
@@ -99,18 +110,29 @@ def test_the_manager_limits_sites_by_their_waits():
     docs, links = two_site_crawl()
     sites = np.zeros(3, SITE_DTYPE)
     sites["docs"][1:] = [25, 13]
-    settings = {"WIRE_BATCH_SIZE": 12, "WIRE_BATCH_SITE_GROWTH": 0, "WIRE_BATCH_SITE_SPLIT": "even",
-                "WIRE_WAIT_NORMAL": 4.0, "WIRE_WAIT_LARGE_SITE": 1.0, "WIRE_LARGE_SITE_PAGES": 20}
+    settings = {
+        "WIRE_BATCH_SIZE": 12,
+        "WIRE_BATCH_SITE_GROWTH": 0,
+        "WIRE_BATCH_SITE_SPLIT": "even",
+        "WIRE_WAIT_NORMAL": 4.0,
+        "WIRE_WAIT_LARGE_SITE": 1.0,
+        "WIRE_LARGE_SITE_PAGES": 20,
+    }
     limits = site_time_limits(docs["siteid"], np.ones(len(docs), bool), sites, config(**settings), 2).limits
     timed = plan(docs, links, config(**settings), 2000.0, count=1, site_records=sites)
     per_site = np.bincount(docs["siteid"][timed.batches[0] - 1], minlength=3)
     assert 1 <= per_site[2] <= limits[2] < per_site[1] <= limits[1]
     assert (per_site[2] - 1) * 4.0 <= (limits[1] - 1) * 1.0  # site 2 is not the one the batch waits for
-    untimed = plan(docs, links, config(**settings, WIRE_BATCH_TIME_SHARE=False), 2000.0, count=1,
-                   site_records=sites)
+    untimed = plan(
+        docs, links, config(**settings, WIRE_BATCH_TIME_SHARE=False), 2000.0, count=1, site_records=sites
+    )
     assert np.bincount(docs["siteid"][untimed.batches[0] - 1], minlength=3).tolist() == [0, 6, 6]
-    assert site_time_limits(docs["siteid"], np.ones(len(docs), bool), sites,
-                            config(WIRE_BATCH_TIME_SHARE=False), 2) is None
+    assert (
+        site_time_limits(
+            docs["siteid"], np.ones(len(docs), bool), sites, config(WIRE_BATCH_TIME_SHARE=False), 2
+        )
+        is None
+    )
 
 
 def test_a_batch_s_time_is_the_even_time_or_the_slowest_site_s_pace():
@@ -150,8 +172,14 @@ def test_with_the_time_lead_the_slowest_site_takes_its_share_and_the_others_its_
     docs, links = two_site_crawl()
     sites = np.zeros(3, SITE_DTYPE)
     sites["docs"][1:] = [25, 13]
-    settings = {"WIRE_BATCH_SIZE": 12, "WIRE_BATCH_SITE_GROWTH": 0, "WIRE_WAIT_NORMAL": 4.0,
-                "WIRE_WAIT_LARGE_SITE": 1.0, "WIRE_LARGE_SITE_PAGES": 10, "WIRE_BATCH_TIME_LEAD": False}
+    settings = {
+        "WIRE_BATCH_SIZE": 12,
+        "WIRE_BATCH_SITE_GROWTH": 0,
+        "WIRE_WAIT_NORMAL": 4.0,
+        "WIRE_WAIT_LARGE_SITE": 1.0,
+        "WIRE_LARGE_SITE_PAGES": 10,
+        "WIRE_BATCH_TIME_LEAD": False,
+    }
 
     def per_site(**more):
         result = plan(docs, links, config(**{**settings, **more}), 2000.0, count=1, site_records=sites)
@@ -163,15 +191,25 @@ def test_with_the_time_lead_the_slowest_site_takes_its_share_and_the_others_its_
     assert counts == [0, 11, 1] and led
     assert left.tolist() == [0.0, 48.0, 9.0]  # site 1: 25 known, 2 fetched, estimated at the guard's 50
     # The batch names the sites planned to fetch through it (sites.jsonl's "critical", which softmin reads).
-    led_plan = plan(docs, links, config(**{**settings, "WIRE_BATCH_TIME_LEAD": True}), 2000.0, count=1,
-                    site_records=sites)
+    led_plan = plan(
+        docs, links, config(**{**settings, "WIRE_BATCH_TIME_LEAD": True}), 2000.0, count=1, site_records=sites
+    )
     assert led_plan.critical.tolist() == [False, True, False]
     assert plan(docs, links, config(**settings), 2000.0, count=1, site_records=sites).critical is None
     everything = np.ones(len(docs), bool)
-    shared = site_time_limits(docs["siteid"], everything, sites, config(**settings), 2,
-                              weights=np.array([0.0, 17.7, 0.19]), left=left)  # without the lead: as before
-    assert shared.limits.tolist() == site_time_limits(docs["siteid"], everything, sites, config(**settings),
-                                                      2).limits.tolist()
+    shared = site_time_limits(
+        docs["siteid"],
+        everything,
+        sites,
+        config(**settings),
+        2,
+        weights=np.array([0.0, 17.7, 0.19]),
+        left=left,
+    )  # without the lead: as before
+    assert (
+        shared.limits.tolist()
+        == site_time_limits(docs["siteid"], everything, sites, config(**settings), 2).limits.tolist()
+    )
     assert not shared.critical.any()
     untimed, _, _ = per_site(WIRE_BATCH_TIME_SHARE=False)
     assert per_site(WIRE_BATCH_TIME_LEAD=True, WIRE_BATCH_TIME_SHARE=False) == (untimed, None, False)
@@ -191,12 +229,19 @@ def test_with_the_time_lead_the_slowest_site_keeps_its_reserve_while_other_sites
     sites = np.zeros(3, SITE_DTYPE)
     sites["docs"][1:] = [100, 30]
     site_ids = np.array([1] * 40 + [2] * 5)
-    settings = {"WIRE_BATCH_SIZE": 100, "WIRE_WAIT_NORMAL": 4.0, "WIRE_WAIT_LARGE_SITE": 1.0,
-                "WIRE_LARGE_SITE_PAGES": 20, "WIRE_BATCH_TIME_LEAD": False}
+    settings = {
+        "WIRE_BATCH_SIZE": 100,
+        "WIRE_WAIT_NORMAL": 4.0,
+        "WIRE_WAIT_LARGE_SITE": 1.0,
+        "WIRE_LARGE_SITE_PAGES": 20,
+        "WIRE_BATCH_TIME_LEAD": False,
+    }
     weights = np.array([0.0, 0.5, 0.5])
 
     def limits(candidates, **more):
-        shared = site_time_limits(site_ids, candidates, sites, config(**{**settings, **more}), 2, weights=weights)
+        shared = site_time_limits(
+            site_ids, candidates, sites, config(**{**settings, **more}), 2, weights=weights
+        )
         return shared.limits.tolist(), shared.led
 
     everything = np.ones(len(site_ids), bool)
@@ -229,7 +274,9 @@ def test_softmin_ends_a_batch_with_few_sites_left_when_it_pays():
 def test_softmin_weighs_the_time_the_stragglers_keep_the_slowest_site_idle():
     # "big" needs the most crawl time: 3 s queued, 100 s for later batches.
     later = {"big": 100.0, "small": 0.0, "idle": 20.0}
-    assert critical_idle({"big": 3.0, "small": 4.0}, later) == pytest.approx(1.0)  # "small" outlasts it by 1 s
+    assert critical_idle({"big": 3.0, "small": 4.0}, later) == pytest.approx(
+        1.0
+    )  # "small" outlasts it by 1 s
     assert critical_idle({"big": 5.0, "small": 4.0}, later) < 0  # it ends the batch itself
     assert critical_idle({"small": 4.0}, later) == 4.0  # done with its part: it waits for "small"
     # An idle site needs the longest: the stragglers hold it up as long as they run.

@@ -42,7 +42,9 @@ def test_a_writer_upgrades_document_records_keeping_every_field(tmp_path):
         assert docs["error"].tolist() == [0, FetchError.TIMEOUT, 0]  # the negative status is our error now
         assert docs["visits"].tolist() == [2, 1, 0] and docs["depth"].tolist() == [0, 1, 2]
         assert docs["last_visit"].tolist() == [1001.0, 1002.0, 1003.0]
-        assert (docs["mime"] == b"text/html").all() and docs["content_hash"].tolist() == [2**63 + i for i in (1, 2, 3)]
+        assert (docs["mime"] == b"text/html").all() and docs["content_hash"].tolist() == [
+            2**63 + i for i in (1, 2, 3)
+        ]
         assert np.allclose(docs["profit"], 0.5) and collection.lookup("http://a.cl/b") == 3
         assert collection.add_url("http://a.cl/c")[0] == 4  # and it goes on growing
     assert record_kind(tmp_path / "documents.rec") == "document/3"

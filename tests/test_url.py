@@ -45,7 +45,10 @@ CASES = [
     ("http://ⓐ.Straße.de/", "http://a.xn--strae-oqa.de/"),
     # IPv4 and IPv6
     ("http://192.168.0.1:80/", "http://192.168.0.1/"),
-    ("http://0xc0.0250.01/", "http://192.168.0.1/"),  # every numeric form browsers read: one address, one site
+    (
+        "http://0xc0.0250.01/",
+        "http://192.168.0.1/",
+    ),  # every numeric form browsers read: one address, one site
     ("http://3232235521/", "http://192.168.0.1/"),
     ("http://192.168.1/", "http://192.168.0.1/"),
     ("http://0XC0.0xA8.0.0x1./", "http://192.168.0.1/"),
@@ -74,7 +77,7 @@ CASES = [
     ("http://a.cl/ñ", "http://a.cl/%C3%B1"),
     ("http://a.cl/café?q=ñ", "http://a.cl/caf%C3%A9?q=%C3%B1"),
     ("http://a.cl/a|b{c}^`", "http://a.cl/a%7Cb%7Bc%7D%5E%60"),
-    ("http://a.cl/<x>\"", "http://a.cl/%3Cx%3E%22"),
+    ('http://a.cl/<x>"', "http://a.cl/%3Cx%3E%22"),
     ("http://a.cl/[x]", "http://a.cl/%5Bx%5D"),
     ("http://a.cl/p;a=1,b=2:@!$&'()*+", "http://a.cl/p;a=1,b=2:@!$&'()*+"),
     ("http://a.cl/%E9t%E9", "http://a.cl/%E9t%E9"),  # Latin-1 escapes stay as they are
@@ -181,14 +184,17 @@ def test_split_and_parts():
     assert canonical_parts("http://a.cl") == ("http://a.cl", "/")
 
 
-@pytest.mark.parametrize(("url", "site"), [
-    ("http://a.cl/x", "http://a.cl"),
-    ("HTTP://A.CL:80/x?y#z", "http://a.cl"),
-    ("https://a.cl:443", "https://a.cl"),
-    ("http://a.cl:8080/", "http://a.cl:8080"),
-    ("http://user:pw@a.cl/", "http://a.cl"),
-    ("http://[::1]:81/", "http://[::1]:81"),
-])
+@pytest.mark.parametrize(
+    ("url", "site"),
+    [
+        ("http://a.cl/x", "http://a.cl"),
+        ("HTTP://A.CL:80/x?y#z", "http://a.cl"),
+        ("https://a.cl:443", "https://a.cl"),
+        ("http://a.cl:8080/", "http://a.cl:8080"),
+        ("http://user:pw@a.cl/", "http://a.cl"),
+        ("http://[::1]:81/", "http://[::1]:81"),
+    ],
+)
 def test_origin_of_any_url(url, site):
     assert origin(url) == site
 
@@ -199,18 +205,30 @@ def test_origin_refuses_urls_without_a_host():
             origin(bad)
 
 
-@pytest.mark.parametrize(("url", "host"), [
-    ("http://example.cl/a?b#c", "example.cl"), ("http://user:pw@example.cl:8080/", "example.cl"),
-    ("http://[::1]:8080/x", "::1"), ("http://127.0.0.1", "127.0.0.1"), ("http://a.cl?x", "a.cl"),
-    ("http://a.cl#x", "a.cl"), ("no-scheme", ""), ("http://[::1/", ""),
-])
+@pytest.mark.parametrize(
+    ("url", "host"),
+    [
+        ("http://example.cl/a?b#c", "example.cl"),
+        ("http://user:pw@example.cl:8080/", "example.cl"),
+        ("http://[::1]:8080/x", "::1"),
+        ("http://127.0.0.1", "127.0.0.1"),
+        ("http://a.cl?x", "a.cl"),
+        ("http://a.cl#x", "a.cl"),
+        ("no-scheme", ""),
+        ("http://[::1/", ""),
+    ],
+)
 def test_request_host(url, host):
     assert request_host(url) == host
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from(["http://", "https://", "HTTP://"]), st.from_regex(r"[A-Za-z0-9.-]{1,12}", fullmatch=True),
-       st.sampled_from(["", ":80", ":443", ":8080"]), st.text(max_size=12))
+@given(
+    st.sampled_from(["http://", "https://", "HTTP://"]),
+    st.from_regex(r"[A-Za-z0-9.-]{1,12}", fullmatch=True),
+    st.sampled_from(["", ":80", ":443", ":8080"]),
+    st.text(max_size=12),
+)
 def test_the_origin_of_a_canonical_url_is_its_site(scheme, host, port, rest):
     try:
         url = canonicalize(f"{scheme}{host}{port}/{rest}")
@@ -231,16 +249,49 @@ def test_canonical_urls_split_as_the_collection_expects():
 
 _PIECES = st.sampled_from(
     list("aZ09.-_~:/?#[]@!$&'()*+,;=% \t\\|<>\"^`{}éñ☃Ａ。ß")
-    + ["%2e", "%2E", "%41", "%7e", "%2F", "%zz", "%e9", "..", "./", "/..", "xn--", "\x00", "\ud800", ":80",
-       "@"]
+    + [
+        "%2e",
+        "%2E",
+        "%41",
+        "%7e",
+        "%2F",
+        "%zz",
+        "%e9",
+        "..",
+        "./",
+        "/..",
+        "xn--",
+        "\x00",
+        "\ud800",
+        ":80",
+        "@",
+    ]
 )
-_PREFIXES = st.sampled_from([
-    "http://", "https://", "HTTP://", "ftp://", "http:", "http:\\\\", "mailto:", "x://", "", "http://a.cl",
-    "http://[::1]", "http://a.cl:80", "http://u@", "https://xn--bcher-kva.de/",
-])
+_PREFIXES = st.sampled_from(
+    [
+        "http://",
+        "https://",
+        "HTTP://",
+        "ftp://",
+        "http:",
+        "http:\\\\",
+        "mailto:",
+        "x://",
+        "",
+        "http://a.cl",
+        "http://[::1]",
+        "http://a.cl:80",
+        "http://u@",
+        "https://xn--bcher-kva.de/",
+    ]
+)
 _URLS = st.one_of(
-    st.builds(lambda p, body, tail: p + body + tail, _PREFIXES, st.lists(_PIECES, max_size=20).map("".join),
-              st.text(max_size=8)),
+    st.builds(
+        lambda p, body, tail: p + body + tail,
+        _PREFIXES,
+        st.lists(_PIECES, max_size=20).map("".join),
+        st.text(max_size=8),
+    ),
     st.text(max_size=40),
 )
 

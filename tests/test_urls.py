@@ -3,7 +3,7 @@ import os
 import numpy as np
 import pytest
 
-from wirescrapy.collection.urls import BLOCK, URLStore
+from wirescrapy.collection.urls import BLOCK, URLStore, URLStoreError
 
 
 @pytest.fixture
@@ -90,7 +90,7 @@ def test_readonly_sees_the_data_and_changes_nothing(tmp_path):
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     reader = URLStore(tmp_path, readonly=True)
     assert reader.lookup(1, "/99") == 100 and reader.url(7) == (1, b"/6")
-    with pytest.raises(Exception):
+    with pytest.raises(URLStoreError, match="read-only"):
         reader.add(1, "/new")
     reader.close()
     assert before == {p.name: p.read_bytes() for p in tmp_path.iterdir()}

@@ -30,18 +30,44 @@ HTML = b"<html><head><title>t</title></head><body><a href='/b.html'>b</a>" + b"x
 INFO = {"batch": 7, "part": 1, "parts": 2, "collection": "/c"}
 
 
-def page(url: str = "http://site1.wire.test/a.html", body: bytes = HTML, *, doc_id: int = 3, gzipped: bool = False,
-         **fields) -> Fetch:
+def page(
+    url: str = "http://site1.wire.test/a.html",
+    body: bytes = HTML,
+    *,
+    doc_id: int = 3,
+    gzipped: bool = False,
+    **fields,
+) -> Fetch:
     """A page's fetch as the spider makes it, with the exchange the ReceivedMiddleware kept."""
     raw = gzip.compress(body, mtime=0) if gzipped else body
     headers = [(b"Content-Type", b"text/html; charset=utf-8"), (b"Transfer-Encoding", b"chunked")]
     if gzipped:
         headers.append((b"Content-Encoding", b"gzip"))
-    exchange = Exchange(b"GET", [(b"Host", b"site1.wire.test"), (b"User-Agent", b"wirescrapy/0.1")], "HTTP/1.1",
-                        200, headers, raw)
-    fetch = Fetch(Kind.PAGE, url, doc_id, 1, 2, started=T0, ended=T0 + 0.5, status=200, mime="text/html",
-                  content_type="text/html; charset=utf-8", body=body, raw_length=len(raw), latency=0.1,
-                  ip="127.0.0.1", exchange=exchange)
+    exchange = Exchange(
+        b"GET",
+        [(b"Host", b"site1.wire.test"), (b"User-Agent", b"wirescrapy/0.1")],
+        "HTTP/1.1",
+        200,
+        headers,
+        raw,
+    )
+    fetch = Fetch(
+        Kind.PAGE,
+        url,
+        doc_id,
+        1,
+        2,
+        started=T0,
+        ended=T0 + 0.5,
+        status=200,
+        mime="text/html",
+        content_type="text/html; charset=utf-8",
+        body=body,
+        raw_length=len(raw),
+        latency=0.1,
+        ip="127.0.0.1",
+        exchange=exchange,
+    )
     for name, value in fields.items():
         setattr(fetch, name, value)
     return fetch
@@ -58,16 +84,31 @@ def written(directory: Path, *fetches: Fetch, max_size: int = 10**9) -> list[Pat
 def test_a_fetch_is_a_request_a_response_as_received_and_its_metadata(tmp_path):
     compressed = page(gzipped=True)
     stopped = page("http://site1.wire.test/big.html", HTML[:100], doc_id=4, truncated=True)
-    failed = Fetch(Kind.PAGE, "http://site2.wire.test/", 5, 2, 0, started=T0, ended=T0 + 1, error=FetchError.DNS,
-                   message="no such host")
-    robots = page("http://site1.wire.test/robots.txt", b"User-agent: *\nDisallow: /x\n", doc_id=0,
-                  kind=Kind.ROBOTS, origin="http://site1.wire.test")
+    failed = Fetch(
+        Kind.PAGE,
+        "http://site2.wire.test/",
+        5,
+        2,
+        0,
+        started=T0,
+        ended=T0 + 1,
+        error=FetchError.DNS,
+        message="no such host",
+    )
+    robots = page(
+        "http://site1.wire.test/robots.txt",
+        b"User-agent: *\nDisallow: /x\n",
+        doc_id=0,
+        kind=Kind.ROBOTS,
+        origin="http://site1.wire.test",
+    )
     files = written(tmp_path, compressed, stopped, failed, robots)
     assert len(files) == 1
     warcio_check(*files)
     records = fastwarc_records(files[0])
     assert [kind for kind, _, _ in records] == ["warcinfo"] + ["request", "response", "metadata"] * 2 + [
-        "metadata"] + ["request", "response", "metadata"]
+        "metadata"
+    ] + ["request", "response", "metadata"]
     by_uri = {(kind, uri): headers for kind, uri, headers in records}
     assert by_uri[("response", stopped.url)]["WARC-Truncated"] == "length"
     assert "WARC-Truncated" not in by_uri[("response", compressed.url)]
@@ -81,7 +122,10 @@ def test_a_fetch_is_a_request_a_response_as_received_and_its_metadata(tmp_path):
     # The body as received: still gzip, with the server's Content-Encoding; the chunked coding Twisted removed
     # is kept under another name.
     assert first.body == compressed.exchange.body and gzip.decompress(first.body) == HTML
-    assert ("Content-Encoding", "gzip") in first.headers and ("X-Wire-Transfer-Encoding", "chunked") in first.headers
+    assert ("Content-Encoding", "gzip") in first.headers and (
+        "X-Wire-Transfer-Encoding",
+        "chunked",
+    ) in first.headers
     assert first.fields["decoded"] and not archived[1].fields["decoded"]
     for original, back in zip((compressed, stopped, failed, robots), archived, strict=True):
         body = gzip.decompress(back.body) if back.fields["decoded"] else back.body
@@ -105,7 +149,7 @@ def test_files_rotate_at_their_size_each_beginning_with_a_warcinfo(tmp_path):
 
 
 def test_a_torn_tail_is_left_and_the_fetches_before_it_read(tmp_path, caplog):
-    file, = written(tmp_path, *(page(f"http://site1.wire.test/{n}.html", doc_id=n + 1) for n in range(5)))
+    (file,) = written(tmp_path, *(page(f"http://site1.wire.test/{n}.html", doc_id=n + 1) for n in range(5)))
     data = file.read_bytes()
     file.write_bytes(data[:-200])  # the last group's metadata record cut short
     with caplog.at_level(logging.WARNING):
@@ -128,8 +172,12 @@ while True:
 
 
 def test_a_kill_leaves_every_finished_record_readable(tmp_path):
-    process = subprocess.Popen([sys.executable, "-c", WRITE_FOREVER, str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    process = subprocess.Popen(
+        [sys.executable, "-c", WRITE_FOREVER, str(tmp_path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert process.stdout.readline() == b"writing\n"
     deadline = time.monotonic() + 60
     while len(list(tmp_path.glob("*.warc.gz"))) < 3 and time.monotonic() < deadline:
@@ -150,7 +198,11 @@ def bench(tmp_path):
 
 
 def test_a_collection_is_written_as_response_records_and_its_duplicates_as_revisits(bench, tmp_path):
-    a, b, c = "http://site1.wire.test/a.html", "http://site1.wire.test/b.html", "http://site1.wire.test/c.html"
+    a, b, c = (
+        "http://site1.wire.test/a.html",
+        "http://site1.wire.test/b.html",
+        "http://site1.wire.test/c.html",
+    )
     bench.seed(a, b, c)
     bench.gather(bench.page(a, body=HTML))
     bench.gather(bench.page(b, body=HTML))  # an exact duplicate of a
@@ -177,4 +229,6 @@ def test_every_record_is_its_own_gzip_member(tmp_path):
     assert len(members) == 1 + 2 * 3  # the warcinfo, then a request, a response and a metadata record a fetch
     assert all(member.startswith(b"WARC/1.1\r\n") for member in members)
     assert [member.split(b"WARC-Type: ")[1].split(b"\r\n")[0] for member in members] == [
-        b"warcinfo", *[b"request", b"response", b"metadata"] * 2]
+        b"warcinfo",
+        *[b"request", b"response", b"metadata"] * 2,
+    ]

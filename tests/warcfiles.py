@@ -12,9 +12,20 @@ from fastwarc.warc import ArchiveIterator, WarcRecordType
 
 def warcio_check(*files: Path) -> None:
     """``warcio check`` on ``files``: every record's block and payload digest."""
-    run = subprocess.run([sys.executable, "-c", "import sys; from warcio.cli import main; sys.exit(main())",
-                          "check", "-v", *map(str, files)], check=False, capture_output=True, text=True,
-                         timeout=120)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from warcio.cli import main; sys.exit(main())",
+            "check",
+            "-v",
+            *map(str, files),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "digest pass" in run.stdout and "digest fail" not in run.stdout, run.stdout[-3000:]
 

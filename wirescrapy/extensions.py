@@ -84,8 +84,10 @@ def install_callback_turn() -> bool:
     if current is next_turn:
         return True
     if current is None or current is not getattr(defer, "_defer_sleep", None):
-        logger.warning("Scrapy's scraper has no _defer_sleep of scrapy.utils.defer: its delay before each "
-                       "callback is left as it is")
+        logger.warning(
+            "Scrapy's scraper has no _defer_sleep of scrapy.utils.defer: its delay before each "
+            "callback is left as it is"
+        )
         return False
     scraper._defer_sleep = next_turn
     return True

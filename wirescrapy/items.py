@@ -51,7 +51,6 @@ class ParsedPage:
     language: str | None = None  # ISO 639-1 code of its text, "" too short to tell (None: not identified yet)
 
 
-
 @dataclass(slots=True)
 class Exchange:
     """One HTTP exchange as it went over the network, for an archive (WARC): the request as sent and the
@@ -80,8 +79,12 @@ class FetchError(enum.IntEnum):
     OTHER = 9  # any other failure (logged with its message)
     BAD_STATUS = 10  # a response whose status is no HTTP status (not 100-999, or not a number)
     GATHERER = 11  # a gatherer pipeline failed on the fetch (the step and its exception are logged)
-    RENDER_FAILED = 12  # Splash was down or refused the render: the raw HTML was kept, rendered at a later visit
-    RENDER_TIMEOUT = 13  # Splash gave up on the page or froze on it: the raw HTML was kept, never rendered again
+    RENDER_FAILED = (
+        12  # Splash was down or refused the render: the raw HTML was kept, rendered at a later visit
+    )
+    RENDER_TIMEOUT = (
+        13  # Splash gave up on the page or froze on it: the raw HTML was kept, never rendered again
+    )
     HEADERS_TOO_LARGE = 14  # more than WIRE_MAX_HEADER_SIZE bytes or WIRE_MAX_HEADERS lines of headers
 
     @property
@@ -129,8 +132,12 @@ class Fetch:
     render: int = 0  # the page's RenderState after this fetch (collection.metadata): 0 not rendered
     render_follow_up: bool = False  # a render after this batch's raw fetch of the page, already recorded
     raw_body: bytes = b""  # a render: the raw HTML the site sent (``body`` is the rendered DOM)
-    script_links: list[str] = field(default_factory=list)  # a render: links of a hash-routed page's other views
-    followed: bool = False  # a redirect the harvester followed (robots.txt: its rules wait for the chain's end)
+    script_links: list[str] = field(
+        default_factory=list
+    )  # a render: links of a hash-routed page's other views
+    followed: bool = (
+        False  # a redirect the harvester followed (robots.txt: its rules wait for the chain's end)
+    )
     exchange: Exchange | None = None  # the bytes on the wire, kept only when the harvest writes WARC
     # -- filled by the pipelines --
     page: ParsedPage | None = None
@@ -138,14 +145,18 @@ class Fetch:
     changed: bool = False  # the content differs from the previous visit's
     links: list[int] = field(default_factory=list)  # doc-ids linked (pages only), in page order
     raw_page: ParsedPage | None = None  # a render: the raw HTML parsed (content-seen, links it gained)
-    link_decisions: list | None = None  # the seeder rules' Decision for the first links of page.links (parse worker)
+    link_decisions: list | None = (
+        None  # the seeder rules' Decision for the first links of page.links (parse worker)
+    )
     render_links: int = 0  # a render: links found only in the rendered DOM
     render_wanted: bool = False  # a raw page that looks script-built, on a site still being tried (auto)
 
     def __repr__(self) -> str:
         error = f" error={self.error.label}" if self.error is not None else ""
-        return (f"<Fetch {self.kind.value} {self.url} doc_id={self.doc_id} status={self.status}{error} "
-                f"body={len(self.body)} bytes links={len(self.links)}>")
+        return (
+            f"<Fetch {self.kind.value} {self.url} doc_id={self.doc_id} status={self.status}{error} "
+            f"body={len(self.body)} bytes links={len(self.links)}>"
+        )
 
     @property
     def ok(self) -> bool:
@@ -166,5 +177,13 @@ class Fetch:
         return max(self.ended - self.started, 0.0)
 
 
-_RESPONSE_ERRORS = frozenset({FetchError.REDIRECT_LOOP, FetchError.TOO_MANY_REDIRECTS, FetchError.BAD_STATUS,
-                              FetchError.GATHERER, FetchError.RENDER_FAILED, FetchError.RENDER_TIMEOUT})
+_RESPONSE_ERRORS = frozenset(
+    {
+        FetchError.REDIRECT_LOOP,
+        FetchError.TOO_MANY_REDIRECTS,
+        FetchError.BAD_STATUS,
+        FetchError.GATHERER,
+        FetchError.RENDER_FAILED,
+        FetchError.RENDER_TIMEOUT,
+    }
+)

@@ -54,13 +54,19 @@ class LogFileGuard(logging.Handler):
             self.stats.inc_value("log/lines_lost")
         if handler.baseFilename not in self.files:
             self.files.append(handler.baseFilename)
-            what = "disk full" if error.errno in (errno.ENOSPC, errno.EDQUOT) else (error.strerror or str(error))
-            self._say(f"log file {handler.baseFilename}: {what}; the crawl goes on, its log lines are lost while "
-                      "the file cannot be written")
+            what = (
+                "disk full" if error.errno in (errno.ENOSPC, errno.EDQUOT) else (error.strerror or str(error))
+            )
+            self._say(
+                f"log file {handler.baseFilename}: {what}; the crawl goes on, its log lines are lost while "
+                "the file cannot be written"
+            )
 
     def say_lost(self) -> None:
         if self.lost:
-            self._say(f"{self.lost} log line{'s' * (self.lost != 1)} could not be written to {', '.join(self.files)}")
+            self._say(
+                f"{self.lost} log line{'s' * (self.lost != 1)} could not be written to {', '.join(self.files)}"
+            )
 
     def _say(self, line: str) -> None:
         stream = self.stderr or sys.stderr

@@ -15,8 +15,11 @@ KNOWN = frozenset(spec.name for spec in SETTINGS)
 
 def unknown_settings(names: Iterable[str]) -> list[tuple[str, str | None]]:
     """Each ``WIRE_*`` name that is no setting, with the closest known one (``None`` if none is close)."""
-    return [(name, next(iter(difflib.get_close_matches(name, KNOWN, n=1)), None))
-            for name in sorted(set(names)) if name.startswith("WIRE_") and name not in KNOWN]
+    return [
+        (name, next(iter(difflib.get_close_matches(name, KNOWN, n=1)), None))
+        for name in sorted(set(names))
+        if name.startswith("WIRE_") and name not in KNOWN
+    ]
 
 
 def check_setting_names(settings: Iterable[str]) -> None:

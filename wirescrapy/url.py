@@ -94,7 +94,7 @@ def canonical_parts(url: str) -> tuple[str, str]:
     if not match:
         raise BadURL(f"{_short(url)}: not an absolute URL (no scheme)")
     scheme = match.group(1).lower()
-    rest = text[match.end():].partition("#")[0]
+    rest = text[match.end() :].partition("#")[0]
     before, has_query, query = rest.partition("?")
     if scheme in SPECIAL_SCHEMES:
         before = before.replace("\\", "/").lstrip("/")
@@ -137,7 +137,7 @@ def _netloc(authority: str, scheme: str, url: str) -> str:
         end = hostport.find("]")
         if end == -1:
             raise BadURL(f"{_short(url)}: unclosed '[' in the host")
-        host, port_text = _ipv6(hostport[1:end], url), hostport[end + 1:]
+        host, port_text = _ipv6(hostport[1:end], url), hostport[end + 1 :]
         if port_text and not port_text.startswith(":"):
             raise BadURL(f"{_short(url)}: junk after the IPv6 address")
         port_text = port_text[1:]
@@ -184,8 +184,13 @@ def _dotted_decimal(host: str) -> bool:
     """An IPv4 address already in its canonical form (four decimal bytes, no leading zeros)."""
     parts = host.split(".")
     return len(parts) == 4 and all(
-        part.isascii() and part.isdigit() and len(part) <= 3 and (part == "0" or part[0] != "0") and int(part) < 256
-        for part in parts)
+        part.isascii()
+        and part.isdigit()
+        and len(part) <= 3
+        and (part == "0" or part[0] != "0")
+        and int(part) < 256
+        for part in parts
+    )
 
 
 def _whatwg_host(text: str, url: str) -> str:
@@ -204,8 +209,8 @@ def _unquote_host(text: str, url: str) -> str:
     data = text.encode("utf-8")
     i = 0
     while i < len(data):
-        if data[i] == 0x25 and data[i + 1:i + 2] in _HEX_BYTES and data[i + 2:i + 3] in _HEX_BYTES:
-            raw.append(int(data[i + 1:i + 3], 16))
+        if data[i] == 0x25 and data[i + 1 : i + 2] in _HEX_BYTES and data[i + 2 : i + 3] in _HEX_BYTES:
+            raw.append(int(data[i + 1 : i + 3], 16))
             i += 3
         else:
             raw.append(data[i])
@@ -214,7 +219,6 @@ def _unquote_host(text: str, url: str) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         raise BadURL(f"{_short(url)}: host is not UTF-8 after percent-decoding") from None
-
 
 
 def _ipv6(text: str, url: str) -> str:
@@ -241,7 +245,7 @@ def _normalize_escapes(text: str, safe: frozenset[int]) -> str:
         byte = data[i]
         if byte == 0x25:  # "%"
             if i + 2 < n and data[i + 1] in _HEX and data[i + 2] in _HEX:
-                value = int(data[i + 1:i + 3], 16)
+                value = int(data[i + 1 : i + 3], 16)
                 if value in _UNRESERVED:
                     out.append(value)
                 else:
@@ -292,7 +296,7 @@ def host_of(url: str) -> str:
     start = url.find("://")
     if start == -1:
         raise BadURL(f"{_short(url)}: not a canonical URL")
-    netloc = url[start + 3:].partition("/")[0]
+    netloc = url[start + 3 :].partition("/")[0]
     if netloc.startswith("["):
         return netloc[: netloc.index("]") + 1]
     return netloc.partition(":")[0]
@@ -320,14 +324,14 @@ def request_host(url: str) -> str:
     start = url.find("://")
     if start == -1:
         return ""
-    rest = url[start + 3:]
+    rest = url[start + 3 :]
     for end, char in enumerate(rest):
         if char in "/?#":
             rest = rest[:end]
             break
     rest = rest.rpartition("@")[2]
     if rest.startswith("["):
-        return rest[1:rest.find("]")] if "]" in rest else ""
+        return rest[1 : rest.find("]")] if "]" in rest else ""
     return rest.partition(":")[0]
 
 

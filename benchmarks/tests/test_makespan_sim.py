@@ -43,11 +43,17 @@ def test_softmin_ends_a_straggler_s_batches_early_when_a_restart_is_cheap(ahead)
     cycles, _, _ = crawled("crawler" + ahead, STRAGGLER, *cheap)
     assert crawled("crawler+softmin" + ahead, STRAGGLER, *cheap)[0] > cycles
     dear = ("--manager", "1000")  # and here less: softmin lets the batches run to their end
-    assert crawled("crawler+softmin" + ahead, STRAGGLER, *dear)[0] == crawled("crawler" + ahead, STRAGGLER, *dear)[0]
+    assert (
+        crawled("crawler+softmin" + ahead, STRAGGLER, *dear)[0]
+        == crawled("crawler" + ahead, STRAGGLER, *dear)[0]
+    )
     # A job a cycle: the straggler is the site the whole crawl waits for, ending its batches early would
     # only hold it up.
     jobs = (*cheap, "--jobs")
-    assert crawled("crawler+softmin" + ahead, STRAGGLER, *jobs)[:2] == crawled("crawler" + ahead, STRAGGLER, *jobs)[:2]
+    assert (
+        crawled("crawler+softmin" + ahead, STRAGGLER, *jobs)[:2]
+        == crawled("crawler" + ahead, STRAGGLER, *jobs)[:2]
+    )
 
 
 def harvested(later: np.ndarray, restart: float = 10.0) -> makespan_sim.Harvested:
@@ -55,8 +61,18 @@ def harvested(later: np.ndarray, restart: float = 10.0) -> makespan_sim.Harveste
     # active, fewer than WIRE_SOFTMIN (3).
     batch = np.array([20, 20] + [1] * 8)
     waits = np.full(10, 15.0)
-    return makespan_sim.harvest_watched(batch, waits, 0.5, 300, np.zeros(10), softmin=3, softmin_time=0.0,
-                                        restart=restart, plan_seconds=None, later=later)
+    return makespan_sim.harvest_watched(
+        batch,
+        waits,
+        0.5,
+        300,
+        np.zeros(10),
+        softmin=3,
+        softmin_time=0.0,
+        restart=restart,
+        plan_seconds=None,
+        later=later,
+    )
 
 
 def test_softmin_ends_a_batch_whose_stragglers_hold_up_the_site_the_crawl_waits_for():
@@ -64,7 +80,9 @@ def test_softmin_ends_a_batch_whose_stragglers_hold_up_the_site_the_crawl_waits_
     later[2] = 1000 * 15.0  # site 2 has 1,000 pages for later batches: the stragglers hold it up
     end = harvested(later)
     assert end.dropped_at is not None and end.fetched[:2].max() < 20 and end.seconds < 100
-    assert harvested(later, restart=1000.0).dropped_at is None  # a restart dearer than what the stragglers need
+    assert (
+        harvested(later, restart=1000.0).dropped_at is None
+    )  # a restart dearer than what the stragglers need
     later[1] = 2000 * 15.0  # now a straggler is the one the crawl waits for
     end = harvested(later)
     assert end.dropped_at is None and end.fetched.tolist() == [20, 20] + [1] * 8
@@ -74,9 +92,13 @@ def test_softmin_ends_a_batch_whose_stragglers_hold_up_the_site_the_crawl_waits_
 def test_a_batch_ahead_restarts_at_once_unless_softmin_dropped_pages_it_left_out():
     fetched = np.zeros(1, dtype=np.int64)
     assert makespan_sim.Harvested(100.0, fetched, None, None).next_restart(30.0) == 30.0  # not planned ahead
-    assert makespan_sim.Harvested(100.0, fetched, None, 60.0).next_restart(30.0) == 0.0  # hidden behind the tail
+    assert (
+        makespan_sim.Harvested(100.0, fetched, None, 60.0).next_restart(30.0) == 0.0
+    )  # hidden behind the tail
     assert makespan_sim.Harvested(100.0, fetched, None, 80.0).next_restart(30.0) == 10.0  # partly
-    assert makespan_sim.Harvested(100.0, fetched, 90.0, 90.0).next_restart(30.0) == 20.0  # planned after the drop
+    assert (
+        makespan_sim.Harvested(100.0, fetched, 90.0, 90.0).next_restart(30.0) == 20.0
+    )  # planned after the drop
     assert makespan_sim.Harvested(100.0, fetched, 90.0, 80.0).next_restart(30.0) == 40.0  # before it: again
 
 
@@ -94,7 +116,9 @@ def test_time_left_is_the_politeness_queue_s():
     assert makespan_sim.time_left(1.2, left, not_before, waits) == pytest.approx(queue.time_left(1.2)) == 75.0
     queue.finished("1", 1.5)
     assert makespan_sim.time_left(4.0, left, not_before, waits) == pytest.approx(queue.time_left(4.0)) == 72.5
-    assert makespan_sim.time_left(40.0, left, not_before, waits) == pytest.approx(queue.time_left(40.0)) == 60.0
+    assert (
+        makespan_sim.time_left(40.0, left, not_before, waits) == pytest.approx(queue.time_left(40.0)) == 60.0
+    )
 
 
 def test_the_lead_gives_the_slowest_site_its_share_with_the_manager_s_own_code():

@@ -16,11 +16,14 @@ def test_the_makespan_check_knows_a_site_s_wait_from_the_documents_its_batches_l
         directory.mkdir(parents=True)
         (directory / "sites.jsonl").write_text(
             f'{{"siteid": 1, "origin": "http://Python.realweb.test:8080", "docs": {docs}}}\n'
-            '{"siteid": 2, "origin": "http://sqlite.realweb.test:8080", "docs": 7}\n', encoding="utf-8")
+            '{"siteid": 2, "origin": "http://sqlite.realweb.test:8080", "docs": 7}\n',
+            encoding="utf-8",
+        )
     split = tmp_path / "batches" / "000003" / "part-1"
     split.mkdir(parents=True)
-    (split / "sites.jsonl").write_text('{"siteid": 2, "origin": "http://sqlite.realweb.test:8080", "docs": 9}\n',
-                                       encoding="utf-8")
+    (split / "sites.jsonl").write_text(
+        '{"siteid": 2, "origin": "http://sqlite.realweb.test:8080", "docs": 9}\n', encoding="utf-8"
+    )
     assert known_site_docs(tmp_path) == {"python.realweb.test": 130, "sqlite.realweb.test": 9}
 
 
@@ -33,8 +36,9 @@ def test_the_makespan_check_knows_a_site_found_large_in_the_middle_of_a_batch(tm
         collection.add_url("http://git.realweb.test:8080/", depth=0)
     batch = tmp_path / "batches" / "000001"
     batch.mkdir(parents=True)
-    (batch / "sites.jsonl").write_text('{"siteid": 1, "origin": "http://debref.realweb.test:8080", "docs": 1}\n',
-                                       encoding="utf-8")
+    (batch / "sites.jsonl").write_text(
+        '{"siteid": 1, "origin": "http://debref.realweb.test:8080", "docs": 1}\n', encoding="utf-8"
+    )
     assert known_site_docs(tmp_path) == {"debref.realweb.test": 130, "git.realweb.test": 1}
 
 
@@ -43,20 +47,28 @@ def test_the_makespan_latency_splits_the_bound_s_site_s_time_between_two_request
     to the next split into the request's way, the response's way back and read, and the reactor late; a gap
     across a batch start is not counted as late."""
     host = "apache.realweb.test"
-    requests = [nginx.Request(10.000, 10.010, host, 200, "GET /a HTTP/1.1", uri="/a"),
-                nginx.Request(10.062, 10.070, host, 200, "GET /b?x=1 HTTP/1.1", uri="/b?x=1"),
-                nginx.Request(12.000, 12.010, host, 200, "GET /c HTTP/1.1", uri="/c"),
-                nginx.Request(10.5, 10.6, "git.realweb.test", 200, "GET /a HTTP/1.1", uri="/a")]
-    fetches = [{"url": f"http://{host}:8080/a", "started": 9.999, "ended": 10.011},
-               {"url": f"http://{host}:8080/b?x=1", "started": 10.061, "ended": 10.072},  # 0 ms late
-               {"url": f"http://{host}:8080/c", "started": 11.999, "ended": 12.012},
-               {"url": "http://git.realweb.test:8080/a", "started": 10.4, "ended": 10.7}]
+    requests = [
+        nginx.Request(10.000, 10.010, host, 200, "GET /a HTTP/1.1", uri="/a"),
+        nginx.Request(10.062, 10.070, host, 200, "GET /b?x=1 HTTP/1.1", uri="/b?x=1"),
+        nginx.Request(12.000, 12.010, host, 200, "GET /c HTTP/1.1", uri="/c"),
+        nginx.Request(10.5, 10.6, "git.realweb.test", 200, "GET /a HTTP/1.1", uri="/a"),
+    ]
+    fetches = [
+        {"url": f"http://{host}:8080/a", "started": 9.999, "ended": 10.011},
+        {"url": f"http://{host}:8080/b?x=1", "started": 10.061, "ended": 10.072},  # 0 ms late
+        {"url": f"http://{host}:8080/c", "started": 11.999, "ended": 12.012},
+        {"url": "http://git.realweb.test:8080/a", "started": 10.4, "ended": 10.7},
+    ]
     line = request_latency(requests, host, 0.05, [(11.0, "batch")], fetches)
-    assert line == (f"latency: {host}, 3 requests: sent to nginx's start 1.00 ms; nginx's end to the last byte "
-                    "read 1.67 ms (sum 0.0 s); the wait's end to the next sent 0.00 ms (sum 0.0 s; 0 of 5 ms or "
-                    "more, sum 0.0 s); inside batches, nginx's whole ms")
+    assert line == (
+        f"latency: {host}, 3 requests: sent to nginx's start 1.00 ms; nginx's end to the last byte "
+        "read 1.67 ms (sum 0.0 s); the wait's end to the next sent 0.00 ms (sum 0.0 s; 0 of 5 ms or "
+        "more, sum 0.0 s); inside batches, nginx's whole ms"
+    )
     fetches[1]["started"] = 10.071  # 10 ms late
     assert "the wait's end to the next sent 10.00 ms (sum 0.0 s; 1 of 5 ms or more" in request_latency(
-        requests, host, 0.05, [(11.0, "batch")], fetches)
+        requests, host, 0.05, [(11.0, "batch")], fetches
+    )
     assert request_latency(requests, "python.realweb.test", 0.05, [], fetches) == (
-        "latency: no fetch of python.realweb.test matched in the harvester's items")
+        "latency: no fetch of python.realweb.test matched in the harvester's items"
+    )

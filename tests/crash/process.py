@@ -24,7 +24,7 @@ def fork_writer(target: Callable[..., None], *args, out: Path) -> int:
         status = 0
         try:
             target(*args, fd)
-        except Exception:
+        except Exception:  # noqa: BLE001 (the forked writer reports any error and exits)
             os.write(fd, ("error\n" + traceback.format_exc()).encode())
             status = 1
         finally:

@@ -6,6 +6,7 @@ sample web's access log)."""
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 import pytest
 
@@ -21,8 +22,15 @@ WEB = {"sites": 3, "pages_per_site": 30, "seed": 5, "crawl_delay": 0.2, "slow_de
 # need far more than twice the harvester's start (the batch is the process's first). No limit on a site's
 # part of a batch but its time (WIRE_BATCH_SITE_GROWTH would give site0 4 x its few pages fetched, and the
 # pages found on them could take the place of a seed left over).
-SETTINGS = {"WIRE_LARGE_SITE_PAGES": 10_000, "WIRE_SOFTMIN": 2, "WIRE_SOFTMIN_TIME": 1.5, "WIRE_WAIT_NORMAL": 0.5,
-            "WIRE_BATCH_SITE_SHARE": 0, "WIRE_BATCH_SITE_GROWTH": 0, "WIRE_PLAN_AHEAD": True}
+SETTINGS = {
+    "WIRE_LARGE_SITE_PAGES": 10_000,
+    "WIRE_SOFTMIN": 2,
+    "WIRE_SOFTMIN_TIME": 1.5,
+    "WIRE_WAIT_NORMAL": 0.5,
+    "WIRE_BATCH_SITE_SHARE": 0,
+    "WIRE_BATCH_SITE_GROWTH": 0,
+    "WIRE_PLAN_AHEAD": True,
+}
 
 
 @pytest.mark.timeout(240)
@@ -30,7 +38,9 @@ def test_a_batch_ended_by_softmin_leaves_its_pages_to_the_next_and_stays_polite(
     with SampleWebProcess(workdir=tmp_path / "web", **WEB) as web:
         site0 = sorted(url for url in web.truth.pages if "//site0." in url)
         seeds = tmp_path / "seeds.txt"
-        seeds.write_text("\n".join([*site0, *web.seeds]) + "\n")  # the first batch: all of site0, the others' home
+        seeds.write_text(
+            "\n".join([*site0, *web.seeds]) + "\n"
+        )  # the first batch: all of site0, the others' home
         collection = tmp_path / "collection"
         # Two cycles: softmin ends the first batch by what its stragglers' pages need (in a harvester's last
         # cycle it weighs only what they keep the crawl's slowest site idle, here site0 itself).
@@ -47,12 +57,17 @@ def test_a_batch_ended_by_softmin_leaves_its_pages_to_the_next_and_stays_polite(
         assert "The next batch is written" in first.stderr
         with Collection(collection, readonly=True) as stored:
             records = {url: stored.documents.records[stored.lookup(url)] for url in site0}
-        left = {url for url, record in records.items()
-                if record["visits"] == 0 or record["first_visit"] > one["finished"]}
+        left = {
+            url
+            for url, record in records.items()
+            if record["visits"] == 0 or record["first_visit"] > one["finished"]
+        }
         assert left
         second_urls = {url.url for url in read_batch(batches / "000002").urls}
-        missing = {url: (int(records[url]["status"]), int(records[url]["error"]), int(records[url]["errors"]))
-                   for url in left - second_urls}
+        missing = {
+            url: (int(records[url]["status"]), int(records[url]["error"]), int(records[url]["errors"]))
+            for url in left - second_urls
+        }
         assert not missing, (missing, first.stderr[-3000:])
         # The rest of the crawl without softmin (with it, each batch would end after 1.5 s with one site left).
         rest = harvest(collection, "-a", "cycles=30", settings={**SETTINGS, "WIRE_SOFTMIN": 0})
@@ -84,11 +99,17 @@ def test_a_site_found_large_in_the_middle_of_its_batch_gets_the_large_site_wait_
         pages = [web.url(0, f"/page/{n}.html") for n in range(1, 9)]
         seeds = tmp_path / "seeds.txt"
         seeds.write_text("\n".join(pages) + "\n")
-        harvest(tmp_path / "collection", "-a", f"seeds={seeds}",
-                settings={"WIRE_LARGE_SITE_PAGES": 10, "WIRE_WAIT_NORMAL": 1.0, "WIRE_WAIT_LARGE_SITE": 0.05})
+        harvest(
+            tmp_path / "collection",
+            "-a",
+            f"seeds={seeds}",
+            settings={"WIRE_LARGE_SITE_PAGES": 10, "WIRE_WAIT_NORMAL": 1.0, "WIRE_WAIT_LARGE_SITE": 0.05},
+        )
         [records] = by_host(web.access_log()).values()
     fetched = [r for r in records if r["path"] != "/robots.txt"]  # the seeds, and the site's root
     assert {f"/page/{n}.html" for n in range(1, 9)} <= {r["path"] for r in fetched}
-    gaps = [after["start"] - before["end"] for before, after in zip(fetched, fetched[1:])]
-    assert sum(gap < 0.5 for gap in gaps) >= len(gaps) - 2, gaps  # large from its first pages on, in the same batch
+    gaps = [after["start"] - before["end"] for before, after in pairwise(fetched)]
+    assert sum(gap < 0.5 for gap in gaps) >= len(gaps) - 2, (
+        gaps
+    )  # large from its first pages on, in the same batch
     assert not too_close(records, 0.05)

@@ -38,8 +38,12 @@ def small_disk(tmp_path):
     """A directory on a tmpfs of ``DISK``; unmounted after the test."""
     mount = tmp_path / "disk"
     mount.mkdir()
-    run = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK}", "tmpfs", str(mount)],
-                         capture_output=True, text=True, check=False)
+    run = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={DISK}", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if run.returncode:
         pytest.skip(f"cannot mount a tmpfs to fill (needs root and CAP_SYS_ADMIN): {run.stderr.strip()}")
     try:
@@ -67,7 +71,7 @@ def scrapy(*args: str, collection: Path, timeout: float = 120) -> subprocess.Com
 
 def stored_pages_intact(collection: Collection) -> int:
     """Every page recorded as fetched with a stored body loads (a duplicate through its original)."""
-    records = collection.documents.records[1:collection.documents.count + 1]
+    records = collection.documents.records[1 : collection.documents.count + 1]
     fetched = 0
     for doc_id in (records["stored_length"] > 0).nonzero()[0] + 1:
         record = records[doc_id - 1]
@@ -99,7 +103,7 @@ def test_a_full_disk_stops_the_harvest_in_one_line_and_loses_nothing(small_disk,
             check_stores(stored)
             assert problems(stored) == []
             before = stored_pages_intact(stored)
-            visited = int((stored.documents.records[1:stored.documents.count + 1]["visits"] > 0).sum())
+            visited = int((stored.documents.records[1 : stored.documents.count + 1]["visits"] > 0).sum())
         assert before >= 1, "the disk filled before any page was stored: nothing tested"
         # It stopped at the first failed write: every access is a visit recorded, a robots.txt, a fetch that
         # ended after the stop and was counted as not recorded (fetched pages waiting in the parse step's line
@@ -180,8 +184,8 @@ def test_a_record_file_that_cannot_grow_says_enospc_instead_of_dying_of_sigbus(s
             records.append(np.array((i, b""), dtype))
     assert failed.value.errno == errno.ENOSPC
     count = records.count
-    records.records[1:count + 1]["value"] += 0  # every mapped page is there: no SIGBUS
-    assert (records.records[1:count + 1]["value"] == np.arange(1, count + 1)).all()
+    records.records[1 : count + 1]["value"] += 0  # every mapped page is there: no SIGBUS
+    assert (records.records[1 : count + 1]["value"] == np.arange(1, count + 1)).all()
     records.close()
     filler.unlink()
     with RecordFile(small_disk / "r.rec", dtype, "test") as again:

@@ -30,16 +30,29 @@ from wirescrapy.testing.sampleweb.accesslog import by_host, too_close
 WAIT = 0.2  # settings/test.py WIRE_WAIT_NORMAL
 CRAWL_DELAY = 0.3  # site1's robots.txt
 MAX_DEPTH = 15  # WIRE_MAX_DEPTH_STATIC
-WEB = {"sites": 6, "pages_per_site": 40, "seed": 3, "slow_delay": 0.5, "crawl_delay": CRAWL_DELAY,
-       "broken_robots": "malformed"}
+WEB = {
+    "sites": 6,
+    "pages_per_site": 40,
+    "seed": 3,
+    "slow_delay": 0.5,
+    "crawl_delay": CRAWL_DELAY,
+    "broken_robots": "malformed",
+}
 # Every site stays under the large-site threshold, so every gap must be the normal wait.
 SETTINGS = {"WIRE_LARGE_SITE_PAGES": 10_000, "LOGSTATS_INTERVAL": 2}
 
 
-def harvest(collection: Path, *args: str, settings: dict | None = None, timeout: float = 240,
-            check: bool = True) -> subprocess.CompletedProcess:
-    run = run_scrapy("crawl", "harvester", *args, env=scrapy_env(), timeout=timeout,
-                     settings={"WIRE_COLLECTION_DIR": collection, **SETTINGS, **(settings or {})})
+def harvest(
+    collection: Path, *args: str, settings: dict | None = None, timeout: float = 240, check: bool = True
+) -> subprocess.CompletedProcess:
+    run = run_scrapy(
+        "crawl",
+        "harvester",
+        *args,
+        env=scrapy_env(),
+        timeout=timeout,
+        settings={"WIRE_COLLECTION_DIR": collection, **SETTINGS, **(settings or {})},
+    )
     if check:
         assert run.returncode == 0, run.stderr[-4000:]
         assert "Traceback" not in run.stderr, run.stderr[-4000:]
@@ -71,7 +84,11 @@ def test_every_reachable_page_is_fetched_once_and_stored(crawled):
             doc = collection.lookup(url)
             assert doc, f"{url} not in the collection"
             record = collection.documents.records[doc]
-            assert record["status"] == 200 and record["visits"] == 1, (url, record["status"], record["visits"])
+            assert record["status"] == 200 and record["visits"] == 1, (
+                url,
+                record["status"],
+                record["visits"],
+            )
             assert collection.load_page(doc), url
     requests = {}
     for record in log:
@@ -89,10 +106,13 @@ def test_duplicates_are_references_to_their_original(crawled):
     web, directory, *_ = crawled
     truth = web.truth
     with Collection(directory, readonly=True) as collection:
-        docs = collection.documents.records[1:collection.documents.count + 1]
-        robots = set(collection.sites.records["robots_docid"][1:collection.sites.count + 1].tolist())
-        flagged = {collection.url(i + 1) for i in range(len(docs))
-                   if docs[i]["flags"] & DocFlag.DUPLICATE and i + 1 not in robots}
+        docs = collection.documents.records[1 : collection.documents.count + 1]
+        robots = set(collection.sites.records["robots_docid"][1 : collection.sites.count + 1].tolist())
+        flagged = {
+            collection.url(i + 1)
+            for i in range(len(docs))
+            if docs[i]["flags"] & DocFlag.DUPLICATE and i + 1 not in robots
+        }
         pairs = {frozenset((url, original)) for url, original in truth.duplicates.items()}
         assert len(flagged) == len(pairs)
         for url in flagged:
@@ -119,7 +139,9 @@ def test_robots_txt_is_obeyed_and_ghost_links_never_requested(crawled):
             record = collection.sites.records[site]
             host = collection.urls.site_name(site).split("//")[1].split(":")[0]
             state = RobotsState(int(record["robots_state"]))
-            assert state is (RobotsState.MISSING if truth.robots[host] == "missing" else RobotsState.VALID), host
+            assert state is (RobotsState.MISSING if truth.robots[host] == "missing" else RobotsState.VALID), (
+                host
+            )
     robots_requests = [r for r in log if r["path"] == "/robots.txt"]
     assert len(robots_requests) == WEB["sites"]  # once per site, before its pages
     for host, records in by_host(log).items():
@@ -144,7 +166,11 @@ def test_the_link_graph_is_the_pages_links(crawled):
         for page, links in truth.links.items():
             doc = collection.lookup(page)
             record = collection.documents.records[doc]
-            if page in truth.big or record["flags"] & (DocFlag.DUPLICATE | DocFlag.NOFOLLOW) or not record["visits"]:
+            if (
+                page in truth.big
+                or record["flags"] & (DocFlag.DUPLICATE | DocFlag.NOFOLLOW)
+                or not record["visits"]
+            ):
                 continue  # cut, a duplicate's or nofollow's links ignored, or reached only past a cut
             expected = set()
             for link in links:
@@ -169,13 +195,17 @@ def test_errors_limits_and_odd_pages_are_recorded(crawled):
     web, directory, *_ = crawled
     truth = web.truth
     with Collection(directory, readonly=True) as collection:
+
         def record(site, path):
             doc = collection.lookup(web.url(site, path))
             assert doc, path
             return collection.documents.records[doc]
 
         assert record(3, "/error.html")["status"] == 500
-        assert (record(3, "/drop.html")["status"], record(3, "/drop.html")["error"]) == (0, FetchError.CONNECTION_LOST)
+        assert (record(3, "/drop.html")["status"], record(3, "/drop.html")["error"]) == (
+            0,
+            FetchError.CONNECTION_LOST,
+        )
         assert record(3, "/slow.html")["status"] == 200
         loops = [record(0, "/loop/a"), record(0, "/loop/b")]
         assert FetchError.REDIRECT_LOOP in {int(r["error"]) for r in loops}
@@ -219,10 +249,18 @@ def test_a_killed_harvest_resumes_without_fetching_stored_pages_again(tmp_path):
         pages = sorted(web.truth.pages)
         seeds.write_text("\n".join(pages) + "\n")  # one batch holds every page
         collection = tmp_path / "collection"
-        process = run_scrapy("crawl", "harvester", "-a", f"seeds={seeds}",
-                             settings={"WIRE_COLLECTION_DIR": collection}, env=scrapy_env(),
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, wait=False,
-                             start_new_session=True)
+        process = run_scrapy(
+            "crawl",
+            "harvester",
+            "-a",
+            f"seeds={seeds}",
+            settings={"WIRE_COLLECTION_DIR": collection},
+            env=scrapy_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            wait=False,
+            start_new_session=True,
+        )
         deadline = time.time() + 60
         while len(web.access_log()) < 40 and time.time() < deadline:
             time.sleep(0.05)
@@ -235,8 +273,11 @@ def test_a_killed_harvest_resumes_without_fetching_stored_pages_again(tmp_path):
         assert "Resuming the unfinished batch" in resumed.stderr
         after = [r for r in web.access_log() if r["start"] > killed_at]
         fetched_before = {(r["host"], r["path"]) for r in before}
-        again = [(r["host"], r["path"]) for r in after if (r["host"], r["path"]) in fetched_before
-                 and r["path"] != "/robots.txt"]
+        again = [
+            (r["host"], r["path"])
+            for r in after
+            if (r["host"], r["path"]) in fetched_before and r["path"] != "/robots.txt"
+        ]
         # Only the pages in flight at the kill (one per site at most) may be fetched again.
         assert len(again) <= 4, again
         with Collection(collection, readonly=True) as stored:
@@ -250,21 +291,35 @@ def test_a_killed_harvest_resumes_without_fetching_stored_pages_again(tmp_path):
 
 @pytest.mark.timeout(120)
 def test_mime_types_blocked_addresses_and_timeouts(tmp_path):
-    with SampleWebProcess(workdir=tmp_path / "web", **{**WEB, "sites": 4, "pages_per_site": 8,
-                                                         "slow_delay": 2.0}) as web:
+    with SampleWebProcess(
+        workdir=tmp_path / "web", **{**WEB, "sites": 4, "pages_per_site": 8, "slow_delay": 2.0}
+    ) as web:
         directory = tmp_path / "collection"
-        wanted = [web.url(0, "/"), web.url(0, "/files/big.bin"), web.url(0, "/moved/away"), web.url(1, "/"),
-                  web.url(3, "/slow.html")]
+        wanted = [
+            web.url(0, "/"),
+            web.url(0, "/files/big.bin"),
+            web.url(0, "/moved/away"),
+            web.url(1, "/"),
+            web.url(3, "/slow.html"),
+        ]
         with Collection(directory) as collection:  # added as they are: the seeder would refuse big.bin
             for url in wanted:
                 collection.add_url(url)
         # site1 resolves to a blocked address; the timeout is shorter than the slow page's delay.
         hosts = '{"wire.test": "127.0.0.1", "site1.wire.test": "127.0.0.2"}'
-        run = harvest(directory, settings={"WIRE_DNS_HOSTS": hosts, "WIRE_BLOCKED_IPS": "127.0.0.2/32",
-                                           "WIRE_CONNECTION_TIMEOUT": 0.5, "WIRE_CONNECTIONS": 7})
+        run = harvest(
+            directory,
+            settings={
+                "WIRE_DNS_HOSTS": hosts,
+                "WIRE_BLOCKED_IPS": "127.0.0.2/32",
+                "WIRE_CONNECTION_TIMEOUT": 0.5,
+                "WIRE_CONNECTIONS": 7,
+            },
+        )
         assert "'CONCURRENT_REQUESTS': 7" in run.stderr and "'DOWNLOAD_TIMEOUT': 0.5" in run.stderr
         log = web.access_log()
     with Collection(directory, readonly=True) as collection:
+
         def record(url):
             return collection.documents.records[collection.lookup(url)]
 
@@ -305,8 +360,12 @@ def test_a_harvest_refused_as_blocked_says_so_and_the_next_cycle_fetches_its_pag
 def test_sitemaps_named_in_robots_txt_are_read(crawled):
     web, *_, log = crawled
     sitemaps = [r for r in log if r["path"] == "/sitemap.xml"]
-    assert [r["host"] for r in sitemaps] == [host for host, kind in web.truth.robots.items() if kind == "sitemap"]
-    assert sitemaps[0]["start"] > min(r["end"] for r in log if r["host"] == sitemaps[0]["host"])  # after robots.txt
+    assert [r["host"] for r in sitemaps] == [
+        host for host, kind in web.truth.robots.items() if kind == "sitemap"
+    ]
+    assert sitemaps[0]["start"] > min(
+        r["end"] for r in log if r["host"] == sitemaps[0]["host"]
+    )  # after robots.txt
 
 
 @pytest.mark.timeout(120)
@@ -317,7 +376,9 @@ def test_a_site_whose_robots_txt_fails_is_not_fetched_until_it_answers(sample_we
     seeds.write_text(sample_web.url(3, "/") + "\n" + sample_web.url(3, "/page/1.html") + "\n")
     collection = tmp_path / "collection"
     harvest(collection, "-a", f"seeds={seeds}", "-a", "cycles=3")
-    requests = [r["path"] for r in sample_web.access_log() if r["start"] >= started and r["host"] == "site3.wire.test"]
+    requests = [
+        r["path"] for r in sample_web.access_log() if r["start"] >= started and r["host"] == "site3.wire.test"
+    ]
     assert requests == ["/robots.txt"]
     with Collection(collection, readonly=True) as stored:
         site = stored.sites.records[1]
@@ -348,8 +409,11 @@ def test_a_revisit_counts_the_visit_and_finds_the_page_unchanged(tmp_path):
             first = {url: stored.documents.records[stored.lookup(url)].copy() for url in web.truth.pages}
         crawled = len(web.access_log())
         # Every page is due again at once: one more cycle revisits them all, conditionally.
-        revisit = {"WIRE_MINPERIOD_SUCCESSFUL_OK": 0, "WIRE_MINPERIOD_SUCCESSFUL_NOT_OK": 0,
-                   "WIRE_MINPERIOD_UNSUCCESSFUL": 0}
+        revisit = {
+            "WIRE_MINPERIOD_SUCCESSFUL_OK": 0,
+            "WIRE_MINPERIOD_SUCCESSFUL_NOT_OK": 0,
+            "WIRE_MINPERIOD_UNSUCCESSFUL": 0,
+        }
         harvest(collection, settings=revisit)
         log = web.access_log()
     # The server's side: every page stored whole came back as a 304 with no body; the bytes of the first visit
@@ -370,11 +434,14 @@ def test_a_revisit_counts_the_visit_and_finds_the_page_unchanged(tmp_path):
             assert record["visits"] == 2 and record["first_visit"] == before["first_visit"], url
             assert record["last_visit"] > before["last_visit"] and record["visits_changed"] == 0, url
             assert record["time_unchanged"] == pytest.approx(record["last_visit"] - before["last_visit"]), url
-            assert not record["flags"] & DocFlag.CHANGED and record["content_hash"] == before["content_hash"], url
+            assert (
+                not record["flags"] & DocFlag.CHANGED and record["content_hash"] == before["content_hash"]
+            ), url
         assert revisited >= len(first) * 0.8
 
 
 # -- robots.txt answers the sample web does not give: a test-local web ---------------------------------------
+
 
 class _RobotsWeb(ThreadingHTTPServer):
     """Three sites on one port, told apart by Host. a's robots.txt redirects to a slow file on b; c's robots.txt
@@ -437,7 +504,10 @@ def robots_web():
 @pytest.mark.timeout(120)
 def test_robots_txt_redirected_to_another_site_or_answered_203(robots_web, tmp_path):
     web = robots_web
-    pages = {"a": ["/", *(f"/{n}.html" for n in range(1, 6)), "/private/x.html"], "c": ["/", "/secret/x.html"]}
+    pages = {
+        "a": ["/", *(f"/{n}.html" for n in range(1, 6)), "/private/x.html"],
+        "c": ["/", "/secret/x.html"],
+    }
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("".join(web.url(site, path) + "\n" for site, paths in pages.items() for path in paths))
     collection = tmp_path / "collection"
@@ -486,17 +556,32 @@ def test_a_killed_parse_worker_loses_no_page_and_the_workers_store_what_the_craw
         inline = tmp_path / "inline"
         harvest(inline, "-a", f"seeds={seeds}", settings={"WIRE_PARSE_WORKERS": 0})
         collection = tmp_path / "workers"
-        settings = {"WIRE_COLLECTION_DIR": collection, "WIRE_PARSE_WORKERS": 1,
-                    "WIRE_LARGE_SITE_PAGES": SETTINGS["WIRE_LARGE_SITE_PAGES"]}
+        settings = {
+            "WIRE_COLLECTION_DIR": collection,
+            "WIRE_PARSE_WORKERS": 1,
+            "WIRE_LARGE_SITE_PAGES": SETTINGS["WIRE_LARGE_SITE_PAGES"],
+        }
         started = time.time()
-        process = run_scrapy("crawl", "harvester", "-a", f"seeds={seeds}", settings=settings,
-                             env=scrapy_env(), stdout=subprocess.DEVNULL, wait=False, start_new_session=True)
+        process = run_scrapy(
+            "crawl",
+            "harvester",
+            "-a",
+            f"seeds={seeds}",
+            settings=settings,
+            env=scrapy_env(),
+            stdout=subprocess.DEVNULL,
+            wait=False,
+            start_new_session=True,
+        )
         try:
             deadline = time.time() + 60
             while len([r for r in web.access_log() if r["start"] > started]) < 40 and time.time() < deadline:
                 time.sleep(0.05)
-            workers = [int(pid) for pid in Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
-                       if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+            workers = [
+                int(pid)
+                for pid in Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+                if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+            ]
             assert len(workers) == 1, workers
             os.kill(workers[0], signal.SIGKILL)
             _, stderr = process.communicate(timeout=120)

@@ -23,7 +23,7 @@ def answer(path: str) -> bytes:
     """The raw response to a GET of ``path``."""
     html = b"text/html"
     if path == "/robots.txt" or path.startswith("/robots-"):
-        hop = int(path[len("/robots-"):-len(".txt")]) if path.startswith("/robots-") else 0
+        hop = int(path[len("/robots-") : -len(".txt")]) if path.startswith("/robots-") else 0
         return raw(b"HTTP/1.1 301 Moved", html, location=f"/robots-{hop + 1}.txt".encode())
     if path == "/":
         links = "".join(f'<a href="{page}">{page}</a>' for page in [*PAGES, "/private.html"])
@@ -35,14 +35,23 @@ def answer(path: str) -> bytes:
     if path == "/junk.html":
         return raw(b"HTTP/1.1 OK Junk", html, b"<html><body>junk</body></html>")
     if path == "/long.html":
-        return raw(b"HTTP/1.1 200 OK", html, b'<html><body><a href="/' + b"x" * 100_000
-                   + b'.html">long</a><a href="/next.html">next</a></body></html>')
+        return raw(
+            b"HTTP/1.1 200 OK",
+            html,
+            b'<html><body><a href="/'
+            + b"x" * 100_000
+            + b'.html">long</a><a href="/next.html">next</a></body></html>',
+        )
     return raw(b"HTTP/1.1 200 OK", html, b"<html><body>a page</body></html>")
 
 
 def raw(status_line: bytes, content_type: bytes, body: bytes = b"", location: bytes = b"") -> bytes:
-    headers = [status_line, b"Content-Type: " + content_type, b"Content-Length: %d" % len(body),
-               b"Connection: close"]
+    headers = [
+        status_line,
+        b"Content-Type: " + content_type,
+        b"Content-Length: %d" % len(body),
+        b"Connection: close",
+    ]
     if location:
         headers.append(b"Location: " + location)
     return b"\r\n".join(headers) + b"\r\n\r\n" + body
@@ -85,17 +94,27 @@ def test_every_fetch_is_recorded_whatever_the_server_says(hostile_web, tmp_path)
     assert "/next.html" in web.requests  # the link after the 100 KB one
     assert f"/robots-{ROBOTS_HOPS}.txt" not in web.requests and "/robots-5.txt" in web.requests
     with Collection(collection, readonly=True) as stored:
+
         def record(path):
             doc = stored.lookup(web.url(path))
             assert doc, path
             return stored.documents.records[doc]
 
-        expected = {"/big.html": (0, FetchError.BAD_STATUS), "/negative.html": (0, FetchError.BAD_STATUS),
-                    "/junk.html": (0, FetchError.BAD_STATUS), "/long.html": (200, 0), "/next.html": (200, 0),
-                    "/after.html": (200, 0), "/private.html": (200, 0)}
+        expected = {
+            "/big.html": (0, FetchError.BAD_STATUS),
+            "/negative.html": (0, FetchError.BAD_STATUS),
+            "/junk.html": (0, FetchError.BAD_STATUS),
+            "/long.html": (200, 0),
+            "/next.html": (200, 0),
+            "/after.html": (200, 0),
+            "/private.html": (200, 0),
+        }
         for path, outcome in expected.items():
             assert (int(record(path)["status"]), int(record(path)["error"])) == outcome, path
             assert record(path)["last_visit"] > 0, path
-        assert (record("/robots.txt")["status"], record("/robots.txt")["error"]) == (301, FetchError.TOO_MANY_REDIRECTS)
+        assert (record("/robots.txt")["status"], record("/robots.txt")["error"]) == (
+            301,
+            FetchError.TOO_MANY_REDIRECTS,
+        )
         site = stored.sites.records[int(record("/")["siteid"])]
         assert RobotsState(int(site["robots_state"])) is RobotsState.MISSING  # everything allowed

@@ -28,8 +28,14 @@ ENDLESS = 40.0  # seconds the endless headers go on, unless the crawler hangs up
 # with the first page); one bomb inflated whole would add 768 MB.
 PEAK_RSS = 450 << 20
 MAX_FILE_SIZE = 1_000_000
-SITES = {"bomb": "/bomb.html", "headers": "/headers.html", "many": "/many-headers.html",
-         "ce-sitemap": "/", "gz-sitemap": "/", "normal": "/page/0.html"}
+SITES = {
+    "bomb": "/bomb.html",
+    "headers": "/headers.html",
+    "many": "/many-headers.html",
+    "ce-sitemap": "/",
+    "gz-sitemap": "/",
+    "normal": "/page/0.html",
+}
 
 
 @pytest.fixture(scope="module")
@@ -40,13 +46,27 @@ def hostile_crawl(tmp_path_factory):
         seeds = workdir / "seeds.txt"
         seeds.write_text("".join(web.url(site, path) + "\n" for site, path in SITES.items()))
         collection = workdir / "collection"
-        settings = {"WIRE_COLLECTION_DIR": collection, "WIRE_MAX_FILE_SIZE": MAX_FILE_SIZE,
-                    "WIRE_CONNECTION_TIMEOUT": 20, **SETTINGS}
+        settings = {
+            "WIRE_COLLECTION_DIR": collection,
+            "WIRE_MAX_FILE_SIZE": MAX_FILE_SIZE,
+            "WIRE_CONNECTION_TIMEOUT": 20,
+            **SETTINGS,
+        }
         started = time.monotonic()
         with open(workdir / "stderr.txt", "w+") as stderr:
-            process = run_scrapy("crawl", "harvester", "-a", f"seeds={seeds}", "-a", "cycles=2",
-                                 settings=settings, env=scrapy_env(), stdout=subprocess.DEVNULL,
-                                 stderr=stderr, wait=False)
+            process = run_scrapy(
+                "crawl",
+                "harvester",
+                "-a",
+                f"seeds={seeds}",
+                "-a",
+                "cycles=2",
+                settings=settings,
+                env=scrapy_env(),
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                wait=False,
+            )
             try:
                 usage = measure(process)
             finally:
@@ -88,7 +108,10 @@ def test_a_gzip_bomb_page_is_kept_cut_at_the_max_file_size(hostile_crawl):
 @pytest.mark.timeout(180)
 def test_bombed_sitemaps_are_read_as_far_as_their_limit(hostile_crawl):
     web, directory, *_ = hostile_crawl
-    assert ("ce-sitemap", "/sitemap.xml") in web.requests and ("gz-sitemap", "/sitemap.xml.gz") in web.requests
+    assert ("ce-sitemap", "/sitemap.xml") in web.requests and (
+        "gz-sitemap",
+        "/sitemap.xml.gz",
+    ) in web.requests
     with Collection(directory, readonly=True) as collection:
         for site in ("ce-sitemap", "gz-sitemap"):  # what they list is added, and fetched in the next cycle
             assert record(collection, web.url(site, "/listed.html"))["status"] == 200, site

@@ -14,11 +14,16 @@ from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag
 from wirescrapy.testing import nginx
 
-pytestmark = pytest.mark.skipif(nginx.binary() is None,
-                                reason="nginx is not installed here (apt-get install nginx-light; .ci/run does)")
+pytestmark = pytest.mark.skipif(
+    nginx.binary() is None, reason="nginx is not installed here (apt-get install nginx-light; .ci/run does)"
+)
 
 PAGES = ["/", "/a.html", "/b.html", "/noetag/c.html", "/notes.txt"]
-REVISIT = {"WIRE_MINPERIOD_SUCCESSFUL_OK": 0, "WIRE_MINPERIOD_SUCCESSFUL_NOT_OK": 0, "WIRE_MINPERIOD_UNSUCCESSFUL": 0}
+REVISIT = {
+    "WIRE_MINPERIOD_SUCCESSFUL_OK": 0,
+    "WIRE_MINPERIOD_SUCCESSFUL_NOT_OK": 0,
+    "WIRE_MINPERIOD_UNSUCCESSFUL": 0,
+}
 FAST = {"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0}
 
 
@@ -36,8 +41,9 @@ def served(tmp_path):
     (root / "b.html").write_text(page("b " * 500, "/a.html"))
     (root / "noetag" / "c.html").write_text(page("c " * 500, "/"))
     (root / "notes.txt").write_text("plain text notes\n" * 50)
-    with nginx.Nginx([nginx.Server("docs.wire.test", "127.0.0.1", str(root), no_etag=("/noetag/",))],
-                     tmp_path / "nginx") as server:
+    with nginx.Nginx(
+        [nginx.Server("docs.wire.test", "127.0.0.1", str(root), no_etag=("/noetag/",))], tmp_path / "nginx"
+    ) as server:
         yield root, f"http://docs.wire.test:{server.port}", server.access_log
 
 
@@ -68,11 +74,17 @@ def test_a_revisit_of_an_nginx_site_gets_304s_for_what_did_not_change(served, tm
             assert revisits[path].if_modified_since == bytes(before["last_modified_header"]).decode()
             assert record["visits"] == 2 and record["first_visit"] == before["first_visit"]
             if path == "/b.html":
-                assert record["status"] == 200 and record["visits_changed"] == 1 and record["flags"] & DocFlag.CHANGED
+                assert (
+                    record["status"] == 200
+                    and record["visits_changed"] == 1
+                    and record["flags"] & DocFlag.CHANGED
+                )
                 assert record["content_hash"] != before["content_hash"] and record["etag"] != before["etag"]
                 continue
             assert record["status"] == 304 and record["visits_changed"] == 0, path
-            assert record["time_unchanged"] == pytest.approx(record["last_visit"] - before["last_visit"]), path
+            assert record["time_unchanged"] == pytest.approx(record["last_visit"] - before["last_visit"]), (
+                path
+            )
             for field in ("content_hash", "stored_length", "etag", "last_modified_header"):
                 assert record[field] == before[field], (path, field)
         assert stored.links.links(stored.lookup(site + "/")).size == 4  # the 304 left the home page's links

@@ -35,11 +35,22 @@ from wirescrapy.testing.splash import DEFAULT_URL, OwnSplash, SplashMissing, ali
 
 WAIT = 0.2  # settings/test.py WIRE_WAIT_NORMAL
 SUBRESOURCES = 2
-WEB = {"sites": 6, "pages_per_site": 4, "crawl_delay": WAIT, "broken_robots": "malformed", "slow_delay": 0.2,
-       "js": "on"}
+WEB = {
+    "sites": 6,
+    "pages_per_site": 4,
+    "crawl_delay": WAIT,
+    "broken_robots": "malformed",
+    "slow_delay": 0.2,
+    "js": "on",
+}
 # Depth 4 reaches every page a script links (home, /js/, a script page, its targets) and keeps the traps short.
-SETTINGS = {"WIRE_MAX_DEPTH_STATIC": 4, "WIRE_BATCH_SIZE": 1000, "WIRE_LARGE_SITE_PAGES": 10_000,
-            "WIRE_RENDER_SUBRESOURCES": SUBRESOURCES, "WIRE_RENDER_WAIT": 0.2}
+SETTINGS = {
+    "WIRE_MAX_DEPTH_STATIC": 4,
+    "WIRE_BATCH_SIZE": 1000,
+    "WIRE_LARGE_SITE_PAGES": 10_000,
+    "WIRE_RENDER_SUBRESOURCES": SUBRESOURCES,
+    "WIRE_RENDER_WAIT": 0.2,
+}
 SHARED_SPLASH = os.environ.get("WIRE_TEST_SPLASH_URL", DEFAULT_URL)  # .ci/run's supervised Splash
 
 
@@ -64,12 +75,26 @@ def shared_splash(tmp_path_factory):
         yield own.url
 
 
-def harvest(collection: Path, splash: str, *args: str, settings: dict, timeout: float = 120,
-            check: bool = True, background: bool = False):
+def harvest(
+    collection: Path,
+    splash: str,
+    *args: str,
+    settings: dict,
+    timeout: float = 120,
+    check: bool = True,
+    background: bool = False,
+):
     values = {"WIRE_COLLECTION_DIR": collection, "SPLASH_URL": splash, **SETTINGS, **settings}
     if background:
-        return run_scrapy("crawl", "harvester", *args, settings=values, env=scrapy_env(),
-                          stdout=subprocess.DEVNULL, wait=False)
+        return run_scrapy(
+            "crawl",
+            "harvester",
+            *args,
+            settings=values,
+            env=scrapy_env(),
+            stdout=subprocess.DEVNULL,
+            wait=False,
+        )
     run = run_scrapy("crawl", "harvester", *args, settings=values, env=scrapy_env(), timeout=timeout)
     if check:
         assert run.returncode == 0, run.stderr[-4000:]
@@ -84,13 +109,23 @@ def records(collection: Path) -> dict[str, dict]:
         for doc_id in range(1, store.documents.count + 1):
             record = store.documents.records[doc_id]
             found[store.url(doc_id)] = {
-                "status": int(record["status"]), "error": int(record["error"]), "render": int(record["render"]),
-                "render_links": int(record["render_links"]), "visits": int(record["visits"]),
-                "site": int(record["siteid"]), "stored": int(record["stored_length"]), "depth": int(record["depth"]),
-                "links": {store.url(int(t)) for t in store.links.links(doc_id)} if doc_id in store.links else set(),
+                "status": int(record["status"]),
+                "error": int(record["error"]),
+                "render": int(record["render"]),
+                "render_links": int(record["render_links"]),
+                "visits": int(record["visits"]),
+                "site": int(record["siteid"]),
+                "stored": int(record["stored_length"]),
+                "depth": int(record["depth"]),
+                "links": {store.url(int(t)) for t in store.links.links(doc_id)}
+                if doc_id in store.links
+                else set(),
             }
-        sites = {store.urls.site_name(s): (int(r["render"]), int(r["render_tries"]), int(r["render_gains"]))
-                 for s in range(1, store.sites.count + 1) for r in [store.sites.records[s]]}
+        sites = {
+            store.urls.site_name(s): (int(r["render"]), int(r["render_tries"]), int(r["render_gains"]))
+            for s in range(1, store.sites.count + 1)
+            for r in [store.sites.records[s]]
+        }
     return {"docs": found, "sites": sites}
 
 
@@ -126,9 +161,18 @@ def splash_answer(splash: str, url: str, **settings) -> bytes:
     configured.setmodule("settings.test", priority="project")
     for name, value in settings.items():
         configured.set(name, value)
-    args = render_request(url, WireConfig.from_settings(configured), "wirescrapy-test", how="direct", meta={},
-                          callback=None, errback=None).meta["splash"]["args"]
-    post = urllib.request.Request(splash + "/execute", json.dumps(args).encode(), {"Content-Type": "application/json"})
+    args = render_request(
+        url,
+        WireConfig.from_settings(configured),
+        "wirescrapy-test",
+        how="direct",
+        meta={},
+        callback=None,
+        errback=None,
+    ).meta["splash"]["args"]
+    post = urllib.request.Request(
+        splash + "/execute", json.dumps(args).encode(), {"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(post, timeout=60) as answer:
         return answer.read()
 
@@ -137,8 +181,15 @@ def splash_answer(splash: str, url: str, **settings) -> bytes:
 def auto_crawl(tmp_path_factory, shared_splash):
     workdir = tmp_path_factory.mktemp("render")
     with SampleWebProcess(workdir=workdir, **WEB) as web:
-        run = harvest(workdir / "collection", shared_splash, "-a", f"seeds={web.seeds_file}", "-a", "cycles=8",
-                      settings={"WIRE_RENDER_JS": "auto"})
+        run = harvest(
+            workdir / "collection",
+            shared_splash,
+            "-a",
+            f"seeds={web.seeds_file}",
+            "-a",
+            "cycles=8",
+            settings={"WIRE_RENDER_JS": "auto"},
+        )
         yield web, records(workdir / "collection"), web.access_log(), run.stderr
 
 
@@ -159,7 +210,9 @@ def test_auto_mode_finds_exactly_the_links_only_rendering_shows(auto_crawl):
     only_rendered = rendered_truth.pages - truth.pages
     assert only_rendered and all(docs[url]["status"] == 200 for url in only_rendered)
     # auto: the sites where rendering found links are marked and go straight to Splash; the others never do.
-    helps = {web.url(page.split("/")[2].split(":")[0]).rstrip("/") for page, links in scripted.items() if links}
+    helps = {
+        web.url(page.split("/")[2].split(":")[0]).rstrip("/") for page, links in scripted.items() if links
+    }
     marked = {site for site, (state, _, _) in found["sites"].items() if state == SiteRender.HELPS}
     assert marked == helps
     for url, doc in docs.items():
@@ -198,7 +251,7 @@ def test_rendering_keeps_politeness_as_the_sites_saw_it(auto_crawl):
         wait = WAIT
         accesses: list[list[dict]] = []
         for request in requests:
-            asset = request["path"].startswith(PREFIX) and request["path"][len(PREFIX):] in ASSETS
+            asset = request["path"].startswith(PREFIX) and request["path"][len(PREFIX) :] in ASSETS
             if asset:
                 assert accesses, f"{host}: an asset before any page"
                 accesses[-1].append(request)
@@ -210,7 +263,7 @@ def test_rendering_keeps_politeness_as_the_sites_saw_it(auto_crawl):
             assert gap >= wait - 0.003, (host, [r["path"] for r in before], after[0]["path"], round(gap, 4))
         for access in accesses:
             assert len(access) - 1 <= SUBRESOURCES, (host, [r["path"] for r in access])
-            fetched |= {(host, r["path"][len(PREFIX):]) for r in access[1:]}
+            fetched |= {(host, r["path"][len(PREFIX) :]) for r in access[1:]}
     assert fetched == {(script_site, name) for name in ("style.css", "lib.js", "data.json")}, fetched
 
 
@@ -218,11 +271,22 @@ def test_rendering_keeps_politeness_as_the_sites_saw_it(auto_crawl):
 def test_killing_splash_mid_crawl_keeps_every_page_and_renders_it_later(tmp_path):
     splash = own_splash(tmp_path)
     web_args = {**WEB, "sites": 2, "pages_per_site": 4, "js": "off"}
-    every = {"WIRE_RENDER_JS": ".wire.test", "WIRE_MAX_DEPTH_STATIC": 1}  # the home pages and the pages they link
+    every = {
+        "WIRE_RENDER_JS": ".wire.test",
+        "WIRE_MAX_DEPTH_STATIC": 1,
+    }  # the home pages and the pages they link
     try:
         with SampleWebProcess(workdir=tmp_path, **web_args) as web:
-            crawl = harvest(tmp_path / "c", splash.url, "-a", f"seeds={web.seeds_file}", "-a", "cycles=2",
-                            settings=every, background=True)
+            crawl = harvest(
+                tmp_path / "c",
+                splash.url,
+                "-a",
+                f"seeds={web.seeds_file}",
+                "-a",
+                "cycles=2",
+                settings=every,
+                background=True,
+            )
             deadline = time.monotonic() + 60
             while len([r for r in web.access_log() if r["path"].startswith("/page/")]) < 4:
                 assert time.monotonic() < deadline and crawl.poll() is None, "the crawl did not get going"
@@ -231,8 +295,13 @@ def test_killing_splash_mid_crawl_keeps_every_page_and_renders_it_later(tmp_path
             _, stderr = crawl.communicate(timeout=90)
             assert crawl.returncode == 0 and "Traceback" not in stderr, stderr[-3000:]
             docs = records(tmp_path / "c")["docs"]
-            failed = {url for url, doc in docs.items() if doc["render"] == RenderState.FAILED and doc["status"] == 200
-                      and url not in web.truth.duplicates}  # the manager selects no duplicate again
+            failed = {
+                url
+                for url, doc in docs.items()
+                if doc["render"] == RenderState.FAILED
+                and doc["status"] == 200
+                and url not in web.truth.duplicates
+            }  # the manager selects no duplicate again
             assert failed, "renders after the kill failed"
             for url in failed:  # the page kept its raw HTML (and its links, those within the depth limit)
                 doc = docs[url]
@@ -247,7 +316,11 @@ def test_killing_splash_mid_crawl_keeps_every_page_and_renders_it_later(tmp_path
             assert splash.restarts() == 1
             harvest(tmp_path / "c", splash.url, settings={**every, "WIRE_MINPERIOD_UNSUCCESSFUL": 0})
             again = records(tmp_path / "c")["docs"]
-            left = {url: (again[url]["visits"], again[url]["error"]) for url in failed if again[url]["render"] != RenderState.RENDERED}
+            left = {
+                url: (again[url]["visits"], again[url]["error"])
+                for url in failed
+                if again[url]["render"] != RenderState.RENDERED
+            }
             assert not left, (len(failed), left)
     finally:
         splash.stop()
@@ -256,8 +329,12 @@ def test_killing_splash_mid_crawl_keeps_every_page_and_renders_it_later(tmp_path
 @pytest.mark.timeout(120)
 def test_a_script_that_never_ends_freezes_splash_once_and_is_never_rendered_again(tmp_path):
     splash = own_splash(tmp_path, check=1)
-    settings = {"WIRE_RENDER_JS": "site5.wire.test", "WIRE_MINPERIOD_UNSUCCESSFUL": 0, "WIRE_RENDER_TIMEOUT": 10,
-                "WIRE_RENDER_FROZEN_AFTER": 1.5}
+    settings = {
+        "WIRE_RENDER_JS": "site5.wire.test",
+        "WIRE_MINPERIOD_UNSUCCESSFUL": 0,
+        "WIRE_RENDER_TIMEOUT": 10,
+        "WIRE_RENDER_FROZEN_AFTER": 1.5,
+    }
     try:
         with SampleWebProcess(workdir=tmp_path, **{**WEB, "js": "endless"}) as web:
             endless = next(iter(web.truth.endless))
@@ -266,8 +343,11 @@ def test_a_script_that_never_ends_freezes_splash_once_and_is_never_rendered_agai
             run = harvest(tmp_path / "c", splash.url, "-a", f"seeds={seeds}", settings=settings)
             assert splash.restarts() >= 1, "the supervisor restarted the frozen Splash"
             doc = records(tmp_path / "c")["docs"][endless]
-            assert (doc["status"], doc["error"], doc["render"]) == (200, FetchError.RENDER_TIMEOUT,
-                                                                    RenderState.TIMED_OUT), doc
+            assert (doc["status"], doc["error"], doc["render"]) == (
+                200,
+                FetchError.RENDER_TIMEOUT,
+                RenderState.TIMED_OUT,
+            ), doc
             assert web.url(5, PREFIX) in doc["links"]  # the raw HTML's link kept
             assert "render_timeout" in run.stderr
             # The next visit fetches it raw: never rendered again (no second freeze), and the page it links is.
@@ -294,7 +374,8 @@ def test_the_sample_web_log_records_splash_requests_by_host(auto_crawl):
 
 
 def test_a_page_rendered_again_while_in_splash_memory_cache_is_fetched_once_and_rendered(
-        tmp_path, shared_splash):
+    tmp_path, shared_splash
+):
     """The crawler's own render request, twice for one page in one Splash (a revisit in a later cycle). The sample
     web sends Last-Modified, so WebKit's memory cache holds the page (and its style sheet and script) fresh: left
     to WebKit, the second render would request nothing and have no answer of the site to record (render_failed at
@@ -308,15 +389,21 @@ def test_a_page_rendered_again_while_in_splash_memory_cache_is_fetched_once_and_
         host = web.url(5).split("//")[1].split(":")[0]
         # write.html's link exists only once lib.js ran (the raw HTML has the call, not the element); app.html's
         # news view only once its route was visited.
-        for name, link in (("write.html", '<a href="/js/found-write-1.html">'),
-                           ("app.html", web.url(5, PREFIX + "found-app-news.html"))):
+        for name, link in (
+            ("write.html", '<a href="/js/found-write-1.html">'),
+            ("app.html", web.url(5, PREFIX + "found-app-news.html")),
+        ):
             page = web.url(5, PREFIX + name)
-            args = render_request(page, config, "wirescrapy-test", how="direct", meta={}, callback=None,
-                                  errback=None).meta["splash"]["args"]
+            args = render_request(
+                page, config, "wirescrapy-test", how="direct", meta={}, callback=None, errback=None
+            ).meta["splash"]["args"]
 
             def render(args=args) -> dict:
-                post = urllib.request.Request(shared_splash + "/execute", json.dumps(args).encode(),
-                                              {"Content-Type": "application/json"})
+                post = urllib.request.Request(
+                    shared_splash + "/execute",
+                    json.dumps(args).encode(),
+                    {"Content-Type": "application/json"},
+                )
                 with urllib.request.urlopen(post, timeout=60) as answer:
                     return json.load(answer)
 
@@ -328,11 +415,15 @@ def test_a_page_rendered_again_while_in_splash_memory_cache_is_fetched_once_and_
                 assert out["ok"], (name, attempt, out, sent)
                 raw = base64.b64decode(out["raw"]["body64"])
                 assert out["raw"]["status"] == 200 and b"<script" in raw, (name, attempt)
-                views = out["views"].values() if isinstance(out["views"], dict) else out["views"]  # a Lua table
+                views = (
+                    out["views"].values() if isinstance(out["views"], dict) else out["views"]
+                )  # a Lua table
                 dom = base64.b64decode(out["html64"]).decode()
                 assert link in dom + " ".join(views) and link.encode() not in raw, (name, attempt)
                 assert not [r for r in sent if r["host"] != host], sent
-                assert [r["path"] for r in sent].count(PREFIX + name) == 1 and sent[0]["path"] == PREFIX + name, sent
+                assert [r["path"] for r in sent].count(PREFIX + name) == 1 and sent[0][
+                    "path"
+                ] == PREFIX + name, sent
                 assert len(sent) - 1 <= config.render_subresources, sent
                 assert not [r for r in sent if r["path"].endswith(".png")], sent
 
@@ -342,19 +433,28 @@ def test_revisits_of_rendered_pages_through_the_same_splash_render_them_again(tm
     (WIRE_MINPERIOD_SUCCESSFUL_OK=0): the pages are still fresh in WebKit's memory cache (the sample web sends
     Last-Modified), yet each revisit is a render again (before: render_failed and a raw fetch), one page request
     per visit."""
-    direct = {"WIRE_RENDER_JS": "site5.wire.test", "WIRE_MINPERIOD_SUCCESSFUL_OK": 0,
-              "WIRE_MINPERIOD_SUCCESSFUL_NOT_OK": 0}
+    direct = {
+        "WIRE_RENDER_JS": "site5.wire.test",
+        "WIRE_MINPERIOD_SUCCESSFUL_OK": 0,
+        "WIRE_MINPERIOD_SUCCESSFUL_NOT_OK": 0,
+    }
     with SampleWebProcess(workdir=tmp_path, **WEB) as web:
-        run = harvest(tmp_path / "c", shared_splash, "-a", f"seeds={web.seeds_file}", "-a", "cycles=4",
-                      settings=direct)
+        run = harvest(
+            tmp_path / "c", shared_splash, "-a", f"seeds={web.seeds_file}", "-a", "cycles=4", settings=direct
+        )
         docs = records(tmp_path / "c")["docs"]
         paths = [r["path"] for r in web.access_log() if r["host"].startswith("site5.")]
-    pages = {url for url in docs if url.rsplit("/", 1)[1] in ("write.html", "insert.html", "xhr.html", "app.html")}
+    pages = {
+        url for url in docs if url.rsplit("/", 1)[1] in ("write.html", "insert.html", "xhr.html", "app.html")
+    }
     assert len(pages) == 4, sorted(docs)
     for url in pages:
         doc = docs[url]
-        assert doc["visits"] >= 2 and (doc["status"], doc["error"], doc["render"]) == (200, 0, RenderState.RENDERED), (
-            url, doc)
+        assert doc["visits"] >= 2 and (doc["status"], doc["error"], doc["render"]) == (
+            200,
+            0,
+            RenderState.RENDERED,
+        ), (url, doc)
         assert doc["render_links"] > 0, (url, doc)
         assert paths.count(PREFIX + url.rsplit("/", 1)[1]) == doc["visits"], (url, doc["visits"], paths)
     assert "render_failed" not in run.stderr
@@ -371,10 +471,16 @@ def test_a_page_that_redirects_is_rendered_with_its_targets_url_as_base(shared_s
         if path == "/a/old":
             return 302, {"Location": "/b/page.html"}, b""
         if path.endswith(".js"):
-            return (200 if path == "/b/s.js" else 404, {"Content-Type": "application/javascript"},
-                    b"document.write('<a href=\"written.html\">w</a>')")
-        return (200 if path == "/b/page.html" else 404, {"Content-Type": "text/html"},
-                b"<html><head><script src='s.js'></script></head><body><a href='x.html'>x</a></body></html>")
+            return (
+                200 if path == "/b/s.js" else 404,
+                {"Content-Type": "application/javascript"},
+                b"document.write('<a href=\"written.html\">w</a>')",
+            )
+        return (
+            200 if path == "/b/page.html" else 404,
+            {"Content-Type": "text/html"},
+            b"<html><head><script src='s.js'></script></head><body><a href='x.html'>x</a></body></html>",
+        )
 
     with loopback_site(answer) as site:
         out = json.loads(splash_answer(shared_splash, site + "/a/old"))
@@ -385,7 +491,8 @@ def test_a_page_that_redirects_is_rendered_with_its_targets_url_as_base(shared_s
 
 
 def test_a_page_larger_than_the_max_file_size_is_rendered_cut_and_the_renders_after_it_go_on(
-        tmp_path, shared_splash):
+    tmp_path, shared_splash
+):
     """Every page of a site rendered; one page is 30 × WIRE_MAX_FILE_SIZE and full of control characters (JSON
     escapes each as 6 bytes: its DOM as JSON text would be 180 × the limit). Splash's answer stays within the
     harvester's bound for a render's answer, the page is stored rendered and cut (TRUNCATED), and every page after
@@ -399,16 +506,26 @@ def test_a_page_larger_than_the_max_file_size_is_rendered_cut_and_the_renders_af
     script = "<script>document.write('<a href=\"/written' + '.html\">w</a>')</script>"
     pages = {
         "/": "".join(f'<a href="{p}">{p}</a>' for p in ["/big.html", *after]),
-        "/big.html": script + "<p>" + "\x01\x02\x03 text " * (30 * limit // 9 + 1) + "</p><a href='/tail.html'>t</a>",
+        "/big.html": script
+        + "<p>"
+        + "\x01\x02\x03 text " * (30 * limit // 9 + 1)
+        + "</p><a href='/tail.html'>t</a>",
         **{p: script + f'<p>{p}</p><a href="/">home</a>' for p in after},
-        "/written.html": "the link the script writes", "/tail.html": "past the cut",
+        "/written.html": "the link the script writes",
+        "/tail.html": "past the cut",
     }
 
     def answer(path: str):
-        return 200 if path in pages else 404, {"Content-Type": "text/html; charset=utf-8"}, pages.get(path, "").encode()
+        return (
+            200 if path in pages else 404,
+            {"Content-Type": "text/html; charset=utf-8"},
+            pages.get(path, "").encode(),
+        )
 
     with loopback_site(answer) as site:
-        body = splash_answer(shared_splash, site + "/big.html", WIRE_MAX_FILE_SIZE=limit, WIRE_MAX_STORED_SIZE=limit)
+        body = splash_answer(
+            shared_splash, site + "/big.html", WIRE_MAX_FILE_SIZE=limit, WIRE_MAX_STORED_SIZE=limit
+        )
         out = json.loads(body)
         assert len(body) <= RENDER_SIZE_FACTOR * limit, len(body)
         assert out["ok"] and out["html_length"] > 30 * limit and out["raw"]["length"] > 30 * limit
@@ -416,14 +533,27 @@ def test_a_page_larger_than_the_max_file_size_is_rendered_cut_and_the_renders_af
 
         seeds = tmp_path / "seeds.txt"
         seeds.write_text(site + "/\n")
-        run = harvest(tmp_path / "c", shared_splash, "-a", f"seeds={seeds}", "-a", "cycles=2",
-                      settings={"WIRE_RENDER_JS": "127.0.0.1", "WIRE_MAX_FILE_SIZE": limit,
-                                "WIRE_MAX_STORED_SIZE": limit})
+        run = harvest(
+            tmp_path / "c",
+            shared_splash,
+            "-a",
+            f"seeds={seeds}",
+            "-a",
+            "cycles=2",
+            settings={
+                "WIRE_RENDER_JS": "127.0.0.1",
+                "WIRE_MAX_FILE_SIZE": limit,
+                "WIRE_MAX_STORED_SIZE": limit,
+            },
+        )
     docs = records(tmp_path / "c")["docs"]
     for path in ["/", "/big.html", *after]:
         doc = docs[site + path]
         assert (doc["status"], doc["error"], doc["render"]) == (200, 0, RenderState.RENDERED), (path, doc)
-        assert path == "/" or site + "/written.html" in doc["links"], (path, doc)  # rendered: the script's link
+        assert path == "/" or site + "/written.html" in doc["links"], (
+            path,
+            doc,
+        )  # rendered: the script's link
     assert site + "/tail.html" not in docs  # past the cut
     with Collection(tmp_path / "c", readonly=True) as store:
         big = store.documents.records[store.lookup(site + "/big.html")]

@@ -43,8 +43,17 @@ def scrapy(*args, cwd=ROOT, timeout=180):
 def crawl(tmp_path_factory):
     base = tmp_path_factory.mktemp("report")
     accepted = ",".join(f"site{i}.wire.test" for i in range(3))
-    run = scrapy("demo", "--dir", str(base / "collection"), "--sites", "4", "--pages", "12",
-                 "-s", f"WIRE_ACCEPT_DOMAIN_SUFFIXES={accepted}")
+    run = scrapy(
+        "demo",
+        "--dir",
+        str(base / "collection"),
+        "--sites",
+        "4",
+        "--pages",
+        "12",
+        "-s",
+        f"WIRE_ACCEPT_DOMAIN_SUFFIXES={accepted}",
+    )
     assert run.returncode == 0, run.stderr
     return base, run
 
@@ -69,8 +78,17 @@ def small_report(tmp_path_factory):
             seeds = base / "seeds.txt"
             seeds.write_text(f"http://small.wire.test:{server.server_port}/\n", encoding="utf-8")
             env = {**os.environ, "PYTHONPATH": str(ROOT), "SCRAPY_SETTINGS_MODULE": "settings.test"}
-            run = run_scrapy("crawl", "harvester", "-a", f"seeds={seeds}", "-a", "cycles=3", timeout=180,
-                             settings={"WIRE_COLLECTION_DIR": collection}, env=env)
+            run = run_scrapy(
+                "crawl",
+                "harvester",
+                "-a",
+                f"seeds={seeds}",
+                "-a",
+                "cycles=3",
+                timeout=180,
+                settings={"WIRE_COLLECTION_DIR": collection},
+                env=env,
+            )
             assert run.returncode == 0, run.stderr[-3000:]
         finally:
             server.shutdown()
@@ -109,7 +127,9 @@ def test_the_report_holds_what_the_crawl_found(crawl):
     report = json.loads((base / "report" / "report.json").read_text())
     summary = report["summary"]
     assert summary["sites"] == 3 and summary["gathered"] > 20 and summary["links"] > 50
-    assert summary["languages"].get("en", 0) > 0.8 * summary["gathered"]  # the sample web's filler is English-like
+    assert (
+        summary["languages"].get("en", 0) > 0.8 * summary["gathered"]
+    )  # the sample web's filler is English-like
     sections = report["sections"]
     outlinks = sections["outlinks"]  # to site3, and from the pages of files
     assert outlinks["links_to_other_domains"] > 0 and outlinks["links_to_files_not_crawled"] > 0
@@ -129,7 +149,9 @@ def test_the_report_holds_what_the_crawl_found(crawl):
     # which it did not ask for: at most two a page asked.
     assert all(int(h["ok"]) <= int(h["fetched"]) <= 3 * int(h["pages_asked"]) for h in harvests)
     assert all(int(h["links_to_known"]) <= int(h["links_found"]) and int(h["sites"]) >= 1 for h in harvests)
-    assert sum(int(h["links_found"]) for h in harvests) > summary["links"]  # links are found again on other pages
+    assert (
+        sum(int(h["links_found"]) for h in harvests) > summary["links"]
+    )  # links are found again on other pages
     assert sum(int(h["new_sites"]) for h in harvests) == 0  # the three sites were seeded
     assert sum(int(h["ok"]) for h in harvests) >= summary["gathered"]
     with open(data / "politeness.csv") as f:
@@ -139,7 +161,9 @@ def test_the_report_holds_what_the_crawl_found(crawl):
     for p in politeness:
         due = max(float(p["wait_s"]), float(p["crawl_delay_s"]))
         assert abs(float(p["gap_over_wait"]) - float(p["shortest_gap_s"]) / due) < 1e-3
-    assert sorted(float(p["gap_over_wait"]) for p in politeness) == [float(p["gap_over_wait"]) for p in politeness]
+    assert sorted(float(p["gap_over_wait"]) for p in politeness) == [
+        float(p["gap_over_wait"]) for p in politeness
+    ]
 
 
 @pytest.mark.timeout(240)
@@ -151,9 +175,12 @@ def test_the_report_in_a_real_browser(crawl):
     with Browser(executable) as browser:
         browser.open((base / "report" / "index.html").as_uri())
         assert browser.console_errors() == []
-        plots = json.loads(browser.evaluate(
-            "JSON.stringify([...document.querySelectorAll('figure.plot')].map(f => {"
-            "const r = f.querySelector('svg').getBoundingClientRect(); return [f.id, r.width, r.height]; }))"))
+        plots = json.loads(
+            browser.evaluate(
+                "JSON.stringify([...document.querySelectorAll('figure.plot')].map(f => {"
+                "const r = f.querySelector('svg').getBoundingClientRect(); return [f.id, r.width, r.height]; }))"
+            )
+        )
         assert len(plots) >= 10
         # Three sites make three points: their distributions are tables, not plots.
         left_out = {"plot-sites-size", "plot-sites-degree", "plot-politeness"}
@@ -181,7 +208,8 @@ def test_the_report_of_three_pages_in_a_real_browser(small_report):
         ranked = browser.evaluate(
             "[...[...document.querySelectorAll('h3')]"
             ".find(h => h.textContent === 'Pages with the highest PageRank')"
-            ".nextElementSibling.querySelectorAll('td.url a')].map(a => a.href)")
+            ".nextElementSibling.querySelectorAll('td.url a')].map(a => a.href)"
+        )
         assert len(ranked) == 3 and not [url for url in ranked if url.endswith("/robots.txt")], ranked
 
 
@@ -193,16 +221,39 @@ def test_export_streams_what_was_asked(crawl):
     seeds = [json.loads(line) for line in scrapy("export", "seeds", "-s", collection).stdout.splitlines()]
     assert len(seeds) == 3 and all(s["url"].startswith("http://site") for s in seeds)
     site = seeds[1]["url"].rstrip("/")
-    run = scrapy("export", "documents", "--site", site, "--depth", "1-", "--format", "csv", "--content", "text",
-                 "-s", collection)
+    run = scrapy(
+        "export",
+        "documents",
+        "--site",
+        site,
+        "--depth",
+        "1-",
+        "--format",
+        "csv",
+        "--content",
+        "text",
+        "-s",
+        collection,
+    )
     csv.field_size_limit(1 << 30)  # the sample web's big page
     rows = list(csv.DictReader(io.StringIO(run.stdout)))
     assert rows and all(r["url"].startswith(site) and int(r["depth"]) >= 1 for r in rows)
     assert any(r["language"] == "en" and len(r["content"]) > 100 for r in rows)
-    edges = [json.loads(line) for line in scrapy("export", "links", "--docids", "1-3", "-s", collection).stdout.splitlines()]
+    edges = [
+        json.loads(line)
+        for line in scrapy("export", "links", "--docids", "1-3", "-s", collection).stdout.splitlines()
+    ]
     assert edges and {e["source"] for e in edges} <= {1, 2, 3}
-    run = scrapy("export", "documents", "--url", "page/[0-9]+\\.html$", "-O", str(base / "pages.jsonl"),
-                 "-s", collection)
+    run = scrapy(
+        "export",
+        "documents",
+        "--url",
+        "page/[0-9]+\\.html$",
+        "-O",
+        str(base / "pages.jsonl"),
+        "-s",
+        collection,
+    )
     assert run.returncode == 0 and re.search(r"\d+ documents rows written", run.stderr)
     lines = (base / "pages.jsonl").read_text().splitlines()
     assert lines and all(re.search(r"page/\d+\.html$", json.loads(line)["url"]) for line in lines)
@@ -213,8 +264,11 @@ def test_export_streams_what_was_asked(crawl):
     assert run.returncode == 0, run.stderr
     written = int(re.search(r"([\d,]+) stored pages written", run.stderr)[1].replace(",", ""))
     with open(base / "pages.warc.gz", "rb") as stream:
-        uris = [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(stream)
-                if r.rec_type in ("response", "revisit")]
+        uris = [
+            r.rec_headers.get_header("WARC-Target-URI")
+            for r in ArchiveIterator(stream)
+            if r.rec_type in ("response", "revisit")
+        ]
     assert written == len(uris) > 10 and all(uri.startswith("http://site") for uri in uris)
     bad = scrapy("export", "documents", "--warc", str(base / "x.warc.gz"), "-s", collection)
     assert bad.returncode == 2 and "give no WHAT" in bad.stderr

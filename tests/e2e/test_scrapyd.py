@@ -35,12 +35,12 @@ import pytest
 pytest.importorskip("scrapyd", reason="scrapyd is pinned in requirements.txt")
 pytest.importorskip("scrapyd_client", reason="scrapyd-client is pinned in requirements.txt")
 
-from settings import test as test_settings  # noqa: E402
-from wirescrapy.collection import Collection  # noqa: E402
-from wirescrapy.seeder.seedfile import seed  # noqa: E402
-from wirescrapy.testing.sampleweb import SampleWebProcess  # noqa: E402
-from wirescrapy.testing.sampleweb.accesslog import by_host, too_close  # noqa: E402
-from wirescrapy.testing.scrapyd import (  # noqa: E402
+from settings import test as test_settings
+from wirescrapy.collection import Collection
+from wirescrapy.seeder.seedfile import seed
+from wirescrapy.testing.sampleweb import SampleWebProcess
+from wirescrapy.testing.sampleweb.accesslog import by_host, too_close
+from wirescrapy.testing.scrapyd import (
     JOB_SETTINGS,
     JOB_TIMEOUT,
     PROJECT,
@@ -60,7 +60,9 @@ CRAWL_DELAY = 0.3  # site1's robots.txt
 WEB = {"sites": 3, "pages_per_site": 10, "broken_robots": "malformed", "crawl_delay": CRAWL_DELAY}
 
 
-def job_data(collection: Path, args: dict | None = None, settings: dict | None = None) -> list[tuple[str, str]]:
+def job_data(
+    collection: Path, args: dict | None = None, settings: dict | None = None
+) -> list[tuple[str, str]]:
     """schedule.json's form for the harvester: settings as repeated ``setting=NAME=VALUE``, spider arguments
     as fields."""
     data = [("project", PROJECT), ("spider", "harvester"), ("setting", f"WIRE_COLLECTION_DIR={collection}")]
@@ -70,7 +72,9 @@ def job_data(collection: Path, args: dict | None = None, settings: dict | None =
 
 
 def log_problems(text: str) -> list[str]:
-    return [line for line in text.splitlines() if "Traceback" in line or "] ERROR:" in line or "CRITICAL" in line]
+    return [
+        line for line in text.splitlines() if "Traceback" in line or "] ERROR:" in line or "CRITICAL" in line
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +91,15 @@ def deployed(tmp_path_factory):
         # the project's own [deploy] url with the test server's port, so that its form is what is tested.
         (home / ".scrapy.cfg").write_text(f"[deploy:{TARGET}]\nurl = {project_url(server.port)}\n")
         project = copy_project(base / "project")
-        deploy = subprocess.run([script("scrapyd-deploy"), TARGET], cwd=project, env=env, capture_output=True,
-                                text=True, timeout=120)
+        deploy = subprocess.run(
+            [script("scrapyd-deploy"), TARGET],
+            check=False,
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert deploy.returncode == 0, deploy.stdout + deploy.stderr
         answer = json.loads(deploy.stdout)
         assert answer["status"] == "ok" and answer["project"] == PROJECT and answer["spiders"] == 1, answer
@@ -112,8 +123,15 @@ def harvested(deployed):
             if name not in ("project", "spider"):
                 command += ["--arg", f"{name}={value}"]
         started = time.monotonic()
-        schedule = subprocess.run(command, cwd=deployed.project, env=deployed.env, capture_output=True, text=True,
-                                  timeout=60)
+        schedule = subprocess.run(
+            command,
+            check=False,
+            cwd=deployed.project,
+            env=deployed.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         match = re.search(rf"{PROJECT} / harvester => (\w+)", schedule.stdout)
         assert schedule.returncode == 0 and match, schedule.stdout + schedule.stderr
         first = match.group(1)
@@ -126,9 +144,16 @@ def harvested(deployed):
         second = answer["jobid"]
         second_log = server.wait(second)
         yield SimpleNamespace(
-            web=web, collection=collection, server=server, seeds=seeds,
-            first=first, first_log=first_log.read_text(errors="replace"), first_seconds=first_seconds,
-            second=second, second_log=second_log.read_text(errors="replace"), recrawl_at=recrawl_at,
+            web=web,
+            collection=collection,
+            server=server,
+            seeds=seeds,
+            first=first,
+            first_log=first_log.read_text(errors="replace"),
+            first_seconds=first_seconds,
+            second=second,
+            second_log=second_log.read_text(errors="replace"),
+            recrawl_at=recrawl_at,
             access_log=web.access_log(),
         )
 
@@ -142,20 +167,32 @@ def test_the_deployed_egg_holds_the_project(deployed):
     with zipfile.ZipFile(egg) as archive:
         names = set(archive.namelist())
         entry_points = archive.read("EGG-INFO/entry_points.txt").decode()
-    sources = {path.relative_to(deployed.project).as_posix() for package in PACKAGES
-               for path in (deployed.project / package).rglob("*.py")}
+    sources = {
+        path.relative_to(deployed.project).as_posix()
+        for package in PACKAGES
+        for path in (deployed.project / package).rglob("*.py")
+    }
     assert sources and not sources - names, f"missing from the egg: {sorted(sources - names)}"
-    assert re.search(r"^settings\s*=\s*settings\.default\s*$", entry_points, re.M), entry_points
+    assert re.search(r"^settings\s*=\s*settings\.default\s*$", entry_points, re.MULTILINE), entry_points
     # Activated as Scrapyd's runner activates it, in Scrapyd's directory and environment: every package and
     # the settings module come from the egg, not from the working tree (the editable install).
-    probe = ("import json, os, sys\n"
-             "from scrapyd.runner import activate_egg\n"
-             "activate_egg(sys.argv[1])\n"
-             "import settings.default, spiders.harvester, wirescrapy.harvester.scheduler\n"
-             "print(json.dumps({'files': [m.__file__ for m in (settings.default, spiders.harvester,"
-             " wirescrapy.harvester.scheduler)], 'settings': os.environ['SCRAPY_SETTINGS_MODULE']}))\n")
-    run = subprocess.run([sys.executable, "-c", probe, str(egg)], cwd=server.dir, env=deployed.env,
-                         capture_output=True, text=True, timeout=60)
+    probe = (
+        "import json, os, sys\n"
+        "from scrapyd.runner import activate_egg\n"
+        "activate_egg(sys.argv[1])\n"
+        "import settings.default, spiders.harvester, wirescrapy.harvester.scheduler\n"
+        "print(json.dumps({'files': [m.__file__ for m in (settings.default, spiders.harvester,"
+        " wirescrapy.harvester.scheduler)], 'settings': os.environ['SCRAPY_SETTINGS_MODULE']}))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", probe, str(egg)],
+        check=False,
+        cwd=server.dir,
+        env=deployed.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 0, run.stderr
     loaded = json.loads(run.stdout.strip().splitlines()[-1])
     assert loaded["settings"] == "settings.default"
@@ -172,8 +209,11 @@ def test_a_scheduled_harvest_fetches_the_sample_web(harvested):
     # The per-job settings reached the crawl: the collection where WIRE_COLLECTION_DIR says, pages fetched from
     # 127.0.0.1 (blocked and unresolvable without WIRE_BLOCKED_IPS and WIRE_DNS_HOSTS), and the short waits
     # (with the default 15 s between a site's pages this would take many minutes).
-    summary = re.search(r"Harvest summary \(finished\): (\d+) cycle\(s\), (\d+) page fetches.*"
-                        r"Collection (\S+): (\d+) documents", log)
+    summary = re.search(
+        r"Harvest summary \(finished\): (\d+) cycle\(s\), (\d+) page fetches.*"
+        r"Collection (\S+): (\d+) documents",
+        log,
+    )
     assert summary, log[-3000:]
     assert Path(summary.group(3)) == harvested.collection and int(summary.group(2)) > 50
     assert harvested.first_seconds < 90
@@ -187,7 +227,11 @@ def test_a_scheduled_harvest_fetches_the_sample_web(harvested):
             doc = collection.lookup(url)
             assert doc, f"{url} not in the collection"
             record = collection.documents.records[doc]
-            assert record["status"] == 200 and record["visits"] == 1, (url, record["status"], record["visits"])
+            assert record["status"] == 200 and record["visits"] == 1, (
+                url,
+                record["status"],
+                record["visits"],
+            )
             assert collection.load_page(doc), url
     first_job = [r for r in harvested.access_log if r["start"] < harvested.recrawl_at]
     requests: dict = {}
@@ -195,7 +239,9 @@ def test_a_scheduled_harvest_fetches_the_sample_web(harvested):
         requests[(record["host"], record["path"])] = requests.get((record["host"], record["path"]), 0) + 1
     # Failed fetches (the 500 page, the cut page) are tried WIRE_MAX_ERRORS_SAME_BATCH (3) times in their batch.
     failing = {"/error.html", "/drop.html"}
-    assert not {key: n for key, n in requests.items() if n > 1 and key[1] not in failing}, "requested more than once"
+    assert not {key: n for key, n in requests.items() if n > 1 and key[1] not in failing}, (
+        "requested more than once"
+    )
     assert all(n == 3 for (_, path), n in requests.items() if path in failing)
     hosts = by_host(first_job)
     assert len(hosts) == WEB["sites"]
@@ -210,8 +256,11 @@ def test_a_scheduled_job_without_arguments_is_a_recrawl(harvested):
     assert not log_problems(log), "\n".join(log_problems(log)[:20])
     assert "Seeded" not in log and "Resuming" not in log
     assert "manager: no page to fetch" in log  # everything was fetched moments ago: nothing is due
-    assert re.search(rf"Harvest summary \(finished\): 0 cycle\(s\), 0 page fetches.*"
-                     rf"Collection {re.escape(str(harvested.collection))}:", log), log[-3000:]
+    assert re.search(
+        rf"Harvest summary \(finished\): 0 cycle\(s\), 0 page fetches.*"
+        rf"Collection {re.escape(str(harvested.collection))}:",
+        log,
+    ), log[-3000:]
     assert not [r for r in harvested.access_log if r["start"] >= harvested.recrawl_at]
 
 
@@ -222,8 +271,14 @@ def test_a_job_with_an_item_feed(deployed, harvested):
     seeds = base / "feed-seeds.txt"
     seeds.write_text(harvested.web.url(2, "/") + "\n")
     feed = (base / "items.jl").as_uri()
-    answer = server.post("schedule", job_data(base / "feed-collection", {"seeds": str(seeds)},
-                                              {"FEEDS": json.dumps({feed: {"format": "jsonlines"}})}))
+    answer = server.post(
+        "schedule",
+        job_data(
+            base / "feed-collection",
+            {"seeds": str(seeds)},
+            {"FEEDS": json.dumps({feed: {"format": "jsonlines"}})},
+        ),
+    )
     log = server.wait(answer["jobid"]).read_text(errors="replace")
     assert server.exited_cleanly(answer["jobid"]), server.output_tail()
     assert "Harvest summary (finished): 1 cycle(s)" in log
@@ -251,20 +306,28 @@ def test_jobs_scheduled_while_the_collection_is_open_wait_for_it(deployed, harve
         queued = [server.post("schedule", job_data(collection, settings=waiting))["jobid"] for _ in range(2)]
         server.wait(refused)
         deadline = time.monotonic() + JOB_TIMEOUT
-        while not all(server.log(job).exists() and "waiting up to 60 s" in server.log(job).read_text(errors="replace")
-                      for job in queued):
+        while not all(
+            server.log(job).exists() and "waiting up to 60 s" in server.log(job).read_text(errors="replace")
+            for job in queued
+        ):
             assert time.monotonic() < deadline, server.output_tail()
             time.sleep(0.05)
     finally:
         holder.close()
     logs = {job: server.wait(job).read_text(errors="replace") for job in [refused, *queued]}
     assert not server.exited_cleanly(refused)
-    assert f"collection {collection} is open for writing by pid {os.getpid()} " in logs[refused], logs[refused][-2000:]
+    assert f"collection {collection} is open for writing by pid {os.getpid()} " in logs[refused], logs[
+        refused
+    ][-2000:]
     for job in queued:
         assert server.exited_cleanly(job), server.output_tail()
         assert not log_problems(logs[job]), "\n".join(log_problems(logs[job])[:20])
     # One after the other, each on the batch the one before left.
     assert sorted(re.search(r"Batch (\d+)", logs[job]).group(1) for job in queued) == ["000001", "000002"]
-    harvests = [json.loads((collection / "batches" / f"{n:06d}" / "harvest.json").read_text()) for n in (1, 2)]
+    harvests = [
+        json.loads((collection / "batches" / f"{n:06d}" / "harvest.json").read_text()) for n in (1, 2)
+    ]
     assert harvests[0]["finished"] <= harvests[1]["started"]
-    assert harvests[0]["fetched"] == 3 and harvests[1]["fetched"] > 3  # the home pages, then what they link to
+    assert (
+        harvests[0]["fetched"] == 3 and harvests[1]["fetched"] > 3
+    )  # the home pages, then what they link to

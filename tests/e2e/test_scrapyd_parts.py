@@ -72,11 +72,21 @@ def nodes(tmp_path_factory):
         for n in range(NODES):
             (base / f"node-{n}").mkdir()
             servers.append(Scrapyd(base / f"node-{n}", env).start())
-        (home / ".scrapy.cfg").write_text("".join(f"[deploy:node-{n}]\nurl = {project_url(server.port)}\n\n"
-                                                  for n, server in enumerate(servers)))
+        (home / ".scrapy.cfg").write_text(
+            "".join(
+                f"[deploy:node-{n}]\nurl = {project_url(server.port)}\n\n" for n, server in enumerate(servers)
+            )
+        )
         project = copy_project(base / "project")
-        deploy = subprocess.run([script("scrapyd-deploy"), "-a"], cwd=project, env=env, capture_output=True,
-                                text=True, timeout=180, check=False)
+        deploy = subprocess.run(
+            [script("scrapyd-deploy"), "-a"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
         assert deploy.returncode == 0, deploy.stdout + deploy.stderr
         for server in servers:
             assert server.get("listspiders", project=PROJECT)["spiders"] == ["harvester"]
@@ -100,14 +110,34 @@ def distributed(nodes):
             batch_dir = max((collection / "batches").iterdir(), key=lambda p: p.name)
             jobs = []
             for n, server in enumerate(nodes.servers):
-                inbox = shutil.copytree(batch_dir / f"part-{n}", server.dir / "inbox" / f"{batch_dir.name}-{n}")
+                inbox = shutil.copytree(
+                    batch_dir / f"part-{n}", server.dir / "inbox" / f"{batch_dir.name}-{n}"
+                )
                 outbox = server.dir / "outbox" / f"{batch_dir.name}-{n}"
-                command = [script("scrapyd-client"), "schedule", "-t", f"node-{n}", "-p", PROJECT, "harvester",
-                           "--arg", f"batch={inbox}", "--arg", f"warc={outbox}"]
+                command = [
+                    script("scrapyd-client"),
+                    "schedule",
+                    "-t",
+                    f"node-{n}",
+                    "-p",
+                    PROJECT,
+                    "harvester",
+                    "--arg",
+                    f"batch={inbox}",
+                    "--arg",
+                    f"warc={outbox}",
+                ]
                 for name, value in JOB_SETTINGS.items():
                     command += ["--arg", f"setting={name}={value}"]
-                run = subprocess.run(command, cwd=nodes.project, env=nodes.env, capture_output=True, text=True,
-                                     timeout=60, check=False)
+                run = subprocess.run(
+                    command,
+                    cwd=nodes.project,
+                    env=nodes.env,
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    check=False,
+                )
                 match = re.search(rf"{PROJECT} / harvester => (\w+)", run.stdout)
                 assert run.returncode == 0 and match, run.stdout + run.stderr
                 jobs.append((server, match.group(1), outbox))
@@ -131,7 +161,9 @@ def test_each_part_is_harvested_on_its_node_and_ingested(distributed):
                 part = read_batch(cycle.batch / f"part-{n}")
                 assert (cycle.batch / f"part-{n}" / "harvest.json").exists()
                 for url in part.urls:  # every page of every part is in the collection, fetched in its batch
-                    assert records[url.doc_id]["batch"] == part.number and records[url.doc_id]["last_visit"] > 0
+                    assert (
+                        records[url.doc_id]["batch"] == part.number and records[url.doc_id]["last_visit"] > 0
+                    )
         fetched = sum(1 for d in range(1, collection.documents.count + 1) if records[d]["visits"])
     assert fetched >= WEB["sites"]  # the home pages (and robots.txt, not counted here)
     warcio_check(*(f for cycle in distributed.cycles for d in cycle.collected for f in warc_files(d)))
@@ -147,7 +179,9 @@ def test_politeness_holds_across_nodes(distributed):
     # A site belongs to one part, the same on every node (site_part hashes its origin, whose port is random
     # here: in a cycle all of a batch's sites may fall in one part, leaving the other node nothing to fetch).
     for cycle in distributed.cycles:
-        sites = [{origin(a.fields["url"]) for f in warc_files(d) for a in read_fetches(f)} for d in cycle.collected]
+        sites = [
+            {origin(a.fields["url"]) for f in warc_files(d) for a in read_fetches(f)} for d in cycle.collected
+        ]
         assert not sites[0] & sites[1]
         assert all(site_part(site, NODES) == n for n, fetched in enumerate(sites) for site in fetched)
     requested = {web.url(r["host"], r["path"]) for r in distributed.access_log}

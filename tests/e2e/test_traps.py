@@ -30,7 +30,14 @@ def test_a_redirect_chain_to_ever_new_hosts_ends_at_the_hop_limit(trap_web, tmp_
     seeds = tmp_path / "seeds.txt"
     seeds.write_text(web.url("h0") + "\n")
     collection = tmp_path / "collection"
-    harvest(collection, "-a", f"seeds={seeds}", "-a", f"cycles={CYCLES}", settings={**FAST, "WIRE_MAX_REDIRECTS": 3})
+    harvest(
+        collection,
+        "-a",
+        f"seeds={seeds}",
+        "-a",
+        f"cycles={CYCLES}",
+        settings={**FAST, "WIRE_MAX_REDIRECTS": 3},
+    )
     chain = sorted(h for h in web.hosts if h.startswith("h"))
     assert chain == ["h0", "h1", "h2", "h3"]  # three hops from the seed, whatever the number of cycles
     with Collection(collection, readonly=True) as stored:
@@ -38,7 +45,11 @@ def test_a_redirect_chain_to_ever_new_hosts_ends_at_the_hop_limit(trap_web, tmp_
         records = {host: stored.documents.records[stored.lookup(web.url(host))] for host in chain}
         # Each hop one more redirect and one deeper: the chain is bounded by the depth limit too.
         assert {host: (int(r["redirects"]), int(r["depth"])) for host, r in records.items()} == {
-            "h0": (0, 0), "h1": (1, 1), "h2": (2, 2), "h3": (3, 3)}
+            "h0": (0, 0),
+            "h1": (1, 1),
+            "h2": (2, 2),
+            "h3": (3, 3),
+        }
         assert int(records["h3"]["error"]) == FetchError.TOO_MANY_REDIRECTS
         assert not stored.lookup(web.url("h4"))
 

@@ -39,14 +39,21 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 WAIT = 0.2  # settings/test.py WIRE_WAIT_NORMAL
 CRAWL_DELAY = 0.3  # site1's robots.txt
-WEB = {"sites": 4, "pages_per_site": 14, "seed": 5, "slow_delay": 0.3, "crawl_delay": CRAWL_DELAY,
-       "broken_robots": "malformed"}
+WEB = {
+    "sites": 4,
+    "pages_per_site": 14,
+    "seed": 5,
+    "slow_delay": 0.3,
+    "crawl_delay": CRAWL_DELAY,
+    "broken_robots": "malformed",
+}
 CYCLES = 3
 SETTINGS = {"WIRE_LARGE_SITE_PAGES": 10_000}
 
 
-def scrapy(*args: str, collection: Path | None = None, settings: dict | None = None,
-           wait: bool = True) -> subprocess.CompletedProcess | subprocess.Popen:
+def scrapy(
+    *args: str, collection: Path | None = None, settings: dict | None = None, wait: bool = True
+) -> subprocess.CompletedProcess | subprocess.Popen:
     values = {**SETTINGS, "WIRE_COLLECTION_DIR": collection or "/nonexistent/collection", **(settings or {})}
     run = run_scrapy(*args, settings=values, env=scrapy_env(), wait=wait)
     if not wait:
@@ -78,8 +85,14 @@ def crawls(tmp_path_factory):
         shutil.copytree(seeded, local)
         shutil.copytree(seeded, parts)
 
-        scrapy("crawl", "harvester", "-a", f"cycles={CYCLES}", collection=local,
-               settings={"WIRE_WARC_DIR": base / "local-warc"})
+        scrapy(
+            "crawl",
+            "harvester",
+            "-a",
+            f"cycles={CYCLES}",
+            collection=local,
+            settings={"WIRE_WARC_DIR": base / "local-warc"},
+        )
         local_done = time.time()
 
         cycles, snapshots = [], {}
@@ -87,25 +100,45 @@ def crawls(tmp_path_factory):
             scrapy("manager", "--parts", "2", collection=parts)
             outdirs = [base / f"warc-{cycle}-{n}" for n in range(2)]
             started = time.time()
-            jobs = [scrapy("crawl", "harvester", "-a", f"batch={part}", "-a", f"warc={outdir}", wait=False)
-                    for part, outdir in zip(newest_parts(parts), outdirs, strict=True)]
+            jobs = [
+                scrapy("crawl", "harvester", "-a", f"batch={part}", "-a", f"warc={outdir}", wait=False)
+                for part, outdir in zip(newest_parts(parts), outdirs, strict=True)
+            ]
             logs = [finished(job) for job in jobs]
             harvested = time.time()
             if cycle == 1:
                 snapshots["before"] = shutil.copytree(parts, base / "before-ingest-1")
                 # the parts are out: the manager selects none of their pages, unless they have been out too long
-                out = [scrapy("manager", "--dry-run", collection=parts, settings=timeout).stdout
-                       for timeout in ({}, {"WIRE_PART_TIMEOUT": 0})]
+                out = [
+                    scrapy("manager", "--dry-run", collection=parts, settings=timeout).stdout
+                    for timeout in ({}, {"WIRE_PART_TIMEOUT": 0})
+                ]
             scrapy("ingest", *map(str, outdirs), collection=parts)
             if cycle == 1:
                 snapshots["after"] = shutil.copytree(parts, base / "after-ingest-1")
-            cycles.append(SimpleNamespace(outdirs=outdirs, started=started, harvested=harvested, logs=logs,
-                                          out=out if cycle == 1 else None))
+            cycles.append(
+                SimpleNamespace(
+                    outdirs=outdirs,
+                    started=started,
+                    harvested=harvested,
+                    logs=logs,
+                    out=out if cycle == 1 else None,
+                )
+            )
         before_again = snapshot(parts)
         again = scrapy("ingest", *map(str, cycles[-1].outdirs), collection=parts)
-        yield SimpleNamespace(web=web, base=base, local=local, parts=parts, cycles=cycles, local_done=local_done,
-                              snapshots=snapshots, before_again=before_again, again=again,
-                              access_log=web.access_log())
+        yield SimpleNamespace(
+            web=web,
+            base=base,
+            local=local,
+            parts=parts,
+            cycles=cycles,
+            local_done=local_done,
+            snapshots=snapshots,
+            before_again=before_again,
+            again=again,
+            access_log=web.access_log(),
+        )
 
 
 def snapshot(directory: Path) -> dict:
@@ -119,18 +152,31 @@ def snapshot(directory: Path) -> dict:
             flags = int(record["flags"])
             if flags & DocFlag.DUPLICATE:  # which of two equal pages is the original depends on the order
                 duplicates.add(frozenset((url, collection.url(int(record["duplicate_of"])))))
-            docs[url] = (int(record["status"]), int(record["error"]), int(record["visits"]), int(record["errors"]),
-                         flags & ~DocFlag.DUPLICATE, int(record["depth"]), int(record["content_hash"]),
-                         # bytes received before a download was stopped at its limit: as many as the last
-                         # chunk brought, a matter of timing
-                         0 if flags & DocFlag.TRUNCATED else int(record["raw_length"]), bytes(record["mime"]),
-                         tuple(collection.url(int(t)) for t in collection.links.links(doc_id)))
+            docs[url] = (
+                int(record["status"]),
+                int(record["error"]),
+                int(record["visits"]),
+                int(record["errors"]),
+                flags & ~DocFlag.DUPLICATE,
+                int(record["depth"]),
+                int(record["content_hash"]),
+                # bytes received before a download was stopped at its limit: as many as the last
+                # chunk brought, a matter of timing
+                0 if flags & DocFlag.TRUNCATED else int(record["raw_length"]),
+                bytes(record["mime"]),
+                tuple(collection.url(int(t)) for t in collection.links.links(doc_id)),
+            )
         sites = {}
         for site_id in range(1, collection.sites.count + 1):
             site = collection.sites.records[site_id]
             robots = collection.url(int(site["robots_docid"])) if site["robots_docid"] else ""
-            sites[robots] = (int(site["robots_state"]), float(site["crawl_delay"]), int(site["fetched"]),
-                             int(site["ok"]), int(site["errors"]))
+            sites[robots] = (
+                int(site["robots_state"]),
+                float(site["crawl_delay"]),
+                int(site["fetched"]),
+                int(site["ok"]),
+                int(site["errors"]),
+            )
         return {"docs": docs, "duplicates": duplicates, "sites": sites}
 
 
@@ -138,9 +184,11 @@ def test_parts_harvested_apart_and_ingested_equal_a_local_harvest(crawls):
     local, parts = snapshot(crawls.local), snapshot(crawls.parts)
     assert sum(1 for d in local["docs"].values() if d[2]) > 30  # pages fetched, over several cycles
     assert local["duplicates"] and any(d[0] == 404 for d in local["docs"].values())
-    differ = {url: (local["docs"].get(url), parts["docs"].get(url))
-              for url in local["docs"].keys() | parts["docs"].keys()
-              if local["docs"].get(url) != parts["docs"].get(url)}
+    differ = {
+        url: (local["docs"].get(url), parts["docs"].get(url))
+        for url in local["docs"].keys() | parts["docs"].keys()
+        if local["docs"].get(url) != parts["docs"].get(url)
+    }
     assert not differ, sorted(differ.items())[:5]
     assert local["duplicates"] == parts["duplicates"]
     assert local["sites"] == parts["sites"]
@@ -154,7 +202,10 @@ def test_the_pages_of_parts_out_are_not_selected_again_until_ingested_or_too_lon
     assert "0 eligible now" in held and "no page to fetch" in held
     assert f"{WEB['sites']} eligible now" in let_go
     # once ingested, the next cycle's manager planned a batch of new pages
-    assert sum(1 for d in crawls.cycles[1].outdirs for f in warc_files(d) for _ in read_fetches(f)) > WEB["sites"]
+    assert (
+        sum(1 for d in crawls.cycles[1].outdirs for f in warc_files(d) for _ in read_fetches(f))
+        > WEB["sites"]
+    )
 
 
 def test_ingesting_a_part_again_changes_nothing(crawls):
@@ -170,7 +221,9 @@ def test_a_part_is_not_ingested_into_another_collection(crawls, tmp_path):
     scrapy("seed", str(crawls.base / "seeds.txt"), collection=other)
     scrapy("manager", "--parts", "2", collection=other)
     before = snapshot(other)
-    with pytest.raises(AssertionError, match=r": error: .*warc-1-0 holds batch 1 part 0 of the collection") as refused:
+    with pytest.raises(
+        AssertionError, match=r": error: .*warc-1-0 holds batch 1 part 0 of the collection"
+    ) as refused:
         scrapy("ingest", str(crawls.cycles[0].outdirs[0]), collection=other)
     assert "Traceback" not in str(refused.value)
     assert snapshot(other) == before
@@ -186,7 +239,7 @@ def test_an_ingest_killed_half_way_goes_on_where_it_stopped(crawls, tmp_path):
     (cut / "harvest.json").unlink()  # a harvest still running, or copied before it ended
     file = max(warc_files(cut), key=lambda p: p.stat().st_size)
     total = len(list(read_fetches(file)))
-    file.write_bytes(file.read_bytes()[:_end_of_fetch(file, total // 2)])
+    file.write_bytes(file.read_bytes()[: _end_of_fetch(file, total // 2)])
     half = scrapy("ingest", str(cut), collection=resumed)
     assert f"Ingested {total // 2} fetches (0 already" in half.stderr and "has not finished" in half.stderr
     assert not (resumed / "batches" / "000001" / "part-0" / "harvest.json").exists()
@@ -249,13 +302,21 @@ def test_every_warc_passes_warcio_check_and_reads_with_fastwarc(crawls):
             if kind == "metadata" and headers.get("WIRE-Fetch-Error"):
                 kinds["failure"] = kinds.get("failure", 0) + 1
     assert kinds["warcinfo"] == len(local_files) + len(part_files)
-    assert kinds["request"] == kinds["response"] and kinds["metadata"] > kinds["response"] and kinds["failure"]
+    assert (
+        kinds["request"] == kinds["response"] and kinds["metadata"] > kinds["response"] and kinds["failure"]
+    )
     # WIRE_WARC_DIR: the local harvest archived every fetch it recorded (a refused one has no visit, but a time)
     with Collection(crawls.local, readonly=True) as collection:
-        archived = {a.fields["url"] for f in local_files for a in read_fetches(f) if a.fields["kind"] != "sitemap"}
+        archived = {
+            a.fields["url"] for f in local_files for a in read_fetches(f) if a.fields["kind"] != "sitemap"
+        }
         records = collection.documents.records
-        visited = {collection.url(d) for d in range(1, collection.documents.count + 1) if records[d]["visits"]}
-        tried = {collection.url(d) for d in range(1, collection.documents.count + 1) if records[d]["last_visit"]}
+        visited = {
+            collection.url(d) for d in range(1, collection.documents.count + 1) if records[d]["visits"]
+        }
+        tried = {
+            collection.url(d) for d in range(1, collection.documents.count + 1) if records[d]["last_visit"]
+        }
         assert visited <= archived <= tried
 
 
@@ -265,26 +326,38 @@ def test_a_killed_detached_harvest_run_again_fetches_only_what_its_warc_files_la
     batch = max((collection / "batches").iterdir(), key=lambda p: p.name)
     outdir = tmp_path / "warc"
     slow = {"WIRE_WAIT_NORMAL": 0.5}
-    job = scrapy("crawl", "harvester", "-a", f"batch={batch}", "-a", f"warc={outdir}", settings=slow, wait=False)
+    job = scrapy(
+        "crawl", "harvester", "-a", f"batch={batch}", "-a", f"warc={outdir}", settings=slow, wait=False
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if outdir.is_dir() and sum(1 for f in warc_files(outdir) for a in read_fetches(f)
-                                   if a.fields["kind"] == "page") >= 8:
+        if (
+            outdir.is_dir()
+            and sum(1 for f in warc_files(outdir) for a in read_fetches(f) if a.fields["kind"] == "page") >= 8
+        ):
             break
         time.sleep(0.2)
     job.kill()
     job.communicate()
-    first = {a.fields["url"] for f in warc_files(outdir) for a in read_fetches(f) if a.fields["kind"] == "page"}
+    first = {
+        a.fields["url"] for f in warc_files(outdir) for a in read_fetches(f) if a.fields["kind"] == "page"
+    }
     assert len(first) >= 8 and not (outdir / "harvest.json").exists()
     warcio_check(*warc_files(outdir))  # the kill left every record whole
     again_at = time.time()
     scrapy("crawl", "harvester", "-a", f"batch={batch}", "-a", f"warc={outdir}", settings=slow)
     assert (outdir / "harvest.json").exists()
-    requested = {crawls.web.url(r["host"], r["path"]) for r in crawls.web.access_log() if r["start"] >= again_at}
+    requested = {
+        crawls.web.url(r["host"], r["path"]) for r in crawls.web.access_log() if r["start"] >= again_at
+    }
     pages = {url.url for url in read_batch(batch).urls}
     assert not first & requested  # fetched before the kill: not again
-    archived = [a.fields["url"] for f in warc_files(outdir) for a in read_fetches(f) if a.fields["kind"] == "page"
-                and a.fields["doc_id"]]
+    archived = [
+        a.fields["url"]
+        for f in warc_files(outdir)
+        for a in read_fetches(f)
+        if a.fields["kind"] == "page" and a.fields["doc_id"]
+    ]
     assert set(archived) == pages and len(archived) == len(pages)
 
 

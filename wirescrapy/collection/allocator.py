@@ -137,7 +137,7 @@ class FirstFitAllocator:
         b = n // B
         if old == self._bmin[b]:
             lo = b * B
-            self._bmin[b] = min(cmin[lo:lo + B])
+            self._bmin[b] = min(cmin[lo : lo + B])
 
     def _add(self, s: int, n: int) -> None:
         """Extent (s, n) has joined the free set (the dicts are already updated)."""
@@ -187,8 +187,8 @@ class FirstFitAllocator:
             cmin = self._cmin
             bmin = self._bmin
             b = n // B
-            s = min(cmin[n:b * B + B])
-            later = min(bmin[b + 1:])
+            s = min(cmin[n : b * B + B])
+            later = min(bmin[b + 1 :])
             if later < s:  # noqa: PLR1730 -- on the hot path an if costs less than min()
                 s = later
             if s == _NONE:
@@ -293,4 +293,4 @@ class FirstFitAllocator:
                 self._entries += len(members)
             self._cmin[k] = members[0]
         B = self._B
-        self._bmin = [min(self._cmin[lo:lo + B]) for lo in range(0, len(self._cmin), B)]
+        self._bmin = [min(self._cmin[lo : lo + B]) for lo in range(0, len(self._cmin), B)]

@@ -75,8 +75,9 @@ def _check_site(site: str) -> None:
 
 
 class Collection:
-    def __init__(self, directory: str | os.PathLike, readonly: bool = False, compression: int = 3,
-                 wait: float = 0.0):
+    def __init__(
+        self, directory: str | os.PathLike, readonly: bool = False, compression: int = 3, wait: float = 0.0
+    ):
         self.dir = Path(directory)
         self.readonly = readonly
         self._lock = None
@@ -88,8 +89,10 @@ class Collection:
             raise FileNotFoundError(f"no collection in {self.dir}")
         try:
             for name, count in check_current(self.dir, readonly).items():
-                logger.info("collection %(dir)s: %(n)d records of %(name)s upgraded to today's format",
-                            {"dir": self.dir, "n": count, "name": name})
+                logger.info(
+                    "collection %(dir)s: %(n)d records of %(name)s upgraded to today's format",
+                    {"dir": self.dir, "n": count, "name": name},
+                )
             self.urls = URLStore(self.dir, readonly=readonly)
             self.documents = RecordFile(self.dir / "documents.rec", DOCUMENT_DTYPE, DOCUMENT_KIND, readonly)
             self.sites = RecordFile(self.dir / "sites.rec", SITE_DTYPE, SITE_KIND, readonly)
@@ -114,8 +117,12 @@ class Collection:
 
     @classmethod
     def from_config(cls, config, readonly: bool = False) -> Collection:
-        return cls(config.collection_dir, readonly=readonly, compression=config.page_compression,
-                   wait=config.collection_wait)
+        return cls(
+            config.collection_dir,
+            readonly=readonly,
+            compression=config.page_compression,
+            wait=config.collection_wait,
+        )
 
     def _recover(self) -> None:
         """Make the record counts follow the logs, which are the commits."""
@@ -123,7 +130,7 @@ class Collection:
         self.documents.count = self.urls.count
         self.sites.ensure(self.urls.site_count)
         self.sites.count = self.urls.site_count
-        docs = self.documents.records[1:self.urls.count + 1]
+        docs = self.documents.records[1 : self.urls.count + 1]
         sites = self.sites.records
         per_site = np.bincount(docs["siteid"], minlength=self.urls.site_count + 1)
         sites["docs"][: len(per_site)] = per_site[: len(sites)]
@@ -156,8 +163,15 @@ class Collection:
             path = path.encode("utf-8", "surrogateescape")
         return site_id, self.urls.lookup(site_id, path)
 
-    def add_document(self, site: str, path: str | bytes, depth: int = 0, flags: int = 0, site_id: int = 0,
-                     redirects: int = 0) -> int:
+    def add_document(
+        self,
+        site: str,
+        path: str | bytes,
+        depth: int = 0,
+        flags: int = 0,
+        site_id: int = 0,
+        redirects: int = 0,
+    ) -> int:
         """Add a URL the collection does not hold (``find`` said so); its new doc-id. ``site_id``: the site's,
         when ``find`` knew it; ``redirects``: the redirect hops that led to it (0: a plain link)."""
         if isinstance(path, str):
@@ -192,13 +206,20 @@ class Collection:
         six record accesses per link)."""
         if not reached:
             return
-        ids, depths, flags, redirects = (np.fromiter(column, np.int64, len(reached)) for column in zip(*reached))
+        ids, depths, flags, redirects = (
+            np.fromiter(column, np.int64, len(reached)) for column in zip(*reached)
+        )
         if ids.min() < 1 or ids.max() > self.documents.count:
-            raise RecordIdError(f"documents: no record {ids.max() if ids.min() >= 1 else ids.min()} "
-                                f"({self.documents.count} records)")
+            raise RecordIdError(
+                f"documents: no record {ids.max() if ids.min() >= 1 else ids.min()} "
+                f"({self.documents.count} records)"
+            )
         records = self.documents.records
-        for field, values, add in (("depth", depths, np.minimum), ("redirects", redirects, np.minimum),
-                                   ("flags", flags, np.bitwise_or)):
+        for field, values, add in (
+            ("depth", depths, np.minimum),
+            ("redirects", redirects, np.minimum),
+            ("flags", flags, np.bitwise_or),
+        ):
             column = records[field]
             add.at(column, ids, values.astype(column.dtype))
 
@@ -252,7 +273,7 @@ class Collection:
     # -- summary -------------------------------------------------------------------------------------
 
     def summary(self) -> dict:
-        docs = self.documents.records[1:self.documents.count + 1]
+        docs = self.documents.records[1 : self.documents.count + 1]
         fetched = docs["visits"] > 0
         return {
             "directory": str(self.dir.resolve()),
@@ -269,7 +290,15 @@ class Collection:
     # -- lifecycle -----------------------------------------------------------------------------------
 
     def checkpoint(self) -> None:
-        for store in (self.urls, self.documents, self.sites, self.pages, self.links, self.outlinks, self.refused):
+        for store in (
+            self.urls,
+            self.documents,
+            self.sites,
+            self.pages,
+            self.links,
+            self.outlinks,
+            self.refused,
+        ):
             (getattr(store, "checkpoint", None) or store.flush)()
 
     def close(self) -> None:
@@ -279,7 +308,15 @@ class Collection:
             return
         failure = None
         try:
-            for store in (self.refused, self.outlinks, self.links, self.pages, self.sites, self.documents, self.urls):
+            for store in (
+                self.refused,
+                self.outlinks,
+                self.links,
+                self.pages,
+                self.sites,
+                self.documents,
+                self.urls,
+            ):
                 try:
                     store.close()
                 except Exception as exc:  # noqa: BLE001 - raised below, once every store is closed

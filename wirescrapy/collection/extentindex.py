@@ -97,7 +97,10 @@ def _crc_word_tables() -> np.ndarray:
             msg[j] = 0
         words = np.arange(1 << 16)
         _crc_tables = np.stack(
-            [byte_tables[2 * k][words & 0xFF] ^ byte_tables[2 * k + 1][words >> 8] for k in range(CRC_SPAN // 2)]
+            [
+                byte_tables[2 * k][words & 0xFF] ^ byte_tables[2 * k + 1][words >> 8]
+                for k in range(CRC_SPAN // 2)
+            ]
         )
     return _crc_tables
 

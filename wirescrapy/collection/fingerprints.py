@@ -90,7 +90,7 @@ class FingerprintIndex:
         out = np.zeros(len(keys), dtype=np.uint32)
         if len(self.keys):
             for first in range(0, len(keys), _CHUNK):
-                query = keys[first:first + _CHUNK]
+                query = keys[first : first + _CHUNK]
                 bucket = (query >> self._shift).astype(np.intp)
                 lo = self._start[bucket]
                 size = self._start[bucket + 1] - lo
@@ -99,7 +99,7 @@ class FingerprintIndex:
                 match = (self.keys[slots] == query[:, None]) & (self._columns < size[:, None])
                 hit = match.any(axis=1)
                 at = lo[hit] + match[hit].argmax(axis=1)
-                out[first:first + _CHUNK][hit] = self.values[at]
+                out[first : first + _CHUNK][hit] = self.values[at]
         if self.delta:
             get = self.delta.get
             overlay = np.fromiter((get(k, 0) for k in keys.tolist()), dtype=np.uint32, count=len(keys))
@@ -156,7 +156,9 @@ class FingerprintIndex:
                 f.write(self.keys.astype("<u8", copy=False).tobytes())
                 f.write(self.values.astype("<u4", copy=False).tobytes())
         except BaseException:
-            tmp.unlink(missing_ok=True)  # on a full disk: the earlier checkpoint stays, the log replays the rest
+            tmp.unlink(
+                missing_ok=True
+            )  # on a full disk: the earlier checkpoint stays, the log replays the rest
             raise
         os.replace(tmp, path)
 

@@ -52,8 +52,10 @@ class LinkGraph:
     def _check_targets(self, targets: np.ndarray) -> np.ndarray:
         limit = self.extents.id_limit
         if limit is not None and targets.size and int(targets.max()) > (last := limit()):
-            raise ValueError(f"{self.extents.index_path.name}: link target {int(targets.max())} is past the last "
-                             f"document ({last})")
+            raise ValueError(
+                f"{self.extents.index_path.name}: link target {int(targets.max())} is past the last "
+                f"document ({last})"
+            )
         return targets
 
     def set_links(self, doc_id: int, targets) -> None:
@@ -97,7 +99,9 @@ class LinkGraph:
 
         def read(doc_id, rec):
             if rec.size % 4:
-                raise ExtentError(f"{self.extents.data_path}: doc-id {doc_id}: {rec.size} bytes is not a list")
+                raise ExtentError(
+                    f"{self.extents.data_path}: doc-id {doc_id}: {rec.size} bytes is not a list"
+                )
             self.extents.read(doc_id, rec)
 
         self.extents.check(read)

@@ -31,7 +31,9 @@ class CollectionLock:
     def __init__(self, directory: str | os.PathLike):
         self.path = Path(directory) / "lock"
         self._fd: int | None = None
-        self.waited_until: float | None = None  # when it was taken after waiting for another writer (``clock``)
+        self.waited_until: float | None = (
+            None  # when it was taken after waiting for another writer (``clock``)
+        )
 
     def acquire(self, wait: float = 0.0, clock=time.monotonic, sleep=time.sleep) -> None:
         """Take the lock, waiting up to ``wait`` seconds for its holder to release it; else
@@ -65,8 +67,11 @@ class CollectionLock:
                     "only one writer at a time (readers may open it with readonly=True)"
                 )
             if not waited:
-                logger.info("The collection %(dir)s is open for writing by %(holder)s: waiting up to %(wait)g s for "
-                            "it (WIRE_COLLECTION_WAIT)", {"dir": self.path.parent, "holder": holder, "wait": wait})
+                logger.info(
+                    "The collection %(dir)s is open for writing by %(holder)s: waiting up to %(wait)g s for "
+                    "it (WIRE_COLLECTION_WAIT)",
+                    {"dir": self.path.parent, "holder": holder, "wait": wait},
+                )
                 waited = True
             sleep(min(POLL, left))
 

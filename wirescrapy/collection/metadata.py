@@ -54,73 +54,89 @@ class SiteRender(enum.IntEnum):  # whether a site's pages are rendered (WIRE_REN
     NEVER_HELPS = 2  # it never did: not tried again
 
 
-DOCUMENT_DTYPE = np.dtype([
-    ("docid", "<u4"),
-    ("siteid", "<u4"),
-    ("status", "<u2"),  # HTTP status the server sent at the last fetch; 0: none (not fetched, no response…)
-    ("flags", "<u2"),  # DocFlag
-    ("error", "u1"),  # FetchError of the last fetch; 0: none
-    ("redirects", "u1"),  # redirect hops that led to this URL from the page that linked it (0: a plain link)
-    ("depth", "<u2"),  # links from the nearest seed
-    ("errors", "<u2"),  # consecutive failed fetches
-    ("mime", "S32"),  # MIME type of the last fetch
-    ("latency", "<f4"),  # seconds to the first byte
-    ("speed", "<f4"),  # bytes per second of the transfer
-    ("visits", "<u4"),
-    ("visits_changed", "<u4"),  # visits that found new content
-    ("first_visit", "<f8"),
-    ("last_visit", "<f8"),
-    ("last_change", "<f8"),  # last visit that found new content
-    ("time_unchanged", "<f8"),  # seconds observed without a change, summed over visits
-    ("last_modified", "<f8"),  # from the Last-Modified header or a sitemap
-    ("raw_length", "<u4"),  # bytes received
-    ("stored_length", "<u4"),  # bytes of the cleaned page kept
-    ("content_hash", "<u8"),  # xxh3-64 of the stored content
-    ("duplicate_of", "<u4"),  # original doc-id when DUPLICATE
-    ("batch", "<u4"),  # last batch the page was put in
-    ("pagerank", "<f4"),
-    ("wlrank", "<f4"),
-    ("hub", "<f4"),
-    ("authority", "<f4"),
-    ("quality", "<f4"),  # combined intrinsic quality
-    ("freshness", "<f4"),  # Pr(stored copy is fresh)
-    ("profit", "<f4"),
-    # document/3
-    ("language", "S4"),  # language of the last OK fetch (ISO 639 code), b"" unknown
-    ("render", "u1"),  # RenderState: whether and how the page was rendered through Splash
-    ("render_links", "<u2"),  # links found only in the rendered DOM
-    ("etag", "S40"),  # ETag of the last OK fetch, exactly as sent (b"" none, or too long to keep)
-    ("last_modified_header", "S32"),  # Last-Modified of the last OK fetch, exactly as sent (b"" none, or too long)
-])
+DOCUMENT_DTYPE = np.dtype(
+    [
+        ("docid", "<u4"),
+        ("siteid", "<u4"),
+        (
+            "status",
+            "<u2",
+        ),  # HTTP status the server sent at the last fetch; 0: none (not fetched, no response…)
+        ("flags", "<u2"),  # DocFlag
+        ("error", "u1"),  # FetchError of the last fetch; 0: none
+        (
+            "redirects",
+            "u1",
+        ),  # redirect hops that led to this URL from the page that linked it (0: a plain link)
+        ("depth", "<u2"),  # links from the nearest seed
+        ("errors", "<u2"),  # consecutive failed fetches
+        ("mime", "S32"),  # MIME type of the last fetch
+        ("latency", "<f4"),  # seconds to the first byte
+        ("speed", "<f4"),  # bytes per second of the transfer
+        ("visits", "<u4"),
+        ("visits_changed", "<u4"),  # visits that found new content
+        ("first_visit", "<f8"),
+        ("last_visit", "<f8"),
+        ("last_change", "<f8"),  # last visit that found new content
+        ("time_unchanged", "<f8"),  # seconds observed without a change, summed over visits
+        ("last_modified", "<f8"),  # from the Last-Modified header or a sitemap
+        ("raw_length", "<u4"),  # bytes received
+        ("stored_length", "<u4"),  # bytes of the cleaned page kept
+        ("content_hash", "<u8"),  # xxh3-64 of the stored content
+        ("duplicate_of", "<u4"),  # original doc-id when DUPLICATE
+        ("batch", "<u4"),  # last batch the page was put in
+        ("pagerank", "<f4"),
+        ("wlrank", "<f4"),
+        ("hub", "<f4"),
+        ("authority", "<f4"),
+        ("quality", "<f4"),  # combined intrinsic quality
+        ("freshness", "<f4"),  # Pr(stored copy is fresh)
+        ("profit", "<f4"),
+        # document/3
+        ("language", "S4"),  # language of the last OK fetch (ISO 639 code), b"" unknown
+        ("render", "u1"),  # RenderState: whether and how the page was rendered through Splash
+        ("render_links", "<u2"),  # links found only in the rendered DOM
+        ("etag", "S40"),  # ETag of the last OK fetch, exactly as sent (b"" none, or too long to keep)
+        (
+            "last_modified_header",
+            "S32",
+        ),  # Last-Modified of the last OK fetch, exactly as sent (b"" none, or too long)
+    ]
+)
 
-SITE_DTYPE = np.dtype([
-    ("siteid", "<u4"),
-    ("flags", "<u2"),
-    ("robots_state", "<u1"),  # RobotsState
-    ("render", "u1"),  # SiteRender: whether the site's pages go to Splash
-    ("ip", "S16"),  # 16-byte network order; IPv4 as ::ffff:a.b.c.d
-    ("ip_resolved", "<f8"),
-    ("docs", "<u4"),  # documents known (in the URL store)
-    ("docs_over_limit", "<u4"),  # new URLs seen but not added (max URLs per site)
-    ("enqueued", "<u4"),
-    ("fetched", "<u4"),
-    ("ok", "<u4"),
-    ("errors", "<u4"),
-    ("static", "<u4"),
-    ("dynamic", "<u4"),
-    ("multimedia", "<u4"),  # logged links to non-HTML files
-    ("robots_fetched", "<f8"),
-    ("robots_docid", "<u4"),  # the stored robots.txt
-    ("crawl_delay", "<f4"),  # seconds, from robots.txt
-    ("last_visit", "<f8"),
-    ("siterank", "<f4"),
-    ("pagerank_sum", "<f4"),
-    # site/2
-    ("render_tries", "<u2"),  # pages rendered to test whether rendering helps
-    ("render_gains", "<u2"),  # of those, pages where rendering found more links than the raw HTML
-    ("new_sites", "<u4"),  # sites first added from this site's pages
-    ("new_sites_refused", "<u4"),  # distinct new sites its pages linked to that the bounds refused (refused.py)
-])
+SITE_DTYPE = np.dtype(
+    [
+        ("siteid", "<u4"),
+        ("flags", "<u2"),
+        ("robots_state", "<u1"),  # RobotsState
+        ("render", "u1"),  # SiteRender: whether the site's pages go to Splash
+        ("ip", "S16"),  # 16-byte network order; IPv4 as ::ffff:a.b.c.d
+        ("ip_resolved", "<f8"),
+        ("docs", "<u4"),  # documents known (in the URL store)
+        ("docs_over_limit", "<u4"),  # new URLs seen but not added (max URLs per site)
+        ("enqueued", "<u4"),
+        ("fetched", "<u4"),
+        ("ok", "<u4"),
+        ("errors", "<u4"),
+        ("static", "<u4"),
+        ("dynamic", "<u4"),
+        ("multimedia", "<u4"),  # logged links to non-HTML files
+        ("robots_fetched", "<f8"),
+        ("robots_docid", "<u4"),  # the stored robots.txt
+        ("crawl_delay", "<f4"),  # seconds, from robots.txt
+        ("last_visit", "<f8"),
+        ("siterank", "<f4"),
+        ("pagerank_sum", "<f4"),
+        # site/2
+        ("render_tries", "<u2"),  # pages rendered to test whether rendering helps
+        ("render_gains", "<u2"),  # of those, pages where rendering found more links than the raw HTML
+        ("new_sites", "<u4"),  # sites first added from this site's pages
+        (
+            "new_sites_refused",
+            "<u4",
+        ),  # distinct new sites its pages linked to that the bounds refused (refused.py)
+    ]
+)
 
 DOCUMENT_KIND = "document/3"
 SITE_KIND = "site/2"

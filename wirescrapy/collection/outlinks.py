@@ -50,7 +50,11 @@ class OutLinks:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             return {}
         groups = data.get("groups", {})
-        return {str(g): {str(k): int(v) for k, v in keys.items()} for g, keys in groups.items() if isinstance(keys, dict)}
+        return {
+            str(g): {str(k): int(v) for k, v in keys.items()}
+            for g, keys in groups.items()
+            if isinstance(keys, dict)
+        }
 
     def count(self, group: str, key: str, n: int = 1) -> None:
         keys = self.groups.setdefault(group, Counter())
@@ -62,8 +66,11 @@ class OutLinks:
     def flush(self) -> None:
         if self.readonly or not self._dirty:
             return
-        data = {"format": FORMAT, "version": VERSION,
-                "groups": {name: dict(keys.most_common()) for name, keys in self.groups.items()}}
+        data = {
+            "format": FORMAT,
+            "version": VERSION,
+            "groups": {name: dict(keys.most_common()) for name, keys in self.groups.items()},
+        }
         temporary = self.path.with_name(FILE + ".tmp")
         temporary.write_text(json.dumps(data, indent=0) + "\n", encoding="utf-8")
         os.replace(temporary, self.path)

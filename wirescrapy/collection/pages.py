@@ -89,7 +89,11 @@ class PageStore:
         if len(hits):
             records = self.extents.records(candidates[hits])
             lengths = np.fromiter((len(contents[i]) for i in hits.tolist()), dtype=np.int64, count=len(hits))
-            same = (records["hash"] == hashes[hits]) & (records["length"] == lengths) & (records["flags"] & LIVE != 0)
+            same = (
+                (records["hash"] == hashes[hits])
+                & (records["length"] == lengths)
+                & (records["flags"] & LIVE != 0)
+            )
             candidates[hits[~same]] = 0
             for i in hits[same].tolist():
                 doc_id = int(candidates[i])

@@ -202,7 +202,8 @@ class RecordFile:
         if not 0 < record_id <= self.count:
             raise RecordIdError(
                 f"{self.path.name}: no record {record_id} "
-                f"({'id 0 is the header' if record_id == 0 else f'{self.count} records'})")
+                f"({'id 0 is the header' if record_id == 0 else f'{self.count} records'})"
+            )
         return self.records[record_id]
 
     def append(self, values: np.ndarray | None = None) -> int:

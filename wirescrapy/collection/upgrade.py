@@ -38,19 +38,29 @@ def _fields(dtype: np.dtype, *names: str) -> list[tuple[str, np.dtype]]:
     return [(name, dtype.fields[name][0]) for name in names]
 
 
-_DOCUMENT_V2_NAMES = DOCUMENT_DTYPE.names[:DOCUMENT_DTYPE.names.index("profit") + 1]
+_DOCUMENT_V2_NAMES = DOCUMENT_DTYPE.names[: DOCUMENT_DTYPE.names.index("profit") + 1]
 # document/2: document/3 without the fields after ``profit``; its ``redirects`` byte was padding.
 DOCUMENT_V2_KIND = "document/2"
-DOCUMENT_V2_DTYPE = np.dtype([("pad" if name == "redirects" else name, DOCUMENT_DTYPE.fields[name][0])
-                              for name in _DOCUMENT_V2_NAMES])
+DOCUMENT_V2_DTYPE = np.dtype(
+    [("pad" if name == "redirects" else name, DOCUMENT_DTYPE.fields[name][0]) for name in _DOCUMENT_V2_NAMES]
+)
 # document/1: document/2 without ``error`` and its padding byte, ``status`` signed.
 DOCUMENT_V1_KIND = "document/1"
-DOCUMENT_V1_DTYPE = np.dtype([(name, "<i2" if name == "status" else DOCUMENT_DTYPE.fields[name][0])
-                              for name in _DOCUMENT_V2_NAMES if name not in ("error", "redirects")])
+DOCUMENT_V1_DTYPE = np.dtype(
+    [
+        (name, "<i2" if name == "status" else DOCUMENT_DTYPE.fields[name][0])
+        for name in _DOCUMENT_V2_NAMES
+        if name not in ("error", "redirects")
+    ]
+)
 # site/1: site/2 without the fields after ``pagerank_sum``; its ``render`` byte was padding.
 SITE_V1_KIND = "site/1"
-SITE_V1_DTYPE = np.dtype([("pad" if name == "render" else name, SITE_DTYPE.fields[name][0])
-                          for name in SITE_DTYPE.names[:SITE_DTYPE.names.index("pagerank_sum") + 1]])
+SITE_V1_DTYPE = np.dtype(
+    [
+        ("pad" if name == "render" else name, SITE_DTYPE.fields[name][0])
+        for name in SITE_DTYPE.names[: SITE_DTYPE.names.index("pagerank_sum") + 1]
+    ]
+)
 
 
 def _negative_status(old: np.ndarray, new: np.ndarray) -> None:
@@ -62,10 +72,13 @@ def _negative_status(old: np.ndarray, new: np.ndarray) -> None:
 
 # file: (its current layout, {earlier kind: (its layout, what copying same-named fields does not do)})
 EARLIER: dict[str, tuple[Current, dict[str, tuple[np.dtype, Callable | None]]]] = {
-    "documents.rec": (Current(DOCUMENT_DTYPE, DOCUMENT_KIND), {
-        DOCUMENT_V1_KIND: (DOCUMENT_V1_DTYPE, _negative_status),
-        DOCUMENT_V2_KIND: (DOCUMENT_V2_DTYPE, None),
-    }),
+    "documents.rec": (
+        Current(DOCUMENT_DTYPE, DOCUMENT_KIND),
+        {
+            DOCUMENT_V1_KIND: (DOCUMENT_V1_DTYPE, _negative_status),
+            DOCUMENT_V2_KIND: (DOCUMENT_V2_DTYPE, None),
+        },
+    ),
     "sites.rec": (Current(SITE_DTYPE, SITE_KIND), {SITE_V1_KIND: (SITE_V1_DTYPE, None)}),
 }
 
@@ -99,7 +112,7 @@ def upgrade(path: Path, kind: str) -> int:
     old = RecordFile(path, old_dtype, kind, readonly=True)
     try:
         count = old.count
-        records = old.records[1:count + 1]
+        records = old.records[1 : count + 1]
         converted = np.zeros(count, current.dtype)
         for name in old_dtype.names:
             if name in current.dtype.names and name != "pad":
@@ -113,7 +126,7 @@ def upgrade(path: Path, kind: str) -> int:
     new = RecordFile(fresh, current.dtype, current.kind)
     try:
         new.ensure(count)
-        new.records[1:count + 1] = converted
+        new.records[1 : count + 1] = converted
         new.count = count
         new.flush()
     finally:
@@ -131,6 +144,8 @@ def check_current(directory: Path, readonly: bool) -> dict[str, int]:
     found = outdated(directory)
     if found and readonly:
         kinds = ", ".join(f"{name}: {kind}" for name, kind in found.items())
-        raise RecordFileError(f"{directory}: a collection of an earlier wirescrapy ({kinds}); "
-                              f"open it for writing once to upgrade it (scrapy seed, scrapy manager or a harvest)")
+        raise RecordFileError(
+            f"{directory}: a collection of an earlier wirescrapy ({kinds}); "
+            f"open it for writing once to upgrade it (scrapy seed, scrapy manager or a harvest)"
+        )
     return {name: upgrade(directory / name, kind) for name, kind in found.items()}

@@ -132,7 +132,7 @@ class URLStore:
         for _ in range(first, self.count + 1):
             _, length = _RECORD.unpack_from(data, pos)
             start = pos + _RECORD.size
-            keys.append(xxh3_64_intdigest(data[pos:start + length]))  # fingerprint(site_id, path)
+            keys.append(xxh3_64_intdigest(data[pos : start + length]))  # fingerprint(site_id, path)
             pos = start + length
         self.index.put_many(np.array(keys, dtype=np.uint64), np.arange(first, self.count + 1))
 
@@ -238,8 +238,10 @@ class URLStore:
                 added[i] = True
             doc_ids[i] = doc_id
         self._append(b"".join(records), lengths)
-        self.index.put_many(np.fromiter(new_ids.keys(), np.uint64, len(new_ids)),
-                            np.fromiter(new_ids.values(), np.uint32, len(new_ids)))
+        self.index.put_many(
+            np.fromiter(new_ids.keys(), np.uint64, len(new_ids)),
+            np.fromiter(new_ids.values(), np.uint32, len(new_ids)),
+        )
         return doc_ids, added
 
     def _check_new(self, site_id: int, path: bytes) -> None:
@@ -295,7 +297,7 @@ class URLStore:
             pos += _RECORD.size + _RECORD.unpack_from(data, pos)[1]
         site_id, length = _RECORD.unpack_from(data, pos)
         pos += _RECORD.size
-        return site_id, data[pos:pos + length]
+        return site_id, data[pos : pos + length]
 
     def iter_urls(self, first: int = 1, last: int | None = None):
         """(doc-id, site-id, path) for every document from ``first`` on (to ``last``, if given), in one
@@ -308,7 +310,7 @@ class URLStore:
         for doc_id in range(first, last + 1):
             site_id, length = _RECORD.unpack_from(data, pos)
             pos += _RECORD.size
-            yield doc_id, site_id, data[pos:pos + length]
+            yield doc_id, site_id, data[pos : pos + length]
             pos += length
 
     # -- lifecycle -----------------------------------------------------------------------------------

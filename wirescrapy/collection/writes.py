@@ -32,8 +32,9 @@ def failure_message(directory: str | os.PathLike, exc: OSError) -> str:
 def short_write(path: str | os.PathLike, written: int, size: int) -> OSError:
     """The error for a ``write`` that stored ``written`` of ``size`` bytes (the kernel's way of saying that
     the disk is full before it says ENOSPC)."""
-    return OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} ({written} of {size} bytes written)",
-                   os.fspath(path))
+    return OSError(
+        errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} ({written} of {size} bytes written)", os.fspath(path)
+    )
 
 
 def fsync_directory(path: str | os.PathLike) -> None:

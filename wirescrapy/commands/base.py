@@ -59,8 +59,15 @@ def _one_line(run):
 
 
 # What a person's input causes at start; ValueError is what a spider raises for a bad -a argument.
-INPUT_ERRORS = (UsageError, WireSettingsError, CollectionLockedError, BatchError, NotConfigured, OSError,
-                ValueError)
+INPUT_ERRORS = (
+    UsageError,
+    WireSettingsError,
+    CollectionLockedError,
+    BatchError,
+    NotConfigured,
+    OSError,
+    ValueError,
+)
 
 
 def input_error_message(exc: BaseException, spider: str = "", collection_dir: str = "") -> str:

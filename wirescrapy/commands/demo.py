@@ -44,18 +44,35 @@ class Command(WireCommand, ScrapyCommand):
 
     def add_options(self, parser):
         super().add_options(parser)
-        parser.add_argument("--dir", default="demo/collection", help="collection directory (default: %(default)s)")
-        parser.add_argument("--sites", type=int, default=6, help="sites in the sample web (default: %(default)s)")
-        parser.add_argument("--pages", type=int, default=40, help="pages per site, at least 4 (default: %(default)s)")
+        parser.add_argument(
+            "--dir", default="demo/collection", help="collection directory (default: %(default)s)"
+        )
+        parser.add_argument(
+            "--sites", type=int, default=6, help="sites in the sample web (default: %(default)s)"
+        )
+        parser.add_argument(
+            "--pages", type=int, default=40, help="pages per site, at least 4 (default: %(default)s)"
+        )
         # No colon in a help text: Scrapy's help formatter takes a line ending in one for a heading.
-        parser.add_argument("--cycles", type=int, default=50,
-                            help="at most this many manager + harvester cycles (default %(default)s)")
-        parser.add_argument("--report", default="", metavar="DIR",
-                            help="where to write the crawl's report (default: report/ beside --dir's collection/, "
-                                 "else <dir>-report)")
-        parser.add_argument("--keep", action="store_true",
-                            help="add to a previous demo's collection in --dir; without it the demo starts "
-                                 "clean and removes it (a directory holding anything else is refused)")
+        parser.add_argument(
+            "--cycles",
+            type=int,
+            default=50,
+            help="at most this many manager + harvester cycles (default %(default)s)",
+        )
+        parser.add_argument(
+            "--report",
+            default="",
+            metavar="DIR",
+            help="where to write the crawl's report (default: report/ beside --dir's collection/, "
+            "else <dir>-report)",
+        )
+        parser.add_argument(
+            "--keep",
+            action="store_true",
+            help="add to a previous demo's collection in --dir; without it the demo starts "
+            "clean and removes it (a directory holding anything else is refused)",
+        )
 
     def run(self, args, opts):
         # The demo talks to its own server on loopback only: allow loopback (WIRE refuses it by default).
@@ -75,15 +92,21 @@ class Command(WireCommand, ScrapyCommand):
         config = self.wire_config()
         self._start(Path(opts.dir), opts.keep, config)
         workdir = Path(tempfile.mkdtemp(prefix="wirescrapy-demo-"))
-        with SampleWebProcess(workdir=workdir, sites=opts.sites, pages_per_site=opts.pages,
-                              crawl_delay=DEMO_CRAWL_DELAY) as web:
-            print(f"sample web: {len(web.hosts)} sites on http://127.0.0.1:{web.port}/ "
-                  f"({len(web.truth.unique_pages)} distinct pages reachable from the seeds)")
+        with SampleWebProcess(
+            workdir=workdir, sites=opts.sites, pages_per_site=opts.pages, crawl_delay=DEMO_CRAWL_DELAY
+        ) as web:
+            print(
+                f"sample web: {len(web.hosts)} sites on http://127.0.0.1:{web.port}/ "
+                f"({len(web.truth.unique_pages)} distinct pages reachable from the seeds)"
+            )
             with self.open_collection(config) as collection:
                 report = seed(collection, web.seeds, add_root=config.add_root, rules=SeederRules(config))
                 print(f"seeded {report.added} start URLs ({report.known} already known)")
-            print(f"harvesting (up to {opts.cycles} cycles; waits {config.wait_normal} s / "
-                  f"{config.wait_large_site} s per site)...", flush=True)
+            print(
+                f"harvesting (up to {opts.cycles} cycles; waits {config.wait_normal} s / "
+                f"{config.wait_large_site} s per site)...",
+                flush=True,
+            )
             self.crawl("harvester", cycles=opts.cycles)
         with Collection.from_config(config, readonly=True) as collection:
             print_batches(collection.dir / "batches")
@@ -91,12 +114,13 @@ class Command(WireCommand, ScrapyCommand):
         index = make_report(self, config, opts.report or report_dir(Path(opts.dir)))
         print(f"\nreport: {index.resolve()}")
 
-
     def _start(self, directory: Path, keep: bool, config) -> None:
         held = previous_demo(directory)
         if held is False:
-            raise InputError(f"--dir {directory} holds something other than a demo's collection; "
-                             "give the demo a new or empty directory")
+            raise InputError(
+                f"--dir {directory} holds something other than a demo's collection; "
+                "give the demo a new or empty directory"
+            )
         if held and keep:
             print(f"adding to the previous demo's collection in {directory} (--keep)")
         elif held:
@@ -142,9 +166,11 @@ def print_batches(batches: Path) -> None:
             print(f"{number:>6} {len(read_batch(path).urls):>6}  (not harvested)")
             continue
         done = json.loads(harvest.read_text(encoding="utf-8"))
-        print(f"{number:>6} {done['urls']:>6} "
-              f"{done['fetched']:>8} {done['ok']:>6} {done['new_urls']:>9} "
-              f"{done['finished'] - done['started']:>8.1f}")
+        print(
+            f"{number:>6} {done['urls']:>6} "
+            f"{done['fetched']:>8} {done['ok']:>6} {done['new_urls']:>9} "
+            f"{done['finished'] - done['started']:>8.1f}"
+        )
 
 
 def print_summary(collection: Collection) -> None:

@@ -32,7 +32,7 @@ def _exports():
 
 
 def _range(text: str, what: str) -> tuple[int, int | None]:
-    """"N", "A-B", "A-" as (first, last or None)."""
+    """ "N", "A-B", "A-" as (first, last or None)."""
     match = re.fullmatch(r"\s*(\d+)\s*(?:(-)\s*(\d*)\s*)?", text)
     if not match:
         raise InputError(f"{what} must be N, A-B or A-, not {text!r}")
@@ -57,18 +57,33 @@ class Command(WireCommand, ScrapyCommand):
         export = _exports()
         out = parser.add_argument_group("output")
         out.add_argument("--format", choices=export.FORMATS, default="jsonl", help="default: %(default)s")
-        out.add_argument("--output", "-O", metavar="FILE", default="-", help="file to write (default: stdout)")
-        out.add_argument("--warc", metavar="FILE", help="write the stored pages as WARC response records to FILE "
-                         "(gzipped per record) instead of WHAT")
+        out.add_argument(
+            "--output", "-O", metavar="FILE", default="-", help="file to write (default: stdout)"
+        )
+        out.add_argument(
+            "--warc",
+            metavar="FILE",
+            help="write the stored pages as WARC response records to FILE "
+            "(gzipped per record) instead of WHAT",
+        )
         select = parser.add_argument_group("which documents (documents, links)")
         select.add_argument("--docids", metavar="A-B", help="doc-ids: N, A-B or A- (links: of the source)")
         select.add_argument("--url", metavar="REGEX", default="", help="URLs matching the regular expression")
-        select.add_argument("--site", action="append", default=[], metavar="ORIGIN",
-                            help="documents of the site (scheme://host[:port]); repeatable")
+        select.add_argument(
+            "--site",
+            action="append",
+            default=[],
+            metavar="ORIGIN",
+            help="documents of the site (scheme://host[:port]); repeatable",
+        )
         select.add_argument("--depth", metavar="A-B", help="depth: N, A-B or A-")
         select.add_argument("--fetched", action="store_true", help="fetched documents only")
-        select.add_argument("--content", choices=export.CONTENTS, default="none",
-                            help="add the stored cleaned document or its text (default: %(default)s)")
+        select.add_argument(
+            "--content",
+            choices=export.CONTENTS,
+            default="none",
+            help="add the stored cleaned document or its text (default: %(default)s)",
+        )
 
     def run(self, args, opts):
         if opts.warc:
@@ -84,8 +99,11 @@ class Command(WireCommand, ScrapyCommand):
         collection = self.read_collection(config)
         try:
             # The file is closed by the `with` below, with the collection.
-            target = (nullcontext(sys.stdout) if opts.output == "-"
-                      else open(opts.output, "w", encoding="utf-8", newline=""))  # noqa: SIM115
+            target = (
+                nullcontext(sys.stdout)
+                if opts.output == "-"
+                else open(opts.output, "w", encoding="utf-8", newline="")
+            )
         except OSError as exc:
             raise InputError(f"cannot write {opts.output}: {exc}") from None
         with collection, target as stream:
@@ -112,7 +130,9 @@ class Command(WireCommand, ScrapyCommand):
 
     @staticmethod
     def selection(opts):
-        selection = _exports().Selection(sites=tuple(opts.site), content=opts.content, fetched_only=opts.fetched)
+        selection = _exports().Selection(
+            sites=tuple(opts.site), content=opts.content, fetched_only=opts.fetched
+        )
         if opts.docids:
             selection.first, selection.last = _range(opts.docids, "--docids")
         if opts.depth:

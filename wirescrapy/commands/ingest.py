@@ -75,8 +75,10 @@ class IngestSpider(scrapy.Spider):
     name = "ingest"
     # No requests, only items: Scrapy's scheduler, and its LogStats line ("scraped N items") for the progress,
     # in place of the harvest's, which reads the harvester's scheduler.
-    custom_settings: ClassVar[dict] = {"SCHEDULER": "scrapy.core.scheduler.Scheduler",
-                                       "EXTENSIONS": {"wirescrapy.extensions.WireSettingsCheck": 0}}
+    custom_settings: ClassVar[dict] = {
+        "SCHEDULER": "scrapy.core.scheduler.Scheduler",
+        "EXTENSIONS": {"wirescrapy.extensions.WireSettingsCheck": 0},
+    }
 
     def __init__(self, dirs: list[str] | str = (), **kwargs):
         super().__init__(**kwargs)
@@ -115,32 +117,42 @@ class IngestSpider(scrapy.Spider):
             raise InputError(str(exc)) from None
         if "wirescrapy-batch" not in info:
             raise InputError(f"{files[0]}: not written by a harvest of a batch (no wirescrapy-batch)")
-        number, part, parts = (int(info.get(f"wirescrapy-{key}", 0) or 0) for key in ("batch", "part", "parts"))
+        number, part, parts = (
+            int(info.get(f"wirescrapy-{key}", 0) or 0) for key in ("batch", "part", "parts")
+        )
         collection = self.harvest.collection
         owner = info.get("wirescrapy-collection-id", "")
         if owner and owner != collection.id:
-            raise BatchError(f"{directory} holds batch {number} part {part} of the collection "
-                             f"{info.get('wirescrapy-collection') or '?'} (id {owner}), not of {collection.dir} "
-                             f"(id {collection.id})")
+            raise BatchError(
+                f"{directory} holds batch {number} part {part} of the collection "
+                f"{info.get('wirescrapy-collection') or '?'} (id {owner}), not of {collection.dir} "
+                f"(id {collection.id})"
+            )
         path = self.harvest.batches_dir / f"{number:06d}"
         if parts > 1:
             path /= f"part-{part}"
         try:
             batch = read_batch(path)
         except BatchError as exc:
-            raise BatchError(f"{directory} holds batch {number} part {part}, which this collection "
-                             f"({self.harvest.collection.dir}) did not write: {exc}") from None
+            raise BatchError(
+                f"{directory} holds batch {number} part {part}, which this collection "
+                f"({self.harvest.collection.dir}) did not write: {exc}"
+            ) from None
         if float(batch.info.get("created", 0)) != float(info.get("wirescrapy-batch-created", 0) or 0):
-            raise BatchError(f"{directory} holds a batch {number} written at another time than this collection's: "
-                             f"another collection's batch")
+            raise BatchError(
+                f"{directory} holds a batch {number} written at another time than this collection's: "
+                f"another collection's batch"
+            )
         return directory, path, info
 
     async def start(self):
         for directory, part_dir, _ in self.parts:
             harvest = self.harvest
             if (part_dir / HARVEST_FILE).exists():
-                logger.info("%(dir)s: %(part)s is harvested already, nothing to ingest",
-                            {"dir": directory, "part": part_dir})
+                logger.info(
+                    "%(dir)s: %(part)s is harvested already, nothing to ingest",
+                    {"dir": directory, "part": part_dir},
+                )
                 continue
             harvest.open_batch(part_dir)
             for file in warc_files(directory):
@@ -159,8 +171,11 @@ class IngestSpider(scrapy.Spider):
             if (directory / HARVEST_FILE).exists():
                 self.complete.append((directory, part_dir))
             else:
-                logger.warning("%(dir)s: its harvest has not finished (no %(file)s): what it fetched so far is "
-                               "ingested; ingest it again when it has", {"dir": directory, "file": HARVEST_FILE})
+                logger.warning(
+                    "%(dir)s: its harvest has not finished (no %(file)s): what it fetched so far is "
+                    "ingested; ingest it again when it has",
+                    {"dir": directory, "file": HARVEST_FILE},
+                )
 
     def _body(self, archived) -> bytes:
         """The body the harvester handed on: the one received, decoded as Scrapy decoded it in the harvest."""
@@ -168,8 +183,13 @@ class IngestSpider(scrapy.Spider):
             return archived.body
         url = archived.fields["url"]
         request = scrapy.Request(url)
-        response = Response(url, status=archived.status, headers=Headers(archived.headers), body=archived.body,
-                            request=request)
+        response = Response(
+            url,
+            status=archived.status,
+            headers=Headers(archived.headers),
+            body=archived.body,
+            request=request,
+        )
         return self.decoder.process_response(request, response, self).body
 
     def _applied(self, fetch) -> bool:
@@ -179,7 +199,9 @@ class IngestSpider(scrapy.Spider):
         collection = self.harvest.collection
         doc_id = fetch.doc_id
         if not doc_id:
-            doc_id = collection.lookup(robots_txt_url(fetch_origin(fetch)) if fetch.kind is Kind.ROBOTS else fetch.url)
+            doc_id = collection.lookup(
+                robots_txt_url(fetch_origin(fetch)) if fetch.kind is Kind.ROBOTS else fetch.url
+            )
         if not 0 < doc_id <= collection.documents.count:
             return False
         return float(collection.documents.records[doc_id]["last_visit"]) >= fetch.ended
@@ -197,10 +219,16 @@ class IngestSpider(scrapy.Spider):
             if reason == "finished":
                 for directory, part_dir in self.complete:
                     self._finish(directory, part_dir)
-            logger.info("Ingested %(n)d fetches (%(skipped)d already in the collection) from %(dirs)d WARC "
-                        "directories into %(collection)s",
-                        {"n": self.ingested, "skipped": self.skipped, "dirs": len(self.dirs),
-                         "collection": harvest.collection.dir})
+            logger.info(
+                "Ingested %(n)d fetches (%(skipped)d already in the collection) from %(dirs)d WARC "
+                "directories into %(collection)s",
+                {
+                    "n": self.ingested,
+                    "skipped": self.skipped,
+                    "dirs": len(self.dirs),
+                    "collection": harvest.collection.dir,
+                },
+            )
         finally:
             harvest.close()
 
@@ -208,12 +236,16 @@ class IngestSpider(scrapy.Spider):
         """The part is in: its harvest.json (the WARC harvest's, with when it was ingested), then the batch's
         when every part has one."""
         record = json.loads((directory / HARVEST_FILE).read_text(encoding="utf-8"))
-        _write_json(part_dir / HARVEST_FILE, {**record, "ingested": time.time(), "warc": str(directory.resolve())})
+        _write_json(
+            part_dir / HARVEST_FILE, {**record, "ingested": time.time(), "warc": str(directory.resolve())}
+        )
         batch_dir = part_dir.parent
         parts = sorted(batch_dir.glob("part-*")) if batch_dir != self.harvest.batches_dir else []
         if parts and all((p / HARVEST_FILE).exists() for p in parts):
-            _write_json(batch_dir / HARVEST_FILE, {"batch": int(batch_dir.name), "part": None, "parts": len(parts),
-                                                   "finished": time.time()})
+            _write_json(
+                batch_dir / HARVEST_FILE,
+                {"batch": int(batch_dir.name), "part": None, "parts": len(parts), "finished": time.time()},
+            )
         self.harvest.collection.checkpoint()
 
 

@@ -23,15 +23,25 @@ class Command(WireCommand, ScrapyCommand):
 
     def add_options(self, parser):
         super().add_options(parser)
-        parser.add_argument("--batches", type=int, default=None,
-                            help="batches to write (default: WIRE_BATCH_COUNT)")
-        parser.add_argument("--parts", type=int, default=1,
-                            help="split each batch by site into this many parts, one per harvester")
-        parser.add_argument("--dry-run", action="store_true",
-                            help="compute and report, but write no batch and no score")
-        parser.add_argument("--discard-batch", type=int, metavar="NUMBER",
-                            help="set batch NUMBER aside (a damaged one), so that the next harvest does not "
-                                 "resume it; ranks nothing")
+        parser.add_argument(
+            "--batches", type=int, default=None, help="batches to write (default: WIRE_BATCH_COUNT)"
+        )
+        parser.add_argument(
+            "--parts",
+            type=int,
+            default=1,
+            help="split each batch by site into this many parts, one per harvester",
+        )
+        parser.add_argument(
+            "--dry-run", action="store_true", help="compute and report, but write no batch and no score"
+        )
+        parser.add_argument(
+            "--discard-batch",
+            type=int,
+            metavar="NUMBER",
+            help="set batch NUMBER aside (a damaged one), so that the next harvest does not "
+            "resume it; ranks nothing",
+        )
 
     def run(self, args, opts):
         if args:
@@ -60,15 +70,19 @@ def discard(collection: Collection, number: int) -> None:
             path = discard_batch(collection.dir / "batches", number)
         except BatchError as exc:
             raise InputError(str(exc)) from None
-    print(f"batch {number:06d} set aside as {path}; the next harvest resumes the batch before it if that "
-          f"one is unfinished, else asks the manager for a new batch")
+    print(
+        f"batch {number:06d} set aside as {path}; the next harvest resumes the batch before it if that "
+        f"one is unfinished, else asks the manager for a new batch"
+    )
 
 
 def print_report(report, collection, seconds: float, dry_run: bool) -> None:
     plan = report.plan
     sizes = [len(ids) for ids in plan.batches]
-    print(f"{report.documents:,} documents, {report.eligible:,} eligible now "
-          f"({int(plan.visited.sum()):,} downloaded before)")
+    print(
+        f"{report.documents:,} documents, {report.eligible:,} eligible now "
+        f"({int(plan.visited.sum()):,} downloaded before)"
+    )
     if not sizes:
         print("no page to fetch: no batch written")
     for number, size in zip(report.numbers, sizes):

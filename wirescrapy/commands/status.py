@@ -32,14 +32,20 @@ from wirescrapy.manager.batch import (
 
 RECENT_BATCHES = 5  # shown one a line and checked against their checksums; older ones are summarised
 # Disk use by store: a file belongs to the first store whose prefix its name has (sites.log is the URL store's).
-STORES = (("documents.rec", ("documents.rec",)), ("sites.rec", ("sites.rec",)), ("urls", ("urls.", "sites.log")),
-          ("pages", ("pages.",)), ("links", ("links.",)), ("batches", ("batches",)))
+STORES = (
+    ("documents.rec", ("documents.rec",)),
+    ("sites.rec", ("sites.rec",)),
+    ("urls", ("urls.", "sites.log")),
+    ("pages", ("pages.",)),
+    ("links", ("links.",)),
+    ("batches", ("batches",)),
+)
 
 
 def collection_status(collection: Collection, now: float | None = None, recent: int = RECENT_BATCHES) -> dict:
     """The figures of ``collection`` as a JSON-ready dict; ``now`` is the time it is read (default: now)."""
-    docs = collection.documents.records[1:collection.documents.count + 1]
-    sites = collection.sites.records[1:collection.sites.count + 1]
+    docs = collection.documents.records[1 : collection.documents.count + 1]
+    sites = collection.sites.records[1 : collection.sites.count + 1]
     fetched = docs["visits"] > 0
     summary = collection.summary()
     return {
@@ -96,20 +102,36 @@ def batch_states(batches_dir: Path, recent: int = RECENT_BATCHES) -> list[dict]:
     """Every batch, oldest first. The last ``recent`` are read whole and checked ("checked": true); older
     ones only by their ``batch.json``, as reading every URL of every batch would take long."""
     numbers = batch_numbers(batches_dir)
-    return [batch_state(batches_dir / f"{number:06d}", number, check=k >= len(numbers) - recent)
-            for k, number in enumerate(numbers)]
+    return [
+        batch_state(batches_dir / f"{number:06d}", number, check=k >= len(numbers) - recent)
+        for k, number in enumerate(numbers)
+    ]
 
 
 def batch_state(path: Path, number: int, check: bool = True) -> dict:
     """One batch: when it was written, its URLs, sites and parts, and its state: "harvested" (every part
     has its ``harvest.json``), "unfinished" or "damaged" (with the reason and the way past it)."""
-    state = {"batch": number, "path": str(path), "checked": check, "created": 0.0, "urls": 0, "sites": 0,
-             "parts": 1, "state": "unfinished"}
+    state = {
+        "batch": number,
+        "path": str(path),
+        "checked": check,
+        "created": 0.0,
+        "urls": 0,
+        "sites": 0,
+        "parts": 1,
+        "state": "unfinished",
+    }
     try:
         info = json.loads((path / INFO_FILE).read_text(encoding="utf-8"))
-        state.update(created=float(info.get("created", 0.0)), urls=int(info.get("urls", 0)),
-                     sites=int(info.get("sites", 0)), parts=int(info.get("parts", 1)))
-        parts = [path] if info.get("part") is not None else [path / p["dir"] for p in info.get("part_dirs", [])]
+        state.update(
+            created=float(info.get("created", 0.0)),
+            urls=int(info.get("urls", 0)),
+            sites=int(info.get("sites", 0)),
+            parts=int(info.get("parts", 1)),
+        )
+        parts = (
+            [path] if info.get("part") is not None else [path / p["dir"] for p in info.get("part_dirs", [])]
+        )
         if check:
             for part in parts:
                 read_batch(part)
@@ -120,8 +142,7 @@ def batch_state(path: Path, number: int, check: bool = True) -> dict:
             reason = str(exc)
         else:
             reason = f"{path / INFO_FILE}: unexpected content ({exc!r})"
-        return {**state, "state": "damaged", "reason": reason,
-                "hint": discard_hint(number)}
+        return {**state, "state": "damaged", "reason": reason, "hint": discard_hint(number)}
     harvests = [_harvest(part) for part in parts]
     done = [harvest for harvest in harvests if harvest is not None]
     state["parts_harvested"] = len(done)
@@ -132,10 +153,14 @@ def batch_state(path: Path, number: int, check: bool = True) -> dict:
         for harvest in done:
             for kind, count in harvest.get("errors", {}).items():
                 errors[kind] = errors.get(kind, 0) + count
-        state["harvest"] = {"finished": max(h.get("finished", 0.0) for h in done),
-                            **{key: sum(h.get(key, 0) for h in done) for key in ("fetched", "ok", "duplicates",
-                                                                                  "new_urls", "bytes")},
-                            "errors": errors}
+        state["harvest"] = {
+            "finished": max(h.get("finished", 0.0) for h in done),
+            **{
+                key: sum(h.get(key, 0) for h in done)
+                for key in ("fetched", "ok", "duplicates", "new_urls", "bytes")
+            },
+            "errors": errors,
+        }
     return state
 
 
@@ -148,13 +173,18 @@ def _harvest(part: Path) -> dict | None:
 
 # -- for a person ----------------------------------------------------------------------------------------
 
+
 def print_status(status: dict, recent: int = RECENT_BATCHES) -> None:
     docs = status["documents"]
     print(f"collection  {status['directory']}")
     print(f"as of       {_when(status['as_of'], full=True)} (read without a lock: a crawl may be writing)")
-    print(f"documents   {docs['known']:,} known: {docs['fetched']:,} fetched ({docs['ok']:,} OK, "
-          f"{docs['duplicates']:,} duplicates), {docs['not_fetched']:,} not yet fetched")
-    print(f"sites       {status['sites']:,}; pages stored {status['pages_stored']:,}; links {status['links']:,}")
+    print(
+        f"documents   {docs['known']:,} known: {docs['fetched']:,} fetched ({docs['ok']:,} OK, "
+        f"{docs['duplicates']:,} duplicates), {docs['not_fetched']:,} not yet fetched"
+    )
+    print(
+        f"sites       {status['sites']:,}; pages stored {status['pages_stored']:,}; links {status['links']:,}"
+    )
     print(f"last fetch  {_listing(status['status_classes'])}")
     print(f"errors      {_listing(status['errors'])}")
     print(f"robots.txt  {_listing(status['robots'])}")
@@ -166,19 +196,25 @@ def print_status(status: dict, recent: int = RECENT_BATCHES) -> None:
 
 def print_batches(batches: list[dict], discarded: list[str], recent: int = RECENT_BATCHES) -> None:
     states = [batch["state"] for batch in batches]
-    counts = ", ".join(f"{states.count(s)} {s}" for s in ("harvested", "unfinished", "damaged") if s in states)
+    counts = ", ".join(
+        f"{states.count(s)} {s}" for s in ("harvested", "unfinished", "damaged") if s in states
+    )
     aside = f"; {len(discarded)} set aside ({', '.join(discarded)})" if discarded else ""
     print(f"batches     {len(batches)}{': ' + counts if counts else ''}{aside}")
     older, shown = batches[:-recent] if recent else batches, batches[-recent:] if recent else []
     if older:
         fetched = sum(b.get("harvest", {}).get("fetched", 0) for b in older)
         ok = sum(b.get("harvest", {}).get("ok", 0) for b in older)
-        print(f"  {older[0]['batch']:06d}-{older[-1]['batch']:06d}  {len(older)} older batches, "
-              f"{sum(b['urls'] for b in older):,} URLs, {fetched:,} fetched ({ok:,} OK)")
+        print(
+            f"  {older[0]['batch']:06d}-{older[-1]['batch']:06d}  {len(older)} older batches, "
+            f"{sum(b['urls'] for b in older):,} URLs, {fetched:,} fetched ({ok:,} OK)"
+        )
     for batch in shown:
-        print(f"  {batch['batch']:06d}  {_when(batch['created'])}  {batch['urls']:,} URLs, "
-              f"{_count(batch['sites'], 'site')}, {_count(batch['parts'], 'part')}: "
-              f"{_batch_state(batch)}")
+        print(
+            f"  {batch['batch']:06d}  {_when(batch['created'])}  {batch['urls']:,} URLs, "
+            f"{_count(batch['sites'], 'site')}, {_count(batch['parts'], 'part')}: "
+            f"{_batch_state(batch)}"
+        )
 
 
 def _batch_state(batch: dict) -> str:
@@ -186,8 +222,9 @@ def _batch_state(batch: dict) -> str:
         return f"damaged: {batch['reason']}; {batch['hint']}"
     harvest = batch.get("harvest")
     if batch["state"] == "harvested":
-        return (f"harvested {_when(harvest['finished'])}, {harvest['fetched']:,} fetched "
-                f"({harvest['ok']:,} OK)")
+        return (
+            f"harvested {_when(harvest['finished'])}, {harvest['fetched']:,} fetched ({harvest['ok']:,} OK)"
+        )
     if harvest:
         return f"unfinished ({batch['parts_harvested']} of {batch['parts']} parts harvested)"
     return "unfinished"

@@ -18,10 +18,10 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import NamedTuple
 
+from wirescrapy.config.page import settings_page, settings_table  # noqa: F401  (re-exported)
 from wirescrapy.config.table import (  # noqa: F401  (re-exported: the package's public names)
     BLOCKED_NETWORKS,
     DAY,
-    NOT_IMPLEMENTED,
     SCORE_FUNCTIONS,
     SETTINGS,
     SITE_SPLITS,
@@ -29,9 +29,16 @@ from wirescrapy.config.table import (  # noqa: F401  (re-exported: the package's
     WireSettingsError,
     default_settings,
 )
-from wirescrapy.config.page import settings_page, settings_table  # noqa: F401  (re-exported)
+from wirescrapy.config.wirekeys import NOT_IMPLEMENTED  # noqa: F401  (re-exported)
 
-_GETTERS = {"int": "getint", "float": "getfloat", "bool": "getbool", "str": "get", "list": "getlist", "dict": "getdict"}
+_GETTERS = {
+    "int": "getint",
+    "float": "getfloat",
+    "bool": "getbool",
+    "str": "get",
+    "list": "getlist",
+    "dict": "getdict",
+}
 
 
 def _read(settings, spec: Setting):
@@ -149,16 +156,22 @@ class WireConfig:
     def __reduce__(self):
         # Pickled for a parse worker (gatherer/workers.py): its read-only mappings travel as dicts.
         values = {spec.name: getattr(self, spec.name) for spec in fields(self)}
-        return _unpickled, ({name: dict(v) if isinstance(v, MappingProxyType) else v for name, v in values.items()},)
+        return _unpickled, (
+            {name: dict(v) if isinstance(v, MappingProxyType) else v for name, v in values.items()},
+        )
 
     @classmethod
     def from_settings(cls, settings) -> WireConfig:
         values = {spec.attribute: _read(settings, spec) for spec in SETTINGS}
         for small, large in (("wait_large_site", "wait_normal"), ("max_stored_size", "max_file_size")):
             if values[small] > values[large]:
-                raise WireSettingsError(f"WIRE_{small.upper()}: must not exceed WIRE_{large.upper()} "
-                                        f"({values[small]} > {values[large]})")
-        values["score_weights"] = MappingProxyType({**dict.fromkeys(SCORE_FUNCTIONS, 0), **values["score_weights"]})
+                raise WireSettingsError(
+                    f"WIRE_{small.upper()}: must not exceed WIRE_{large.upper()} "
+                    f"({values[small]} > {values[large]})"
+                )
+        values["score_weights"] = MappingProxyType(
+            {**dict.fromkeys(SCORE_FUNCTIONS, 0), **values["score_weights"]}
+        )
         return cls(**values)
 
     @classmethod
@@ -182,4 +195,6 @@ class _Shared(NamedTuple):  # a crawler's WireConfig, and whether its settings w
 
 
 def _unpickled(values: dict) -> WireConfig:
-    return WireConfig(**{name: MappingProxyType(v) if isinstance(v, dict) else v for name, v in values.items()})
+    return WireConfig(
+        **{name: MappingProxyType(v) if isinstance(v, dict) else v for name, v in values.items()}
+    )

@@ -26,9 +26,7 @@ def settings_table() -> str:
     lines = ["| Setting | WIRE name | Read by | Default | Meaning |", "|---|---|---|---|---|"]
     for spec in SETTINGS:
         wire = f"`{spec.wire}`" if spec.wire else "(new)"
-        lines.append(
-            f"| `{spec.name}` | {wire} | {spec.component} | {_format_default(spec)} | {spec.doc} |"
-        )
+        lines.append(f"| `{spec.name}` | {wire} | {spec.component} | {_format_default(spec)} | {spec.doc} |")
     return "\n".join(lines)
 
 

@@ -37,7 +37,9 @@ def check_charset(label: str) -> str:
     return name
 
 
-def detect_encoding(body: bytes, content_type: str | None, default: str, html: bool = True) -> tuple[str, int]:
+def detect_encoding(
+    body: bytes, content_type: str | None, default: str, html: bool = True
+) -> tuple[str, int]:
     """The encoding of ``body`` and the length of its byte-order mark (0 without one)."""
     bom_encoding, bom = read_bom(body)
     if bom_encoding is not None and bom is not None:

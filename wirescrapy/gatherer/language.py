@@ -38,7 +38,10 @@ CACHE_LEVEL = 3  # zstd level of the cached model: small, and quick to decompres
 def identify(text: str) -> str:
     """The language of ``text`` as an ISO 639-1 code, "" when it has too few letters to say."""
     sample = text[:SAMPLE]
-    if sum(c.isalpha() for c in sample[:200]) < MIN_LETTERS and sum(c.isalpha() for c in sample) < MIN_LETTERS:
+    if (
+        sum(c.isalpha() for c in sample[:200]) < MIN_LETTERS
+        and sum(c.isalpha() for c in sample) < MIN_LETTERS
+    ):
         return ""
     return classifier().classify(sample)[0]
 
@@ -74,8 +77,16 @@ def _read_cached(path: Path, kind: type):
             if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
                 return None  # not the user's own, or others may write it: never unpickled
             loaded = pickle.loads(zstandard.ZstdDecompressor().decompress(cached.read()))
-    except (OSError, EOFError, pickle.UnpicklingError, zstandard.ZstdError, AttributeError, ImportError, TypeError,
-            ValueError):
+    except (
+        OSError,
+        EOFError,
+        pickle.UnpicklingError,
+        zstandard.ZstdError,
+        AttributeError,
+        ImportError,
+        TypeError,
+        ValueError,
+    ):
         return None
     return loaded if isinstance(loaded, kind) else None
 

@@ -78,8 +78,9 @@ class Parser:
         self.discard = frozenset(t.lower() for t in discard_content) | {"script", "style"}
         self.keep_tags = frozenset(t.lower() for t in keep_tags) - self.discard
         self.keep_attributes = frozenset(a.lower() for a in keep_attributes)
-        self._scanner = Scanner(self.link_attributes, sorted(self.keep_tags), sorted(self.keep_attributes),
-                                sorted(self.discard))
+        self._scanner = Scanner(
+            self.link_attributes, sorted(self.keep_tags), sorted(self.keep_attributes), sorted(self.discard)
+        )
 
     @classmethod
     def from_config(cls, config: WireConfig) -> Parser:
@@ -127,8 +128,16 @@ class Parser:
         encoding, skip = detect_encoding(body, content_type, self.default_charset, html=False)
         text = to_unicode(body[skip:], encoding)
         document, truncated = _truncate(text.encode("utf-8"), self.max_stored_size, html=False)
-        return ParsedPage(url=url, base_url=url, encoding=encoding, is_html=False, document=document,
-                          text=text, truncated=truncated, original_size=len(body))
+        return ParsedPage(
+            url=url,
+            base_url=url,
+            encoding=encoding,
+            is_html=False,
+            document=document,
+            text=text,
+            truncated=truncated,
+            original_size=len(body),
+        )
 
     def _parse_html(self, body: bytes, url: str, content_type: str | None) -> ParsedPage:
         encoding, skip = detect_encoding(body, content_type, self.default_charset)

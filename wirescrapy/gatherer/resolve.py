@@ -54,7 +54,9 @@ class Resolver:
     def __init__(self, base: str, encoding: str):
         base = base.split("#", 1)[0]
         self.encoding = encoding if _writes_ascii(encoding) else "utf-8"
-        self.cache: dict[str, str | None] = {}  # href up to its first "#" -> resolve(href), kept by the caller
+        self.cache: dict[
+            str, str | None
+        ] = {}  # href up to its first "#" -> resolve(href), kept by the caller
         self.joined: dict[str, str | None] = {}  # href without fragment -> URL
         try:
             url = ada_url.URL(base)
@@ -94,7 +96,12 @@ class Resolver:
     def _join(self, href: str) -> str | None:
         scheme = _SCHEME.match(href)
         if scheme is None:
-            if self.plain and not href.startswith("//") and "%2" not in href and _PLAIN_REFERENCE.fullmatch(href):
+            if (
+                self.plain
+                and not href.startswith("//")
+                and "%2" not in href
+                and _PLAIN_REFERENCE.fullmatch(href)
+            ):
                 return self._join_plain(href)
         elif _is_plain_absolute(href):
             return href

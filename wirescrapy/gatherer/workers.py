@@ -70,8 +70,15 @@ class WorkerDied(Exception):
     """A parse worker died (or hung) on this page twice, the second time parsing it alone: given up."""
 
 
-def parse_page(parser: Parser, body: bytes, url: str, content_type: str | None, raw_body: bytes | None,
-               rules: SeederRules | None = None, depth: int = 0) -> Parsed:
+def parse_page(
+    parser: Parser,
+    body: bytes,
+    url: str,
+    content_type: str | None,
+    raw_body: bytes | None,
+    rules: SeederRules | None = None,
+    depth: int = 0,
+) -> Parsed:
     """A page parsed, its language found and, given ``rules``, its links' decisions as links of a page at
     ``depth``: what a worker returns (the reactor thread, with no workers, leaves the decisions to the
     link-graph step, which makes them only for the pages it adds links of)."""
@@ -105,7 +112,9 @@ def _ready() -> None:
     pass
 
 
-def _parse_in_worker(body: bytes, url: str, content_type: str | None, raw_body: bytes | None, depth: int) -> Parsed:
+def _parse_in_worker(
+    body: bytes, url: str, content_type: str | None, raw_body: bytes | None, depth: int
+) -> Parsed:
     return parse_page(_parser, body, url, content_type, raw_body, _rules, depth)
 
 
@@ -116,8 +125,12 @@ def _kill(pool: ProcessPoolExecutor) -> None:
 
 def _spawn_pool(config: WireConfig, workers: int) -> tuple[ProcessPoolExecutor, Future]:
     """A pool of ``workers`` for ``config``, and the future of its first worker's start."""
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker,
-                               initargs=(config, os.getpid()))
+    pool = ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_worker,
+        initargs=(config, os.getpid()),
+    )
     return pool, pool.submit(_ready)
 
 
@@ -186,8 +199,15 @@ class ParseWorkers:
         self._suspects: deque[_Job] = deque()  # jobs of a broken pool, to try again one at a time
         self._closed = False
 
-    def parse(self, body: bytes, url: str, content_type: str | None, raw_body: bytes | None, depth: int,
-              done: Callable[[Parsed | BaseException], None]) -> None:
+    def parse(
+        self,
+        body: bytes,
+        url: str,
+        content_type: str | None,
+        raw_body: bytes | None,
+        depth: int,
+        done: Callable[[Parsed | BaseException], None],
+    ) -> None:
         """Parse a page at ``depth`` (its links' decisions are made as links of a page at that depth)."""
         job = _Job((body, url, content_type, raw_body, depth), url, done)
         if self._suspects or self._alone_running():
@@ -208,7 +228,9 @@ class ParseWorkers:
         if not self.timeout or self._closed:
             return
         now = time.monotonic() if now is None else now
-        for job in sorted(self._running, key=lambda job: job.started):  # the oldest of a pool first: the one hung
+        for job in sorted(
+            self._running, key=lambda job: job.started
+        ):  # the oldest of a pool first: the one hung
             pool = job.pool
             ready = self._ready_at.get(pool, 0.0) if pool is not None else None
             if ready is None or pool in self._hung_pools or now - max(job.started, ready) <= self.timeout:
@@ -216,9 +238,11 @@ class ParseWorkers:
             self._hung_pools.add(pool)
             self.hangs += 1
             job.hung = True
-            logger.warning("A parse worker has had %(url)s for over %(timeout)g s (WIRE_PARSE_TIMEOUT): it is "
-                           "stopped, and the pages it had are parsed again, one at a time",
-                           {"url": job.url, "timeout": self.timeout})
+            logger.warning(
+                "A parse worker has had %(url)s for over %(timeout)g s (WIRE_PARSE_TIMEOUT): it is "
+                "stopped, and the pages it had are parsed again, one at a time",
+                {"url": job.url, "timeout": self.timeout},
+            )
             _kill(pool)  # it breaks: every page in it comes back as BrokenProcessPool
 
     def close(self) -> None:
@@ -285,9 +309,11 @@ class ParseWorkers:
             if job.alone and job.breaks >= 2:
                 self.given_up += 1
                 how = f"hung over {self.timeout:g} s" if job.hung else "died"
-                logger.error("A parse worker %(how)s twice on %(url)s, the second time parsing it alone: the "
-                             "page is recorded as a gatherer error and fetched again in a later batch",
-                             {"how": how, "url": job.url})
+                logger.error(
+                    "A parse worker %(how)s twice on %(url)s, the second time parsing it alone: the "
+                    "page is recorded as a gatherer error and fetched again in a later batch",
+                    {"how": how, "url": job.url},
+                )
                 job.done(WorkerDied(f"the parse worker {how} on {job.url} ({job.breaks} times)"))
             else:
                 if not self._suspects:

@@ -16,8 +16,13 @@ from pathlib import Path
 ARGUMENTS = ("batch", "cycles", "seeds", "warc")
 
 
-def check_arguments(batch: str | None = None, seeds: str | None = None, cycles: str | int = 1,
-                    warc: str | None = None, **kwargs) -> int:
+def check_arguments(
+    batch: str | None = None,
+    seeds: str | None = None,
+    cycles: str | int = 1,
+    warc: str | None = None,
+    **kwargs,
+) -> int:
     """The number of cycles, once the arguments are found to fit together; a ValueError says what does not."""
     for name in sorted(kwargs):
         if not name.startswith("_"):
@@ -33,8 +38,10 @@ def check_arguments(batch: str | None = None, seeds: str | None = None, cycles: 
     if batch and seeds:
         raise ValueError("give a batch or seeds, not both: seeds go into the next batch the manager writes")
     if warc and (not batch or seeds or count != 1):
-        raise ValueError("a detached harvest (-a warc=OUTDIR) needs a batch (-a batch=DIR), and takes no seeds "
-                         "and one cycle: the collection plans and ingests")
+        raise ValueError(
+            "a detached harvest (-a warc=OUTDIR) needs a batch (-a batch=DIR), and takes no seeds "
+            "and one cycle: the collection plans and ingests"
+        )
     if seeds and not Path(seeds).is_file():
         raise ValueError(f"seeds file {seeds} does not exist")
     return count

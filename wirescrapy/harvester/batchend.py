@@ -50,20 +50,35 @@ SOFTMIN_GAIN = 2.0  # softmin ends a batch only if its pages left need this many
 _IMPORTED = time.monotonic()
 
 
-def softmin_due(active_sites: int, pages_left: int, elapsed: float, softmin: int, softmin_time: float, *,
-                began_with: int, time_left: float, restart: float) -> bool:
+def softmin_due(
+    active_sites: int,
+    pages_left: int,
+    elapsed: float,
+    softmin: int,
+    softmin_time: float,
+    *,
+    began_with: int,
+    time_left: float,
+    restart: float,
+) -> bool:
     """Whether WIRE's softmin ends the batch now: fewer than ``softmin`` sites still active (with pages
     queued or in flight) of a batch that ``began_with`` at least ``softmin`` sites, pages left to drop, the
     batch ``elapsed`` seconds old, at least ``softmin_time``, and ending it gaining ``time_left`` seconds (what
     the pages left need, or ``critical_idle``), more than ``SOFTMIN_GAIN`` times the ``restart`` a new batch
     costs; ``softmin`` 0: never. So a batch of few sites, or one whose stragglers are nearly done, runs to its
     end, and so does a crawl with waits of 0."""
-    return (softmin > 0 and pages_left > 0 and active_sites < softmin <= began_with and elapsed >= softmin_time
-            and time_left > SOFTMIN_GAIN * restart)
+    return (
+        softmin > 0
+        and pages_left > 0
+        and active_sites < softmin <= began_with
+        and elapsed >= softmin_time
+        and time_left > SOFTMIN_GAIN * restart
+    )
 
 
-def critical_idle(active: Mapping[str, float], later: Mapping[str, float],
-                  together: frozenset[str] = frozenset()) -> float:
+def critical_idle(
+    active: Mapping[str, float], later: Mapping[str, float], together: frozenset[str] = frozenset()
+) -> float:
     """How long the batch's stragglers would keep the site the crawl waits for longest idle: the site with the
     most crawl time left — its pages queued in the batch (``active``: seconds, by site, for the sites with
     pages queued or a fetch in flight) plus those the manager left for later batches (``later``: seconds, by
@@ -82,8 +97,12 @@ def critical_idle(active: Mapping[str, float], later: Mapping[str, float],
     return max(others, default=0.0) - active.get(critical, 0.0)
 
 
-def softmin_gain(active: Mapping[str, float], later: Mapping[str, float] | None, last_cycle: bool,
-                 together: frozenset[str] = frozenset()) -> float:
+def softmin_gain(
+    active: Mapping[str, float],
+    later: Mapping[str, float] | None,
+    last_cycle: bool,
+    together: frozenset[str] = frozenset(),
+) -> float:
     """What ending the batch now gains, ``softmin_due``'s ``time_left``.
 
     In an earlier cycle of a harvester the next batch follows at once, and its manager run sees the links this
@@ -185,21 +204,37 @@ class BatchEnd:
         if self.config.softmin and not self._softmin_done:
             counts = scheduler.counts()
             active = counts.fetching + counts.ready + counts.waiting
-            due = functools.partial(softmin_due, active, counts.urls, time.monotonic() - self._batch_began,
-                                    self.config.softmin, self.config.softmin_time, began_with=self._began_with,
-                                    restart=self._restart)
+            due = functools.partial(
+                softmin_due,
+                active,
+                counts.urls,
+                time.monotonic() - self._batch_began,
+                self.config.softmin,
+                self.config.softmin_time,
+                began_with=self._began_with,
+                restart=self._restart,
+            )
             # The pages' time (O(sites)) only once the rest says yes: with every site's, it can only say no.
             if due(time_left=math.inf) and due(time_left=self._softmin_gain(scheduler.queue, now)):
                 self._softmin_done = True
                 self._dropped = frozenset(scheduler.drop_batch_pages())
                 dropped = len(self._dropped)
                 self.crawler.stats.inc_value("harvester/softmin/dropped", dropped)
-                logger.info("Batch %(number)06d: %(active)d sites still active (WIRE_SOFTMIN %(softmin)d): it ends "
-                            "once the fetches in flight end, %(dropped)d pages left for the next batches",
-                            {"number": harvest.batch.number, "active": active, "softmin": self.config.softmin,
-                             "dropped": dropped})
-        if self._ahead is None and self.plans_ahead and plan_due(scheduler.queue.time_left(now),
-                                                                  self._plan_seconds):
+                logger.info(
+                    "Batch %(number)06d: %(active)d sites still active (WIRE_SOFTMIN %(softmin)d): it ends "
+                    "once the fetches in flight end, %(dropped)d pages left for the next batches",
+                    {
+                        "number": harvest.batch.number,
+                        "active": active,
+                        "softmin": self.config.softmin,
+                        "dropped": dropped,
+                    },
+                )
+        if (
+            self._ahead is None
+            and self.plans_ahead
+            and plan_due(scheduler.queue.time_left(now), self._plan_seconds)
+        ):
             self._plan_ahead()
 
     def _softmin_gain(self, queue, now: float) -> float:
@@ -211,8 +246,9 @@ class BatchEnd:
         # weighed as a last cycle's in every cycle: the manager let the sites with slack end before that site
         # on purpose (manager/timeshare.py), and its "left" counts the pages it expects to find too.
         led = self._batch is not None and bool(self._batch.info.get("time_led"))
-        return softmin_gain(queue.site_times(now), later, last_cycle=self._last_cycle or led,
-                            together=self._together)
+        return softmin_gain(
+            queue.site_times(now), later, last_cycle=self._last_cycle or led, together=self._together
+        )
 
     def _plan_ahead(self) -> None:
         if self._executor is None:
@@ -223,7 +259,9 @@ class BatchEnd:
         self._left_out = frozenset(doc for doc in not_done.tolist() if doc not in self._dropped)
         run = self.harvest.plan_snapshot(self._left_out)
         self._ahead = self._executor.submit(run)
-        logger.debug("Planning the next batch while batch %(number)06d finishes", {"number": self.harvest.batch.number})
+        logger.debug(
+            "Planning the next batch while batch %(number)06d finishes", {"number": self.harvest.batch.number}
+        )
 
     def next_batch(self) -> Path | None:
         """The batch ended: the next one's directory — the one planned ahead, written now, or the manager's
@@ -236,15 +274,19 @@ class BatchEnd:
             try:
                 computed = ahead.result()  # the batch is over: waiting here is what a manager run would cost
             except Exception as exc:  # noqa: BLE001 -- a defect in the computation: plan again, in the open
-                logger.error("Planning the next batch ahead failed, planning it now: %(error)r", {"error": exc})
+                logger.error(
+                    "Planning the next batch ahead failed, planning it now: %(error)r", {"error": exc}
+                )
             else:
                 self._plan_seconds = computed.seconds
                 # A page left out as queued or in flight and then not fetched (dropped by softmin after the
                 # plan began, failed, or still queued at the end): plan again, so that no page skips a batch.
                 unfetched = self._left_out.intersection(self.harvest.not_done().tolist())
                 if unfetched:
-                    logger.info("%(n)d pages left out of the batch planned ahead were not fetched: planning it again",
-                                {"n": len(unfetched)})
+                    logger.info(
+                        "%(n)d pages left out of the batch planned ahead were not fetched: planning it again",
+                        {"n": len(unfetched)},
+                    )
                 elif computed.plan.batches:
                     self.crawler.stats.inc_value("harvester/planned_ahead")
                     return self.harvest.write_planned(computed)

@@ -60,7 +60,10 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
 HTTP_STATUSES = range(100, 1000)  # RFC 9110 §15: three digits
-_STATUS_LINE_ERRORS = {("wrong number of parts",), ("non-integer status code",)}  # Twisted's, status line only
+_STATUS_LINE_ERRORS = {
+    ("wrong number of parts",),
+    ("non-integer status code",),
+}  # Twisted's, status line only
 
 
 def kind_of(request: Request) -> Kind:
@@ -149,9 +152,18 @@ def _length(value) -> int:
 
 def _fetch(request: Request, now: float) -> Fetch:
     meta = request.meta
-    return Fetch(kind=kind_of(request), url=page_url(request), doc_id=meta.get(DOC_ID, 0), site_id=meta.get(SITE_ID, 0),
-                 depth=meta.get(DEPTH, 0), started=meta.get(STARTED, now), ended=meta.get(ENDED, now), hops=meta.get(HOPS, 0),
-                 ip=meta.get(IP, ""), origin=meta.get(ORIGIN, ""))
+    return Fetch(
+        kind=kind_of(request),
+        url=page_url(request),
+        doc_id=meta.get(DOC_ID, 0),
+        site_id=meta.get(SITE_ID, 0),
+        depth=meta.get(DEPTH, 0),
+        started=meta.get(STARTED, now),
+        ended=meta.get(ENDED, now),
+        hops=meta.get(HOPS, 0),
+        ip=meta.get(IP, ""),
+        origin=meta.get(ORIGIN, ""),
+    )
 
 
 def classify(exc: BaseException) -> FetchError:

@@ -36,8 +36,9 @@ class HeaderLimitsDownloadHandler(HTTP11DownloadHandler):
     def __init__(self, settings: BaseSettings, crawler: Crawler):
         super().__init__(settings, crawler)
         config = WireConfig.from_crawler(crawler)
-        self._pool._factory = partial(_HeaderLimitsFactory, max_bytes=config.max_header_size,
-                                      max_lines=config.max_headers)
+        self._pool._factory = partial(
+            _HeaderLimitsFactory, max_bytes=config.max_header_size, max_lines=config.max_headers
+        )
 
 
 class _HeaderLimitsFactory(_HTTP11ClientFactory):

@@ -49,8 +49,7 @@ class LargeSiteWait:
         harvest = self.harvest
         batch = harvest.batch if harvest is not None else None
         site_id = item.get("site_id") if isinstance(item, dict) else None
-        if (batch is None or harvest.collection is None or site_id in self.told
-                or site_id not in batch.sites):
+        if batch is None or harvest.collection is None or site_id in self.told or site_id not in batch.sites:
             return
         docs = int(harvest.collection.sites.records[site_id]["docs"])
         if docs > self.large_site_pages:

@@ -108,7 +108,18 @@ class Counts:
 
 
 class _Site:
-    __slots__ = ("crawl_delay", "entry", "front", "head", "items", "key", "last_end", "pages", "state", "wait")
+    __slots__ = (
+        "crawl_delay",
+        "entry",
+        "front",
+        "head",
+        "items",
+        "key",
+        "last_end",
+        "pages",
+        "state",
+        "wait",
+    )
 
     def __init__(self, key: str, wait: float):
         self.key = key
@@ -231,7 +242,7 @@ class PolitenessQueue:
         rows dropped (``WIRE_SOFTMIN``: the batch ends and its pages left go to the next)."""
         dropped: list[int] = []
         for site in self._sites.values():
-            queued = site.items[site.head:]
+            queued = site.items[site.head :]
             dropped += (item for item in queued if item >= 0)
             site.items, site.head = array("q", (item for item in queued if item < 0)), 0
             if site.state == _QUEUED and not len(site):

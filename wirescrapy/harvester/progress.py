@@ -26,9 +26,11 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-LINE = ("Harvest: %(fetches)d fetches (%(rate).1f/s), %(parsed)d pages parsed, %(duplicates)d duplicates; "
-        "sites %(fetching)d fetching, %(waiting)d waiting, %(done)d done; %(left)d URLs left, about %(eta)s left; "
-        "errors: %(errors)s")
+LINE = (
+    "Harvest: %(fetches)d fetches (%(rate).1f/s), %(parsed)d pages parsed, %(duplicates)d duplicates; "
+    "sites %(fetching)d fetching, %(waiting)d waiting, %(done)d done; %(left)d URLs left, about %(eta)s left; "
+    "errors: %(errors)s"
+)
 
 
 class HarvestProgress:
@@ -79,12 +81,19 @@ class HarvestProgress:
         left = counts.urls + counts.fetching
         bound = scheduler.queue.time_left(scheduler.clock())
         eta = max(left / rate if rate > 0 else 0.0, bound)
-        errors = sorted(((v, k.rsplit("/", 1)[1]) for k, v in stats.items() if k.startswith("harvester/errors/")),
-                        reverse=True)
+        errors = sorted(
+            ((v, k.rsplit("/", 1)[1]) for k, v in stats.items() if k.startswith("harvester/errors/")),
+            reverse=True,
+        )
         return {
-            "fetches": counts.fetches, "rate": rate, "parsed": stats.get("gatherer/parsed", 0),
-            "duplicates": stats.get("gatherer/duplicates", 0), "fetching": counts.fetching,
-            "waiting": counts.waiting + counts.ready, "done": counts.empty, "left": left,
+            "fetches": counts.fetches,
+            "rate": rate,
+            "parsed": stats.get("gatherer/parsed", 0),
+            "duplicates": stats.get("gatherer/duplicates", 0),
+            "fetching": counts.fetching,
+            "waiting": counts.waiting + counts.ready,
+            "done": counts.empty,
+            "left": left,
             "eta": str(timedelta(seconds=round(eta))),
             "errors": ", ".join(f"{kind} {count:,}" for count, kind in errors) or "none",
         }

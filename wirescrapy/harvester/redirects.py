@@ -55,8 +55,15 @@ class Redirect:
         return " -> ".join(self.chain)[:500]
 
 
-def decide_redirect(location: bytes | None, url: str, chain: tuple[str, ...], hops: int, limit: int,
-                    rules: SeederRules | None = None, depth: int = 0) -> Redirect:
+def decide_redirect(
+    location: bytes | None,
+    url: str,
+    chain: tuple[str, ...],
+    hops: int,
+    limit: int,
+    rules: SeederRules | None = None,
+    depth: int = 0,
+) -> Redirect:
     """Where the 3xx response of ``url`` leads.
 
     ``location``: its ``Location`` header; ``chain``: the URLs of the chain up to ``url``; ``hops``:

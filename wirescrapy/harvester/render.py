@@ -47,7 +47,9 @@ from scrapy.exceptions import ScrapyDeprecationWarning
 with warnings.catch_warnings():
     # scrapy-splash imports scrapy.utils.url.canonicalize_url, which Scrapy 2.13 deprecates for w3lib's (the same
     # function): a warning at the start of every command, about code the user cannot change.
-    warnings.filterwarnings("ignore", r"The scrapy\.utils\.url\.canonicalize_url function", ScrapyDeprecationWarning)
+    warnings.filterwarnings(
+        "ignore", r"The scrapy\.utils\.url\.canonicalize_url function", ScrapyDeprecationWarning
+    )
     from scrapy_splash import SplashRequest
 
 from wirescrapy.collection.metadata import RenderState, SiteRender
@@ -104,8 +106,9 @@ class RenderMode:
         """Whether the host of ``url`` ends with a listed suffix (``.b.cl`` matches ``a.b.cl``; ``b.cl``
         matches ``b.cl`` and ``a.b.cl``)."""
         host = request_host(url).lower()
-        return any(host == s.lstrip(".") or host.endswith(s if s.startswith(".") else "." + s)
-                   for s in self.suffixes)
+        return any(
+            host == s.lstrip(".") or host.endswith(s if s.startswith(".") else "." + s) for s in self.suffixes
+        )
 
 
 def direct(mode: RenderMode, url: str, site: SiteRender | int, page: RenderState | int) -> bool:
@@ -143,8 +146,9 @@ def site_after(state: int, tries: int, gains: int, gained: bool, max_tries: int)
     return int(state), tries, gains
 
 
-def failure(error: FetchError | None, splash_status: int, elapsed: float, frozen_after: float
-            ) -> tuple[RenderState, FetchError]:
+def failure(
+    error: FetchError | None, splash_status: int, elapsed: float, frozen_after: float
+) -> tuple[RenderState, FetchError]:
     """The render's state and error kind after it failed: ``error`` is how the request to Splash failed
     (None: Splash answered ``splash_status``, not 200), ``elapsed`` the seconds it had run.
 
@@ -154,8 +158,9 @@ def failure(error: FetchError | None, splash_status: int, elapsed: float, frozen
     restarting or busy; the page is rendered at a later visit."""
     if splash_status == 504:
         return RenderState.TIMED_OUT, FetchError.RENDER_TIMEOUT
-    if error is FetchError.TIMEOUT or (error in (FetchError.CONNECTION_LOST, FetchError.OTHER)
-                                       and elapsed >= frozen_after):
+    if error is FetchError.TIMEOUT or (
+        error in (FetchError.CONNECTION_LOST, FetchError.OTHER) and elapsed >= frozen_after
+    ):
         return RenderState.TIMED_OUT, FetchError.RENDER_TIMEOUT
     return RenderState.FAILED, FetchError.RENDER_FAILED
 
@@ -184,13 +189,27 @@ def page_url(request) -> str:
     return request.url
 
 
-def render_request(url: str, config: WireConfig, user_agent: str, *, how: str, meta: dict,
-                   callback: Callable, errback: Callable, priority: int = 0) -> SplashRequest:
+def render_request(
+    url: str,
+    config: WireConfig,
+    user_agent: str,
+    *,
+    how: str,
+    meta: dict,
+    callback: Callable,
+    errback: Callable,
+    priority: int = 0,
+) -> SplashRequest:
     """The SplashRequest rendering ``url`` with :data:`LUA`; ``how``: ``direct`` or ``follow``."""
     args = {
-        "lua_source": LUA, "site": origin(url), "subresources": config.render_subresources,
-        "wait": config.render_wait, "timeout": config.render_timeout, "views": MAX_VIEWS,
-        "resource_timeout": max(config.render_timeout / 2, 1.0), "headers": {"User-Agent": user_agent},
+        "lua_source": LUA,
+        "site": origin(url),
+        "subresources": config.render_subresources,
+        "wait": config.render_wait,
+        "timeout": config.render_timeout,
+        "views": MAX_VIEWS,
+        "resource_timeout": max(config.render_timeout / 2, 1.0),
+        "headers": {"User-Agent": user_agent},
         "max_bytes": config.max_file_size,
     }
     address = mapped_address({host_name(k): v for k, v in config.dns_hosts.items()}, request_host(url))
@@ -199,8 +218,18 @@ def render_request(url: str, config: WireConfig, user_agent: str, *, how: str, m
         args["proxy_host"] = address
         args["proxy_port"] = int(port[2]) if port[1] and port[2].isdigit() else 80
     meta = {**meta, RENDER: how, "dont_retry": True}  # a retry of a page that froze Splash freezes it again
-    return SplashRequest(url, callback, endpoint="execute", args=args, meta=meta, errback=errback,
-                         dont_filter=True, dont_send_headers=True, priority=priority, session_id=None)
+    return SplashRequest(
+        url,
+        callback,
+        endpoint="execute",
+        args=args,
+        meta=meta,
+        errback=errback,
+        dont_filter=True,
+        dont_send_headers=True,
+        priority=priority,
+        session_id=None,
+    )
 
 
 # The render, polite: see the module's docstring. Splash's Lua sandbox has string.find and string.sub, no

@@ -42,7 +42,9 @@ class Verdict(enum.Enum):
     ALLOWED = "allowed"
     DISALLOWED = "disallowed"  # the rules forbid it: recorded so, no access made
     UNKNOWN = "unknown"  # robots.txt not fetched yet: the page waits for a later batch
-    UNREACHABLE = "unreachable"  # 5xx, 429 or no answer: the site is closed until the retry (RFC 9309 §2.3.1.4)
+    UNREACHABLE = (
+        "unreachable"  # 5xx, 429 or no answer: the site is closed until the retry (RFC 9309 §2.3.1.4)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +60,12 @@ class RobotsRecord:
     def site_fields(self, doc_id: int) -> dict:
         """The site record's robots.txt fields; ``doc_id``: the document of :attr:`url`, also when nothing is
         stored (the manager never puts it in a batch)."""
-        return {"robots_state": int(self.state), "robots_fetched": self.fetched, "robots_docid": doc_id,
-                "crawl_delay": self.crawl_delay}
+        return {
+            "robots_state": int(self.state),
+            "robots_fetched": self.fetched,
+            "robots_docid": doc_id,
+            "crawl_delay": self.crawl_delay,
+        }
 
     def changes_rules(self, site, changed: bool) -> bool:
         """Whether the site's rules are no longer those of its record (``site``, before this fetch; ``changed``:
@@ -147,7 +153,9 @@ class RobotsTxt:
         # The body is stored exactly when it is the site's rules, and as they are parsed: on any 2xx, by the
         # policy's own rule, so that a later harvest loads the rules this one obeyed.
         body = limit_body(fetch.body) if response_state(fetch.status) is RobotsState.VALID else None
-        return RobotsRecord(robots_txt_url(site), body, policy.state, policy.fetched_at, policy.crawl_delay or 0.0)
+        return RobotsRecord(
+            robots_txt_url(site), body, policy.state, policy.fetched_at, policy.crawl_delay or 0.0
+        )
 
     def _load(self, site: str, batch_site: BatchSite | None) -> RobotsPolicy:
         collection = self.collection

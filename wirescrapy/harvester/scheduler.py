@@ -130,17 +130,24 @@ def _engine_slot(crawler: Crawler) -> Any:
 class WireScheduler(BaseScheduler):
     """Scrapy scheduler keeping WIRE's politeness: one connection per site, ``WIRE_WAIT_*`` between."""
 
-    def __init__(self, crawler: Crawler, dupefilter: BaseDupeFilter,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, crawler: Crawler, dupefilter: BaseDupeFilter, clock: Callable[[], float] = time.monotonic
+    ):
         config = WireConfig.from_crawler(crawler)
         self.crawler = crawler
         self.stats = crawler.stats
         self.dupefilter = dupefilter
         self.connections: int = config.connections
-        self.queue = PolitenessQueue(Waits(config.wait_normal, config.wait_large_site, config.large_site_pages))
-        self.lead = dispatch_lead(build_component_list(crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES")))
+        self.queue = PolitenessQueue(
+            Waits(config.wait_normal, config.wait_large_site, config.large_site_pages)
+        )
+        self.lead = dispatch_lead(
+            build_component_list(crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES"))
+        )
         self.docs = DocTable()
-        self._extras: dict[int, tuple[int, bytes, bytes]] = {}  # row -> redirect hops, ETag, Last-Modified (when any)
+        self._extras: dict[
+            int, tuple[int, bytes, bytes]
+        ] = {}  # row -> redirect hops, ETag, Last-Modified (when any)
         self.spider: Spider | None = None
         self._clock = clock
         self._factories: list[tuple[Callable | None, Callable | None]] = []
@@ -178,8 +185,10 @@ class WireScheduler(BaseScheduler):
         self.stats.set_value("harvester/left/urls", counts.urls)
         self.stats.set_value("harvester/left/in_flight", counts.fetching)
         if counts.urls or counts.fetching:
-            logger.info("Harvester closed (%(reason)s) with %(urls)d URLs queued and %(fetching)d in flight",
-                        {"reason": reason, "urls": counts.urls, "fetching": counts.fetching})
+            logger.info(
+                "Harvester closed (%(reason)s) with %(urls)d URLs queued and %(fetching)d in flight",
+                {"reason": reason, "urls": counts.urls, "fetching": counts.fetching},
+            )
         return self.dupefilter.close(reason)
 
     # -- the engine's side -----------------------------------------------------------------------------
@@ -270,8 +279,14 @@ class WireScheduler(BaseScheduler):
             try:
                 row = docs.append(url.doc_id, url.site_id, url.depth, path, tag)
             except (OverflowError, TypeError) as exc:
-                raise ValueError(f"doc {url.doc_id!r} ({url.url}): bad doc-id, site-id or depth: {exc}") from None
-            extras = (getattr(url, "redirects", 0), getattr(url, "etag", b""), getattr(url, "last_modified_header", b""))
+                raise ValueError(
+                    f"doc {url.doc_id!r} ({url.url}): bad doc-id, site-id or depth: {exc}"
+                ) from None
+            extras = (
+                getattr(url, "redirects", 0),
+                getattr(url, "etag", b""),
+                getattr(url, "last_modified_header", b""),
+            )
             if any(extras):
                 self._extras[row] = extras
             queue.add(site, row)
@@ -365,8 +380,10 @@ class WireScheduler(BaseScheduler):
         # A hold the spider has not ended in _MAX_HOLD seconds: end it.
         for request, ended in list(self._held.items()):
             if now - ended > _MAX_HOLD:
-                logger.warning("Site of %(url)s held %(s).0f s after its download: released",
-                               {"url": request.url, "s": now - ended})
+                logger.warning(
+                    "Site of %(url)s held %(s).0f s after its download: released",
+                    {"url": request.url, "s": now - ended},
+                )
                 self.release_held(request)
 
     def _release_unreached(self) -> None:
@@ -446,5 +463,11 @@ class WireScheduler(BaseScheduler):
                 headers["If-None-Match"] = etag
             if last_modified:
                 headers["If-Modified-Since"] = last_modified
-        return Request(site + path, callback=callback, errback=errback, dont_filter=True, meta=meta,
-                       headers=headers or None)
+        return Request(
+            site + path,
+            callback=callback,
+            errback=errback,
+            dont_filter=True,
+            meta=meta,
+            headers=headers or None,
+        )

@@ -73,8 +73,14 @@ __all__ = ["HARVEST_FILE", "Harvest", "batch_figures"]
 
 
 class Harvest:
-    def __init__(self, config: WireConfig, collection: Collection | None, user_agent: str,
-                 output: Path | None = None, warc_dir: str | os.PathLike = ""):
+    def __init__(
+        self,
+        config: WireConfig,
+        collection: Collection | None,
+        user_agent: str,
+        output: Path | None = None,
+        warc_dir: str | os.PathLike = "",
+    ):
         self.config = config
         self.collection = collection
         self.output = output  # detached: the WARC directory, where harvest.json goes
@@ -85,7 +91,9 @@ class Harvest:
         self.started = 0.0
         self.sites_at_start = 0
         self.created = 0.0  # when the batch was written: a record visited since was fetched in it
-        self.stopped = ""  # why nothing more may be written (a full disk: ``collection/writes.py``), "" if not
+        self.stopped = (
+            ""  # why nothing more may be written (a full disk: ``collection/writes.py``), "" if not
+        )
         self._batch_docs: dict[str, int] = {}  # detached: the batch's URLs and their doc-ids
         self._fetched: set[int] = set()  # detached: the batch's doc-ids fetched
 
@@ -141,8 +149,13 @@ class Harvest:
         """What the manager needs for the next batch, read now (``WIRE_PLAN_AHEAD``): a function of no
         arguments, safe to run in another thread, that computes it (``manager.run.compute``), leaving out
         the doc-ids ``exclude`` (the batch's pages not done: ``not_done``); ``write_planned`` writes its result."""
-        return compute(self.collection, self.config, batches=1, snapshot=True,
-                       exclude=np.fromiter(exclude, dtype=np.int64, count=-1))
+        return compute(
+            self.collection,
+            self.config,
+            batches=1,
+            snapshot=True,
+            exclude=np.fromiter(exclude, dtype=np.int64, count=-1),
+        )
 
     def planned_with_other_settings(self, path: Path) -> bool:
         """Whether the unfinished batch at ``path`` was planned ahead by an earlier harvester
@@ -152,12 +165,17 @@ class Harvest:
             batch = read_batch(path)
         except BatchError:
             return False  # open_batch says what is wrong with it
-        if not batch.info.get("planned_ahead") or batch.info.get("settings") == json.loads(json.dumps(
-                manager_settings(self.config))):
+        if not batch.info.get("planned_ahead") or batch.info.get("settings") == json.loads(
+            json.dumps(manager_settings(self.config))
+        ):
             return False
         docs, count = self.collection.documents.records, self.collection.documents.count
-        return not any(0 < u.doc_id <= count and docs[u.doc_id]["batch"] == batch.number
-                       and docs[u.doc_id]["last_visit"] >= float(batch.info.get("created", 0)) for u in batch.urls)
+        return not any(
+            0 < u.doc_id <= count
+            and docs[u.doc_id]["batch"] == batch.number
+            and docs[u.doc_id]["last_visit"] >= float(batch.info.get("created", 0))
+            for u in batch.urls
+        )
 
     def not_done(self) -> np.ndarray:
         """Doc-ids of the batch's pages not (yet) recorded as fetched in it: queued, in flight, or fetched and
@@ -180,8 +198,9 @@ class Harvest:
             return None
         return report.paths[0]
 
-    def open_batch(self, path: str | os.PathLike,
-                   archived: Iterable[tuple[str, int]] = ()) -> tuple[Batch, set[int]]:
+    def open_batch(
+        self, path: str | os.PathLike, archived: Iterable[tuple[str, int]] = ()
+    ) -> tuple[Batch, set[int]]:
         """Read a batch; returns it and the doc-ids already fetched in it (by an earlier, killed run; detached:
         those of ``archived``, the (URL, doc-id) of the fetches its WARC files hold)."""
         try:
@@ -299,9 +318,14 @@ class Harvest:
         if self.batch is None:
             return
         path = (self.output if self.collection is None else self.batch.path) / HARVEST_FILE
-        record = {"batch": self.batch.number, "part": self.batch.part, "started": self.started,
-                  "finished": time.time(), **figures,
-                  **(self._batch_pages() if self.collection is not None else {})}
+        record = {
+            "batch": self.batch.number,
+            "part": self.batch.part,
+            "started": self.started,
+            "finished": time.time(),
+            **figures,
+            **(self._batch_pages() if self.collection is not None else {}),
+        }
         temporary = path.with_suffix(".tmp")
         temporary.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         os.replace(temporary, path)
@@ -317,12 +341,22 @@ class Harvest:
         ids = ids[(ids > 0) & (ids <= self.collection.documents.count)]
         rows = docs[ids]
         fetched = rows[(rows["batch"] == batch.number) & (rows["last_visit"] >= self.created)]
-        scores = {name: float(fetched[name].sum(dtype=np.float64)) for name in ("pagerank", "wlrank", "hub", "authority")}
+        scores = {
+            name: float(fetched[name].sum(dtype=np.float64))
+            for name in ("pagerank", "wlrank", "hub", "authority")
+        }
         config = self.config  # the waits politeness held the sites to, for the report's politeness check
-        waits = {"normal": config.wait_normal, "large_site": config.wait_large_site,
-                 "large_site_pages": config.large_site_pages}
-        return {"sites": len(batch.sites), "new_sites": self.collection.urls.site_count - self.sites_at_start,
-                "scores": scores, "waits": waits}
+        waits = {
+            "normal": config.wait_normal,
+            "large_site": config.wait_large_site,
+            "large_site_pages": config.large_site_pages,
+        }
+        return {
+            "sites": len(batch.sites),
+            "new_sites": self.collection.urls.site_count - self.sites_at_start,
+            "scores": scores,
+            "waits": waits,
+        }
 
     def site_for_queue(self, site: BatchSite) -> BatchSite:
         """The batch's site with what the collection knows now: page count and Crawl-delay."""
@@ -347,14 +381,23 @@ class Harvest:
 def batch_figures(batch: Batch, before: dict, after: dict, prefix: str = "harvester") -> dict:
     """What harvesting ``batch`` did: the change in the crawl's stats since it began (``prefix``: ``warc``
     for a detached harvest, whose fetches only the WARC pipeline counts)."""
+
     def delta(key: str) -> int:
         return after.get(key, 0) - before.get(key, 0)
 
     errors = {key.rsplit("/", 1)[1]: delta(key) for key in after if key.startswith(f"{prefix}/errors/")}
-    return {"urls": len(batch.urls), "fetched": delta(f"{prefix}/fetched/page"), "ok": delta(f"{prefix}/status/200"),
-            "not_modified": delta(f"{prefix}/status/304"), "new_sites": delta("gatherer/new_sites/added"),
-            "new_sites_refused": delta("gatherer/new_sites/refused"),
-            "duplicates": delta("gatherer/duplicates"), "new_urls": delta("gatherer/links/new"),
-            "links_found": delta("gatherer/links/found"), "links_known": delta("gatherer/links/known"),
-            "links_new_sites": delta("gatherer/links/new_sites"),
-            "bytes": delta("harvester/bytes"), "errors": {k: v for k, v in errors.items() if v}}
+    return {
+        "urls": len(batch.urls),
+        "fetched": delta(f"{prefix}/fetched/page"),
+        "ok": delta(f"{prefix}/status/200"),
+        "not_modified": delta(f"{prefix}/status/304"),
+        "new_sites": delta("gatherer/new_sites/added"),
+        "new_sites_refused": delta("gatherer/new_sites/refused"),
+        "duplicates": delta("gatherer/duplicates"),
+        "new_urls": delta("gatherer/links/new"),
+        "links_found": delta("gatherer/links/found"),
+        "links_known": delta("gatherer/links/known"),
+        "links_new_sites": delta("gatherer/links/new_sites"),
+        "bytes": delta("harvester/bytes"),
+        "errors": {k: v for k, v in errors.items() if v},
+    }

@@ -32,8 +32,15 @@ class SiteFiles:
     """robots.txt and sitemaps of the sites of a harvest; their requests carry the spider's ``callback`` and
     ``errback``, which hand their responses back here."""
 
-    def __init__(self, crawler: Crawler, config: WireConfig, harvest: Harvest, callback: Callable,
-                 errback: Callable, logger: logging.LoggerAdapter):
+    def __init__(
+        self,
+        crawler: Crawler,
+        config: WireConfig,
+        harvest: Harvest,
+        callback: Callable,
+        errback: Callable,
+        logger: logging.LoggerAdapter,
+    ):
         self.crawler = crawler
         self.config = config
         self.harvest = harvest
@@ -44,8 +51,14 @@ class SiteFiles:
     def robots_request(self, origin: str) -> scrapy.Request:
         # No retry in the batch: a failure is retried after WIRE_ROBOTS_TXT_INVALID_PERIOD.
         meta = {KIND: Kind.ROBOTS.value, ORIGIN: origin, HOLD_SITE: True, "dont_retry": True}
-        return scrapy.Request(robots_txt_url(origin), callback=self.callback, errback=self.errback,
-                              dont_filter=True, priority=FOLLOW_UP_PRIORITY, meta=meta)
+        return scrapy.Request(
+            robots_txt_url(origin),
+            callback=self.callback,
+            errback=self.errback,
+            dont_filter=True,
+            priority=FOLLOW_UP_PRIORITY,
+            meta=meta,
+        )
 
     def robots_fetched(self, fetch: Fetch) -> list[scrapy.Request]:
         """A robots.txt came: its rules to the owner; the site's sitemaps, to request."""
@@ -84,8 +97,13 @@ class SiteFiles:
             WireScheduler.of(self.crawler).release_site(origin)
 
     def sitemap_request(self, url: str, origin: str, rdf: bool = False) -> scrapy.Request:
-        return scrapy.Request(url, callback=self.callback, errback=self.errback, dont_filter=True,
-                              meta={KIND: Kind.SITEMAP.value, ORIGIN: origin, RDF: rdf})
+        return scrapy.Request(
+            url,
+            callback=self.callback,
+            errback=self.errback,
+            dont_filter=True,
+            meta={KIND: Kind.SITEMAP.value, ORIGIN: origin, RDF: rdf},
+        )
 
     def sitemap_read(self, fetch: Fetch, request: scrapy.Request) -> list[scrapy.Request]:
         """A sitemap came: its URLs on the fetch (``listed``); an index's sitemaps, to request."""

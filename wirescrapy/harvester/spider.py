@@ -73,8 +73,14 @@ from wirescrapy.warc.reader import archived_fetches
 class HarvesterSpider(scrapy.Spider):
     name = "harvester"
 
-    def __init__(self, batch: str | None = None, seeds: str | None = None, cycles: str | int = 1,
-                 warc: str | None = None, **kwargs):
+    def __init__(
+        self,
+        batch: str | None = None,
+        seeds: str | None = None,
+        cycles: str | int = 1,
+        warc: str | None = None,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.batch_dir = batch
         self.detached_dir = warc
@@ -96,8 +102,10 @@ class HarvesterSpider(scrapy.Spider):
         spider.config = config = WireConfig.from_crawler(crawler)
         scheduler = crawler.settings["SCHEDULER"]
         if not isinstance(scheduler, str) or not scheduler.endswith("WireScheduler"):
-            raise NotConfigured(f"the harvester needs SCHEDULER = wirescrapy.harvester.scheduler.WireScheduler, "
-                                f"got {scheduler!r}")
+            raise NotConfigured(
+                f"the harvester needs SCHEDULER = wirescrapy.harvester.scheduler.WireScheduler, "
+                f"got {scheduler!r}"
+            )
         user_agent = crawler.settings.get("USER_AGENT") or ""
         if spider.detached_dir:
             spider.harvest = Harvest.without_collection(config, user_agent, spider.detached_dir)
@@ -141,7 +149,9 @@ class HarvesterSpider(scrapy.Spider):
     def _open_failed(self, failure: Failure) -> None:
         harvest = self.harvest
         harvest.stopped = f"a component could not open: {failure.getErrorMessage()}"
-        self.logger.error("%(message)s: the harvest stops before its first fetch", {"message": harvest.stopped})
+        self.logger.error(
+            "%(message)s: the harvest stops before its first fetch", {"message": harvest.stopped}
+        )
         self.crawler.stats.set_value("harvester/stopped", harvest.stopped)
         self._stop_reason = "open_failed"
 
@@ -165,19 +175,29 @@ class HarvesterSpider(scrapy.Spider):
         if self.seeds_file:
             with open(self.seeds_file, encoding="utf-8", errors="replace") as lines:
                 report = harvest.seed(lines)
-            self.logger.info("Seeded %(added)d new URLs (%(known)d known, %(roots)d home pages added, "
-                             "%(bad)d bad lines)", {"added": report.added, "known": report.known,
-                                                    "roots": report.roots_added, "bad": len(report.bad)})
+            self.logger.info(
+                "Seeded %(added)d new URLs (%(known)d known, %(roots)d home pages added, %(bad)d bad lines)",
+                {
+                    "added": report.added,
+                    "known": report.known,
+                    "roots": report.roots_added,
+                    "bad": len(report.bad),
+                },
+            )
         if not harvest.collection.documents.count:
-            self.logger.warning("The collection %(dir)s is empty: give seeds (-a seeds=FILE, or scrapy seed FILE)",
-                                {"dir": harvest.collection.dir})
+            self.logger.warning(
+                "The collection %(dir)s is empty: give seeds (-a seeds=FILE, or scrapy seed FILE)",
+                {"dir": harvest.collection.dir},
+            )
         if self.batch_dir:
             path = Path(self.batch_dir)
         else:
             path = harvest.unfinished_batch()
             if path is not None and harvest.planned_with_other_settings(path):
-                self.logger.info("The batch %(path)s was planned ahead with other settings: set aside, and "
-                                 "planned again", {"path": path})
+                self.logger.info(
+                    "The batch %(path)s was planned ahead with other settings: set aside, and planned again",
+                    {"path": path},
+                )
                 discard_batch(harvest.batches_dir, int(path.name))
                 path = None
             if path is not None:
@@ -201,16 +221,23 @@ class HarvesterSpider(scrapy.Spider):
         stats.set_value("harvester/batch", batch.number)
         stats.set_value("harvester/batch_urls", len(batch.urls))
         stats.inc_value("harvester/resumed_skipped", len(done))
-        queued = scheduler.enqueue_batch(batch.urls, sites=sites, skip=done, callback=self.parse,
-                                         errback=self.failed)
+        queued = scheduler.enqueue_batch(
+            batch.urls, sites=sites, skip=done, callback=self.parse, errback=self.failed
+        )
         for site in batch.sites.values():  # an earlier run's last access counts (a restart, a cron job)
             last = harvest.last_visit(site.origin)
             if last:
                 scheduler.visited(site.origin, now - last)
-        self.logger.info("Batch %(number)06d: %(queued)d of %(urls)d URLs to fetch from %(sites)d sites%(resumed)s",
-                         {"number": batch.number, "queued": queued, "urls": len(batch.urls),
-                          "sites": len(batch.sites),
-                          "resumed": f" ({len(done)} fetched before a restart)" if done else ""})
+        self.logger.info(
+            "Batch %(number)06d: %(queued)d of %(urls)d URLs to fetch from %(sites)d sites%(resumed)s",
+            {
+                "number": batch.number,
+                "queued": queued,
+                "urls": len(batch.urls),
+                "sites": len(batch.sites),
+                "resumed": f" ({len(done)} fetched before a restart)" if done else "",
+            },
+        )
         self.batch_end.watch(batch, last_cycle=self.cycles_done + 1 >= self.cycles)
 
     def _idle(self) -> None:
@@ -220,8 +247,14 @@ class HarvesterSpider(scrapy.Spider):
         if harvest.batch is None:
             return
         try:
-            harvest.finish_batch(batch_figures(self.batch, self._stats_before, self.crawler.stats.get_stats(),
-                                               "warc" if harvest.detached else "harvester"))
+            harvest.finish_batch(
+                batch_figures(
+                    self.batch,
+                    self._stats_before,
+                    self.crawler.stats.get_stats(),
+                    "warc" if harvest.detached else "harvester",
+                )
+            )
             self.cycles_done += 1
             if self.cycles_done >= self.cycles:
                 # The last cycle writes the next batch too: the next harvester (a cron job) resumes it and
@@ -250,9 +283,11 @@ class HarvesterSpider(scrapy.Spider):
         if harvest.stopped:
             return
         harvest.stopped = failure_message(harvest.collection.dir, exc)
-        self.logger.error("%(message)s%(file)s: the harvest stops; what is stored is kept, and a harvest "
-                          "started again once there is room resumes the batch",
-                          {"message": harvest.stopped, "file": f" (writing {exc.filename})" if exc.filename else ""})
+        self.logger.error(
+            "%(message)s%(file)s: the harvest stops; what is stored is kept, and a harvest "
+            "started again once there is room resumes the batch",
+            {"message": harvest.stopped, "file": f" (writing {exc.filename})" if exc.filename else ""},
+        )
         self.crawler.stats.set_value("harvester/stopped", harvest.stopped)
         # No request more; the crawl closes when it is idle (``_idle``), not here, inside the engine's call
         # that led to the write: the engine would go on with a slot the close took away.
@@ -269,9 +304,11 @@ class HarvesterSpider(scrapy.Spider):
             except OSError as exc:  # its checkpoints, on a full disk: the next open replays the logs
                 if not is_write_failure(exc):
                     raise
-                self.logger.info("%(message)s: the collection closed without its checkpoints (the next "
-                                 "open rebuilds them)",
-                                 {"message": failure_message(self.harvest.collection.dir, exc)})
+                self.logger.info(
+                    "%(message)s: the collection closed without its checkpoints (the next "
+                    "open rebuilds them)",
+                    {"message": failure_message(self.harvest.collection.dir, exc)},
+                )
 
     # -- responses -----------------------------------------------------------------------------------
 
@@ -298,8 +335,10 @@ class HarvesterSpider(scrapy.Spider):
         except Exception as exc:  # a defect or a response nothing foresaw: the page is recorded all the same
             if isinstance(exc, OSError) and is_write_failure(exc):
                 raise
-            self.logger.error("Handling the response of %(url)s failed, recorded as an error of it: %(error)r",
-                              {"url": request.url, "error": exc})
+            self.logger.error(
+                "Handling the response of %(url)s failed, recorded as an error of it: %(error)r",
+                {"url": request.url, "error": exc},
+            )
             self.crawler.stats.inc_value("harvester/handling_failed")
             if fetch is None:
                 fetch = failure_fetch(request, exc, time.time())
@@ -319,7 +358,9 @@ class HarvesterSpider(scrapy.Spider):
             return
         stats = self.crawler.stats
         if isinstance(exc, (RobotsNotReady, AlreadyFetched)):
-            stats.inc_value(f"harvester/skipped/{'robots_not_ready' if isinstance(exc, RobotsNotReady) else 'done'}")
+            stats.inc_value(
+                f"harvester/skipped/{'robots_not_ready' if isinstance(exc, RobotsNotReady) else 'done'}"
+            )
             return
         fetch = failure_fetch(request, exc, time.time())
         if self.harvest.detached:
@@ -340,9 +381,15 @@ class HarvesterSpider(scrapy.Spider):
         meta = response.meta
         page = fetch.kind is Kind.PAGE
         depth = fetch.depth + 1 if page else fetch.depth  # a page's redirect hop is a link: one deeper
-        redirect = decide_redirect(response.headers.get(b"Location"), response.url, meta.get(CHAIN, (fetch.url,)),
-                                   fetch.hops, self.config.max_redirects if page else ROBOTS_MAX_REDIRECTS,
-                                   rules=self.harvest.rules if page else None, depth=depth)
+        redirect = decide_redirect(
+            response.headers.get(b"Location"),
+            response.url,
+            meta.get(CHAIN, (fetch.url,)),
+            fetch.hops,
+            self.config.max_redirects if page else ROBOTS_MAX_REDIRECTS,
+            rules=self.harvest.rules if page else None,
+            depth=depth,
+        )
         stats = self.crawler.stats
         if page:
             fetch.redirect = redirect.target
@@ -353,8 +400,10 @@ class HarvesterSpider(scrapy.Spider):
             fetch.message = redirect.message
             stats.inc_value(f"harvester/redirects/{redirect.error.label}")
         target = redirect.target
-        if not redirect.follow or (page and (self.harvest.redirect_target_done(target) or not self._new_site_allowed(
-                fetch.url, target))):
+        if not redirect.follow or (
+            page
+            and (self.harvest.redirect_target_done(target) or not self._new_site_allowed(fetch.url, target))
+        ):
             return []
         if not self.harvest.owns_site(target):  # recorded, and fetched by the part (or batch) of its site
             stats.inc_value("harvester/redirects/other_part")
@@ -365,8 +414,16 @@ class HarvesterSpider(scrapy.Spider):
                 follow_up[key] = meta[key]
         if meta.get(HOLD_SITE) and not self.harvest.robots.keeps_hold(meta[ORIGIN], target):
             follow_up[HOLD_SITE] = True
-        requests = [scrapy.Request(target, callback=self.parse, errback=self.failed, dont_filter=True,
-                                   priority=FOLLOW_UP_PRIORITY, meta=follow_up)]
+        requests = [
+            scrapy.Request(
+                target,
+                callback=self.parse,
+                errback=self.failed,
+                dont_filter=True,
+                priority=FOLLOW_UP_PRIORITY,
+                meta=follow_up,
+            )
+        ]
         origin = origin_of(target)
         if page and origin and self.harvest.robots.request_due(origin, time.time()):
             requests.append(self.site_files.robots_request(origin))  # last, at the front: fetched first

@@ -62,8 +62,14 @@ class SplashRenders:
     """The harvester spider's renders: ``answer`` and ``failure`` from its callback and errback (which the
     requests it builds carry), ``render_later`` when the gatherer asks for a render."""
 
-    def __init__(self, crawler: Crawler, config: WireConfig, callback: Callable, errback: Callable,
-                 logger: logging.LoggerAdapter):
+    def __init__(
+        self,
+        crawler: Crawler,
+        config: WireConfig,
+        callback: Callable,
+        errback: Callable,
+        logger: logging.LoggerAdapter,
+    ):
         self.crawler = crawler
         self.config = config
         self.callback, self.errback = callback, errback
@@ -84,9 +90,16 @@ class SplashRenders:
             stats.inc_value("harvester/render/skipped_splash_down")
             return
         meta = {DOC_ID: fetch.doc_id, SITE_ID: fetch.site_id, DEPTH: fetch.depth}
-        request = render_request(fetch.url, self.config, self.crawler.settings.get("USER_AGENT") or "",
-                                 how="follow", meta=meta, callback=self.callback, errback=self.errback,
-                                 priority=FOLLOW_UP_PRIORITY)
+        request = render_request(
+            fetch.url,
+            self.config,
+            self.crawler.settings.get("USER_AGENT") or "",
+            how="follow",
+            meta=meta,
+            callback=self.callback,
+            errback=self.errback,
+            priority=FOLLOW_UP_PRIORITY,
+        )
         stats.inc_value("harvester/render/follow")
         self.crawler.engine.crawl(request)
 
@@ -121,12 +134,16 @@ class SplashRenders:
             self.paused_until = time.monotonic() + SPLASH_DOWN_PAUSE
             self.crawler.signals.send_catch_log(rendering_paused, until=self.paused_until)
             stats.inc_value("harvester/render/splash_down")
-            self.logger.warning("Render of %(url)s failed: Splash did not answer (%(message)s); pages are "
-                                "fetched raw for %(pause).0f s, their render tried at a later visit",
-                                {"url": page_url(request), "message": message, "pause": SPLASH_DOWN_PAUSE})
+            self.logger.warning(
+                "Render of %(url)s failed: Splash did not answer (%(message)s); pages are "
+                "fetched raw for %(pause).0f s, their render tried at a later visit",
+                {"url": page_url(request), "message": message, "pause": SPLASH_DOWN_PAUSE},
+            )
         else:
-            self.logger.info("Render of %(url)s failed (%(kind)s after %(s).1f s): %(message)s",
-                             {"url": page_url(request), "kind": kind.label, "s": elapsed, "message": message})
+            self.logger.info(
+                "Render of %(url)s failed (%(kind)s after %(s).1f s): %(message)s",
+                {"url": page_url(request), "kind": kind.label, "s": elapsed, "message": message},
+            )
         meta = request.meta
         if meta[RENDER] == "follow":  # the raw fetch is recorded: the page keeps its raw HTML and links
             fetch = failure_fetch(request, RuntimeError(message), time.time())
@@ -136,6 +153,11 @@ class SplashRenders:
         # A direct render: the page is fetched raw now, and records the render's failure.
         keep = {key: meta[key] for key in (DOC_ID, SITE_ID, DEPTH, HOPS, CHAIN) if key in meta}
         failure = (int(state), int(kind), message[:300])
-        yield scrapy.Request(page_url(request), callback=self.callback, errback=self.errback,
-                             dont_filter=True, priority=FOLLOW_UP_PRIORITY,
-                             meta={**keep, NO_RENDER: True, RENDER_FAILURE: failure})
+        yield scrapy.Request(
+            page_url(request),
+            callback=self.callback,
+            errback=self.errback,
+            dont_filter=True,
+            priority=FOLLOW_UP_PRIORITY,
+            meta={**keep, NO_RENDER: True, RENDER_FAILURE: failure},
+        )

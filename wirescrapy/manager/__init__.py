@@ -24,6 +24,13 @@ from .planning import (
 from .run import ManagerReport, manage
 
 __all__ = [
-    "ManagerReport", "Plan", "batch_site_weights", "crawl_start", "fetch_order", "manage", "pages_of_closed_sites",
-    "plan", "read_batch",
+    "ManagerReport",
+    "Plan",
+    "batch_site_weights",
+    "crawl_start",
+    "fetch_order",
+    "manage",
+    "pages_of_closed_sites",
+    "plan",
+    "read_batch",
 ]

@@ -125,8 +125,12 @@ class BatchSite:
     crawl_delay: float = 0.0
     docs: int = 0
     urls: int = 0
-    left: int | None = 0  # its pages the manager could have chosen but left for later batches (None: not recorded)
-    critical: bool = False  # a led batch: planned to fetch through the whole batch, ending with the slowest site
+    left: int | None = (
+        0  # its pages the manager could have chosen but left for later batches (None: not recorded)
+    )
+    critical: bool = (
+        False  # a led batch: planned to fetch through the whole batch, ending with the slowest site
+    )
 
 
 @dataclass
@@ -208,8 +212,17 @@ def next_batch_number(batches_dir: str | os.PathLike, at_least: int = 1) -> int:
 
 # -- writing ---------------------------------------------------------------------------------------------
 
-def write_batch(batches_dir: str | os.PathLike, number: int, urls: list[BatchURL], sites: list[BatchSite], *,
-                parts: int = 1, info: dict | None = None, created: float | None = None) -> list[Path]:
+
+def write_batch(
+    batches_dir: str | os.PathLike,
+    number: int,
+    urls: list[BatchURL],
+    sites: list[BatchSite],
+    *,
+    parts: int = 1,
+    info: dict | None = None,
+    created: float | None = None,
+) -> list[Path]:
     """Write batch ``number`` atomically; returns the directories a harvester reads: the batch, or its
     parts. ``urls`` in the order they should be listed (decreasing profit); ``sites`` at least those of
     the urls; ``info`` goes into ``batch.json``; ``created`` is the manager's clock (default: now)."""
@@ -227,8 +240,12 @@ def write_batch(batches_dir: str | os.PathLike, number: int, urls: list[BatchURL
     tmp.mkdir()
     created = time.time() if created is None else created
     common = {
-        "format": FORMAT, "version": VERSION, "batch": number, "created": created,
-        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(created)), **(info or {}),
+        "format": FORMAT,
+        "version": VERSION,
+        "batch": number,
+        "created": created,
+        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(created)),
+        **(info or {}),
     }
     by_site = {site.site_id: site for site in sites}
     missing = {url.site_id for url in urls} - by_site.keys()
@@ -243,10 +260,21 @@ def write_batch(batches_dir: str | os.PathLike, number: int, urls: list[BatchURL
         for part in range(parts):
             part_urls = [url for url in urls if part_of[url.site_id] == part]
             part_sites = {s: site for s, site in by_site.items() if part_of[s] == part}
-            counts = _write_part(tmp / f"part-{part}", part_urls, part_sites, {**common, "part": part, "parts": parts})
+            counts = _write_part(
+                tmp / f"part-{part}", part_urls, part_sites, {**common, "part": part, "parts": parts}
+            )
             summary.append({"dir": f"part-{part}", **counts})
-        _write_json(tmp / INFO_FILE, {**common, "part": None, "parts": parts, "urls": len(urls),
-                                      "sites": len(by_site), "part_dirs": summary})
+        _write_json(
+            tmp / INFO_FILE,
+            {
+                **common,
+                "part": None,
+                "parts": parts,
+                "urls": len(urls),
+                "sites": len(by_site),
+                "part_dirs": summary,
+            },
+        )
         fsync_directory(tmp)
         subdirs = [final / f"part-{part}" for part in range(parts)]
     os.rename(tmp, final)
@@ -260,24 +288,46 @@ def _write_part(directory: Path, urls: list[BatchURL], sites: dict[int, BatchSit
     lines = [URLS_HEADER]
     for url in urls:
         counts[url.site_id] += 1
-        lines.append(f"{url.doc_id}\t{url.site_id}\t{url.depth}\t{int(url.dynamic)}\t{url.profit:.6g}\t"
-                     f"{url.last_visit:.0f}\t{url.redirects}\t{_header_text(url.etag)}\t"
-                     f"{_header_text(url.last_modified_header)}\t{_safe(url.url)}")
+        lines.append(
+            f"{url.doc_id}\t{url.site_id}\t{url.depth}\t{int(url.dynamic)}\t{url.profit:.6g}\t"
+            f"{url.last_visit:.0f}\t{url.redirects}\t{_header_text(url.etag)}\t"
+            f"{_header_text(url.last_modified_header)}\t{_safe(url.url)}"
+        )
     files = {URLS_FILE: _write_file(directory / URLS_FILE, ("\n".join(lines) + "\n").encode("utf-8"))}
     site_lines = []
     for site_id in sorted(counts):
         site = sites[site_id]
-        site_lines.append(json.dumps({
-            "siteid": site.site_id, "origin": site.origin, "ip": site.ip,
-            "robots_state": RobotsState(site.robots_state).name, "robots_fetched": site.robots_fetched,
-            "robots_due": bool(site.robots_due),
-            "robots_txt": None if site.robots_txt is None else base64.b64encode(site.robots_txt).decode("ascii"),
-            "crawl_delay": site.crawl_delay, "docs": site.docs, "urls": counts[site_id], "left": site.left,
-            **({"critical": True} if site.critical else {}),
-        }, ensure_ascii=False))
-    files[SITES_FILE] = _write_file(directory / SITES_FILE, "".join(line + "\n" for line in site_lines).encode("utf-8"))
+        site_lines.append(
+            json.dumps(
+                {
+                    "siteid": site.site_id,
+                    "origin": site.origin,
+                    "ip": site.ip,
+                    "robots_state": RobotsState(site.robots_state).name,
+                    "robots_fetched": site.robots_fetched,
+                    "robots_due": bool(site.robots_due),
+                    "robots_txt": None
+                    if site.robots_txt is None
+                    else base64.b64encode(site.robots_txt).decode("ascii"),
+                    "crawl_delay": site.crawl_delay,
+                    "docs": site.docs,
+                    "urls": counts[site_id],
+                    "left": site.left,
+                    **({"critical": True} if site.critical else {}),
+                },
+                ensure_ascii=False,
+            )
+        )
+    files[SITES_FILE] = _write_file(
+        directory / SITES_FILE, "".join(line + "\n" for line in site_lines).encode("utf-8")
+    )
     new_pages = sum(1 for url in urls if url.last_visit <= 0)
-    counts_info = {"urls": len(urls), "sites": len(counts), "new_pages": new_pages, "revisits": len(urls) - new_pages}
+    counts_info = {
+        "urls": len(urls),
+        "sites": len(counts),
+        "new_pages": new_pages,
+        "revisits": len(urls) - new_pages,
+    }
     _write_json(directory / INFO_FILE, {**info, **counts_info, "files": files})
     fsync_directory(directory)
     return counts_info
@@ -318,6 +368,7 @@ def _write_json(path: Path, value: dict) -> None:
 
 # -- reading ---------------------------------------------------------------------------------------------
 
+
 def check_owner(batch: Batch, collection_dir: str | os.PathLike, collection_id: str) -> None:
     """Refuse (``BatchError``) to harvest ``batch`` into a collection that did not write it: the batch's ids
     would name other documents and sites there, and its pages would be written over theirs.
@@ -329,13 +380,17 @@ def check_owner(batch: Batch, collection_dir: str | os.PathLike, collection_id: 
     directory = Path(collection_dir).resolve()
     if owner:
         if owner != collection_id:
-            raise BatchError(f"{batch.path}: batch {batch.number:06d} belongs to the collection {where} "
-                             f"(id {owner}), not to {directory}{f' (id {collection_id})' if collection_id else ''}")
+            raise BatchError(
+                f"{batch.path}: batch {batch.number:06d} belongs to the collection {where} "
+                f"(id {owner}), not to {directory}{f' (id {collection_id})' if collection_id else ''}"
+            )
         return
     inside = directory / "batches" in Path(batch.path).resolve().parents
     if not inside and Path(where).resolve() != directory:
-        raise BatchError(f"{batch.path}: batch {batch.number:06d} was written for the collection {where}, "
-                         f"not {directory}")
+        raise BatchError(
+            f"{batch.path}: batch {batch.number:06d} was written for the collection {where}, not {directory}"
+        )
+
 
 def read_batch(path: str | os.PathLike) -> Batch:
     """The batch (or batch part) in directory ``path``, checked against its ``batch.json``."""
@@ -350,8 +405,9 @@ def read_batch(path: str | os.PathLike) -> Batch:
         raise BatchError(f"{path}: not a {FORMAT} directory")
     version = info.get("version")
     if version not in READS:
-        raise BatchError(f"{path}: batch format version {version}, this reader knows "
-                         f"{', '.join(map(str, READS))}")
+        raise BatchError(
+            f"{path}: batch format version {version}, this reader knows {', '.join(map(str, READS))}"
+        )
     if info.get("part") is None:
         dirs = ", ".join(part["dir"] for part in info.get("part_dirs", []))
         raise BatchError(f"{path}: batch split into {info.get('parts')} parts; read one of them ({dirs})")
@@ -363,7 +419,9 @@ def read_batch(path: str | os.PathLike) -> Batch:
             raise BatchError(f"{path}: {name} is missing") from None
         expected = info["files"][name]
         if len(data[name]) != expected["bytes"] or xxh3_64_hexdigest(data[name]) != expected["xxh3_64"]:
-            raise BatchError(f"{path / name}: size or checksum differs from {INFO_FILE} (damaged or truncated)")
+            raise BatchError(
+                f"{path / name}: size or checksum differs from {INFO_FILE} (damaged or truncated)"
+            )
     urls = []
     for line in data[URLS_FILE].decode("utf-8").splitlines():
         if not line or line.startswith("#"):
@@ -372,18 +430,39 @@ def read_batch(path: str | os.PathLike) -> Batch:
             doc_id, site_id, depth, dynamic, profit, last_visit, url = line.split("\t", 6)
             redirects, etag, last_modified = "0", "", ""
         else:
-            doc_id, site_id, depth, dynamic, profit, last_visit, redirects, etag, last_modified, url = line.split("\t", 9)
-        urls.append(BatchURL(int(doc_id), int(site_id), int(depth), dynamic == "1", float(profit),
-                             float(last_visit), url, int(redirects), _header_value(etag), _header_value(last_modified)))
+            doc_id, site_id, depth, dynamic, profit, last_visit, redirects, etag, last_modified, url = (
+                line.split("\t", 9)
+            )
+        urls.append(
+            BatchURL(
+                int(doc_id),
+                int(site_id),
+                int(depth),
+                dynamic == "1",
+                float(profit),
+                float(last_visit),
+                url,
+                int(redirects),
+                _header_value(etag),
+                _header_value(last_modified),
+            )
+        )
     sites = {}
     for line in data[SITES_FILE].decode("utf-8").splitlines():
         record = json.loads(line)
         body = record["robots_txt"]
         sites[record["siteid"]] = BatchSite(
-            site_id=record["siteid"], origin=record["origin"], ip=record["ip"],
-            robots_state=RobotsState[record["robots_state"]], robots_fetched=record["robots_fetched"],
-            robots_due=record["robots_due"], robots_txt=None if body is None else base64.b64decode(body),
-            crawl_delay=record["crawl_delay"], docs=record["docs"], urls=record["urls"],
-            left=record.get("left"), critical=bool(record.get("critical", False)),
+            site_id=record["siteid"],
+            origin=record["origin"],
+            ip=record["ip"],
+            robots_state=RobotsState[record["robots_state"]],
+            robots_fetched=record["robots_fetched"],
+            robots_due=record["robots_due"],
+            robots_txt=None if body is None else base64.b64decode(body),
+            crawl_delay=record["crawl_delay"],
+            docs=record["docs"],
+            urls=record["urls"],
+            left=record.get("left"),
+            critical=bool(record.get("critical", False)),
         )
     return Batch(path, info["batch"], info["part"], info["parts"], info, urls, sites)

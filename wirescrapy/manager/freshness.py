@@ -63,7 +63,9 @@ def change_rate(docs: np.ndarray) -> np.ndarray:
     # Pages seen once: their site's revisits pooled, else the collection's.
     site = docs["siteid"].astype(np.int64)
     sites = int(site.max()) + 1
-    pooled = [np.bincount(site[known], weights=w[known], minlength=sites) for w in (revisits, changes, observed)]
+    pooled = [
+        np.bincount(site[known], weights=w[known], minlength=sites) for w in (revisits, changes, observed)
+    ]
     site_known = pooled[0] > 0
     site_rate = np.full(sites, _estimate(*(p.sum(keepdims=True) for p in pooled))[0])
     site_rate[site_known] = _estimate(*(p[site_known] for p in pooled))

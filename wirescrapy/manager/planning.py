@@ -57,11 +57,17 @@ class Plan:
     freshness: np.ndarray
     profit: np.ndarray
     batches: list[np.ndarray]  # doc-ids, in decreasing profit
-    scores: dict[str, np.ndarray] = field(default_factory=dict)  # pagerank, wlrank, hub, authority, opic; siterank
+    scores: dict[str, np.ndarray] = field(
+        default_factory=dict
+    )  # pagerank, wlrank, hub, authority, opic; siterank
     iterations: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
-    site_left: np.ndarray | None = None  # WIRE_BATCH_TIME_LEAD: each site's pages left as estimated (by site-id)
-    critical: np.ndarray | None = None  # in a led batch, the sites planned to fetch through it (bool, by site-id)
+    site_left: np.ndarray | None = (
+        None  # WIRE_BATCH_TIME_LEAD: each site's pages left as estimated (by site-id)
+    )
+    critical: np.ndarray | None = (
+        None  # in a led batch, the sites planned to fetch through it (bool, by site-id)
+    )
 
     @property
     def time_led(self) -> bool:
@@ -69,11 +75,22 @@ class Plan:
         return self.critical is not None
 
 
-def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int | None = None,
-         exclude: np.ndarray | None = None, links_in_page_order: Callable[[], csr_matrix] | None = None,
-         sites: int | None = None, rng: np.random.Generator | None = None,
-         site_records: np.ndarray | None = None, sections: np.ndarray | None = None,
-         mirrors: np.ndarray | None = None, kinds: np.ndarray | None = None) -> Plan:
+def plan(
+    docs: np.ndarray,
+    links: csr_matrix,
+    config,
+    now: float,
+    *,
+    count: int | None = None,
+    exclude: np.ndarray | None = None,
+    links_in_page_order: Callable[[], csr_matrix] | None = None,
+    sites: int | None = None,
+    rng: np.random.Generator | None = None,
+    site_records: np.ndarray | None = None,
+    sections: np.ndarray | None = None,
+    mirrors: np.ndarray | None = None,
+    kinds: np.ndarray | None = None,
+) -> Plan:
     """Steps 1–5 of a manager run over ``docs`` (the records of doc-ids 1..n) and ``links`` (the link
     counts as ``LinkGraph.to_csr(n)`` gives them). ``links_in_page_order`` returns the links with each
     page's list in page order, for the weighted link rank (default: ``links``). ``sites``: the highest
@@ -125,8 +142,13 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     read = site_links(links, site_of, sites) if lead and config.batch_site_split == "pagerank" else None
     site_weights = batch_site_weights(links, site_of, sites, config, visited, strata_of, read)
     if site_weights is not None and config.batch_site_catchup:
-        site_weights = site_catchup(site_weights, docs["siteid"], visited, ok & ~visited,
-                                    config.batch_size * (count or config.batch_count))
+        site_weights = site_catchup(
+            site_weights,
+            docs["siteid"],
+            visited,
+            ok & ~visited,
+            config.batch_size * (count or config.batch_count),
+        )
     site_left = None
     if lead and site_weights is not None:
         site_left = pages_left(links, site_of, visited, sites, strata_of, read)
@@ -151,8 +173,13 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
             if weights["pagerank"] > 0 or weights["mirrors"] > 0:
                 previous = np.zeros(n + 1, dtype=np.float32)
                 previous[1:] = docs["pagerank"]
-                result = ranking.pagerank(graph, q, config.pagerank_max_error, transposed=back,
-                                          start=previous if previous.any() else None)
+                result = ranking.pagerank(
+                    graph,
+                    q,
+                    config.pagerank_max_error,
+                    transposed=back,
+                    start=previous if previous.any() else None,
+                )
                 scores["pagerank"], iterations["pagerank"] = result.scores, result.iterations
                 lap("pagerank")
             if weights["hub"] > 0 or weights["authority"] > 0:
@@ -188,26 +215,61 @@ def plan(docs: np.ndarray, links: csr_matrix, config, now: float, *, count: int 
     if weights["queuesize"] > 0:
         per_page["queuesize"] = pages_to_download(docs["siteid"], ok, visited)
 
-    quality = intrinsic_quality(docs, weights, per_page, now=now, age_exponent=config.score_age_exponent,
-                                front_page_boost=config.score_boost_frontpage, rng=rng)
+    quality = intrinsic_quality(
+        docs,
+        weights,
+        per_page,
+        now=now,
+        age_exponent=config.score_age_exponent,
+        front_page_boost=config.score_boost_frontpage,
+        rng=rng,
+    )
     lap("quality")
     fresh = freshness(docs, now)
     lap("freshness")
     profits = profit(quality, fresh, visited)
-    site_limits = site_growth(docs["siteid"], visited, config.batch_site_growth, sites, start=docs["depth"] == 0)
-    shared = site_time_limits(docs["siteid"], ok, site_records, config, sites, weights=site_weights,
-                              limits=site_limits, left=site_left)
+    site_limits = site_growth(
+        docs["siteid"], visited, config.batch_site_growth, sites, start=docs["depth"] == 0
+    )
+    shared = site_time_limits(
+        docs["siteid"],
+        ok,
+        site_records,
+        config,
+        sites,
+        weights=site_weights,
+        limits=site_limits,
+        left=site_left,
+    )
     if shared is not None:
         site_limits = _smaller(site_limits, shared.limits)
         if shared.critical.any():  # WIRE_BATCH_TIME_LEAD: the critical sites take their whole limit
             site_weights = np.where(shared.critical, np.inf, site_weights)
-    chosen = select_batches(profits, docs["siteid"], ok, size=config.batch_size,
-                            samesite=config.batch_samesite, count=count or config.batch_count,
-                            site_share=config.batch_site_share, site_weights=site_weights,
-                            site_limits=site_limits)
+    chosen = select_batches(
+        profits,
+        docs["siteid"],
+        ok,
+        size=config.batch_size,
+        samesite=config.batch_samesite,
+        count=count or config.batch_count,
+        site_share=config.batch_site_share,
+        site_weights=site_weights,
+        site_limits=site_limits,
+    )
     lap("selection")
-    return Plan(ok, visited, quality, fresh, profits, [ids + 1 for ids in chosen], scores, iterations, timings,
-                site_left, shared.critical if shared is not None and shared.led else None)
+    return Plan(
+        ok,
+        visited,
+        quality,
+        fresh,
+        profits,
+        [ids + 1 for ids in chosen],
+        scores,
+        iterations,
+        timings,
+        site_left,
+        shared.critical if shared is not None and shared.led else None,
+    )
 
 
 def _smaller(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
@@ -220,9 +282,15 @@ def _returning(value):
     return lambda: value
 
 
-def batch_site_weights(links: csr_matrix, site_of: np.ndarray, sites: int, config,
-                       visited: np.ndarray | None = None, section_of: np.ndarray | None = None,
-                       read: SiteLinks | None = None) -> np.ndarray | None:
+def batch_site_weights(
+    links: csr_matrix,
+    site_of: np.ndarray,
+    sites: int,
+    config,
+    visited: np.ndarray | None = None,
+    section_of: np.ndarray | None = None,
+    read: SiteLinks | None = None,
+) -> np.ndarray | None:
     """What a batch is shared among sites in proportion to (indexed by site-id; ``WIRE_BATCH_SITE_SPLIT``):
     each site's estimated share of the PageRank, its known pages, or None for an even share. ``visited``
     (aligned with the pages, doc-id order): the pages fetched, which ``WIRE_BATCH_SITE_UNSEEN`` `found`
@@ -240,8 +308,9 @@ def batch_site_weights(links: csr_matrix, site_of: np.ndarray, sites: int, confi
         # Without the pages' URLs (a caller of plan() that has only the records), each site is one section:
         # the estimate is then `found`'s.
         strata = site_of if section_of is None else section_of
-    shares = site_shares(links, site_of, sites, config.pagerank_damping, config.siterank_max_error, fetched,
-                         strata, read)
+    shares = site_shares(
+        links, site_of, sites, config.pagerank_damping, config.siterank_max_error, fetched, strata, read
+    )
     return np.maximum(shares, np.finfo(np.float64).tiny)
 
 
@@ -265,8 +334,9 @@ def pages_of_closed_sites(docs: np.ndarray, sites: np.ndarray, config, now: floa
     """Doc-ids of the pages of sites whose robots.txt was unreachable at its last fetch and is not due
     again yet (RFC 9309 §2.3.1.4: nothing is fetched from such a site until it answers); ``sites`` is the
     site records indexed by site-id."""
-    closed = ((sites["robots_state"] == RobotsState.UNREACHABLE)
-              & (now < sites["robots_fetched"] + config.robots_txt_invalid_period))
+    closed = (sites["robots_state"] == RobotsState.UNREACHABLE) & (
+        now < sites["robots_fetched"] + config.robots_txt_invalid_period
+    )
     if not closed.any():
         return np.zeros(0, dtype=np.int64)
     return np.flatnonzero(closed[docs["siteid"]]) + 1

@@ -65,11 +65,24 @@ from wirescrapy.collection.metadata import DocFlag
 from wirescrapy.items import FetchError
 
 NEVER_FETCHED = DocFlag.DUPLICATE | DocFlag.MULTIMEDIA | DocFlag.ROBOTS_DISALLOWED
-CATCHUP_BASE = 0.25  # site_catchup: the part of a site's plain share of a batch it keeps, whatever its shortfall
-LOG_SCALED = ("pagerank", "wlrank", "hub", "authority", "siterank", "opic", "queuesize", "crosslinks", "mirrors")
+CATCHUP_BASE = (
+    0.25  # site_catchup: the part of a site's plain share of a batch it keeps, whatever its shortfall
+)
+LOG_SCALED = (
+    "pagerank",
+    "wlrank",
+    "hub",
+    "authority",
+    "siterank",
+    "opic",
+    "queuesize",
+    "crosslinks",
+    "mirrors",
+)
 
 
 # -- filters ---------------------------------------------------------------------------------------------
+
 
 def eligible(docs: np.ndarray, config, now: float, *, exclude: np.ndarray | None = None) -> np.ndarray:
     """Which pages may go into a batch now (bool array); ``exclude`` lists doc-ids to leave out (the
@@ -125,6 +138,7 @@ def _rank_in_group(sorted_keys: np.ndarray) -> np.ndarray:
 
 # -- quality ---------------------------------------------------------------------------------------------
 
+
 def log_scale(score: np.ndarray) -> np.ndarray:
     """A non-negative heavy-tailed score on [0, 1]: log(1 + s/m) / log(1 + M/m) (float32)."""
     score = np.asarray(score)
@@ -147,9 +161,16 @@ def pages_to_download(site_ids: np.ndarray, eligible_pages: np.ndarray, visited:
     return counts[site_ids]
 
 
-def intrinsic_quality(docs: np.ndarray, weights: Mapping[str, float], scores: Mapping[str, np.ndarray], *,
-                      now: float, age_exponent: float = 0.0, front_page_boost: float = 1.0,
-                      rng: np.random.Generator | None = None) -> np.ndarray:
+def intrinsic_quality(
+    docs: np.ndarray,
+    weights: Mapping[str, float],
+    scores: Mapping[str, np.ndarray],
+    *,
+    now: float,
+    age_exponent: float = 0.0,
+    front_page_boost: float = 1.0,
+    rng: np.random.Generator | None = None,
+) -> np.ndarray:
     """The weighted combination described in the module docstring (float32, aligned with ``docs``).
 
     ``scores`` holds the raw per-page arrays of the link scores with a weight > 0 ("pagerank", "wlrank",
@@ -195,6 +216,7 @@ def _age(docs: np.ndarray, now: float) -> np.ndarray:
 
 # -- profit ----------------------------------------------------------------------------------------------
 
+
 def profit(quality: np.ndarray, fresh: np.ndarray, visited: np.ndarray) -> np.ndarray:
     """Value after downloading (quality) minus value now (quality × Pr(fresh) × visited), float32."""
     quality = np.asarray(quality, dtype=np.float32)
@@ -203,6 +225,7 @@ def profit(quality: np.ndarray, fresh: np.ndarray, visited: np.ndarray) -> np.nd
 
 
 # -- the batch -------------------------------------------------------------------------------------------
+
 
 def site_cap(size: int, samesite: int, counts: np.ndarray, share: float = 1.0) -> int:
     """Most pages of one site in a batch of ``size`` drawn from sites with ``counts`` candidates each: the
@@ -225,8 +248,9 @@ def site_cap(size: int, samesite: int, counts: np.ndarray, share: float = 1.0) -
     return low
 
 
-def site_caps(size: int, samesite: int, counts: np.ndarray, share: float = 1.0,
-              weights: np.ndarray | None = None) -> np.ndarray:
+def site_caps(
+    size: int, samesite: int, counts: np.ndarray, share: float = 1.0, weights: np.ndarray | None = None
+) -> np.ndarray:
     """Most pages of each site in a batch of ``size`` (int64 array aligned with ``counts``, the candidates
     of each site), the cap of ``select_batches``: with ``weights`` w (> 0, ``inf`` allowed) site s may
     get max(1, floor(c × w_s)) pages, never more than ``samesite``, for the largest c with
@@ -262,8 +286,9 @@ def site_caps(size: int, samesite: int, counts: np.ndarray, share: float = 1.0,
     return caps(low)
 
 
-def site_growth(site_ids: np.ndarray, visited: np.ndarray, growth: float, sites: int,
-                start: np.ndarray | None = None) -> np.ndarray | None:
+def site_growth(
+    site_ids: np.ndarray, visited: np.ndarray, growth: float, sites: int, start: np.ndarray | None = None
+) -> np.ndarray | None:
     """Most pages of each site in a batch (indexed by site-id): ``growth`` times the pages fetched from it
     so far, at least 1 and at least its pages not fetched yet among ``start`` (where the crawl was told to
     start: seeds, pages added at depth 0, which a person asked for and a first harvest is expected to
@@ -282,14 +307,23 @@ def site_growth(site_ids: np.ndarray, visited: np.ndarray, growth: float, sites:
     fetched = np.bincount(site_ids, weights=visited, minlength=sites + 1)
     limits = np.maximum(np.floor(growth * fetched), 1).astype(np.int64)
     if start is not None:
-        waiting = np.bincount(site_ids, weights=np.asarray(start, dtype=bool) & ~np.asarray(visited, dtype=bool),
-                              minlength=sites + 1)
+        waiting = np.bincount(
+            site_ids,
+            weights=np.asarray(start, dtype=bool) & ~np.asarray(visited, dtype=bool),
+            minlength=sites + 1,
+        )
         limits = np.maximum(limits, waiting.astype(np.int64))
     return limits
 
 
-def site_catchup(weights: np.ndarray, site_ids: np.ndarray, visited: np.ndarray, waiting: np.ndarray,
-                 size: int, base: float = CATCHUP_BASE) -> np.ndarray:
+def site_catchup(
+    weights: np.ndarray,
+    site_ids: np.ndarray,
+    visited: np.ndarray,
+    waiting: np.ndarray,
+    size: int,
+    base: float = CATCHUP_BASE,
+) -> np.ndarray:
     """Weights for a batch of ``size`` (indexed by site-id, like ``weights``: each site's estimated share
     of the PageRank or of the pages, ``WIRE_BATCH_SITE_SPLIT``) that make up for the earlier batches: each
     site's shortfall w_s × (F + ``size``) − f_s (w normalised to sum 1, f_s the pages fetched from the site
@@ -317,10 +351,18 @@ def site_catchup(weights: np.ndarray, site_ids: np.ndarray, visited: np.ndarray,
     return out
 
 
-def select_batches(profits: np.ndarray, site_ids: np.ndarray, candidates: np.ndarray, *, size: int,
-                   samesite: int, count: int = 1, site_share: float = 1.0,
-                   site_weights: np.ndarray | None = None,
-                   site_limits: np.ndarray | None = None) -> list[np.ndarray]:
+def select_batches(
+    profits: np.ndarray,
+    site_ids: np.ndarray,
+    candidates: np.ndarray,
+    *,
+    size: int,
+    samesite: int,
+    count: int = 1,
+    site_share: float = 1.0,
+    site_weights: np.ndarray | None = None,
+    site_limits: np.ndarray | None = None,
+) -> list[np.ndarray]:
     """Up to ``count`` disjoint batches of indices into ``profits``, each the ``size`` candidates of highest
     profit with at most ``site_caps`` of one site, in decreasing profit; a batch is smaller, and batches are
     fewer, when candidates run out (no empty batch is returned). Ties go to the lower index.
@@ -358,7 +400,9 @@ def select_batches(profits: np.ndarray, site_ids: np.ndarray, candidates: np.nda
     pool = np.flatnonzero(candidates)
     # Sort once by (site, profit descending, index): for profits >= 0 the float32 bits order as the values.
     bits = np.maximum(np.asarray(profits, dtype=np.float32)[pool], 0).view(np.uint32)
-    key = (site_ids[pool].astype(np.uint64) << np.uint64(32)) | (np.uint32(0xFFFFFFFF) - bits).astype(np.uint64)
+    key = (site_ids[pool].astype(np.uint64) << np.uint64(32)) | (np.uint32(0xFFFFFFFF) - bits).astype(
+        np.uint64
+    )
     pool = pool[np.argsort(key, kind="stable")]
     del key, bits
     batches = []
@@ -389,4 +433,3 @@ def select_batches(profits: np.ndarray, site_ids: np.ndarray, candidates: np.nda
         taken[chosen] = True
         pool = pool[~taken[pool]]
     return batches
-

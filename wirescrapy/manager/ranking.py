@@ -190,8 +190,11 @@ class _Stall:
         self.since += 1
         if self.since < self.PATIENCE:
             return False
-        logger.info("%(name)s: L1 change stuck at %(change).3g, at rounding level; max error %(max_error).3g "
-                    "needs float64", {"name": self.name, "change": self.best, "max_error": self.max_error})
+        logger.info(
+            "%(name)s: L1 change stuck at %(change).3g, at rounding level; max error %(max_error).3g "
+            "needs float64",
+            {"name": self.name, "change": self.best, "max_error": self.max_error},
+        )
         return True
 
 
@@ -201,9 +204,17 @@ def _uniform(size: int, dtype) -> np.ndarray:
     return vector
 
 
-def pagerank(links: csr_matrix, q: float = 0.15, max_error: float = 1e-6, *,
-             transposed: csr_matrix | None = None, start: np.ndarray | None = None,
-             jump: np.ndarray | None = None, max_iterations: int = MAX_ITERATIONS, dtype=np.float32) -> Ranking:
+def pagerank(
+    links: csr_matrix,
+    q: float = 0.15,
+    max_error: float = 1e-6,
+    *,
+    transposed: csr_matrix | None = None,
+    start: np.ndarray | None = None,
+    jump: np.ndarray | None = None,
+    max_iterations: int = MAX_ITERATIONS,
+    dtype=np.float32,
+) -> Ranking:
     """PageRank of every node of ``links`` (see the module docstring).
 
     ``transposed`` is ``transpose(links)`` if the caller already has it. ``start`` is a first guess (e.g.
@@ -253,8 +264,10 @@ def pagerank(links: csr_matrix, q: float = 0.15, max_error: float = 1e-6, *,
         if change < max_error or stalled(change):
             break
     else:
-        logger.warning("PageRank: no convergence in %(iterations)d iterations (L1 change %(change).3g)",
-                       {"iterations": iteration, "change": change})
+        logger.warning(
+            "PageRank: no convergence in %(iterations)d iterations (L1 change %(change).3g)",
+            {"iterations": iteration, "change": change},
+        )
     return Ranking(x, iteration, change)
 
 
@@ -275,8 +288,14 @@ def _start(start, size: int, dtype) -> np.ndarray:
     return x
 
 
-def hits(links: csr_matrix, max_error: float = 1e-6, *, transposed: csr_matrix | None = None,
-         max_iterations: int = MAX_ITERATIONS, dtype=np.float32) -> HubsAuthorities:
+def hits(
+    links: csr_matrix,
+    max_error: float = 1e-6,
+    *,
+    transposed: csr_matrix | None = None,
+    max_iterations: int = MAX_ITERATIONS,
+    dtype=np.float32,
+) -> HubsAuthorities:
     """Hub and authority scores (Kleinberg), each summing to 1; all 0 if the graph has no links."""
     size = links.shape[0]
     if links.shape != (size, size):
@@ -303,13 +322,21 @@ def hits(links: csr_matrix, max_error: float = 1e-6, *, transposed: csr_matrix |
         if change < max_error or stalled(change):
             break
     else:
-        logger.warning("HITS: no convergence in %(iterations)d iterations (L1 change %(change).3g)",
-                       {"iterations": iteration, "change": change})
+        logger.warning(
+            "HITS: no convergence in %(iterations)d iterations (L1 change %(change).3g)",
+            {"iterations": iteration, "change": change},
+        )
     return HubsAuthorities(hub, authority, iteration, change)
 
 
-def opic(links: csr_matrix, order: np.ndarray, start: np.ndarray | None = None, *,
-         round_size: int = OPIC_ROUND, dtype=np.float32) -> Cash:
+def opic(
+    links: csr_matrix,
+    order: np.ndarray,
+    start: np.ndarray | None = None,
+    *,
+    round_size: int = OPIC_ROUND,
+    dtype=np.float32,
+) -> Cash:
     """OPIC cash and history after replaying the visits of the pages ``order`` lists (doc-ids, each once,
     in the order they were first fetched) over ``links`` (its links, each counted once: ``link_matrix``);
     see the module docstring. ``start`` weighs the pages that hold the cash at first (one entry per
@@ -355,8 +382,14 @@ def _initial_cash(start, size: int) -> np.ndarray:
     return cash
 
 
-def _replay_round(links: csr_matrix, position: np.ndarray, pages: np.ndarray, first: int, cash: np.ndarray,
-                  history: np.ndarray) -> tuple[float, int]:
+def _replay_round(
+    links: csr_matrix,
+    position: np.ndarray,
+    pages: np.ndarray,
+    first: int,
+    cash: np.ndarray,
+    history: np.ndarray,
+) -> tuple[float, int]:
     """Visit ``pages``, the fetches at positions ``first``, ``first + 1`` …, passing on in further steps the
     cash they hand to each other forwards; returns the cash handed to Ω and the steps taken. Updates
     ``cash`` and ``history``."""
@@ -384,7 +417,9 @@ def _replay_round(links: csr_matrix, position: np.ndarray, pages: np.ndarray, fi
     return virtual, steps
 
 
-def link_weights(links: csr_matrix, site_of: np.ndarray, anchor_length: np.ndarray | None = None) -> np.ndarray:
+def link_weights(
+    links: csr_matrix, site_of: np.ndarray, anchor_length: np.ndarray | None = None
+) -> np.ndarray:
     """Baeza-Yates & Davis weights (see the module docstring), one float32 per stored link of ``links``,
     whose rows must list each page's links in page order (with repeats), as the link store keeps them."""
     size = links.shape[0]
@@ -406,14 +441,17 @@ def link_weights(links: csr_matrix, site_of: np.ndarray, anchor_length: np.ndarr
     if anchor_length is not None:
         anchor_length = np.asarray(anchor_length)
         if anchor_length.shape != (links.nnz,):
-            raise ValueError(f"anchor_length must have one entry per link ({links.nnz}), got {anchor_length.shape}")
+            raise ValueError(
+                f"anchor_length must have one entry per link ({links.nnz}), got {anchor_length.shape}"
+            )
         weights += anchor_length.astype(np.float32) / WL_ANCHOR_UNIT
     weights[links.indices == rows] = 0
     return weights.astype(np.float32, copy=False)
 
 
-def wlrank(links: csr_matrix, site_of: np.ndarray, q: float = 0.15, max_error: float = 1e-6, *,
-           dtype=np.float32) -> Ranking:
+def wlrank(
+    links: csr_matrix, site_of: np.ndarray, q: float = 0.15, max_error: float = 1e-6, *, dtype=np.float32
+) -> Ranking:
     """Weighted link rank: PageRank over ``links`` (in page order) weighted by ``link_weights``."""
     weighted = csr_matrix((link_weights(links, site_of), links.indices, links.indptr), shape=links.shape)
     return pagerank(weighted, q, max_error, dtype=dtype)
@@ -440,7 +478,14 @@ def site_graph(links: csr_matrix, site_of: np.ndarray, sites: int | None = None)
     return pairs
 
 
-def siterank(links: csr_matrix, site_of: np.ndarray, q: float = 0.15, max_error: float = 1e-6, *,
-             sites: int | None = None, dtype=np.float32) -> Ranking:
+def siterank(
+    links: csr_matrix,
+    site_of: np.ndarray,
+    q: float = 0.15,
+    max_error: float = 1e-6,
+    *,
+    sites: int | None = None,
+    dtype=np.float32,
+) -> Ranking:
     """PageRank on the graph of sites; scores indexed by site-id."""
     return pagerank(site_graph(links, site_of, sites), q, max_error, dtype=dtype)

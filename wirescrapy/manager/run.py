@@ -33,11 +33,29 @@ logger = logging.getLogger(__name__)
 
 # The settings a batch records in its batch.json, as WIRE_* names.
 MANAGER_SETTINGS = (
-    "max_depth_static", "max_depth_dynamic", "max_urls_per_site", "batch_size", "batch_samesite",
-    "batch_site_share", "batch_site_growth", "batch_site_catchup", "batch_time_share", "batch_time_lead",
-    "batch_site_split", "batch_site_unseen", "batch_count", "max_errors_different_batch", "score_weights",
-    "score_age_exponent", "score_boost_frontpage", "pagerank_damping", "pagerank_max_error", "hits_max_error",
-    "siterank_max_error", "minperiod_unsuccessful", "minperiod_successful_not_ok",
+    "max_depth_static",
+    "max_depth_dynamic",
+    "max_urls_per_site",
+    "batch_size",
+    "batch_samesite",
+    "batch_site_share",
+    "batch_site_growth",
+    "batch_site_catchup",
+    "batch_time_share",
+    "batch_time_lead",
+    "batch_site_split",
+    "batch_site_unseen",
+    "batch_count",
+    "max_errors_different_batch",
+    "score_weights",
+    "score_age_exponent",
+    "score_boost_frontpage",
+    "pagerank_damping",
+    "pagerank_max_error",
+    "hits_max_error",
+    "siterank_max_error",
+    "minperiod_unsuccessful",
+    "minperiod_successful_not_ok",
     "minperiod_successful_ok",
 )
 
@@ -62,19 +80,42 @@ class Computed:
     documents: int  # the documents (doc-ids 1..documents) and sites it saw
     sites: int
     plan: Plan
-    seconds: float  # what computing it took (``WIRE_PLAN_AHEAD`` starts the next one that long before it is due)
+    seconds: (
+        float  # what computing it took (``WIRE_PLAN_AHEAD`` starts the next one that long before it is due)
+    )
 
 
-def manage(collection, config, now: float | None = None, *, batches: int | None = None, parts: int = 1,
-           dry_run: bool = False, rng: np.random.Generator | None = None) -> ManagerReport:
+def manage(
+    collection,
+    config,
+    now: float | None = None,
+    *,
+    batches: int | None = None,
+    parts: int = 1,
+    dry_run: bool = False,
+    rng: np.random.Generator | None = None,
+) -> ManagerReport:
     """Run the manager over ``collection`` (open for writing unless ``dry_run``); ``batches`` and
     ``parts`` override ``WIRE_BATCH_COUNT`` and the default of one part."""
-    return write(collection, config, compute(collection, config, now, batches=batches, rng=rng)(), parts=parts,
-                 dry_run=dry_run)
+    return write(
+        collection,
+        config,
+        compute(collection, config, now, batches=batches, rng=rng)(),
+        parts=parts,
+        dry_run=dry_run,
+    )
 
 
-def compute(collection, config, now: float | None = None, *, batches: int | None = None,
-            exclude: np.ndarray | None = None, rng: np.random.Generator | None = None, snapshot: bool = False):
+def compute(
+    collection,
+    config,
+    now: float | None = None,
+    *,
+    batches: int | None = None,
+    exclude: np.ndarray | None = None,
+    rng: np.random.Generator | None = None,
+    snapshot: bool = False,
+):
     """Read what a manager run needs from ``collection`` now and return a function of no arguments that
     computes the plan from it and returns a ``Computed`` for ``write``. With ``snapshot`` the records are
     copied, so the function touches nothing of the collection and may run in another thread while the
@@ -88,10 +129,14 @@ def compute(collection, config, now: float | None = None, *, batches: int | None
     if snapshot:
         docs, sites = np.array(docs), np.array(sites)
     robots_docs = sites["robots_docid"][1:]
-    left_out = np.concatenate([robots_docs[robots_docs > 0], pages_of_closed_sites(docs, sites, config, now),
-                               np.asarray(pages_out(collection.dir / "batches", now, config.part_timeout),
-                                          dtype=np.int64),
-                               np.asarray(exclude if exclude is not None else [], dtype=np.int64)])
+    left_out = np.concatenate(
+        [
+            robots_docs[robots_docs > 0],
+            pages_of_closed_sites(docs, sites, config, now),
+            np.asarray(pages_out(collection.dir / "batches", now, config.part_timeout), dtype=np.int64),
+            np.asarray(exclude if exclude is not None else [], dtype=np.int64),
+        ]
+    )
     links = collection.links.to_csr(n_docs=n)
     ordered = collection.links.to_csr(n_docs=n, ordered=True) if config.score_weights["wlrank"] > 0 else None
     groups = path_groups(config, ((site_id, path) for _, site_id, path in collection.urls.iter_urls(1, n)))
@@ -99,17 +144,36 @@ def compute(collection, config, now: float | None = None, *, batches: int | None
 
     def run() -> Computed:
         started = time.perf_counter()
-        result = plan(docs, links, config, now, count=batches, exclude=left_out,
-                      links_in_page_order=None if ordered is None else (lambda: ordered),
-                      sites=site_count, rng=rng, site_records=sites, sections=sections, mirrors=mirrors,
-                      kinds=kinds)
+        result = plan(
+            docs,
+            links,
+            config,
+            now,
+            count=batches,
+            exclude=left_out,
+            links_in_page_order=None if ordered is None else (lambda: ordered),
+            sites=site_count,
+            rng=rng,
+            site_records=sites,
+            sections=sections,
+            mirrors=mirrors,
+            kinds=kinds,
+        )
         return Computed(now, n, site_count, result, time.perf_counter() - started)
 
     return run
 
 
-def write(collection, config, computed: Computed, *, parts: int = 1, dry_run: bool = False,
-          created: float | None = None, ahead: bool = False) -> ManagerReport:
+def write(
+    collection,
+    config,
+    computed: Computed,
+    *,
+    parts: int = 1,
+    dry_run: bool = False,
+    created: float | None = None,
+    ahead: bool = False,
+) -> ManagerReport:
     """Write what ``compute`` decided into ``collection``: the batches, each page's batch number and the
     scores of the documents and sites it saw (those added since keep theirs). ``created``: the batches'
     time, from which a page's visit counts as done in them (default: the time the plan was computed for);
@@ -121,8 +185,11 @@ def write(collection, config, computed: Computed, *, parts: int = 1, dry_run: bo
     first = next_batch_number(batches_dir, at_least=int(docs["batch"].max(initial=0)) + 1)
     numbers, paths, batch_sites = [], [], set()
     info = {
-        "collection": str(collection.dir.resolve()), "collection_id": collection.id, "size": config.batch_size,
-        "settings": manager_settings(config), "planning_seconds": round(computed.seconds, 3),
+        "collection": str(collection.dir.resolve()),
+        "collection_id": collection.id,
+        "size": config.batch_size,
+        "settings": manager_settings(config),
+        "planning_seconds": round(computed.seconds, 3),
         **({"planned_ahead": True} if ahead else {}),
         **({"time_led": True} if result.time_led else {}),
     }
@@ -137,13 +204,23 @@ def write(collection, config, computed: Computed, *, parts: int = 1, dry_run: bo
         left -= np.bincount(docs["siteid"][doc_ids - 1], minlength=len(left))[: len(left)]
         if dry_run:
             continue
-        urls, site_list = _batch_rows(collection, config, docs, sites, doc_ids, result.profit, now, left,
-                                      result.critical)
-        paths += write_batch(batches_dir, number, urls, site_list, parts=parts, info=info,
-                             created=now if created is None else created)
+        urls, site_list = _batch_rows(
+            collection, config, docs, sites, doc_ids, result.profit, now, left, result.critical
+        )
+        paths += write_batch(
+            batches_dir,
+            number,
+            urls,
+            site_list,
+            parts=parts,
+            info=info,
+            created=now if created is None else created,
+        )
         docs["batch"][doc_ids - 1] = number
-        logger.info("manager: batch %(number)06d, %(urls)d URLs of %(sites)d sites, in %(path)s",
-                    {"number": number, "urls": len(urls), "sites": len(site_list), "path": batches_dir})
+        logger.info(
+            "manager: batch %(number)06d, %(urls)d URLs of %(sites)d sites, in %(path)s",
+            {"number": number, "urls": len(urls), "sites": len(site_list), "path": batches_dir},
+        )
     if not dry_run:
         store_scores(docs, sites, result)
         collection.documents.flush()
@@ -180,16 +257,34 @@ def store_scores(docs: np.ndarray, sites: np.ndarray, result: Plan) -> None:
         sites["pagerank_sum"][1:] = sums[1 : len(sites)]
 
 
-def _batch_rows(collection, config, docs, sites, doc_ids, profits, now, left: np.ndarray,
-                critical: np.ndarray | None = None) -> tuple[list[BatchURL], list[BatchSite]]:
+def _batch_rows(
+    collection,
+    config,
+    docs,
+    sites,
+    doc_ids,
+    profits,
+    now,
+    left: np.ndarray,
+    critical: np.ndarray | None = None,
+) -> tuple[list[BatchURL], list[BatchSite]]:
     """The batch's rows: URLs from the URL store (with the redirect hops that led to them and their stored
     page's validators), sites' origins, IPs, robots.txt, pages ``left`` for later batches and whether the
     batch was planned for the site to fetch through it (``critical``; both by site-id)."""
     rows = docs[doc_ids - 1]
     urls = [
-        BatchURL(int(d), int(r["siteid"]), int(r["depth"]), bool(r["flags"] & DocFlag.DYNAMIC),
-                 float(profits[d - 1]), float(r["last_visit"]), collection.url(int(d)), int(r["redirects"]),
-                 bytes(r["etag"]), bytes(r["last_modified_header"]))
+        BatchURL(
+            int(d),
+            int(r["siteid"]),
+            int(r["depth"]),
+            bool(r["flags"] & DocFlag.DYNAMIC),
+            float(profits[d - 1]),
+            float(r["last_visit"]),
+            collection.url(int(d)),
+            int(r["redirects"]),
+            bytes(r["etag"]),
+            bytes(r["last_modified_header"]),
+        )
         for d, r in zip(doc_ids.tolist(), rows)
     ]
     site_list = []
@@ -200,16 +295,26 @@ def _batch_rows(collection, config, docs, sites, doc_ids, profits, now, left: np
         if state is RobotsState.VALID and record["robots_docid"]:
             body = collection.load_page(int(record["robots_docid"]))
         fetched = float(record["robots_fetched"])
-        period = (config.robots_txt_invalid_period if state is RobotsState.UNREACHABLE
-                  else config.robots_txt_valid_period)
-        site_list.append(BatchSite(
-            site_id=site_id, origin=collection.urls.site_name(site_id), ip=_ip_text(record["ip"]),
-            robots_state=state, robots_fetched=fetched,
-            robots_due=state is RobotsState.UNKNOWN or now >= fetched + period, robots_txt=body,
-            crawl_delay=float(record["crawl_delay"]), docs=int(record["docs"]),
-            left=max(int(left[site_id]), 0) if site_id < len(left) else 0,
-            critical=critical is not None and site_id < len(critical) and bool(critical[site_id]),
-        ))
+        period = (
+            config.robots_txt_invalid_period
+            if state is RobotsState.UNREACHABLE
+            else config.robots_txt_valid_period
+        )
+        site_list.append(
+            BatchSite(
+                site_id=site_id,
+                origin=collection.urls.site_name(site_id),
+                ip=_ip_text(record["ip"]),
+                robots_state=state,
+                robots_fetched=fetched,
+                robots_due=state is RobotsState.UNKNOWN or now >= fetched + period,
+                robots_txt=body,
+                crawl_delay=float(record["crawl_delay"]),
+                docs=int(record["docs"]),
+                left=max(int(left[site_id]), 0) if site_id < len(left) else 0,
+                critical=critical is not None and site_id < len(critical) and bool(critical[site_id]),
+            )
+        )
     return urls, site_list
 
 

@@ -126,8 +126,10 @@ def cross_section_links(links: csr_matrix, section_of: np.ndarray) -> np.ndarray
     section_of = np.asarray(section_of)
     size = links.shape[0]
     if links.shape != (size, size) or section_of.shape != (size,):
-        raise ValueError(f"links must be square and section_of must have one entry per row; got {links.shape} "
-                         f"and {section_of.shape}")
+        raise ValueError(
+            f"links must be square and section_of must have one entry per row; got {links.shape} "
+            f"and {section_of.shape}"
+        )
     if not links.has_canonical_format:
         links = links.copy()
         links.sum_duplicates()
@@ -155,7 +157,9 @@ def mirrored(scores: np.ndarray, mirror_of: np.ndarray) -> np.ndarray:
     indexed by doc-id, ``mirror_ids``; entry 0 unused), the page itself included."""
     mirror_of = np.asarray(mirror_of)
     if mirror_of.shape != np.shape(scores):
-        raise ValueError(f"scores and mirror_of must be aligned; got {np.shape(scores)} and {mirror_of.shape}")
+        raise ValueError(
+            f"scores and mirror_of must be aligned; got {np.shape(scores)} and {mirror_of.shape}"
+        )
     groups = mirror_of[1:].astype(np.int64)
     total = np.bincount(groups, weights=np.asarray(scores, dtype=np.float64)[1:])
     count = np.bincount(groups, minlength=len(total))

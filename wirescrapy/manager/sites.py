@@ -73,8 +73,10 @@ def site_links(links: csr_matrix, site_of: np.ndarray, sites: int | None = None)
     site_of = np.asarray(site_of)
     size = links.shape[0]
     if links.shape != (size, size) or site_of.shape != (size,):
-        raise ValueError(f"links must be square and site_of must have one entry per row; got {links.shape} "
-                         f"and {site_of.shape}")
+        raise ValueError(
+            f"links must be square and site_of must have one entry per row; got {links.shape} "
+            f"and {site_of.shape}"
+        )
     if sites is None:
         sites = int(site_of[1:].max(initial=0))
     captures = np.zeros(size, dtype=np.int64)
@@ -116,8 +118,13 @@ def _chunks(links: csr_matrix):
         start = stop
 
 
-def site_sizes(site_of: np.ndarray, captures: np.ndarray, sites: int | None = None,
-               fetched: np.ndarray | None = None, sections: np.ndarray | None = None) -> np.ndarray:
+def site_sizes(
+    site_of: np.ndarray,
+    captures: np.ndarray,
+    sites: int | None = None,
+    fetched: np.ndarray | None = None,
+    sections: np.ndarray | None = None,
+) -> np.ndarray:
     """Estimated pages of each site (float64, indexed by site-id, entry 0 = 0): Chao's bias-corrected
     estimator (module docstring) from ``captures`` (``SiteLinks.captures``); every doc-id of ``site_of``
     (entry 0 unused) is a page known of its site. With ``fetched`` (per doc-id, entry 0 unused: whether
@@ -174,7 +181,9 @@ def unseen_found(unseen: np.ndarray, once: np.ndarray, samples: np.ndarray, more
     return out
 
 
-def site_pagerank(graph: csr_matrix, sizes: np.ndarray, q: float = 0.15, max_error: float = 1e-6) -> np.ndarray:
+def site_pagerank(
+    graph: csr_matrix, sizes: np.ndarray, q: float = 0.15, max_error: float = 1e-6
+) -> np.ndarray:
     """Each site's estimated share of the PageRank (float64, indexed by site-id, entry 0 = 0, the rest
     summing to 1): the walk over sites of the module docstring along ``graph`` (``SiteLinks.graph``),
     jumping in proportion to ``sizes`` (``site_sizes``): ``ranking.pagerank`` with that jump vector, in
@@ -192,8 +201,14 @@ def site_pagerank(graph: csr_matrix, sizes: np.ndarray, q: float = 0.15, max_err
 LEFT_GUARD = 2.0  # ``pages_left``: a site is estimated at most this many times the pages known of it
 
 
-def pages_left(links: csr_matrix, site_of: np.ndarray, visited: np.ndarray, sites: int | None = None,
-               sections: np.ndarray | None = None, read: SiteLinks | None = None) -> np.ndarray:
+def pages_left(
+    links: csr_matrix,
+    site_of: np.ndarray,
+    visited: np.ndarray,
+    sites: int | None = None,
+    sections: np.ndarray | None = None,
+    read: SiteLinks | None = None,
+) -> np.ndarray:
     """Each site's pages left to fetch as estimated now (float64, indexed by site-id): ``site_sizes`` (with
     what its known pages still to fetch are expected to reveal; ``sections`` passed on) less its pages
     ``visited`` (aligned with the pages, doc-id order), the estimate at most ``LEFT_GUARD`` times the pages
@@ -213,9 +228,16 @@ def pages_left(links: csr_matrix, site_of: np.ndarray, visited: np.ndarray, site
     return np.maximum(np.minimum(sizes[: count + 1], LEFT_GUARD * known) - done, 0.0)
 
 
-def site_shares(links: csr_matrix, site_of: np.ndarray, sites: int | None = None, q: float = 0.15,
-                max_error: float = 1e-6, fetched: np.ndarray | None = None,
-                sections: np.ndarray | None = None, read: SiteLinks | None = None) -> np.ndarray:
+def site_shares(
+    links: csr_matrix,
+    site_of: np.ndarray,
+    sites: int | None = None,
+    q: float = 0.15,
+    max_error: float = 1e-6,
+    fetched: np.ndarray | None = None,
+    sections: np.ndarray | None = None,
+    read: SiteLinks | None = None,
+) -> np.ndarray:
     """``site_pagerank`` with ``site_sizes`` (``fetched`` and ``sections`` passed on), from one pass over
     ``links`` (``read``: that pass's ``site_links``, when the caller has it already)."""
     if read is None:

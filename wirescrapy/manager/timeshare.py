@@ -66,11 +66,14 @@ import numpy as np
 from .profit import site_caps
 
 PACE_SLACK = 0.5  # the slowest site is paced over this share more batches than its known candidates need
-LEAD_RESERVE = 0.2  # the leading site keeps this share of its known pages' time beyond the next site's time left
+LEAD_RESERVE = (
+    0.2  # the leading site keeps this share of its known pages' time beyond the next site's time left
+)
 
 
-def site_waits(pages: np.ndarray, crawl_delays: np.ndarray, wait_normal: float, wait_large: float,
-               large_site_pages: int) -> np.ndarray:
+def site_waits(
+    pages: np.ndarray, crawl_delays: np.ndarray, wait_normal: float, wait_large: float, large_site_pages: int
+) -> np.ndarray:
     """Each site's wait between two fetches, as the harvester's politeness sets it: the large-site wait
     above ``large_site_pages`` known documents, never below the site's Crawl-delay."""
     pages = np.asarray(pages)
@@ -143,8 +146,9 @@ def remaining_times(pages: np.ndarray, waits: np.ndarray) -> np.ndarray:
     return np.maximum(np.asarray(pages, dtype=np.int64) - 1, 0) * np.asarray(waits, dtype=np.float64)
 
 
-def critical_sites(left: np.ndarray, waits: np.ndarray, t: float, whole: np.ndarray, size: int,
-                   leader: int) -> tuple[np.ndarray, float]:
+def critical_sites(
+    left: np.ndarray, waits: np.ndarray, t: float, whole: np.ndarray, size: int, leader: int
+) -> tuple[np.ndarray, float]:
     """Which sites (bool, aligned with ``left``, each site's known pages left, and ``waits``) must be fetched
     through the whole of a led batch of time ``t``, and the batch's time they fit in: the ``leader`` and the
     sites whose crawl time left is within ``t`` of the longest. Any of them idle for part of the batch would
@@ -174,9 +178,17 @@ class TimeShare(NamedTuple):
     led: bool = False  # the slowest site's share set the batch's time
 
 
-def site_time_limits(site_ids: np.ndarray, candidates: np.ndarray, sites: np.ndarray, config,
-                     count: int, *, weights: np.ndarray | None = None, limits: np.ndarray | None = None,
-                     left: np.ndarray | None = None) -> TimeShare | None:
+def site_time_limits(
+    site_ids: np.ndarray,
+    candidates: np.ndarray,
+    sites: np.ndarray,
+    config,
+    count: int,
+    *,
+    weights: np.ndarray | None = None,
+    limits: np.ndarray | None = None,
+    left: np.ndarray | None = None,
+) -> TimeShare | None:
     """``time_limits`` indexed by site-id, from the document records' ``site_ids``, which of them are
     ``candidates`` (bool) and the site records ``sites`` (``docs``, ``crawl_delay``; indexed by site-id);
     None when ``WIRE_BATCH_TIME_SHARE`` is off. ``count``: the highest site-id. With ``WIRE_BATCH_TIME_LEAD``
@@ -211,8 +223,13 @@ def site_time_limits(site_ids: np.ndarray, candidates: np.ndarray, sites: np.nda
         if per_site[slowest]:  # its share of the batch, at its wait
             live = np.flatnonzero(per_site)
             counts = per_site if limits is None else np.minimum(per_site, np.maximum(limits, 1))
-            shares = site_caps(config.batch_size, config.batch_samesite, counts[live], config.batch_site_share,
-                               np.asarray(weights, dtype=np.float64)[live])
+            shares = site_caps(
+                config.batch_size,
+                config.batch_samesite,
+                counts[live],
+                config.batch_site_share,
+                np.asarray(weights, dtype=np.float64)[live],
+            )
             wanted = (int(shares[np.searchsorted(live, slowest)]) - 1) * float(waits[slowest])
             # ... within the reserve it keeps for the crawl's end: the next site's time left and a share of its own.
             keep = np.delete(times, slowest).max(initial=0.0) + reserve

@@ -72,10 +72,17 @@ def summary(data: CrawlData, sections: list[Section]) -> dict:
     harvests = by_key["harvests"]
     code_failed = int((data.fetched & data.real & ~data.ok).sum())
     return {
-        "documents": int(data.n_docs), "fetched": documents["fetched"], "gathered": documents["gathered"],
-        "sites": int(data.n_sites), "links": int(data.links.nnz), "raw_bytes": documents["raw_bytes"],
-        "stored_bytes": documents["stored_bytes"], "duplicates": documents["duplicates"],
-        "fetched_not_ok": code_failed, "crawl_first_start_utc": harvests.get("first_start_utc", ""),
-        "crawl_last_end_utc": harvests.get("last_end_utc", ""), "batches": harvests.get("batches", 0),
+        "documents": int(data.n_docs),
+        "fetched": documents["fetched"],
+        "gathered": documents["gathered"],
+        "sites": int(data.n_sites),
+        "links": int(data.links.nnz),
+        "raw_bytes": documents["raw_bytes"],
+        "stored_bytes": documents["stored_bytes"],
+        "duplicates": documents["duplicates"],
+        "fetched_not_ok": code_failed,
+        "crawl_first_start_utc": harvests.get("first_start_utc", ""),
+        "crawl_last_end_utc": harvests.get("last_end_utc", ""),
+        "batches": harvests.get("batches", 0),
         "languages": dict(list(by_key["languages"].items())[:5]),
     }

@@ -91,8 +91,12 @@ class CrawlData:
 
     def subsets(self) -> dict[str, np.ndarray]:
         """The document sets WIRE's analysis reports each figure for."""
-        return {"all": self.real, "gathered": self.ok, "static": self.ok & ~self.dynamic,
-                "dynamic": self.ok & self.dynamic}
+        return {
+            "all": self.real,
+            "gathered": self.ok,
+            "static": self.ok & ~self.dynamic,
+            "dynamic": self.ok & self.dynamic,
+        }
 
     @cached_property
     def site_names(self) -> list[str]:
@@ -149,8 +153,13 @@ class CrawlData:
         wlrank = ranking.wlrank(self.ordered_links, self.site_of, q, error).scores
         self.__dict__.pop("ordered_links", None)  # only the weighted link rank needs page order: free it
         siterank = ranking.pagerank(self.site_graph, q, error).scores
-        return {"pagerank": pagerank, "hub": hits.hub, "authority": hits.authority, "wlrank": wlrank,
-                "siterank": siterank}
+        return {
+            "pagerank": pagerank,
+            "hub": hits.hub,
+            "authority": hits.authority,
+            "wlrank": wlrank,
+            "siterank": siterank,
+        }
 
     # -- other files ---------------------------------------------------------------------------------
 
@@ -192,12 +201,17 @@ def _parts_harvest(path: Path, name: str) -> dict | None:
             continue
     if not parts:
         return None
-    total: dict = {"started": min(p.get("started", 0) for p in parts), "finished": max(p.get("finished", 0) for p in parts)}
+    total: dict = {
+        "started": min(p.get("started", 0) for p in parts),
+        "finished": max(p.get("finished", 0) for p in parts),
+    }
     for part in parts:
         for key, value in part.items():
             if isinstance(value, (int, float)) and key not in ("started", "finished", "batch", "part"):
                 total[key] = total.get(key, 0) + value
-            elif isinstance(value, dict) and key == "waits":  # every part's harvester had its own: the shortest
+            elif (
+                isinstance(value, dict) and key == "waits"
+            ):  # every part's harvester had its own: the shortest
                 merged = total.setdefault(key, dict(value))
                 for k, v in value.items():
                     merged[k] = min(merged.get(k, v), v)

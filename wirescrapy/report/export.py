@@ -25,9 +25,28 @@ CHUNK = 1 << 16
 FORMATS = ("jsonl", "csv")
 CONTENTS = ("none", "document", "text")
 
-DOCUMENT_COLUMNS = ["docid", "url", "siteid", "depth", "status", "error", "mime", "flags", "language", "raw_length",
-                    "stored_length", "first_visit", "last_visit", "last_modified", "visits", "duplicate_of",
-                    "pagerank", "wlrank", "hub", "authority"]
+DOCUMENT_COLUMNS = [
+    "docid",
+    "url",
+    "siteid",
+    "depth",
+    "status",
+    "error",
+    "mime",
+    "flags",
+    "language",
+    "raw_length",
+    "stored_length",
+    "first_visit",
+    "last_visit",
+    "last_modified",
+    "visits",
+    "duplicate_of",
+    "pagerank",
+    "wlrank",
+    "hub",
+    "authority",
+]
 _SCORES = ("pagerank", "wlrank", "hub", "authority")
 _TIMES = ("first_visit", "last_visit", "last_modified")
 _ERRORS = {kind.value: kind.label for kind in FetchError}
@@ -63,7 +82,7 @@ def documents(collection: Collection, selection: Selection) -> Iterator[dict]:
     parser = _parser() if selection.content == "text" else None
     for start in range(max(selection.first, 1), last + 1, CHUNK):
         end = min(start + CHUNK - 1, last)
-        records = np.array(collection.documents.records[start:end + 1])
+        records = np.array(collection.documents.records[start : end + 1])
         keep = np.ones(len(records), dtype=bool)
         if site_ids:
             keep &= np.isin(records["siteid"], list(site_ids))
@@ -94,7 +113,9 @@ def documents(collection: Collection, selection: Selection) -> Iterator[dict]:
                 row[name] = round(row[name], 3)
             if selection.content != "none":
                 row["content"] = _content(collection, doc_id, parser)
-            yield {name: row[name] for name in [*DOCUMENT_COLUMNS, *(["content"] if "content" in row else [])]}
+            yield {
+                name: row[name] for name in [*DOCUMENT_COLUMNS, *(["content"] if "content" in row else [])]
+            }
 
 
 def _parser():
@@ -126,18 +147,30 @@ def links(collection: Collection, selection: Selection | None = None) -> Iterato
 def sites(collection: Collection, selection: Selection | None = None) -> Iterator[dict]:
     count = min(collection.sites.count, collection.urls.site_count)
     for start in range(1, count + 1, CHUNK):
-        records = np.array(collection.sites.records[start:min(start + CHUNK, count + 1)])
+        records = np.array(collection.sites.records[start : min(start + CHUNK, count + 1)])
         for i, record in enumerate(records.tolist()):
             row = dict(zip(records.dtype.names, record))
             site_id = start + i
-            yield {"siteid": site_id, "site": collection.urls.site_name(site_id), "docs": row["docs"],
-                   "fetched": row["fetched"], "ok": row["ok"], "errors": row["errors"], "static": row["static"],
-                   "dynamic": row["dynamic"], "multimedia": row["multimedia"],
-                   "robots_state": RobotsState(row["robots_state"]).name.lower()
-                   if row["robots_state"] in RobotsState._value2member_map_ else str(row["robots_state"]),
-                   "crawl_delay": float(row["crawl_delay"]), "last_visit": row["last_visit"],
-                   "siterank": float(f"{row['siterank']:.7g}"), "pagerank_sum": float(f"{row['pagerank_sum']:.7g}"),
-                   "new_sites": row["new_sites"], "new_sites_refused": row["new_sites_refused"]}
+            yield {
+                "siteid": site_id,
+                "site": collection.urls.site_name(site_id),
+                "docs": row["docs"],
+                "fetched": row["fetched"],
+                "ok": row["ok"],
+                "errors": row["errors"],
+                "static": row["static"],
+                "dynamic": row["dynamic"],
+                "multimedia": row["multimedia"],
+                "robots_state": RobotsState(row["robots_state"]).name.lower()
+                if row["robots_state"] in RobotsState._value2member_map_
+                else str(row["robots_state"]),
+                "crawl_delay": float(row["crawl_delay"]),
+                "last_visit": row["last_visit"],
+                "siterank": float(f"{row['siterank']:.7g}"),
+                "pagerank_sum": float(f"{row['pagerank_sum']:.7g}"),
+                "new_sites": row["new_sites"],
+                "new_sites_refused": row["new_sites_refused"],
+            }
 
 
 def seeds(collection: Collection, selection: Selection | None = None) -> Iterator[dict]:
@@ -145,7 +178,7 @@ def seeds(collection: Collection, selection: Selection | None = None) -> Iterato
     count = min(collection.documents.count, collection.urls.count)
     for start in range(1, count + 1, CHUNK):
         end = min(start + CHUNK - 1, count)
-        flags = np.array(collection.documents.records["flags"][start:end + 1])
+        flags = np.array(collection.documents.records["flags"][start : end + 1])
         chosen = np.flatnonzero(flags & DocFlag.SEED)
         for i in chosen.tolist():
             yield {"docid": start + i, "url": collection.url(start + i)}

@@ -70,8 +70,10 @@ def _check_replaceable(out: Path) -> None:
     if out.is_dir():
         other = sorted(p.name for p in out.iterdir() if p.name not in REPORT_FILES)
         if other:
-            raise OSError(f"{out} holds files that are not a report's ({', '.join(other[:3])}): "
-                          "the report replaces its directory whole; choose another --out")
+            raise OSError(
+                f"{out} holds files that are not a report's ({', '.join(other[:3])}): "
+                "the report replaces its directory whole; choose another --out"
+            )
 
 
 def _remove_leftovers(out: Path) -> None:
@@ -130,9 +132,15 @@ def _write_files(report, out: Path) -> None:
                 (out / "data" / f"{table.name}.csv").write_text(table.csv(), encoding="utf-8")
     report.costs["write CSV"] = time.perf_counter() - start
     report.cpu["write CSV"] = time.process_time() - start_cpu
-    data = {"format": "wirescrapy-report", "version": 1, "collection": report.directory, "as_of": report.as_of,
-            "as_of_utc": _utc(report.as_of), "summary": report.summary,
-            "sections": {s.key: s.figures for s in report.sections}}
+    data = {
+        "format": "wirescrapy-report",
+        "version": 1,
+        "collection": report.directory,
+        "as_of": report.as_of,
+        "as_of_utc": _utc(report.as_of),
+        "summary": report.summary,
+        "sections": {s.key: s.figures for s in report.sections},
+    }
     (out / "report.json").write_text(json.dumps(data, indent=1, default=_json) + "\n", encoding="utf-8")
     start, start_cpu = time.perf_counter(), time.process_time()
     page = render_html(report)
@@ -143,36 +151,50 @@ def _write_files(report, out: Path) -> None:
 
 def render_html(report) -> str:
     summary = report.summary
-    parts = ["<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
-             f"<title>Crawl report: {_e(report.directory)}</title><style>{STYLE}</style></head><body>",
-             "<h1>What the crawl found</h1>",
-             (f"<p class=\"asof\">Collection <code>{_e(report.directory)}</code>, as of {_e(_utc(report.as_of))} "
-              "UTC (read without a lock: a crawl may have been writing).</p>"),
-             "<h2 id=\"summary\">Summary</h2>", _figures_table(_summary_rows(summary)),
-             "<nav><h2>Contents</h2><ol>",
-             *(f"<li><a href=\"#{s.key}\">{_e(s.title)}</a></li>" for s in report.sections),
-             "</ol></nav>"]
+    parts = [
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+        f"<title>Crawl report: {_e(report.directory)}</title><style>{STYLE}</style></head><body>",
+        "<h1>What the crawl found</h1>",
+        (
+            f'<p class="asof">Collection <code>{_e(report.directory)}</code>, as of {_e(_utc(report.as_of))} '
+            "UTC (read without a lock: a crawl may have been writing).</p>"
+        ),
+        '<h2 id="summary">Summary</h2>',
+        _figures_table(_summary_rows(summary)),
+        "<nav><h2>Contents</h2><ol>",
+        *(f'<li><a href="#{s.key}">{_e(s.title)}</a></li>' for s in report.sections),
+        "</ol></nav>",
+    ]
     for section in report.sections:
         parts.append(render_section(section))
-    parts.append("<p class=\"cost\">Every table is in <code>data/</code> as CSV (histograms as "
-                 "<code>value,documents,fraction</code>), the headline figures in <code>report.json</code>.</p>")
+    parts.append(
+        '<p class="cost">Every table is in <code>data/</code> as CSV (histograms as '
+        "<code>value,documents,fraction</code>), the headline figures in <code>report.json</code>.</p>"
+    )
     parts.append("</body></html>\n")
     return "\n".join(parts)
 
 
 def _summary_rows(summary: dict) -> list[tuple[str, str]]:
-    rows = [("documents known", summary["documents"]), ("fetched", summary["fetched"]),
-            ("gathered (HTTP 200, no error)", summary["gathered"]), ("fetched, not OK", summary["fetched_not_ok"]),
-            ("exact duplicates", summary["duplicates"]), ("sites", summary["sites"]),
-            ("links between documents", summary["links"]), ("bytes received (gathered)", _bytes(summary["raw_bytes"])),
-            ("bytes stored (cleaned)", _bytes(summary["stored_bytes"])), ("batches", summary["batches"]),
-            ("crawl period (UTC)", f"{summary['crawl_first_start_utc']} – {summary['crawl_last_end_utc']}"),
-            ("languages", ", ".join(f"{k} {v:,}" for k, v in summary["languages"].items()) or "none recorded")]
+    rows = [
+        ("documents known", summary["documents"]),
+        ("fetched", summary["fetched"]),
+        ("gathered (HTTP 200, no error)", summary["gathered"]),
+        ("fetched, not OK", summary["fetched_not_ok"]),
+        ("exact duplicates", summary["duplicates"]),
+        ("sites", summary["sites"]),
+        ("links between documents", summary["links"]),
+        ("bytes received (gathered)", _bytes(summary["raw_bytes"])),
+        ("bytes stored (cleaned)", _bytes(summary["stored_bytes"])),
+        ("batches", summary["batches"]),
+        ("crawl period (UTC)", f"{summary['crawl_first_start_utc']} – {summary['crawl_last_end_utc']}"),
+        ("languages", ", ".join(f"{k} {v:,}" for k, v in summary["languages"].items()) or "none recorded"),
+    ]
     return [(k, f"{v:,}" if isinstance(v, int) else str(v)) for k, v in rows]
 
 
 def render_section(section: Section) -> str:
-    parts = [f"<section id=\"{section.key}\"><h2>{_e(section.title)}</h2>"]
+    parts = [f'<section id="{section.key}"><h2>{_e(section.title)}</h2>']
     if section.intro:
         parts.append(f"<p>{_e(section.intro)}</p>")
     rows = _flatten(section.figures)
@@ -187,8 +209,8 @@ def render_section(section: Section) -> str:
     for table in section.tables:
         if table.show:
             parts.append(render_table(table))
-    listed = ", ".join(f"<a href=\"data/{t.name}.csv\">{t.name}.csv</a>" for t in section.tables if t.name)
-    parts.append(f"<p class=\"cost\">Data: {listed}. Computed in {section.seconds:.2f} s.</p></section>")
+    listed = ", ".join(f'<a href="data/{t.name}.csv">{t.name}.csv</a>' for t in section.tables if t.name)
+    parts.append(f'<p class="cost">Data: {listed}. Computed in {section.seconds:.2f} s.</p></section>')
     return "\n".join(parts)
 
 
@@ -197,9 +219,11 @@ def _figures_table(rows) -> str:
     pairs are short and the page is wide."""
     half = (len(rows) + 1) // 2 if len(rows) > FIGURES_IN_ONE_COLUMN else len(rows)
     pairs = itertools.zip_longest(rows[:half], rows[half:])
-    body = "".join("<tr>" + "".join(f"<td>{_e(k)}</td><td>{_e(v)}</td>" for k, v in filter(None, pair))
-                   + "</tr>" for pair in pairs)
-    return f"<table class=\"figures\">{body}</table>"
+    body = "".join(
+        "<tr>" + "".join(f"<td>{_e(k)}</td><td>{_e(v)}</td>" for k, v in filter(None, pair)) + "</tr>"
+        for pair in pairs
+    )
+    return f'<table class="figures">{body}</table>'
 
 
 def _flatten(figures: dict, prefix: str = "") -> list[tuple[str, str]]:
@@ -218,7 +242,7 @@ def render_table(table: Table, rows: int | None = None) -> str:
     shown = min(len(table), table.show if rows is None else rows)
     # A link's text is a URL, which may break anywhere; other text stays on one line.
     classes = ["url" if c in table.links else _cls(table.rows[i]) for i, c in enumerate(table.columns)]
-    head = "".join(f"<th class=\"{k}\">{_header(c)}</th>" for k, c in zip(classes, table.columns))
+    head = "".join(f'<th class="{k}">{_header(c)}</th>' for k, c in zip(classes, table.columns))
     index = {c: i for i, c in enumerate(table.columns)}
     body = []
     for r in range(shown):
@@ -228,13 +252,15 @@ def render_table(table: Table, rows: int | None = None) -> str:
             text = _e(_cell(value))
             if column in table.links:
                 href = table.rows[index[table.links[column]]][r]
-                text = f"<a href=\"{_e(str(href))}\">{text}</a>"
-            cells.append(f"<td class=\"{classes[i]}\">{text}</td>")
+                text = f'<a href="{_e(str(href))}">{text}</a>'
+            cells.append(f'<td class="{classes[i]}">{text}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     more = f" (first {shown} of {len(table):,})" if len(table) > shown else ""
-    return (f"<h3>{_e(table.title)}</h3>"
-            f"<div class=\"scroll\"><table><tr>{head}</tr>{''.join(body)}</table></div>"
-            f"<p class=\"cost\"><a href=\"data/{table.name}.csv\">data/{table.name}.csv</a>{more}</p>")
+    return (
+        f"<h3>{_e(table.title)}</h3>"
+        f'<div class="scroll"><table><tr>{head}</tr>{"".join(body)}</table></div>'
+        f'<p class="cost"><a href="data/{table.name}.csv">data/{table.name}.csv</a>{more}</p>'
+    )
 
 
 def _header(name: str) -> str:
@@ -265,8 +291,8 @@ def _cell(value) -> str:
 
 def render_plot(plot: Plot) -> str:
     svg = draw(plot)
-    caption = f"{_e(plot.title)}. {_e(plot.note)} Data: <a href=\"data/{plot.table}.csv\">{plot.table}.csv</a>."
-    return f"<figure id=\"plot-{plot.name}\" class=\"plot\">{svg}<figcaption>{caption}</figcaption></figure>"
+    caption = f'{_e(plot.title)}. {_e(plot.note)} Data: <a href="data/{plot.table}.csv">{plot.table}.csv</a>.'
+    return f'<figure id="plot-{plot.name}" class="plot">{svg}<figcaption>{caption}</figcaption></figure>'
 
 
 def draw(plot: Plot) -> str:
@@ -300,7 +326,7 @@ def draw(plot: Plot) -> str:
         finally:
             pyplot.close(figure)
     text = buffer.getvalue()
-    return text[text.index("<svg"):]
+    return text[text.index("<svg") :]
 
 
 def _positive(arrays) -> bool:
@@ -327,8 +353,15 @@ def _draw(axes, plot: Plot) -> None:
                 axes.annotate(f"{int(value):,}", (i, value), ha="center", va="bottom", fontsize=8)
         elif plot.kind == "ccdf":
             # Markers only where the points are few: each is an element of the SVG.
-            axes.plot(x, y, marker="." if len(x) <= 60 else None, markersize=4, linewidth=1.4, label=series.label,
-                      linestyle=next(styles))
+            axes.plot(
+                x,
+                y,
+                marker="." if len(x) <= 60 else None,
+                markersize=4,
+                linewidth=1.4,
+                label=series.label,
+                linestyle=next(styles),
+            )
         elif plot.kind == "step":
             axes.step(x, y, where="post", marker=".", label=series.label)
         elif plot.kind == "scatter":
@@ -338,8 +371,15 @@ def _draw(axes, plot: Plot) -> None:
                 axes.plot([low, high], [low, high], color="#c44", linewidth=1, label="gap = wait")
                 axes.legend(fontsize=9)
         else:
-            axes.plot(x, y, marker=next(markers), markersize=4, linewidth=1.2, label=series.label,
-                      linestyle=next(styles))
+            axes.plot(
+                x,
+                y,
+                marker=next(markers),
+                markersize=4,
+                linewidth=1.2,
+                label=series.label,
+                linestyle=next(styles),
+            )
     if plot.kind == "barh":
         axes.margins(x=0.15)
 
@@ -353,8 +393,10 @@ def _plain_ticks(axes, counts: str = "") -> None:
     def label(value, _):
         return f"{value:,.0f}" if value >= 1 else f"{value:g}"
 
-    for name, axis, scale, limits in (("x", axes.xaxis, axes.get_xscale(), axes.get_xlim()),
-                                      ("y", axes.yaxis, axes.get_yscale(), axes.get_ylim())):
+    for name, axis, scale, limits in (
+        ("x", axes.xaxis, axes.get_xscale(), axes.get_xlim()),
+        ("y", axes.yaxis, axes.get_yscale(), axes.get_ylim()),
+    ):
         if scale == "log":
             low, high = (max(v, 1e-300) for v in limits)
             decades = abs(np.log10(high / low))

@@ -15,14 +15,22 @@ from .tables import Plot, Section, Series, Table, ccdf, log_bin_table
 
 FLOOR = 1e-6  # a score × N below this counts as no score: a millionth of the average page's
 TOP = 20  # the pages with the highest PageRank listed
-SCORES = {"pagerank": "PageRank", "hub": "HITS hub", "authority": "HITS authority", "wlrank": "weighted link rank"}
+SCORES = {
+    "pagerank": "PageRank",
+    "hub": "HITS hub",
+    "authority": "HITS authority",
+    "wlrank": "weighted link rank",
+}
 
 
 def scores_section(data: CrawlData) -> Section:
-    section = Section("scores", "Link scores",
-                      "Link analysis over the pages the crawl knows and the links between them, computed for this "
-                      "report. Scores are shown × N (the number of documents): 1 is the score every page would have "
-                      "if all were equal.")
+    section = Section(
+        "scores",
+        "Link scores",
+        "Link analysis over the pages the crawl knows and the links between them, computed for this "
+        "report. Scores are shown × N (the number of documents): 1 is the score every page would have "
+        "if all were equal.",
+    )
     scores = data.scores
     n = max(data.n_docs, 1)
     series = []
@@ -34,13 +42,26 @@ def scores_section(data: CrawlData) -> Section:
         if len(table):
             series.append(ccdf(table, title))
         positive = values[values > 0]
-        section.figures[key] = {"max_x_n": float(values.max(initial=0)),
-                                "median_x_n": float(np.median(positive)) if positive.size else 0.0,
-                                "documents_with_score": int(positive.size)}
-    section.plots.append(Plot("scores", "Distribution of the link scores", "ccdf", "score × N",
-                              "fraction of documents ≥ x", series, table="scores-pagerank", logx=True, logy=True,
-                              note="Complementary cumulative distribution: the share of documents scoring at least x "
-                                   "times the average; scores under a millionth of the average are left out."))
+        section.figures[key] = {
+            "max_x_n": float(values.max(initial=0)),
+            "median_x_n": float(np.median(positive)) if positive.size else 0.0,
+            "documents_with_score": int(positive.size),
+        }
+    section.plots.append(
+        Plot(
+            "scores",
+            "Distribution of the link scores",
+            "ccdf",
+            "score × N",
+            "fraction of documents ≥ x",
+            series,
+            table="scores-pagerank",
+            logx=True,
+            logy=True,
+            note="Complementary cumulative distribution: the share of documents scoring at least x "
+            "times the average; scores under a millionth of the average are left out.",
+        )
+    )
 
     # By depth: the mean score of the documents at each depth.
     depth = data.doc("depth")[1:].astype(np.int64)
@@ -53,21 +74,45 @@ def scores_section(data: CrawlData) -> Section:
         mean = sums[present] / counts[present]
         columns.append(mean)
         series.append(Series(title, present, mean))
-    section.tables.append(Table("scores-by-depth", "Mean score × N by depth",
-                                ["depth", "documents", *(f"{k}_x_n" for k in SCORES)],
-                                [present, counts[present], *columns]))
-    section.plots.append(Plot("scores-depth", "Mean link score by depth", "line", "depth",
-                              "mean score × N", series, table="scores-by-depth", logy=True,
-                              note="The mean over the documents at each depth; 1 is the average document."))
+    section.tables.append(
+        Table(
+            "scores-by-depth",
+            "Mean score × N by depth",
+            ["depth", "documents", *(f"{k}_x_n" for k in SCORES)],
+            [present, counts[present], *columns],
+        )
+    )
+    section.plots.append(
+        Plot(
+            "scores-depth",
+            "Mean link score by depth",
+            "line",
+            "depth",
+            "mean score × N",
+            series,
+            table="scores-by-depth",
+            logy=True,
+            note="The mean over the documents at each depth; 1 is the average document.",
+        )
+    )
 
     # Pages only: a robots.txt has a score too (links may reach it), but it is no page of its site.
     pagerank = np.where(data.pages, scores["pagerank"], 0)
     top = np.argsort(-pagerank, kind="stable")[:TOP]
     top = top[pagerank[top] > 0]
     urls = [data.collection.url(int(i)) for i in top]
-    section.tables.append(Table("scores-top-pagerank", "Pages with the highest PageRank",
-                                ["url", "depth", "in_degree", *(f"{k}_x_n" for k in SCORES)],
-                                [urls, data.doc("depth")[top], data.in_degree[top],
-                                 *(scores[k][top].astype(np.float64) * n for k in SCORES)],
-                                links={"url": "url"}))
+    section.tables.append(
+        Table(
+            "scores-top-pagerank",
+            "Pages with the highest PageRank",
+            ["url", "depth", "in_degree", *(f"{k}_x_n" for k in SCORES)],
+            [
+                urls,
+                data.doc("depth")[top],
+                data.in_degree[top],
+                *(scores[k][top].astype(np.float64) * n for k in SCORES),
+            ],
+            links={"url": "url"},
+        )
+    )
     return section

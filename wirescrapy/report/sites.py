@@ -71,100 +71,233 @@ def site_table(data: CrawlData) -> dict[str, np.ndarray]:
     newest[with_age == 0] = 0
     columns["age_oldest_days"] = oldest
     columns["age_newest_days"] = newest
-    columns["age_average_days"] = np.divide(per_site(age, known), with_age, out=np.zeros(size), where=with_age > 0)
+    columns["age_average_days"] = np.divide(
+        per_site(age, known), with_age, out=np.zeros(size), where=with_age > 0
+    )
     return columns
 
 
 def sites_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Section:
-    section = Section("sites", "Sites",
-                      "Each site is an origin (scheme, host and port). In- and out-degree count distinct sites linked "
-                      "from or to; scores are the sums over the site's pages (× N documents), site rank is PageRank on "
-                      "the graph of sites (× number of sites).")
+    section = Section(
+        "sites",
+        "Sites",
+        "Each site is an origin (scheme, host and port). In- and out-degree count distinct sites linked "
+        "from or to; scores are the sums over the site's pages (× N documents), site rank is PageRank on "
+        "the graph of sites (× number of sites).",
+    )
     ids = np.arange(1, data.n_sites + 1)
     names = data.site_names[1:]
     known = columns["pages"][1:] > 0
-    section.figures = {"sites": int(data.n_sites), "sites_with_gathered_pages": int((columns["gathered"][1:] > 0).sum())}
+    section.figures = {
+        "sites": int(data.n_sites),
+        "sites_with_gathered_pages": int((columns["gathered"][1:] > 0).sum()),
+    }
     averages = {key: float(values[1:].mean()) if data.n_sites else 0.0 for key, values in columns.items()}
     section.figures["average"] = averages
-    section.tables.append(Table("sites-summary", "Averages over all sites (WIRE's site summary)",
-                                ["figure", "average", "maximum"],
-                                [list(columns), [averages[k] for k in columns],
-                                 [float(columns[k][1:].max(initial=0)) for k in columns]], show=40))
-    section.tables.append(Table("sites", "Every site", ["siteid", "site", *columns],
-                                [ids, names, *(columns[k][1:] for k in columns)], show=0))
-    for key, title in (("pages", "pages"), ("gathered", "gathered pages"), ("in_degree", "in-degree (sites)"),
-                       ("siterank_x_n", "site rank"), ("pagerank_sum_x_n", "PageRank sum")):
+    section.tables.append(
+        Table(
+            "sites-summary",
+            "Averages over all sites (WIRE's site summary)",
+            ["figure", "average", "maximum"],
+            [
+                list(columns),
+                [averages[k] for k in columns],
+                [float(columns[k][1:].max(initial=0)) for k in columns],
+            ],
+            show=40,
+        )
+    )
+    section.tables.append(
+        Table(
+            "sites",
+            "Every site",
+            ["siteid", "site", *columns],
+            [ids, names, *(columns[k][1:] for k in columns)],
+            show=0,
+        )
+    )
+    for key, title in (
+        ("pages", "pages"),
+        ("gathered", "gathered pages"),
+        ("in_degree", "in-degree (sites)"),
+        ("siterank_x_n", "site rank"),
+        ("pagerank_sum_x_n", "PageRank sum"),
+    ):
         top = np.argsort(-columns[key][1:], kind="stable")[:TOP]
         top = top[columns[key][1:][top] > 0]
-        section.tables.append(Table(f"sites-top-{key.replace('_', '-')}", f"Top sites by {title}",
-                                    ["site", "pages", "gathered", "bytes", "in_degree", "out_degree", "siterank_x_n",
-                                     "pagerank_sum_x_n"],
-                                    [[names[i] for i in top], *(columns[k][1:][top] for k in
-                                     ("pages", "gathered", "bytes", "in_degree", "out_degree", "siterank_x_n",
-                                      "pagerank_sum_x_n"))],
-                                    links={"site": "site"}, show=TOP))
-    pages = histogram_table("sites-pages", "Pages per site (documents known)", columns["pages"][1:][known], "sites")
+        section.tables.append(
+            Table(
+                f"sites-top-{key.replace('_', '-')}",
+                f"Top sites by {title}",
+                [
+                    "site",
+                    "pages",
+                    "gathered",
+                    "bytes",
+                    "in_degree",
+                    "out_degree",
+                    "siterank_x_n",
+                    "pagerank_sum_x_n",
+                ],
+                [
+                    [names[i] for i in top],
+                    *(
+                        columns[k][1:][top]
+                        for k in (
+                            "pages",
+                            "gathered",
+                            "bytes",
+                            "in_degree",
+                            "out_degree",
+                            "siterank_x_n",
+                            "pagerank_sum_x_n",
+                        )
+                    ),
+                ],
+                links={"site": "site"},
+                show=TOP,
+            )
+        )
+    pages = histogram_table(
+        "sites-pages", "Pages per site (documents known)", columns["pages"][1:][known], "sites"
+    )
     gathered = histogram_table("sites-gathered", "Gathered pages per site", columns["gathered"][1:], "sites")
-    bytes_ = power_of_two_table("sites-bytes", "Bytes per site (gathered pages, raw)", columns["bytes"][1:], "sites")
-    indeg = histogram_table("sites-in-degree", "In-degree of sites (distinct sites linking)", columns["in_degree"][1:],
-                            "sites")
-    outdeg = histogram_table("sites-out-degree", "Out-degree of sites (distinct sites linked)",
-                             columns["out_degree"][1:], "sites")
-    section.tables += [pages, gathered, bytes_, indeg, outdeg,
-                       histogram_table("sites-max-depth", "Maximum depth per site", columns["max_depth"][1:], "sites")]
-    section.plots.append(Plot("sites-size", "Pages per site", "ccdf", "pages", "fraction of sites ≥ x",
-                              [ccdf(pages, "pages known"), ccdf(gathered, "pages gathered")],
-                              table="sites-pages", logx=True, logy=True,
-                              note="Complementary cumulative distribution: the share of sites with at least x pages; a straight "
-                                   "line on log-log axes is a power law."))
-    section.plots.append(Plot("sites-degree", "Links between sites", "ccdf", "distinct sites", "fraction of sites ≥ x",
-                              [ccdf(indeg, "in-degree"), ccdf(outdeg, "out-degree")], table="sites-in-degree",
-                              logx=True, logy=True))
+    bytes_ = power_of_two_table(
+        "sites-bytes", "Bytes per site (gathered pages, raw)", columns["bytes"][1:], "sites"
+    )
+    indeg = histogram_table(
+        "sites-in-degree", "In-degree of sites (distinct sites linking)", columns["in_degree"][1:], "sites"
+    )
+    outdeg = histogram_table(
+        "sites-out-degree", "Out-degree of sites (distinct sites linked)", columns["out_degree"][1:], "sites"
+    )
+    section.tables += [
+        pages,
+        gathered,
+        bytes_,
+        indeg,
+        outdeg,
+        histogram_table("sites-max-depth", "Maximum depth per site", columns["max_depth"][1:], "sites"),
+    ]
+    section.plots.append(
+        Plot(
+            "sites-size",
+            "Pages per site",
+            "ccdf",
+            "pages",
+            "fraction of sites ≥ x",
+            [ccdf(pages, "pages known"), ccdf(gathered, "pages gathered")],
+            table="sites-pages",
+            logx=True,
+            logy=True,
+            note="Complementary cumulative distribution: the share of sites with at least x pages; a straight "
+            "line on log-log axes is a power law.",
+        )
+    )
+    section.plots.append(
+        Plot(
+            "sites-degree",
+            "Links between sites",
+            "ccdf",
+            "distinct sites",
+            "fraction of sites ≥ x",
+            [ccdf(indeg, "in-degree"), ccdf(outdeg, "out-degree")],
+            table="sites-in-degree",
+            logx=True,
+            logy=True,
+        )
+    )
     ages = columns["age_average_days"][1:]
     with_age = ages > 0
     if with_age.any():
-        section.plots.append(Plot("sites-age", "Age of the sites' pages (sites with Last-Modified)", "ccdf", "days",
-                                  "fraction of sites ≥ x",
-                                  [ccdf(histogram_table("", "", np.ceil(columns[k][1:][with_age]).astype(np.int64)),
-                                        label) for k, label in (("age_newest_days", "newest page"),
-                                                                ("age_average_days", "average page"),
-                                                                ("age_oldest_days", "oldest page"))],
-                                  table="sites", logx=True, logy=True))
+        section.plots.append(
+            Plot(
+                "sites-age",
+                "Age of the sites' pages (sites with Last-Modified)",
+                "ccdf",
+                "days",
+                "fraction of sites ≥ x",
+                [
+                    ccdf(histogram_table("", "", np.ceil(columns[k][1:][with_age]).astype(np.int64)), label)
+                    for k, label in (
+                        ("age_newest_days", "newest page"),
+                        ("age_average_days", "average page"),
+                        ("age_oldest_days", "oldest page"),
+                    )
+                ],
+                table="sites",
+                logx=True,
+                logy=True,
+            )
+        )
     return section
 
 
 def structure_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Section:
-    section = Section("structure", "The site graph's structure",
-                      "Broder's bow-tie over the graph of sites: MAIN is the largest set of sites that all reach one "
-                      "another; IN reaches MAIN, OUT is reached from it; tendrils hang off IN or OUT, tunnels join IN "
-                      "to OUT around MAIN, islands are connected to none of them. MAIN is split as Baeza-Yates and "
-                      "Castillo did for national webs: MAIN-IN is linked from IN, MAIN-OUT links to OUT, MAIN-MAIN "
-                      "both, MAIN-NORM neither.")
+    section = Section(
+        "structure",
+        "The site graph's structure",
+        "Broder's bow-tie over the graph of sites: MAIN is the largest set of sites that all reach one "
+        "another; IN reaches MAIN, OUT is reached from it; tendrils hang off IN or OUT, tunnels join IN "
+        "to OUT around MAIN, islands are connected to none of them. MAIN is split as Baeza-Yates and "
+        "Castillo did for national webs: MAIN-IN is linked from IN, MAIN-OUT links to OUT, MAIN-MAIN "
+        "both, MAIN-NORM neither.",
+    )
     result = bowtie(data.site_graph)
     component = result.component[1:]
     counts = np.bincount(component[component >= 0], minlength=len(COMPONENTS))
     total = max(data.n_sites, 1)
     pages = [int(columns["pages"][1:][component == i].sum()) for i in range(len(COMPONENTS))]
-    section.tables.append(Table("structure-components", "Sites and pages in each component",
-                                ["value", "sites", "fraction", "pages"],
-                                [list(COMPONENTS), counts, counts / total, pages]))
+    section.tables.append(
+        Table(
+            "structure-components",
+            "Sites and pages in each component",
+            ["value", "sites", "fraction", "pages"],
+            [list(COMPONENTS), counts, counts / total, pages],
+        )
+    )
     section.figures = {name: int(c) for name, c in zip(COMPONENTS, counts)}
-    section.figures.update({"strongly_connected_components": len(result.scc_sizes),
-                            "singleton_components": int((result.scc_sizes == 1).sum()),
-                            "largest_component": int(result.scc_sizes[0]) if len(result.scc_sizes) else 0,
-                            "sites_without_in_links": result.no_in, "sites_without_out_links": result.no_out})
+    section.figures.update(
+        {
+            "strongly_connected_components": len(result.scc_sizes),
+            "singleton_components": int((result.scc_sizes == 1).sum()),
+            "largest_component": int(result.scc_sizes[0]) if len(result.scc_sizes) else 0,
+            "sites_without_in_links": result.no_in,
+            "sites_without_out_links": result.no_out,
+        }
+    )
     parts = np.bincount(result.main_part[result.main_part >= 0], minlength=len(MAIN_PARTS))
-    section.tables.append(Table("structure-main", "MAIN split by its links with IN and OUT (Baeza-Yates & Castillo)",
-                                ["value", "sites", "fraction_of_main"],
-                                [list(MAIN_PARTS), parts, parts / max(int(parts.sum()), 1)]))
+    section.tables.append(
+        Table(
+            "structure-main",
+            "MAIN split by its links with IN and OUT (Baeza-Yates & Castillo)",
+            ["value", "sites", "fraction_of_main"],
+            [list(MAIN_PARTS), parts, parts / max(int(parts.sum()), 1)],
+        )
+    )
     section.figures.update({name: int(c) for name, c in zip(MAIN_PARTS, parts)})
-    scc = histogram_table("structure-scc-sizes", "Strongly connected components by size (sites)", result.scc_sizes,
-                          "components")
+    scc = histogram_table(
+        "structure-scc-sizes", "Strongly connected components by size (sites)", result.scc_sizes, "components"
+    )
     section.tables.append(scc)
-    section.tables.append(Table("structure-sites", "The component of every site", ["site", "component"],
-                                [data.site_names[1:], [COMPONENTS[c] if c >= 0 else "" for c in component.tolist()]],
-                                show=0))
-    section.plots.append(Plot("bowtie", "Sites in each component of the bow-tie", "bar", "", "sites",
-                              [Series("sites", np.array(COMPONENTS, dtype=object), counts)],
-                              table="structure-components"))
+    section.tables.append(
+        Table(
+            "structure-sites",
+            "The component of every site",
+            ["site", "component"],
+            [data.site_names[1:], [COMPONENTS[c] if c >= 0 else "" for c in component.tolist()]],
+            show=0,
+        )
+    )
+    section.plots.append(
+        Plot(
+            "bowtie",
+            "Sites in each component of the bow-tie",
+            "bar",
+            "",
+            "sites",
+            [Series("sites", np.array(COMPONENTS, dtype=object), counts)],
+            table="structure-components",
+        )
+    )
     return section

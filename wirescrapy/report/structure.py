@@ -92,5 +92,10 @@ def bowtie(graph: csr_matrix) -> BowTie:
     linking_out = np.zeros(size, dtype=bool)
     linking_out[back.indices[np.repeat(out, in_degree)]] = True
     main_part = np.where(main, (linked_from_in & main) * 1 + (linking_out & main) * 2, -1)
-    return BowTie(component, np.sort(sizes)[::-1], int((in_degree[1:] == 0).sum()), int((out_degree[1:] == 0).sum()),
-                  main_part)
+    return BowTie(
+        component,
+        np.sort(sizes)[::-1],
+        int((in_degree[1:] == 0).sum()),
+        int((out_degree[1:] == 0).sum()),
+        main_part,
+    )

@@ -113,13 +113,20 @@ def histogram_table(name: str, title: str, values: np.ndarray, unit: str = "docu
     return Table(name, title, ["value", unit, "fraction"], [kept, counts, counts / total], show=0)
 
 
-def label_table(name: str, title: str, labels: list[str], counts, unit: str = "documents", show: int = 20) -> Table:
+def label_table(
+    name: str, title: str, labels: list[str], counts, unit: str = "documents", show: int = 20
+) -> Table:
     """A ``value,documents,fraction`` table of labelled counts, largest first."""
     counts = np.asarray(counts, dtype=np.int64)
     order = np.argsort(-counts, kind="stable")
     total = max(int(counts.sum()), 1)
-    return Table(name, title, ["value", unit, "fraction"],
-                 [[labels[i] for i in order], counts[order], counts[order] / total], show=show)
+    return Table(
+        name,
+        title,
+        ["value", unit, "fraction"],
+        [[labels[i] for i in order], counts[order], counts[order] / total],
+        show=show,
+    )
 
 
 def power_of_two_table(name: str, title: str, values: np.ndarray, unit: str = "documents") -> Table:
@@ -135,19 +142,29 @@ def power_of_two_table(name: str, title: str, values: np.ndarray, unit: str = "d
     return Table(name, title, ["value", unit, "fraction"], [lower, counts, counts / total], show=0)
 
 
-def log_bin_table(name: str, title: str, values: np.ndarray, unit: str = "documents", per_decade: int = 10) -> Table:
+def log_bin_table(
+    name: str, title: str, values: np.ndarray, unit: str = "documents", per_decade: int = 10
+) -> Table:
     """Counts of positive reals by logarithmic bins (``per_decade`` a decade); ``value`` is the bin's lower
     bound. For link scores, whose values are all distinct."""
     values = np.asarray(values, dtype=np.float64)
     values = values[values > 0]
     if values.size == 0:
-        return Table(name, title, ["value", unit, "fraction"], [np.zeros(0), np.zeros(0, np.int64), np.zeros(0)], show=0)
+        return Table(
+            name,
+            title,
+            ["value", unit, "fraction"],
+            [np.zeros(0), np.zeros(0, np.int64), np.zeros(0)],
+            show=0,
+        )
     bins = np.floor(np.log10(values) * per_decade).astype(np.int64)
     low = int(bins.min())
     counts = np.bincount(bins - low)
     kept = np.flatnonzero(counts)
     lower = 10.0 ** ((kept + low) / per_decade)
-    return Table(name, title, ["value", unit, "fraction"], [lower, counts[kept], counts[kept] / counts.sum()], show=0)
+    return Table(
+        name, title, ["value", unit, "fraction"], [lower, counts[kept], counts[kept] / counts.sum()], show=0
+    )
 
 
 def ccdf(table: Table, label: str = "", points: int = 200) -> Series:
@@ -166,4 +183,3 @@ def ccdf(table: Table, label: str = "", points: int = 200) -> Series:
         index = np.unique(np.searchsorted(values, marks).clip(0, len(values) - 1))
         values, above = values[index], above[index]
     return Series(label, values, above)
-

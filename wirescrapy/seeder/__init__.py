@@ -13,6 +13,14 @@ from .rules import Decision, Reason, SeederRules, Verdict
 from .sitemaps import parse_robots_rdf, parse_sitemap
 
 __all__ = [
-    "AddReport", "Decision", "Reason", "RobotsPolicy", "SeederRules", "Verdict", "add_links", "add_listed",
-    "parse_robots_rdf", "parse_sitemap",
+    "AddReport",
+    "Decision",
+    "Reason",
+    "RobotsPolicy",
+    "SeederRules",
+    "Verdict",
+    "add_links",
+    "add_listed",
+    "parse_robots_rdf",
+    "parse_sitemap",
 ]

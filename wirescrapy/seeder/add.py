@@ -125,10 +125,18 @@ def new_site_allowed(collection: Collection, rules: SeederRules, source: str, ta
     return bool(urls.site_id(target)) or NewSites.of_page(collection, rules, urls.site_id(source)).left > 0
 
 
-def add_decision(collection: Collection, rules: SeederRules, decision: Decision, flags: int = 0,
-                 last_modified: float | None = None, report: AddReport | None = None,
-                 add_root: bool | None = None, redirects: int = 0,
-                 new_sites: NewSites | None = None, reached: list | None = None) -> tuple[int, Outcome]:
+def add_decision(
+    collection: Collection,
+    rules: SeederRules,
+    decision: Decision,
+    flags: int = 0,
+    last_modified: float | None = None,
+    report: AddReport | None = None,
+    add_root: bool | None = None,
+    redirects: int = 0,
+    new_sites: NewSites | None = None,
+    reached: list | None = None,
+) -> tuple[int, Outcome]:
     """Apply one decision: the doc-id (0 if not added) and what happened.
 
     A known URL keeps its smallest depth and redirect hops and gains ``flags``; a new one is added unless its
@@ -154,8 +162,11 @@ def add_decision(collection: Collection, rules: SeederRules, decision: Decision,
     else:
         if not rules.within_redirect_limit(redirects):
             return 0, Outcome.TOO_MANY_REDIRECTS
-        if not site_id and not (new_sites.take(decision.site) if new_sites is not None
-                                else collection.sites.count < rules.max_sites):
+        if not site_id and not (
+            new_sites.take(decision.site)
+            if new_sites is not None
+            else collection.sites.count < rules.max_sites
+        ):
             return 0, Outcome.SITE_REFUSED
         if site_id and not rules.within_site_limit(int(collection.sites.record(site_id)["docs"])):
             collection.sites.record(site_id)["docs_over_limit"] += 1
@@ -177,19 +188,32 @@ def add_decision(collection: Collection, rules: SeederRules, decision: Decision,
     return doc_id, outcome
 
 
-def add_links(collection: Collection, rules: SeederRules, links: Iterable[str], parent_depth: int | None,
-              base_url: str | None = None, new_sites: NewSites | None = None,
-              classified: Sequence[Decision] = ()) -> AddReport:
+def add_links(
+    collection: Collection,
+    rules: SeederRules,
+    links: Iterable[str],
+    parent_depth: int | None,
+    base_url: str | None = None,
+    new_sites: NewSites | None = None,
+    classified: Sequence[Decision] = (),
+) -> AddReport:
     """Add the links of a page at ``parent_depth`` (relative ones resolved against ``base_url``); ``new_sites``:
     the page's budget of new sites; ``classified``: the decisions ``rules.classify(link, parent_depth)`` made
     beforehand for the first links (in a parse worker, ``gatherer/workers.py``), not made again."""
-    return add_listed(collection, rules, ((link, None) for link in links), parent_depth, base_url, new_sites,
-                      classified)
+    return add_listed(
+        collection, rules, ((link, None) for link in links), parent_depth, base_url, new_sites, classified
+    )
 
 
-def add_listed(collection: Collection, rules: SeederRules, entries: Iterable[tuple[str, float | None]],
-               parent_depth: int | None, base_url: str | None = None,
-               new_sites: NewSites | None = None, classified: Sequence[Decision] = ()) -> AddReport:
+def add_listed(
+    collection: Collection,
+    rules: SeederRules,
+    entries: Iterable[tuple[str, float | None]],
+    parent_depth: int | None,
+    base_url: str | None = None,
+    new_sites: NewSites | None = None,
+    classified: Sequence[Decision] = (),
+) -> AddReport:
     """Add (URL, last-modified or None) entries, from a sitemap or a robots.rdf, as links of a page at
     ``parent_depth``; ``new_sites``: the budget of new sites they may add."""
     report = AddReport()
@@ -208,8 +232,15 @@ def add_listed(collection: Collection, rules: SeederRules, entries: Iterable[tup
                         pass
                 decision = rules.classify(link, parent_depth)
             count_out_of_crawl(collection, decision)
-            doc_id, outcome = add_decision(collection, rules, decision, last_modified=last_modified,
-                                           report=report, new_sites=new_sites, reached=reached)
+            doc_id, outcome = add_decision(
+                collection,
+                rules,
+                decision,
+                last_modified=last_modified,
+                report=report,
+                new_sites=new_sites,
+                reached=reached,
+            )
             report.count(decision, outcome)
             if doc_id and decision.fetch and doc_id not in seen:
                 seen.add(doc_id)
@@ -222,7 +253,10 @@ def add_listed(collection: Collection, rules: SeederRules, entries: Iterable[tup
 def count_out_of_crawl(collection: Collection, decision: Decision) -> None:
     """Count a link that leads out of the crawl (``collection/outlinks.py``): to a file of an extension
     that is not crawled (logged or ignored), or to a host outside the accepted domains, by top-level domain."""
-    if decision.verdict is Verdict.LOG or decision.reason in (Reason.IGNORED_EXTENSION, Reason.UNKNOWN_EXTENSION):
+    if decision.verdict is Verdict.LOG or decision.reason in (
+        Reason.IGNORED_EXTENSION,
+        Reason.UNKNOWN_EXTENSION,
+    ):
         collection.outlinks.count("extension", extension(decision.target.partition("?")[0]))
     elif decision.reason is Reason.DOMAIN:
         host = host_of(decision.site)

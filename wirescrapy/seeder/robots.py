@@ -79,28 +79,48 @@ def response_state(status: int) -> RobotsState:
     if 200 <= status < 300:
         return RobotsState.VALID
     if 300 <= status < 500 and status != 429:
-        return RobotsState.MISSING  # a 3xx here is a redirect the fetcher did not follow (too many, no Location)
+        return (
+            RobotsState.MISSING
+        )  # a 3xx here is a redirect the fetcher did not follow (too many, no Location)
     return RobotsState.UNREACHABLE
 
 
 class RobotsPolicy:
     """One site's robots.txt state and rules; see the module docstring."""
 
-    def __init__(self, state: RobotsState = RobotsState.UNKNOWN, body: bytes = b"", fetched: float = 0.0,
-                 *, user_agent: str = DEFAULT_USER_AGENT, valid_period: float = 7 * DAY,
-                 invalid_period: float = DAY):
+    def __init__(
+        self,
+        state: RobotsState = RobotsState.UNKNOWN,
+        body: bytes = b"",
+        fetched: float = 0.0,
+        *,
+        user_agent: str = DEFAULT_USER_AGENT,
+        valid_period: float = 7 * DAY,
+        invalid_period: float = DAY,
+    ):
         self.user_agent = user_agent_token(user_agent)
         self.valid_period = valid_period
         self.invalid_period = invalid_period
         self._set(RobotsState(state), body, fetched)
 
     @classmethod
-    def from_config(cls, config, user_agent: str, state: RobotsState = RobotsState.UNKNOWN,
-                    body: bytes = b"", fetched: float = 0.0) -> RobotsPolicy:
+    def from_config(
+        cls,
+        config,
+        user_agent: str,
+        state: RobotsState = RobotsState.UNKNOWN,
+        body: bytes = b"",
+        fetched: float = 0.0,
+    ) -> RobotsPolicy:
         """A policy with the periods of a ``WireConfig`` and the token of a ``USER_AGENT``."""
-        return cls(state, body, fetched, user_agent=user_agent,
-                   valid_period=config.robots_txt_valid_period,
-                   invalid_period=config.robots_txt_invalid_period)
+        return cls(
+            state,
+            body,
+            fetched,
+            user_agent=user_agent,
+            valid_period=config.robots_txt_valid_period,
+            invalid_period=config.robots_txt_invalid_period,
+        )
 
     # -- transitions ---------------------------------------------------------------------------------
 
@@ -175,8 +195,10 @@ class RobotsPolicy:
         return urls
 
     def __repr__(self) -> str:
-        return (f"<RobotsPolicy {self.state.name} fetched={self.fetched_at:.0f} "
-                f"bytes={len(self.body)} ua={self.user_agent!r}>")
+        return (
+            f"<RobotsPolicy {self.state.name} fetched={self.fetched_at:.0f} "
+            f"bytes={len(self.body)} ua={self.user_agent!r}>"
+        )
 
 
 class _AllowAll:

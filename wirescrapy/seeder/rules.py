@@ -110,8 +110,16 @@ class Decision:
         # Parse workers send a page's decisions back by the hundred (gatherer/workers.py). A frozen slots
         # dataclass pickles through dataclasses' __getstate__/__setstate__, which call fields() on every
         # object; a plain tuple is cheaper at both ends (benchmarks/gatherer.py --pickle measures it).
-        return Decision, (self.url, self.verdict, self.depth, self.dynamic, self.reason, self.detail, self.site,
-                          self.target)
+        return Decision, (
+            self.url,
+            self.verdict,
+            self.depth,
+            self.dynamic,
+            self.reason,
+            self.detail,
+            self.site,
+            self.target,
+        )
 
 
 class SeederRules:
@@ -219,17 +227,16 @@ class SeederRules:
         """Whether a site that has ``docs`` documents may get a new one (``WIRE_MAX_URLS_PER_SITE``)."""
         return within_site_limit(docs, self.max_urls_per_site)
 
-
     def within_redirect_limit(self, redirects: int) -> bool:
         """Whether a new URL that ``redirects`` redirect hops led to may be added (``WIRE_MAX_REDIRECTS``)."""
         return redirects <= self.max_redirects
 
-
     def new_sites_allowed(self, added_by_site: int, sites: int) -> int:
         """How many new sites one page's links may add, its site having added ``added_by_site`` and the
         collection holding ``sites`` (``WIRE_NEW_SITES_PER_PAGE``, ``…_PER_SITE``, ``WIRE_MAX_SITES``)."""
-        return new_sites_allowed(added_by_site, sites, self.new_sites_per_page, self.new_sites_per_site,
-                                 self.max_sites)
+        return new_sites_allowed(
+            added_by_site, sites, self.new_sites_per_page, self.new_sites_per_site, self.max_sites
+        )
 
 
 def new_sites_allowed(added_by_site: int, sites: int, per_page: int, per_site: int, max_sites: int) -> int:

@@ -29,8 +29,9 @@ class SeedReport:
     bad: list[tuple[int, str]] = field(default_factory=list)  # (line number, message)
 
 
-def read_seeds(lines, rules: SeederRules | None = None
-               ) -> tuple[list[tuple[int, Decision]], list[tuple[int, str]]]:
+def read_seeds(
+    lines, rules: SeederRules | None = None
+) -> tuple[list[tuple[int, Decision]], list[tuple[int, str]]]:
     """The seeds to fetch with their line numbers, and the skipped lines with the reason."""
     rules = rules or SeederRules.default()
     good, bad = [], []
@@ -63,8 +64,9 @@ def seed(collection, lines, add_root: bool | None = None, rules: SeederRules | N
         logger.info("seeds line %(line)d skipped: %(why)s", {"line": number, "why": message})
     roots = AddReport()
     for _, decision in good:
-        _, outcome = add_decision(collection, rules, decision, flags=DocFlag.SEED, report=roots,
-                                  add_root=add_root)
+        _, outcome = add_decision(
+            collection, rules, decision, flags=DocFlag.SEED, report=roots, add_root=add_root
+        )
         report.added += outcome is Outcome.NEW
         report.known += outcome is Outcome.KNOWN
         report.over_limit += outcome is Outcome.OVER_LIMIT

@@ -39,8 +39,15 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _GZIP_WBITS = 16 + zlib.MAX_WBITS
 _PIECE = 64 * 1024
 _BLANK = b"\xef\xbb\xbf \t\r\n"
-_XML_OPTIONS = {"resolve_entities": False, "no_network": True, "huge_tree": False, "load_dtd": False,
-                "recover": True, "remove_comments": True, "remove_pis": True}
+_XML_OPTIONS = {
+    "resolve_entities": False,
+    "no_network": True,
+    "huge_tree": False,
+    "load_dtd": False,
+    "recover": True,
+    "remove_comments": True,
+    "remove_pis": True,
+}
 
 _URL_NAMES = ("loc", "link", "url", "path")
 _DATE_NAMES = ("lastmod", "date", "modified", "last-modified", "lastmodified", "updated", "pubdate")
@@ -78,8 +85,9 @@ def robots_rdf_url(site: str) -> str:
     return site.rstrip("/") + "/robots.rdf"
 
 
-def parse_sitemap(body: bytes, base_url: str | None = None, *, max_entries: int = MAX_ENTRIES,
-                  max_bytes: int = MAX_BYTES) -> SitemapDocument:
+def parse_sitemap(
+    body: bytes, base_url: str | None = None, *, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES
+) -> SitemapDocument:
     """The entries of a sitemap or sitemap index (XML, gzip or plain text), read a piece at a time: a gzip
     body is inflated only as far as it is parsed, and each entry is dropped from the XML tree once read, so
     that neither the inflated text nor its tree is ever held whole."""
@@ -102,8 +110,9 @@ def parse_sitemap(body: bytes, base_url: str | None = None, *, max_entries: int 
     return document
 
 
-def parse_robots_rdf(body: bytes, base_url: str | None = None, *, max_entries: int = MAX_ENTRIES,
-                     max_bytes: int = MAX_BYTES) -> SitemapDocument:
+def parse_robots_rdf(
+    body: bytes, base_url: str | None = None, *, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES
+) -> SitemapDocument:
     """The documents listed in a robots.rdf (or an RSS/Atom feed), read tolerantly."""
     data, truncated, error = _inflate(body, max_bytes)
     if error:
@@ -143,8 +152,16 @@ def parse_date(text: str | None) -> float | None:
     try:
         if match:
             year, month, day, hour, minute, second, fraction, zone = match.groups()
-            moment = datetime(int(year), int(month or 1), int(day or 1), int(hour or 0), int(minute or 0),
-                              int(second or 0), int((fraction or "0")[:6].ljust(6, "0")), tzinfo=UTC)
+            moment = datetime(
+                int(year),
+                int(month or 1),
+                int(day or 1),
+                int(hour or 0),
+                int(minute or 0),
+                int(second or 0),
+                int((fraction or "0")[:6].ljust(6, "0")),
+                tzinfo=UTC,
+            )
             return (moment - _offset(zone)).timestamp()
         moment = email.utils.parsedate_to_datetime(text)
     except (ValueError, TypeError, OverflowError, IndexError):
@@ -218,7 +235,7 @@ class _Pieces:
         if body[:2] != _GZIP_MAGIC:
             self.truncated = len(body) > left
             for start in range(0, min(len(body), left), _PIECE):
-                yield body[start:min(start + _PIECE, left)]
+                yield body[start : min(start + _PIECE, left)]
             return
         inflater = zlib.decompressobj(_GZIP_WBITS)
         pending = body

@@ -47,8 +47,13 @@ def gzip_bomb(head: bytes, unit: bytes, size: int) -> bytes:
     for _ in range(repeats):
         crc = zlib.crc32(unit, crc)
     length = len(head) + repeats * len(unit)
-    return (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff" + first + block * repeats + compressor.flush()
-            + struct.pack("<II", crc, length & 0xFFFFFFFF))
+    return (
+        b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"
+        + first
+        + block * repeats
+        + compressor.flush()
+        + struct.pack("<II", crc, length & 0xFFFFFFFF)
+    )
 
 
 class HostileWeb:
@@ -74,7 +79,8 @@ class HostileWeb:
     def __enter__(self) -> Self:
         self._thread.start()
         started = asyncio.run_coroutine_threadsafe(
-            asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=1024), self._loop)
+            asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=1024), self._loop
+        )
         self._server = started.result(timeout=10)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
@@ -122,15 +128,16 @@ class HostileWeb:
         elif path == "/sitemap.xml.gz":
             head, body = _head(b"application/gzip", self.sitemap_bomb), self.sitemap_bomb
         elif path == "/robots.txt":
-            body = b"User-agent: *\n" + b"".join(b"Sitemap: %s\n" % self.url(host, sitemap).encode()
-                                                  for sitemap in _sitemaps(host))
+            body = b"User-agent: *\n" + b"".join(
+                b"Sitemap: %s\n" % self.url(host, sitemap).encode() for sitemap in _sitemaps(host)
+            )
             head = _head(b"text/plain", body, status=b"200 OK" if _sitemaps(host) else b"404 Not Found")
         else:
             body = self._page(path)
             head = _head(b"text/html", body)
         writer.write(head)
         for start in range(0, len(body), 1 << 16):
-            writer.write(body[start:start + (1 << 16)])
+            writer.write(body[start : start + (1 << 16)])
             await writer.drain()
 
     def _page(self, path: str) -> bytes:
@@ -138,8 +145,10 @@ class HostileWeb:
         links = b""
         if path.startswith("/page/") and path.endswith(".html") and path[6:-5].isdigit():
             number = int(path[6:-5])
-            links = b"".join(b'<a href="/page/%d.html">next</a>' % n
-                             for n in range(number + 1, min(number + 4, self.pages)))
+            links = b"".join(
+                b'<a href="/page/%d.html">next</a>' % n
+                for n in range(number + 1, min(number + 4, self.pages))
+            )
         return _PAGE % (title, b"A page of a hostile site. " * 20, links)
 
     async def _endless_headers(self, writer: asyncio.StreamWriter) -> None:
@@ -162,5 +171,9 @@ def _sitemaps(host: str) -> list[str]:
 
 
 def _head(content_type: bytes, body: bytes, extra: bytes = b"", status: bytes = b"200 OK") -> bytes:
-    return (b"HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nConnection: close\r\n%s\r\n"
-            % (status, content_type, len(body), extra))
+    return b"HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nConnection: close\r\n%s\r\n" % (
+        status,
+        content_type,
+        len(body),
+        extra,
+    )

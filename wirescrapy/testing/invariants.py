@@ -17,17 +17,21 @@ def problems(collection) -> list[str]:
     urls, docs, sites = collection.urls, collection.documents, collection.sites
     n, n_sites = urls.count, urls.site_count
     if docs.count != n or sites.count != n_sites:
-        found.append(f"counts: {docs.count} document records for {n} URLs, {sites.count} site records for {n_sites}")
+        found.append(
+            f"counts: {docs.count} document records for {n} URLs, {sites.count} site records for {n_sites}"
+        )
         return found
-    records = docs.records[1:n + 1]
+    records = docs.records[1 : n + 1]
     if (records["docid"] != np.arange(1, n + 1)).any():
         found.append("a document record's docid is not its id")
     for doc_id, site_id, path in urls.iter_urls():
         if urls.lookup(site_id, path) != doc_id:
             found.append(f"URL store: doc {doc_id} not found by its URL")
         if records[doc_id - 1]["siteid"] != site_id:
-            found.append(f"doc {doc_id}: record site {records[doc_id - 1]['siteid']}, URL store site {site_id}")
-    site_records = sites.records[1:n_sites + 1]
+            found.append(
+                f"doc {doc_id}: record site {records[doc_id - 1]['siteid']}, URL store site {site_id}"
+            )
+    site_records = sites.records[1 : n_sites + 1]
     if (site_records["siteid"] != np.arange(1, n_sites + 1)).any():
         found.append("a site record's siteid is not its id")
     if int(site_records["docs"].sum()) != n:

@@ -37,10 +37,12 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Self
 
-LOG_FORMAT = ('{"msec":$msec,"request_time":$request_time,"host":"$host","server_addr":"$server_addr",'
-              '"remote_addr":"$remote_addr","status":$status,"bytes":$body_bytes_sent,"method":"$request_method",'
-              '"uri":"$request_uri","request":"$request","if_none_match":"$http_if_none_match",'
-              '"if_modified_since":"$http_if_modified_since"}')
+LOG_FORMAT = (
+    '{"msec":$msec,"request_time":$request_time,"host":"$host","server_addr":"$server_addr",'
+    '"remote_addr":"$remote_addr","status":$status,"bytes":$body_bytes_sent,"method":"$request_method",'
+    '"uri":"$request_uri","request":"$request","if_none_match":"$http_if_none_match",'
+    '"if_modified_since":"$http_if_modified_since"}'
+)
 MIME_TYPES = Path("/etc/nginx/mime.types")
 
 
@@ -108,19 +110,27 @@ class Nginx:
         return self.workdir / "access.log"
 
     def config(self) -> str:
-        temp = "\n".join(f"    {kind}_temp_path {self.workdir / 'temp' / kind};"
-                         for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
-        types = f"    include {MIME_TYPES};" if MIME_TYPES.exists() else "    types { text/html html htm; text/plain txt; }"
+        temp = "\n".join(
+            f"    {kind}_temp_path {self.workdir / 'temp' / kind};"
+            for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+        )
+        types = (
+            f"    include {MIME_TYPES};"
+            if MIME_TYPES.exists()
+            else "    types { text/html html htm; text/plain txt; }"
+        )
         user = "user root root;\n" if os.geteuid() == 0 else ""
         servers = "\n".join(
             f"    server {{\n        listen {s.address}:{self.port};\n        server_name {s.host};\n"
             f"        root {Path(s.root).absolute()};\n        index {s.index};\n"
             + "".join(f"        location {path} {{ etag off; }}\n" for path in s.no_etag)
-            + "    }" for s in self.servers)
+            + "    }"
+            for s in self.servers
+        )
         return f"""daemon off;
 worker_processes 1;
-{user}pid {self.workdir / 'nginx.pid'};
-error_log {self.workdir / 'error.log'} warn;
+{user}pid {self.workdir / "nginx.pid"};
+error_log {self.workdir / "error.log"} warn;
 events {{
     worker_connections 1024;
 }}
@@ -144,9 +154,20 @@ http {{
         conf = self.workdir / "nginx.conf"
         conf.write_text(self.config(), encoding="utf-8")
         with open(self.workdir / "stderr.log", "wb") as stderr:
-            self.process = subprocess.Popen([self.binary, "-p", str(self.workdir), "-c", str(conf),
-                                             "-e", str(self.workdir / "error.log")],
-                                            stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr)
+            self.process = subprocess.Popen(
+                [
+                    self.binary,
+                    "-p",
+                    str(self.workdir),
+                    "-c",
+                    str(conf),
+                    "-e",
+                    str(self.workdir / "error.log"),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=stderr,
+                stderr=stderr,
+            )
         deadline = time.monotonic() + 10
         pending = [s.address for s in self.servers]
         while pending:
@@ -158,8 +179,9 @@ http {{
             except OSError:
                 if time.monotonic() > deadline:
                     self.stop()
-                    raise RuntimeError(f"nginx did not listen on {pending[0]}:{self.port} in 10 s: "
-                                       f"{self._errors()}") from None
+                    raise RuntimeError(
+                        f"nginx did not listen on {pending[0]}:{self.port} in 10 s: {self._errors()}"
+                    ) from None
                 time.sleep(0.05)
 
     def stop(self) -> None:
@@ -174,8 +196,11 @@ http {{
             process.wait()
 
     def _errors(self) -> str:
-        text = "".join(path.read_text(errors="replace") for path in (self.workdir / "error.log",
-                                                                       self.workdir / "stderr.log") if path.exists())
+        text = "".join(
+            path.read_text(errors="replace")
+            for path in (self.workdir / "error.log", self.workdir / "stderr.log")
+            if path.exists()
+        )
         return text.strip()[-1000:] or "(no error logged)"
 
     def __enter__(self) -> Self:
@@ -201,9 +226,20 @@ def read_log(path: str | Path, since: float = 0.0) -> list[Request]:
                 continue
             end, duration = float(entry["msec"]), float(entry["request_time"])
             if end - duration >= since:
-                requests.append(Request(end - duration, end, entry["host"].lower(), int(entry["status"]),
-                                        entry["request"], entry["method"], entry["uri"], int(entry["bytes"]),
-                                        entry["if_none_match"], entry["if_modified_since"]))
+                requests.append(
+                    Request(
+                        end - duration,
+                        end,
+                        entry["host"].lower(),
+                        int(entry["status"]),
+                        entry["request"],
+                        entry["method"],
+                        entry["uri"],
+                        int(entry["bytes"]),
+                        entry["if_none_match"],
+                        entry["if_modified_since"],
+                    )
+                )
     return requests
 
 

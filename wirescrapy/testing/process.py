@@ -50,8 +50,15 @@ def run_scrapy(
     command = [sys.executable, "-m", module, *map(str, args)]
     for name, value in (settings or {}).items():
         command += ["-s", f"{name}={value}"]
-    options = {"cwd": cwd, "env": None if env is None else dict(env), "stdin": subprocess.DEVNULL,
-               "stdout": stdout, "stderr": stderr, "text": True, **popen}
+    options = {
+        "cwd": cwd,
+        "env": None if env is None else dict(env),
+        "stdin": subprocess.DEVNULL,
+        "stdout": stdout,
+        "stderr": stderr,
+        "text": True,
+        **popen,
+    }
     if not wait:
         return subprocess.Popen(command, **options)
     return subprocess.run(command, timeout=timeout, check=False, **options)

@@ -33,8 +33,18 @@ JOB_SETTINGS = {
     "WIRE_WAIT_LARGE_SITE": str(test_settings.WIRE_WAIT_LARGE_SITE),
 }
 # Never copied into the project copy that scrapyd-deploy builds from.
-NOT_COPIED = {".git", "tests", "benchmarks", "build", "dist", "demo", "collection", "collection-test",
-              ".pytest_cache", ".hypothesis"}
+NOT_COPIED = {
+    ".git",
+    "tests",
+    "benchmarks",
+    "build",
+    "dist",
+    "demo",
+    "collection",
+    "collection-test",
+    ".pytest_cache",
+    ".hypothesis",
+}
 
 
 def free_port() -> int:
@@ -47,16 +57,21 @@ def clean_env(home: Path) -> dict:
     """The caller's environment without what would make a job import the working tree or another
     project (PYTHONPATH, SCRAPY_SETTINGS_MODULE) or move Scrapyd (SCRAPYD_*); HOME is ``home``, so a
     user's ~/.scrapyd.conf or ~/.scrapy.cfg cannot change the test."""
-    env = {name: value for name, value in os.environ.items()
-           if name not in ("PYTHONPATH", "SCRAPY_SETTINGS_MODULE", "SCRAPY_PROJECT", "XDG_CONFIG_HOME")
-           and not name.startswith("SCRAPYD_")}
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in ("PYTHONPATH", "SCRAPY_SETTINGS_MODULE", "SCRAPY_PROJECT", "XDG_CONFIG_HOME")
+        and not name.startswith("SCRAPYD_")
+    }
     env["HOME"] = str(home)
     return env
 
 
 def script(name: str) -> str:
     """A console script of this interpreter's environment (scrapyd-deploy, scrapyd-client)."""
-    path = shutil.which(name, path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    path = shutil.which(
+        name, path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    )
     assert path, f"{name} not installed (pip install -r requirements.txt)"
     return path
 
@@ -92,9 +107,15 @@ class Scrapyd:
             )
             with open(self.output, "ab") as output:
                 # Its own session: the jobs it spawns are in its process group, ended with it.
-                self.process = subprocess.Popen([sys.executable, "-m", "scrapyd"], cwd=self.dir, env=self.env,
-                                                stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
-                                                start_new_session=True)
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "scrapyd"],
+                    cwd=self.dir,
+                    env=self.env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
             deadline = time.monotonic() + 30
             while self.process.poll() is None and time.monotonic() < deadline:
                 try:
@@ -157,14 +178,19 @@ class Scrapyd:
 
     def exited_cleanly(self, job: str) -> bool:
         """Scrapyd logs "Process finished" for an exit status 0, "Process died" otherwise."""
-        return f"Process finished: project='{PROJECT}' spider='harvester' job='{job}'" in self.output_tail(10**7)
+        return f"Process finished: project='{PROJECT}' spider='harvester' job='{job}'" in self.output_tail(
+            10**7
+        )
 
 
 def copy_project(destination: Path) -> Path:
     def ignore(directory, names):
         top = Path(directory).resolve() == ROOT
-        return {name for name in names if name == "__pycache__" or name.endswith((".pyc", ".egg-info"))
-                or (top and name in NOT_COPIED)}
+        return {
+            name
+            for name in names
+            if name == "__pycache__" or name.endswith((".pyc", ".egg-info")) or (top and name in NOT_COPIED)
+        }
 
     shutil.copytree(ROOT, destination, ignore=ignore)
     return destination

@@ -37,9 +37,12 @@ def write_collection_warc(collection: Collection, path: str | os.PathLike) -> in
     written = 0
     with open(temporary, "wb") as stream:
         writer = WARCWriter(stream, gzip=True, warc_version=WARC_VERSION)
-        info = {"software": f"wirescrapy (Scrapy {scrapy.__version__}, warcio)", "format": "WARC File Format 1.1",
-                "wirescrapy-collection": str(collection.dir.resolve()),
-                "description": "the stored (cleaned) pages of a wirescrapy collection"}
+        info = {
+            "software": f"wirescrapy (Scrapy {scrapy.__version__}, warcio)",
+            "format": "WARC File Format 1.1",
+            "wirescrapy-collection": str(collection.dir.resolve()),
+            "description": "the stored (cleaned) pages of a wirescrapy collection",
+        }
         writer.write_record(builder.warcinfo(path.name, info, time.time()))
         records = collection.documents.records
         originals: dict[int, tuple[str, str, str, str]] = {}  # doc-id: (record id, URL, date, digest)
@@ -58,9 +61,12 @@ def write_collection_warc(collection: Collection, path: str | os.PathLike) -> in
             mime = bytes(record["mime"]).decode("ascii", "replace") or "application/octet-stream"
             response = builder.page(url, body, f"{mime}; charset=utf-8", float(record["last_visit"]))
             writer.write_record(response)
-            originals[doc_id] = (response.rec_headers.get_header("WARC-Record-ID"), url,
-                                 response.rec_headers.get_header("WARC-Date"),
-                                 response.rec_headers.get_header("WARC-Payload-Digest"))
+            originals[doc_id] = (
+                response.rec_headers.get_header("WARC-Record-ID"),
+                url,
+                response.rec_headers.get_header("WARC-Date"),
+                response.rec_headers.get_header("WARC-Payload-Digest"),
+            )
             written += 1
         stream.flush()
         os.fsync(stream.fileno())
@@ -70,7 +76,11 @@ def write_collection_warc(collection: Collection, path: str | os.PathLike) -> in
 
 def _revisit(builder: FetchRecords, url: str, record, original: tuple):
     record_id, original_url, original_date, digest = original
-    revisit = builder.create_revisit_record(url, digest, original_url, original_date,
-                                            warc_headers_dict={"WARC-Date": warc_date(float(record["last_visit"])),
-                                                               "WARC-Refers-To": record_id})
+    revisit = builder.create_revisit_record(
+        url,
+        digest,
+        original_url,
+        original_date,
+        warc_headers_dict={"WARC-Date": warc_date(float(record["last_visit"])), "WARC-Refers-To": record_id},
+    )
     return revisit

@@ -75,15 +75,26 @@ class WarcPipeline:
     def close(self, spider: Spider) -> None:
         if self.writer is not None:
             self.writer.close()
-            logger.info("WARC: %(fetches)d fetches, %(bytes)d bytes in %(files)d file(s) in %(dir)s",
-                        {"fetches": self.writer.fetches, "bytes": self.writer.bytes,
-                         "files": len(self.writer.files), "dir": self.writer.dir})
+            logger.info(
+                "WARC: %(fetches)d fetches, %(bytes)d bytes in %(files)d file(s) in %(dir)s",
+                {
+                    "fetches": self.writer.fetches,
+                    "bytes": self.writer.bytes,
+                    "files": len(self.writer.files),
+                    "dir": self.writer.dir,
+                },
+            )
 
 
 def batch_info(batch) -> dict:
     """What a file's warcinfo says of the batch being harvested (a ``manager.batch.Batch``, or None)."""
     if batch is None:
         return {}
-    return {"batch": batch.number, "part": batch.part, "parts": batch.parts,
-            "collection": batch.info.get("collection", ""), "collection-id": batch.info.get("collection_id", ""),
-            "batch-created": batch.info.get("created", 0)}
+    return {
+        "batch": batch.number,
+        "part": batch.part,
+        "parts": batch.parts,
+        "collection": batch.info.get("collection", ""),
+        "collection-id": batch.info.get("collection_id", ""),
+        "batch-created": batch.info.get("created", 0),
+    }

@@ -66,8 +66,14 @@ def read_fetches(path: str | os.PathLike) -> Iterator[Archived]:
                 if kind == "response" and record.http_headers is not None:
                     record_id = record.rec_headers.get_header("WARC-Record-ID")
                     status = int(record.http_headers.get_statuscode() or 0)
-                    responses[record_id] = (status, list(record.http_headers.headers), record.raw_stream.read())
-                elif kind == "metadata" and record.rec_headers.get_header("Content-Type") == FETCH_CONTENT_TYPE:
+                    responses[record_id] = (
+                        status,
+                        list(record.http_headers.headers),
+                        record.raw_stream.read(),
+                    )
+                elif (
+                    kind == "metadata" and record.rec_headers.get_header("Content-Type") == FETCH_CONTENT_TYPE
+                ):
                     fields = json.loads(record.content_stream().read())
                     response = responses.pop(record.rec_headers.get_header("WARC-Refers-To") or "", None)
                     archived = Archived(fields, record.rec_headers.get_header("WARC-Record-ID"))
@@ -76,8 +82,10 @@ def read_fetches(path: str | os.PathLike) -> Iterator[Archived]:
                     responses.clear()  # a group's records come together: what is left had no metadata
                     yield archived
     except _TORN as exc:
-        logger.warning("%(path)s: stopped at a torn or unreadable record (%(error)s); the fetches before it "
-                       "are read", {"path": path, "error": exc})
+        logger.warning(
+            "%(path)s: stopped at a torn or unreadable record (%(error)s); the fetches before it are read",
+            {"path": path, "error": exc},
+        )
 
 
 def archived_fetches(directory: str | os.PathLike, batch: int, part: int) -> Iterator[tuple[str, int]]:

@@ -104,7 +104,7 @@ def fetch_of(fields: dict, body: bytes) -> Fetch:
     values["listed"] = [(url, modified) for url, modified in values.get("listed", ())]
     for name in _BYTES & values.keys():
         values[name] = values[name].encode("latin-1")
-    return Fetch(**values, body=body[:fields["body_length"]])
+    return Fetch(**values, body=body[: fields["body_length"]])
 
 
 @dataclass(slots=True)
@@ -137,18 +137,28 @@ class FetchRecords(RecordBuilder):
         """The request, response and metadata records of ``fetch`` (the first two when a response came)."""
         out = []
         date = warc_date(fetch.started)
-        meta_headers = {"WARC-Date": warc_date(fetch.ended), "Content-Type": FETCH_CONTENT_TYPE,
-                        KIND_HEADER: fetch.kind.value}
+        meta_headers = {
+            "WARC-Date": warc_date(fetch.ended),
+            "Content-Type": FETCH_CONTENT_TYPE,
+            KIND_HEADER: fetch.kind.value,
+        }
         exchange = fetch.exchange
         if exchange is not None:
             response_id = self._make_warc_id()
             response = self._response(fetch, date, response_id)
             request = self.create_warc_record(
-                fetch.url, "request", payload=BytesIO(b""), length=0,
+                fetch.url,
+                "request",
+                payload=BytesIO(b""),
+                length=0,
                 warc_headers_dict={"WARC-Date": date, "WARC-Concurrent-To": response_id},
                 http_headers=StatusAndHeaders(
                     f"{exchange.method.decode('ascii', 'replace')} {_target(fetch.url)} {exchange.protocol}",
-                    _text_pairs(exchange.request_headers), protocol="", is_http_request=True))
+                    _text_pairs(exchange.request_headers),
+                    protocol="",
+                    is_http_request=True,
+                ),
+            )
             out += [request, response]
             meta_headers["WARC-Refers-To"] = response_id
         elif fetch.error is not None:
@@ -156,8 +166,16 @@ class FetchRecords(RecordBuilder):
         if exchange is not None and fetch.error is not None:
             meta_headers[ERROR_HEADER] = fetch.error.label  # a response with an error (a redirect loop…)
         data = json.dumps(fetch_fields(fetch), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        out.append(self.create_warc_record(fetch.url, "metadata", payload=BytesIO(data), length=len(data),
-                                           warc_content_type=FETCH_CONTENT_TYPE, warc_headers_dict=meta_headers))
+        out.append(
+            self.create_warc_record(
+                fetch.url,
+                "metadata",
+                payload=BytesIO(data),
+                length=len(data),
+                warc_content_type=FETCH_CONTENT_TYPE,
+                warc_headers_dict=meta_headers,
+            )
+        )
         return out
 
     def _response(self, fetch: Fetch, date: str, record_id: str):
@@ -169,20 +187,39 @@ class FetchRecords(RecordBuilder):
             headers["WARC-Truncated"] = "length"
         elif fetch.mime_refused:
             headers["WARC-Truncated"] = "unspecified"
-        pairs = [(b"X-Wire-Transfer-Encoding" if name.lower() == _HOP_BY_HOP else name, value)
-                 for name, value in exchange.headers]
-        http = StatusAndHeaders(f"{exchange.status} {reason(exchange.status)}".strip(), _text_pairs(pairs),
-                                protocol=exchange.protocol)
-        return self.create_warc_record(fetch.url, "response", payload=BytesIO(exchange.body),
-                                       length=len(exchange.body), warc_headers_dict=headers, http_headers=http)
+        pairs = [
+            (b"X-Wire-Transfer-Encoding" if name.lower() == _HOP_BY_HOP else name, value)
+            for name, value in exchange.headers
+        ]
+        http = StatusAndHeaders(
+            f"{exchange.status} {reason(exchange.status)}".strip(),
+            _text_pairs(pairs),
+            protocol=exchange.protocol,
+        )
+        return self.create_warc_record(
+            fetch.url,
+            "response",
+            payload=BytesIO(exchange.body),
+            length=len(exchange.body),
+            warc_headers_dict=headers,
+            http_headers=http,
+        )
 
     def page(self, url: str, body: bytes, content_type: str, at: float, extra: dict | None = None):
         """A response record of a stored page (``write_collection_warc``): status 200, the stored bytes."""
-        http = StatusAndHeaders("200 OK", [("Content-Type", content_type), ("Content-Length", str(len(body)))],
-                                protocol="HTTP/1.1")
-        return self.create_warc_record(url, "response", payload=BytesIO(body), length=len(body),
-                                       warc_headers_dict={"WARC-Date": warc_date(at), **(extra or {})},
-                                       http_headers=http)
+        http = StatusAndHeaders(
+            "200 OK",
+            [("Content-Type", content_type), ("Content-Length", str(len(body)))],
+            protocol="HTTP/1.1",
+        )
+        return self.create_warc_record(
+            url,
+            "response",
+            payload=BytesIO(body),
+            length=len(body),
+            warc_headers_dict={"WARC-Date": warc_date(at), **(extra or {})},
+            http_headers=http,
+        )
 
 
 def _target(url: str) -> str:

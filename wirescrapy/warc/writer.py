@@ -92,7 +92,7 @@ class WarcWriter:
     def _append(self, data: bytes) -> None:
         view = memoryview(data)
         while view:  # a regular file takes it whole; a short write only on a full disk, which raises next
-            view = view[os.write(self._fd, view):]
+            view = view[os.write(self._fd, view) :]
         self._size += len(data)
 
     def close(self) -> None:
@@ -130,7 +130,10 @@ class WarcWriter:
             break
         self._fd, self._path, self._size = fd, self.dir / name, 0
         self.files.append(self._path)
-        info = {"software": f"wirescrapy (Scrapy {scrapy.__version__}, warcio)", "format": "WARC File Format 1.1",
-                "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
-                **{f"wirescrapy-{key}": str(value) for key, value in self.info.items()}}
+        info = {
+            "software": f"wirescrapy (Scrapy {scrapy.__version__}, warcio)",
+            "format": "WARC File Format 1.1",
+            "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+            **{f"wirescrapy-{key}": str(value) for key, value in self.info.items()},
+        }
         self._append(self._serialize([self.records.warcinfo(name, info, time.time())]))

@@ -44,5 +44,11 @@ from wirescrapy.gatherer.pipelines.metadata import MetadataPipeline, fetch_recor
 from wirescrapy.gatherer.pipelines.pagestore import PageStorePipeline
 from wirescrapy.gatherer.pipelines.parse import ParsePipeline
 
-__all__ = ["DocumentPipeline", "LinkGraphPipeline", "MetadataPipeline", "PageStorePipeline", "ParsePipeline",
-           "fetch_record"]
+__all__ = [
+    "DocumentPipeline",
+    "LinkGraphPipeline",
+    "MetadataPipeline",
+    "PageStorePipeline",
+    "ParsePipeline",
+    "fetch_record",
+]

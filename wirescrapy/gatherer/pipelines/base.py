@@ -60,7 +60,9 @@ class GathererStep:
         harvest = self.harvest
         if harvest is None or harvest.collection is None or not isinstance(item, Fetch):
             return item  # not a harvest's fetch, or a detached harvest's: WARC is its only output
-        if harvest.stopped:  # a write failed (a full disk): nothing more is recorded, and the last step counts it
+        if (
+            harvest.stopped
+        ):  # a write failed (a full disk): nothing more is recorded, and the last step counts it
             if self.records_failures:
                 self.stats.inc_value("gatherer/not_recorded_after_stop")
             return item

@@ -49,7 +49,9 @@ class LinkGraphPipeline(GathererStep):
             # A redirect hop is a link one deeper, and one more hop (seeder/add.py).
             decision = rules.classify_at(fetch.redirect, fetch.depth + 1)
             new_sites = NewSites.of_page(collection, rules, fetch.site_id)
-            target, outcome = add_decision(collection, rules, decision, redirects=fetch.hops + 1, new_sites=new_sites)
+            target, outcome = add_decision(
+                collection, rules, decision, redirects=fetch.hops + 1, new_sites=new_sites
+            )
             self._new_sites(fetch, collection, new_sites)
             fetch.links = [target] if target and decision.fetch else []
             if outcome is Outcome.TOO_MANY_REDIRECTS:
@@ -57,8 +59,14 @@ class LinkGraphPipeline(GathererStep):
         elif fetch.page is not None and fetch.original == fetch.doc_id:
             page = fetch.page  # the parser left out what WIRE_OBEY_NOFOLLOW says not to follow
             new_sites = NewSites.of_page(collection, rules, fetch.site_id)
-            report = add_links(collection, rules, [link.url for link in page.links], parent_depth=fetch.depth,
-                               new_sites=new_sites, classified=fetch.link_decisions or ())
+            report = add_links(
+                collection,
+                rules,
+                [link.url for link in page.links],
+                parent_depth=fetch.depth,
+                new_sites=new_sites,
+                classified=fetch.link_decisions or (),
+            )
             self._new_sites(fetch, collection, new_sites)
             fetch.links = report.targets
             self.stats.inc_value("gatherer/links/found", len(page.links))
@@ -86,8 +94,14 @@ class LinkGraphPipeline(GathererStep):
         if not follows_duplicate(original_site, original_path, site, path):
             return
         new_sites = NewSites.of_page(collection, harvest.rules, fetch.site_id)
-        report = add_links(collection, harvest.rules, [link.url for link in fetch.page.links],
-                           parent_depth=fetch.depth, new_sites=new_sites, classified=fetch.link_decisions or ())
+        report = add_links(
+            collection,
+            harvest.rules,
+            [link.url for link in fetch.page.links],
+            parent_depth=fetch.depth,
+            new_sites=new_sites,
+            classified=fetch.link_decisions or (),
+        )
         self._new_sites(fetch, collection, new_sites)
         fetch.links = elsewhere(report.targets, collection.links.links(fetch.original))
         self.stats.inc_value("gatherer/links/new", report.added)
@@ -98,10 +112,15 @@ class LinkGraphPipeline(GathererStep):
         new_sites.record(collection)
         self.stats.inc_value("gatherer/new_sites/added", new_sites.added)
         if new_sites.refused:
-            self.stats.inc_value("gatherer/new_sites/refused", new_sites.counted)  # as new_sites_refused counts
-            logger.info("%(url)s links %(refused)d new sites past the bounds on new sites (%(added)d added; "
-                        "WIRE_NEW_SITES_PER_PAGE, WIRE_NEW_SITES_PER_SITE, WIRE_MAX_SITES): counted on its site, "
-                        "not added", {"url": fetch.url, "refused": len(new_sites.refused), "added": new_sites.added})
+            self.stats.inc_value(
+                "gatherer/new_sites/refused", new_sites.counted
+            )  # as new_sites_refused counts
+            logger.info(
+                "%(url)s links %(refused)d new sites past the bounds on new sites (%(added)d added; "
+                "WIRE_NEW_SITES_PER_PAGE, WIRE_NEW_SITES_PER_SITE, WIRE_MAX_SITES): counted on its site, "
+                "not added",
+                {"url": fetch.url, "refused": len(new_sites.refused), "added": new_sites.added},
+            )
 
 
 def follows_duplicate(original_site: int, original_path: bytes, site: int, path: bytes) -> bool:

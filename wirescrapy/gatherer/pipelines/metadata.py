@@ -65,8 +65,9 @@ class MetadataPipeline(GathererStep):
             record["last_visit"] = now  # tried: done in this batch, no access made
             stats.inc_value("harvester/pages/robots_disallowed")
             return
-        flags = int(record["flags"]) & ~(DocFlag.TRUNCATED | DocFlag.CHANGED | DocFlag.REDIRECT
-                                         | DocFlag.NOFOLLOW | DocFlag.NOINDEX)
+        flags = int(record["flags"]) & ~(
+            DocFlag.TRUNCATED | DocFlag.CHANGED | DocFlag.REDIRECT | DocFlag.NOFOLLOW | DocFlag.NOINDEX
+        )
         # A blocked address is refused by our WIRE_BLOCKED_IPS before any access: no failure of the site, so
         # it neither counts toward the page's errors nor bars it for WIRE_MINPERIOD_UNSUCCESSFUL (the manager
         # selects it again at once), and a changed setting fetches it in the next cycle.
@@ -128,7 +129,12 @@ class MetadataPipeline(GathererStep):
             record["status"], record["error"] = fetch.status, fetch.error
             record["errors"] = min(int(record["errors"]) + 1, 0xFFFF)
             record["last_visit"] = fetch.ended
-        except (IndexError, OverflowError, TypeError, ValueError) as again:  # the record itself is out of reach
+        except (
+            IndexError,
+            OverflowError,
+            TypeError,
+            ValueError,
+        ) as again:  # the record itself is out of reach
             raise DropItem(f"{fetch.url} could not be recorded: {again!r}") from exc
         self.stats.inc_value(f"harvester/errors/{fetch.error.label}")
 
@@ -146,8 +152,12 @@ class MetadataPipeline(GathererStep):
         self.stats.inc_value(f"harvester/render/state/{RenderState(state).name.lower()}")
         if state in (RenderState.RENDERED, RenderState.TIMED_OUT):
             site["render"], site["render_tries"], site["render_gains"] = site_after(
-                int(site["render"]), int(site["render_tries"]), int(site["render_gains"]), fetch.render_links > 0,
-                self.config.render_tries)
+                int(site["render"]),
+                int(site["render_tries"]),
+                int(site["render_gains"]),
+                fetch.render_links > 0,
+                self.config.render_tries,
+            )
 
     def _follow_up(self, fetch: Fetch, record, site) -> None:
         """A render after this batch's raw fetch of the page, which recorded the visit: the outcome only."""
@@ -218,8 +228,10 @@ def _visit(record, now: float, changed: bool) -> None:
     record["visits"] = visits + 1
 
 
-_VALIDATOR_SIZES = {"etag": DOCUMENT_DTYPE["etag"].itemsize,
-                    "last_modified_header": DOCUMENT_DTYPE["last_modified_header"].itemsize}
+_VALIDATOR_SIZES = {
+    "etag": DOCUMENT_DTYPE["etag"].itemsize,
+    "last_modified_header": DOCUMENT_DTYPE["last_modified_header"].itemsize,
+}
 
 
 def _validators(fetch: Fetch, record) -> None:
@@ -240,25 +252,39 @@ def _validators(fetch: Fetch, record) -> None:
 def _forget_disallowed(collection, site_id: int) -> None:
     """A site's robots.txt changed: its pages refused by the old rules may be fetched again (the manager
     leaves ROBOTS_DISALLOWED pages out). One pass over the document records, on a change only."""
-    docs = collection.documents.records[1:collection.documents.count + 1]
+    docs = collection.documents.records[1 : collection.documents.count + 1]
     refused = (docs["siteid"] == site_id) & ((docs["flags"] & DocFlag.ROBOTS_DISALLOWED) != 0)
     if refused.any():
         docs["flags"][refused] &= ~np.uint16(DocFlag.ROBOTS_DISALLOWED)
-        logger.info("robots.txt of site %(site)d changed: %(n)d pages it refused may be fetched again",
-                    {"site": site_id, "n": int(refused.sum())})
+        logger.info(
+            "robots.txt of site %(site)d changed: %(n)d pages it refused may be fetched again",
+            {"site": site_id, "n": int(refused.sum())},
+        )
 
 
 def fetch_record(fetch: Fetch) -> dict:
     """What a fetch was, as JSON-ready values (no body)."""
     page = fetch.page
     record = {
-        "url": fetch.url, "kind": fetch.kind.value, "doc_id": fetch.doc_id, "site_id": fetch.site_id,
-        "depth": fetch.depth, "status": fetch.status, "error": fetch.error.label if fetch.error else None,
-        "mime": fetch.mime, "raw_length": fetch.raw_length, "truncated": fetch.truncated,
+        "url": fetch.url,
+        "kind": fetch.kind.value,
+        "doc_id": fetch.doc_id,
+        "site_id": fetch.site_id,
+        "depth": fetch.depth,
+        "status": fetch.status,
+        "error": fetch.error.label if fetch.error else None,
+        "mime": fetch.mime,
+        "raw_length": fetch.raw_length,
+        "truncated": fetch.truncated,
         "stored_length": len(page.document) if page is not None else 0,
         "duplicate_of": fetch.original if fetch.original and fetch.original != fetch.doc_id else 0,
-        "changed": fetch.changed, "links": len(fetch.links), "redirect": fetch.redirect or None,
-        "latency": round(fetch.latency, 4), "started": fetch.started, "ended": fetch.ended, "ip": fetch.ip or None,
+        "changed": fetch.changed,
+        "links": len(fetch.links),
+        "redirect": fetch.redirect or None,
+        "latency": round(fetch.latency, 4),
+        "started": fetch.started,
+        "ended": fetch.ended,
+        "ip": fetch.ip or None,
     }
     if fetch.render:  # rendered through Splash, or tried
         record["render"] = RenderState(fetch.render).name.lower()

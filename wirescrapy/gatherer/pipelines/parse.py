@@ -60,8 +60,12 @@ class ParsePipeline(GathererStep):
         if self.config.parse_workers:
             from twisted.internet import reactor
 
-            self.workers = ParseWorkers(self.config.parse_workers, self.config, reactor.callFromThread,
-                                        timeout=self.config.parse_timeout)
+            self.workers = ParseWorkers(
+                self.config.parse_workers,
+                self.config,
+                reactor.callFromThread,
+                timeout=self.config.parse_timeout,
+            )
         self._watch = None  # the timer that stops hung workers (ParseWorkers.check)
         self._line: deque[_Waiting] = deque()
         self._parsed: Parsed | BaseException | None = None  # the worker's result for the fetch being released
@@ -92,9 +96,14 @@ class ParsePipeline(GathererStep):
         waiting = _Waiting(item, spider)
         self._line.append(waiting)
         if self._wants_worker(item):
-            self.workers.parse(item.body, item.url, item.content_type or None,
-                               item.raw_body if item.render == RenderState.RENDERED else None, item.depth,
-                               lambda parsed: self._parse_ended(waiting, parsed))
+            self.workers.parse(
+                item.body,
+                item.url,
+                item.content_type or None,
+                item.raw_body if item.render == RenderState.RENDERED else None,
+                item.depth,
+                lambda parsed: self._parse_ended(waiting, parsed),
+            )
         else:
             waiting.ready = True
         self._release()
@@ -102,8 +111,14 @@ class ParsePipeline(GathererStep):
 
     def _wants_worker(self, item) -> bool:
         harvest = self.harvest
-        return (isinstance(item, Fetch) and harvest is not None and harvest.collection is not None
-                and not harvest.stopped and item.error is not FetchError.GATHERER and _parsable(item))
+        return (
+            isinstance(item, Fetch)
+            and harvest is not None
+            and harvest.collection is not None
+            and not harvest.stopped
+            and item.error is not FetchError.GATHERER
+            and _parsable(item)
+        )
 
     def _parse_ended(self, waiting: _Waiting, parsed: Parsed | BaseException) -> None:
         waiting.parsed, waiting.ready = parsed, True
@@ -148,7 +163,8 @@ class ParsePipeline(GathererStep):
             site = collection.sites.records[fetch.site_id]["render"]
             page = collection.documents.records[fetch.doc_id]["render"]
             if may_probe(self.render_mode, site, page) and looks_script_built(
-                    fetch.body, len(fetch.page.links), len(fetch.page.text)):
+                fetch.body, len(fetch.page.links), len(fetch.page.text)
+            ):
                 fetch.render_wanted = True
                 self.stats.inc_value("gatherer/render/wanted")
 

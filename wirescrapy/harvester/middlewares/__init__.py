@@ -59,7 +59,16 @@ from wirescrapy.harvester.middlewares.robots import (
 )
 
 __all__ = [
-    "AlreadyFetched", "BatchFilterMiddleware", "BlockedIP", "BlockedIPMiddleware", "DecompressionMiddleware",
-    "FetchLimitsMiddleware", "ReceivedMiddleware", "RobotsDisallowed", "RobotsMiddleware", "RobotsNotReady",
-    "WireRetryMiddleware", "media_type",
+    "AlreadyFetched",
+    "BatchFilterMiddleware",
+    "BlockedIP",
+    "BlockedIPMiddleware",
+    "DecompressionMiddleware",
+    "FetchLimitsMiddleware",
+    "ReceivedMiddleware",
+    "RobotsDisallowed",
+    "RobotsMiddleware",
+    "RobotsNotReady",
+    "WireRetryMiddleware",
+    "media_type",
 ]

@@ -39,5 +39,10 @@ class BatchFilterMiddleware:
         harvest = self.harvest
         doc_id = request.meta.get(DOC_ID)
         # A render after the page's raw fetch in this batch is part of that visit.
-        if harvest is not None and doc_id and RENDER not in request.meta and harvest.fetched_in_batch(doc_id=doc_id):
+        if (
+            harvest is not None
+            and doc_id
+            and RENDER not in request.meta
+            and harvest.fetched_in_batch(doc_id=doc_id)
+        ):
             raise AlreadyFetched(f"{request.url} was fetched in this batch already")

@@ -57,4 +57,3 @@ class BlockedIPMiddleware:
         request.meta[IP] = address
         if self.blocked(address):
             raise BlockedIP(f"{host} resolves to {address}, a blocked address (WIRE_BLOCKED_IPS)")
-

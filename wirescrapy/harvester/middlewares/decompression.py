@@ -46,8 +46,11 @@ _CHUNK = 64 * 1024
 
 class DecompressionMiddleware:
     def __init__(self, max_file_size: int):
-        self.limits = {None: max_file_size, Kind.ROBOTS.value: MAX_ROBOTS_BYTES,
-                       Kind.SITEMAP.value: MAX_SITEMAP_BYTES}
+        self.limits = {
+            None: max_file_size,
+            Kind.ROBOTS.value: MAX_ROBOTS_BYTES,
+            Kind.SITEMAP.value: MAX_SITEMAP_BYTES,
+        }
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:

@@ -95,7 +95,12 @@ class FetchLimitsMiddleware:
 
     def headers_received(self, headers, body_length, request: Request, spider: Spider) -> None:
         mime = media_type(headers.get(b"Content-Type"))
-        if mime and mime not in self.accept_mime and request.meta.get(KIND) is None and RENDER not in request.meta:
+        if (
+            mime
+            and mime not in self.accept_mime
+            and request.meta.get(KIND) is None
+            and RENDER not in request.meta
+        ):
             request.meta[MIME_REFUSED] = mime
             raise StopDownload(fail=False)
         codings = content_codings(headers.getlist(b"Content-Encoding"))
@@ -116,7 +121,12 @@ class FetchLimitsMiddleware:
         else:
             limit = self.max_file_size if kind is None else self.limits[kind]
         inflated = self.inflated.get(request)
-        if inflated is None and received == len(data) and kind == Kind.SITEMAP.value and data[:2] == GZIP_MAGIC:
+        if (
+            inflated is None
+            and received == len(data)
+            and kind == Kind.SITEMAP.value
+            and data[:2] == GZIP_MAGIC
+        ):
             inflated = self.inflated[request] = InflatedSize(b"gzip")  # a raw .xml.gz
         # The bytes inflated count against the same limit: a gzip bomb stops after a few hundred bytes.
         if received > limit or (inflated is not None and inflated.feed(data, limit) > limit):

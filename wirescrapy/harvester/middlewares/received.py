@@ -48,9 +48,13 @@ class ReceivedMiddleware:
             if not any(name.lower() == b"host" for name, _ in request_headers):
                 request_headers.insert(0, (b"Host", urlsplit(request.url).netloc.encode("ascii", "replace")))
             request.meta[EXCHANGE] = Exchange(
-                method=request.method.encode("ascii"), request_headers=request_headers,
-                protocol=response.protocol or "HTTP/1.1", status=response.status,
-                headers=_pairs(response.headers), body=response.body)
+                method=request.method.encode("ascii"),
+                request_headers=request_headers,
+                protocol=response.protocol or "HTTP/1.1",
+                status=response.status,
+                headers=_pairs(response.headers),
+                body=response.body,
+            )
         return response
 
 

@@ -76,6 +76,13 @@ class RenderMiddleware:
             self.stats.inc_value("harvester/render/skipped_splash_down")
             return None
         self.stats.inc_value("harvester/render/direct")
-        return render_request(request.url, self.config, self.user_agent, how="direct", meta=dict(meta),
-                              callback=request.callback, errback=request.errback,
-                              priority=max(request.priority, 1))  # > 0: back at the front of its site's queue
+        return render_request(
+            request.url,
+            self.config,
+            self.user_agent,
+            how="direct",
+            meta=dict(meta),
+            callback=request.callback,
+            errback=request.errback,
+            priority=max(request.priority, 1),
+        )  # > 0: back at the front of its site's queue

@@ -25,7 +25,9 @@ class WireRetryMiddleware(RetryMiddleware):
 
     def _retry(self, request: Request, reason, spider: Spider) -> Request | None:
         return get_retry_request(
-            request, reason=reason, spider=spider,
+            request,
+            reason=reason,
+            spider=spider,
             max_retry_times=request.meta.get("max_retry_times", self.max_retry_times),
             priority_adjust=request.meta.get("priority_adjust", self.priority_adjust),
             logger=self._logger,

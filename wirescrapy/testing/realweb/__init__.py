@@ -31,7 +31,9 @@ __all__ = ["SITES", "RealWeb", "Site", "nginx", "sites", "truth"]
 class RealWeb:
     """The chosen sites served by one nginx; the ground truth computed on entering."""
 
-    def __init__(self, workdir: str | Path | None = None, chosen: list[Site] | None = None, install: bool = True):
+    def __init__(
+        self, workdir: str | Path | None = None, chosen: list[Site] | None = None, install: bool = True
+    ):
         self.sites = list(chosen or SITES)
         self.keep = workdir is not None
         self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="wire-realweb-"))
@@ -68,7 +70,9 @@ class RealWeb:
             sites.install(self.sites)
         elif absent := sites.missing(self.sites):
             raise RuntimeError(f"real web: not installed: {' '.join(sites.packages(absent))}")
-        servers = [nginx.Server(site.host, self.addresses[site.name], site.root, site.index) for site in self.sites]
+        servers = [
+            nginx.Server(site.host, self.addresses[site.name], site.root, site.index) for site in self.sites
+        ]
         self.server = nginx.Nginx(servers, self.workdir / "nginx")
         self.server.start()
         self.truth = truth.with_port(self._walk(), self.port)
@@ -79,16 +83,31 @@ class RealWeb:
         versions and the files under the sites' roots (the walk reads every page: most of a minute). The
         files count apart: other packages add files to a site's directory (``benchmarks/language.py``
         installs Debian Reference's other languages beside the English one, which its pages link to)."""
-        query = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Version}\n", *sites.packages(self.sites)],
-                               check=False, capture_output=True, text=True)
+        query = subprocess.run(
+            ["dpkg-query", "-W", "-f", "${Package} ${Version}\n", *sites.packages(self.sites)],
+            check=False,
+            capture_output=True,
+            text=True,
+        )
         files = hashlib.sha256()
         for site in self.sites:
             for directory, _, names in sorted(os.walk(site.root)):
                 for name in sorted(names):
                     path = os.path.join(directory, name)
-                    files.update(f"{path}\0{os.path.getsize(path) if os.path.isfile(path) else -1}\n".encode())
-        key = hashlib.sha256(repr(([(s.name, s.root, s.index) for s in self.sites], query.stdout, files.hexdigest(),
-                                   truth.MAX_FILE_SIZE, truth.MAX_DEPTH)).encode()).hexdigest()[:16]
+                    files.update(
+                        f"{path}\0{os.path.getsize(path) if os.path.isfile(path) else -1}\n".encode()
+                    )
+        key = hashlib.sha256(
+            repr(
+                (
+                    [(s.name, s.root, s.index) for s in self.sites],
+                    query.stdout,
+                    files.hexdigest(),
+                    truth.MAX_FILE_SIZE,
+                    truth.MAX_DEPTH,
+                )
+            ).encode()
+        ).hexdigest()[:16]
         cache = Path(tempfile.gettempdir()) / f"wire-realweb-truth-{key}.pickle"
         if query.returncode == 0 and cache.exists():
             with open(cache, "rb") as file:

@@ -1,8 +1,8 @@
 """Install, serve and describe the real-document web.
 
-    python -m wirescrapy.testing.realweb            # install what is missing, describe each site, exit
-    python -m wirescrapy.testing.realweb --serve    # ... then serve until Ctrl-C (prints the crawl settings)
-    python -m wirescrapy.testing.realweb --sites apache,git --workdir /tmp/rw
+python -m wirescrapy.testing.realweb            # install what is missing, describe each site, exit
+python -m wirescrapy.testing.realweb --serve    # ... then serve until Ctrl-C (prints the crawl settings)
+python -m wirescrapy.testing.realweb --sites apache,git --workdir /tmp/rw
 """
 
 from __future__ import annotations
@@ -17,11 +17,14 @@ from wirescrapy.testing.realweb import RealWeb, sites
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sites", help=f"comma-separated, from: {', '.join(sites.BY_NAME)} (default: all)")
     parser.add_argument("--serve", action="store_true", help="keep serving until interrupted")
-    parser.add_argument("--workdir", help="nginx's configuration and logs here (default: a temporary directory)")
+    parser.add_argument(
+        "--workdir", help="nginx's configuration and logs here (default: a temporary directory)"
+    )
     parser.add_argument("--no-install", action="store_true", help="fail instead of running apt-get")
     args = parser.parse_args()
     try:
@@ -37,20 +40,26 @@ def main() -> int:
         return 1
     try:
         truth, rank = web.truth, web.pagerank
-        print(f"real web: {len(chosen)} sites on port {web.port}, {len(truth.pages)} pages, "
-              f"{sum(len(v) for v in truth.links.values())} links, {len(truth.redirects)} redirects, "
-              f"{len(truth.errors)} broken links, {len(truth.too_deep)} too deep "
-              f"({time.perf_counter() - started:.1f} s)")
+        print(
+            f"real web: {len(chosen)} sites on port {web.port}, {len(truth.pages)} pages, "
+            f"{sum(len(v) for v in truth.links.values())} links, {len(truth.redirects)} redirects, "
+            f"{len(truth.errors)} broken links, {len(truth.too_deep)} too deep "
+            f"({time.perf_counter() - started:.1f} s)"
+        )
         print(f"{'site':<12} {'address':<11} {'pages':>6} {'PageRank':>8}  {'held out':<8}  kind (package)")
         for site in chosen:
             origin = web.origin(site) + "/"
             pages = [url for url in truth.pages if url.startswith(origin)]
             value = sum(rank[url] for url in pages)
-            print(f"{site.name:<12} {web.addresses[site.name]:<11} {len(pages):6d} {value:8.3f}  "
-                  f"{'yes' if site.held_out else '':<8}  {site.kind} ({site.package})")
+            print(
+                f"{site.name:<12} {web.addresses[site.name]:<11} {len(pages):6d} {value:8.3f}  "
+                f"{'yes' if site.held_out else '':<8}  {site.kind} ({site.package})"
+            )
         if args.serve:
             print("seeds:\n" + "\n".join(web.seeds))
-            print(f"crawl with: -s 'WIRE_DNS_HOSTS={json.dumps(web.dns_hosts)}'; access log {web.server.access_log}")
+            print(
+                f"crawl with: -s 'WIRE_DNS_HOSTS={json.dumps(web.dns_hosts)}'; access log {web.server.access_log}"
+            )
             print("serving; Ctrl-C stops", flush=True)
             signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
             try:

@@ -51,14 +51,31 @@ SITES: tuple[Site, ...] = (
     Site("gio", "libglib2.0-doc", "/usr/share/gtk-doc/html/gio", "gtk-doc API reference"),
     Site("scrapy", "python-scrapy-doc", "/usr/share/doc/python-scrapy-doc/html", "Sphinx"),
     Site("django", "python-django-doc", "/usr/share/doc/python-django-doc/html", "Sphinx", held_out=True),
-    Site("xerces", "libxerces-c-doc", "/usr/share/doc/libxerces-c-doc/html", "Doxygen API reference",
-         held_out=True),
+    Site(
+        "xerces",
+        "libxerces-c-doc",
+        "/usr/share/doc/libxerces-c-doc/html",
+        "Doxygen API reference",
+        held_out=True,
+    ),
     Site("git", "git-doc", "/usr/share/doc/git-doc", "asciidoc manual pages", held_out=True),
-    Site("debref", "debian-reference-en", "/usr/share/debian-reference", "DocBook book (multilingual)",
-         held_out=True, also=tuple(f"debian-reference-{lang}" for lang in ("de", "es", "fr", "id", "it", "ja", "pt",
-                                                                           "zh-cn"))),
-    Site("libxml2", "libxml2-doc", "/usr/share/doc/libxml2/html", "hand-written site + API pages",
-         held_out=True),
+    Site(
+        "debref",
+        "debian-reference-en",
+        "/usr/share/debian-reference",
+        "DocBook book (multilingual)",
+        held_out=True,
+        also=tuple(
+            f"debian-reference-{lang}" for lang in ("de", "es", "fr", "id", "it", "ja", "pt", "zh-cn")
+        ),
+    ),
+    Site(
+        "libxml2",
+        "libxml2-doc",
+        "/usr/share/doc/libxml2/html",
+        "hand-written site + API pages",
+        held_out=True,
+    ),
 )
 BY_NAME = {site.name: site for site in SITES}
 
@@ -76,7 +93,11 @@ def select(names: str | None) -> list[Site]:
 def missing(sites: list[Site]) -> list[Site]:
     """Sites whose document root (with its index file), or one of the packages adding to it, is not installed."""
     absent = not_installed([package for site in sites for package in site.also])
-    return [site for site in sites if not (Path(site.root) / site.index).is_file() or absent.intersection(site.also)]
+    return [
+        site
+        for site in sites
+        if not (Path(site.root) / site.index).is_file() or absent.intersection(site.also)
+    ]
 
 
 def packages(sites: list[Site]) -> list[str]:
@@ -89,8 +110,12 @@ def not_installed(names: list[str]) -> set[str]:
     if not names:
         return set()
     try:
-        query = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${db:Status-Status}\n", *names],
-                               check=False, capture_output=True, text=True)
+        query = subprocess.run(
+            ["dpkg-query", "-W", "-f", "${Package} ${db:Status-Status}\n", *names],
+            check=False,
+            capture_output=True,
+            text=True,
+        )
     except FileNotFoundError:
         return set(names)
     return set(names) - {line.split()[0] for line in query.stdout.splitlines() if line.endswith(" installed")}
@@ -105,16 +130,24 @@ def install(sites: list[Site]) -> None:
         return
     wanted = packages(absent) + server
     if os.geteuid() != 0 or not shutil.which("apt-get"):
-        raise RuntimeError(f"real web: not installed: {' '.join(wanted)} (run as root with apt-get, or "
-                           f"apt-get install {' '.join(wanted)})")
+        raise RuntimeError(
+            f"real web: not installed: {' '.join(wanted)} (run as root with apt-get, or "
+            f"apt-get install {' '.join(wanted)})"
+        )
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     command = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *wanted]
-    if subprocess.run(command, check=False, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode:
+    if subprocess.run(
+        command, check=False, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    ).returncode:
         # The package lists may be missing on a fresh machine.
         subprocess.run(["apt-get", "update", "-qq"], env=env, stdout=subprocess.DEVNULL, check=False)
         result = subprocess.run(command, check=False, env=env, capture_output=True, text=True)
         if result.returncode:
-            raise RuntimeError(f"real web: apt-get install {' '.join(wanted)} failed: "
-                               f"{result.stderr.strip().splitlines()[-1:] or result.returncode}")
+            raise RuntimeError(
+                f"real web: apt-get install {' '.join(wanted)} failed: "
+                f"{result.stderr.strip().splitlines()[-1:] or result.returncode}"
+            )
     if still := missing(absent):
-        raise RuntimeError(f"real web: {', '.join(s.root for s in still)} still missing after apt-get install")
+        raise RuntimeError(
+            f"real web: {', '.join(s.root for s in still)} still missing after apt-get install"
+        )

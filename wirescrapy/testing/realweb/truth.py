@@ -31,10 +31,35 @@ from lxml import etree
 from scipy.sparse import csr_matrix
 
 # The crawler's defaults (wirescrapy.config.table), copied: the truth does not import the crawler.
-PAGE_EXTENSIONS = {"", ".html", ".htm", ".shtml", ".xhtml", ".txt", ".php", ".php3", ".asp", ".aspx", ".jsp",
-                   ".pl", ".cgi", ".cfm"}
-REJECT_PATTERNS = ("login", "logout", "logoff", "register", "signin", "signup", "sign-in", "sign-up",
-                   "password", "cart", "checkout")
+PAGE_EXTENSIONS = {
+    "",
+    ".html",
+    ".htm",
+    ".shtml",
+    ".xhtml",
+    ".txt",
+    ".php",
+    ".php3",
+    ".asp",
+    ".aspx",
+    ".jsp",
+    ".pl",
+    ".cgi",
+    ".cfm",
+}
+REJECT_PATTERNS = (
+    "login",
+    "logout",
+    "logoff",
+    "register",
+    "signin",
+    "signup",
+    "sign-in",
+    "sign-up",
+    "password",
+    "cart",
+    "checkout",
+)
 ATTRIBUTE = {"a": "href", "area": "href", "frame": "src", "iframe": "src", "link": "href"}  # link attributes
 TAGS = (*ATTRIBUTE, "base", "meta")
 DISCARD = {"script", "style", "noscript", "template", "object", "embed", "applet", "svg"}
@@ -106,8 +131,14 @@ def _normalise(url: str) -> str | None:
 
     def escape(text: str) -> str:
         text = quote(text, safe="/:@!$&'()*+,;=~%?") if not text.isascii() or " " in text else text
-        return _ESCAPE.sub(lambda m: chr(int(m.group()[1:], 16)) if chr(int(m.group()[1:], 16)) in _UNRESERVED
-                           else m.group().upper(), text)
+        return _ESCAPE.sub(
+            lambda m: (
+                chr(int(m.group()[1:], 16))
+                if chr(int(m.group()[1:], 16)) in _UNRESERVED
+                else m.group().upper()
+            ),
+            text,
+        )
 
     query = f"?{escape(split.query)}" if split.query else ""
     return f"{split.scheme}://{netloc}{escape(path)}{query}"
@@ -205,13 +236,15 @@ def with_port(truth: RealTruth, port: int) -> RealTruth:
         return type(urls)(move(url) for url in urls)
 
     return RealTruth(
-        seeds=moves(truth.seeds), pages=moves(truth.pages),
+        seeds=moves(truth.seeds),
+        pages=moves(truth.pages),
         links={move(url): moves(links) for url, links in truth.links.items()},
         nofollow={move(url): moves(links) for url, links in truth.nofollow.items()},
         redirects={move(url): (status, move(target)) for url, (status, target) in truth.redirects.items()},
         errors={move(url): status for url, status in truth.errors.items()},
         non_html={move(url): kind for url, kind in truth.non_html.items()},
-        too_deep=moves(truth.too_deep))
+        too_deep=moves(truth.too_deep),
+    )
 
 
 def pagerank(truth: RealTruth, q: float = 0.15, tolerance: float = 1e-12) -> dict[str, float]:

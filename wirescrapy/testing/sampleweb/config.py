@@ -31,14 +31,18 @@ class SampleWebConfig:
     binary_size: int = field(default=1 << 20, metadata={"help": "bytes of /files/big.bin"})
     shape: str = field(
         default="uniform",
-        metadata={"help": "uniform, or weblike: Zipf site sizes (pages_per_site the mean), cross-site links "
-                  "to large sites, popular pages at any depth (see wirescrapy.testing.sampleweb.shape)"},
+        metadata={
+            "help": "uniform, or weblike: Zipf site sizes (pages_per_site the mean), cross-site links "
+            "to large sites, popular pages at any depth (see wirescrapy.testing.sampleweb.shape)"
+        },
     )
 
     js: str = field(
         default="off",
-        metadata={"help": "script-built pages under /js/ of site 5 (modulo sites): off, on, or endless (one "
-                  "page's script never ends; see wirescrapy.testing.sampleweb.scripts)"},
+        metadata={
+            "help": "script-built pages under /js/ of site 5 (modulo sites): off, on, or endless (one "
+            "page's script never ends; see wirescrapy.testing.sampleweb.scripts)"
+        },
     )
 
     def __post_init__(self) -> None:

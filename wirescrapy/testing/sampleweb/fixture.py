@@ -80,13 +80,26 @@ class SampleWebProcess:
         self.access_log_path.unlink(missing_ok=True)
         self.seeds_file = self.workdir / "seeds.txt"
         self._stderr_path = self.workdir / "stderr.log"
-        args = ["--port", "0", "--access-log", self.access_log_path, "--seeds-file", self.seeds_file,
-                *config_argv(self.config)]
+        args = [
+            "--port",
+            "0",
+            "--access-log",
+            self.access_log_path,
+            "--seeds-file",
+            self.seeds_file,
+            *config_argv(self.config),
+        ]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
         with open(self._stderr_path, "wb") as stderr:
-            self._process = run_scrapy(*args, module="wirescrapy.testing.sampleweb", cwd=os.getcwd(), env=env,
-                                       stderr=stderr, wait=False)
+            self._process = run_scrapy(
+                *args,
+                module="wirescrapy.testing.sampleweb",
+                cwd=os.getcwd(),
+                env=env,
+                stderr=stderr,
+                wait=False,
+            )
         try:
             port = self._wait_ready()
         except BaseException:
@@ -134,7 +147,7 @@ class SampleWebProcess:
             process.stdout.close()
         return process.returncode
 
-    def __enter__(self) -> SampleWebProcess:
+    def __enter__(self) -> SampleWebProcess:  # noqa: PYI034 (the class is not subclassed)
         return self.start()
 
     def __exit__(self, *exc_info) -> None:

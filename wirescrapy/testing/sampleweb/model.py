@@ -419,4 +419,3 @@ def _not_found() -> Reply:
 
 def _server_error() -> Reply:
     return Reply(500, (("Content-Type", HTML),), b"<html><body><h1>Internal Server Error</h1></body></html>")
-

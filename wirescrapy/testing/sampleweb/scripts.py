@@ -32,13 +32,20 @@ PREFIX = "/js/"
 _WRITTEN = ("/js/found-write-1.html", "found-write-2.html")
 _INSERTED = ("/js/found-insert.html",)
 _FETCHED = ("/js/found-xhr.html",)
-APP_VIEWS = {"": "/js/found-app-home.html", "#/news": "/js/found-app-news.html",
-             "#/about": "/js/found-app-about.html"}
+APP_VIEWS = {
+    "": "/js/found-app-home.html",
+    "#/news": "/js/found-app-news.html",
+    "#/about": "/js/found-app-about.html",
+}
 PAGES = ("write.html", "insert.html", "xhr.html", "app.html")
 ENDLESS = "endless.html"
 LEAVES = frozenset(h.rsplit("/", 1)[-1] for h in (*_WRITTEN, *_INSERTED, *_FETCHED, *APP_VIEWS.values()))
-ASSETS = {"lib.js": "application/javascript", "style.css": "text/css", "data.json": "application/json",
-          "logo.png": "image/png"}
+ASSETS = {
+    "lib.js": "application/javascript",
+    "style.css": "text/css",
+    "data.json": "application/json",
+    "logo.png": "image/png",
+}
 
 
 def pages(mode: str) -> tuple[str, ...]:
@@ -62,8 +69,12 @@ def raw_links(mode: str, name: str) -> tuple[str, ...]:
 
 def scripted_links(name: str) -> tuple[str, ...]:
     """The hrefs (as the scripts write them, relative to ``/js/``) that only running ``name``'s scripts shows."""
-    return {"write.html": _WRITTEN, "insert.html": _INSERTED, "xhr.html": _FETCHED,
-            "app.html": tuple(APP_VIEWS.values())}.get(name, ())
+    return {
+        "write.html": _WRITTEN,
+        "insert.html": _INSERTED,
+        "xhr.html": _FETCHED,
+        "app.html": tuple(APP_VIEWS.values()),
+    }.get(name, ())
 
 
 def asset(name: str) -> bytes:
@@ -72,7 +83,9 @@ def asset(name: str) -> bytes:
     if name == "style.css":
         return b"body { font-family: sans-serif; }\n"
     if name == "data.json":
-        return json.dumps({"html": f'<p>Fetched later: <a href="{_FETCHED[0]}">the XHR target</a></p>'}).encode()
+        return json.dumps(
+            {"html": f'<p>Fetched later: <a href="{_FETCHED[0]}">the XHR target</a></p>'}
+        ).encode()
     return _PNG
 
 
@@ -84,37 +97,46 @@ def page(mode: str, name: str, third_party: str) -> bytes:
         return _html("Script-built pages", f"<p>Pages whose links come from scripts.</p><ul>{items}</ul>")
     if name in LEAVES:
         return _html(f"Found {name}", '<p>Linked only by a script. <a href="/js/">back</a></p>')
-    head = (f'<link rel="stylesheet" href="/js/style.css"><script src="{escape(third_party)}/js/lib.js">'
-            "</script>")
+    head = (
+        f'<link rel="stylesheet" href="/js/style.css"><script src="{escape(third_party)}/js/lib.js"></script>'
+    )
     body = '<p><img src="/js/logo.png" alt="logo"> <a href="/js/">back</a></p>\n'
     if name == "write.html":
         head += '<script src="/js/lib.js"></script>'
         calls = "".join(f"wireWrite({json.dumps(h)}, 'written');" for h in _WRITTEN)
         body += f"<p>Written: <script>{calls}</script></p>"
     elif name == "insert.html":
-        body += ('<div id="later"></div><script>window.addEventListener("load", function () {'
-                 ' setTimeout(function () { var a = document.createElement("a");'
-                 f' a.href = {json.dumps(_INSERTED[0])}; a.textContent = "inserted";'
-                 ' document.getElementById("later").appendChild(a); }, 30); });</script>')
+        body += (
+            '<div id="later"></div><script>window.addEventListener("load", function () {'
+            ' setTimeout(function () { var a = document.createElement("a");'
+            f' a.href = {json.dumps(_INSERTED[0])}; a.textContent = "inserted";'
+            ' document.getElementById("later").appendChild(a); }, 30); });</script>'
+        )
     elif name == "xhr.html":
-        body += ('<div id="content">Loading…</div><script>var x = new XMLHttpRequest();'
-                 ' x.open("GET", "/js/data.json"); x.onload = function () {'
-                 ' document.getElementById("content").innerHTML = JSON.parse(x.responseText).html; };'
-                 " x.send();</script>")
+        body += (
+            '<div id="content">Loading…</div><script>var x = new XMLHttpRequest();'
+            ' x.open("GET", "/js/data.json"); x.onload = function () {'
+            ' document.getElementById("content").innerHTML = JSON.parse(x.responseText).html; };'
+            " x.send();</script>"
+        )
     elif name == "app.html":
         views = json.dumps(APP_VIEWS)
-        body += ('<nav><a href="#/news">News</a> <a href="#/about">About</a></nav><div id="view"></div>'
-                 f"<script>var views = {views}; function show() {{ var href = views[location.hash] || views[''];"
-                 ' document.getElementById("view").innerHTML = \'<a href="\' + href + \'">\' + href + "</a>"; }'
-                 ' window.addEventListener("hashchange", show); show();</script>')
+        body += (
+            '<nav><a href="#/news">News</a> <a href="#/about">About</a></nav><div id="view"></div>'
+            f"<script>var views = {views}; function show() {{ var href = views[location.hash] || views[''];"
+            ' document.getElementById("view").innerHTML = \'<a href="\' + href + \'">\' + href + "</a>"; }'
+            ' window.addEventListener("hashchange", show); show();</script>'
+        )
     elif name == ENDLESS:
         body += "<p>This page's script never ends.</p><script>while (true) {}</script>"
     return _html(f"Script page {name}", body, head)
 
 
 def _html(title: str, body: str, head: str = "") -> bytes:
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>{head}'
-            f"</head>\n<body><h1>{escape(title)}</h1>\n{body}\n</body></html>\n").encode()
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>{head}'
+        f"</head>\n<body><h1>{escape(title)}</h1>\n{body}\n</body></html>\n"
+    ).encode()
 
 
 # A 1x1 transparent PNG.

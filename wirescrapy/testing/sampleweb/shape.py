@@ -83,7 +83,9 @@ def zipf_sizes(count: int, mean: int, exponent: float = ZIPF_EXPONENT, floor: in
     exact = [w * scale for w in weights[:free]]
     sizes = [int(x) for x in exact]
     # Largest remainders get the pages rounding left over, so the total is exact.
-    for rank in sorted(range(free), key=lambda r: sizes[r] - exact[r])[: total - floor * (count - free) - sum(sizes)]:
+    for rank in sorted(range(free), key=lambda r: sizes[r] - exact[r])[
+        : total - floor * (count - free) - sum(sizes)
+    ]:
         sizes[rank] += 1
     return sizes + [floor] * (count - free)
 

@@ -44,8 +44,9 @@ def installed(venv: Path = VENV) -> bool:
 
 def require_installed(venv: Path = VENV) -> None:
     if not installed(venv):
-        raise SplashMissing(f"Splash is not installed in {venv}; "
-                            f"install it (as root) with: bash {INSTALL} {venv}")
+        raise SplashMissing(
+            f"Splash is not installed in {venv}; install it (as root) with: bash {INSTALL} {venv}"
+        )
 
 
 def alive(url: str, timeout: float = 2.0) -> bool:
@@ -85,8 +86,9 @@ class OwnSplash:
         self.errors = workdir / f"splash-{self.port}.err"
         command = ["bash", str(SUPERVISE), str(venv), str(self.port), str(check)]
         with open(self.log, "wb") as out, open(self.errors, "wb") as err:
-            self.process = subprocess.Popen(command, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                            start_new_session=True)
+            self.process = subprocess.Popen(
+                command, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True
+            )
         try:
             wait_alive(self.url)
         except RuntimeError:

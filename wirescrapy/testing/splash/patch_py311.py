@@ -17,10 +17,16 @@ import sys
 from pathlib import Path
 
 FIXES = [  # (module under splash/, the line as released, the line that works)
-    ("render_options.py", "data.update(json.loads(content, encoding='utf8'))",
-     "data.update(json.loads(content))"),
-    ("kernel/inspections.py", "json.loads(f.read().decode('utf-8'), encoding='utf8')",
-     "json.loads(f.read().decode('utf-8'))"),
+    (
+        "render_options.py",
+        "data.update(json.loads(content, encoding='utf8'))",
+        "data.update(json.loads(content))",
+    ),
+    (
+        "kernel/inspections.py",
+        "json.loads(f.read().decode('utf-8'), encoding='utf8')",
+        "json.loads(f.read().decode('utf-8'))",
+    ),
     ("browser_tab.py", "timer.start(time_ms)", "timer.start(int(time_ms))"),
     ("browser_tab.py", "self._timer.start(timeout * 1000)", "self._timer.start(int(timeout * 1000))"),
     ("qtrender_lua.py", "qtimer.start(timeout)", "qtimer.start(int(timeout))"),
@@ -28,8 +34,11 @@ FIXES = [  # (module under splash/, the line as released, the line that works)
     ("network_manager.py", "timer.start(timeout_ms)", "timer.start(int(timeout_ms))"),
     ("engines/webkit/browser_tab.py", "point = QPoint(x, y)", "point = QPoint(int(x), int(y))"),
     # An element's bounds come from getBoundingClientRect(): element:png(), splash:png{region=...}.
-    ("qtrender_image.py", "return QRect(QPoint(left, top), QPoint(right - 1, bottom - 1))",
-     "return QRect(QPoint(int(left), int(top)), QPoint(int(right - 1), int(bottom - 1)))"),
+    (
+        "qtrender_image.py",
+        "return QRect(QPoint(left, top), QPoint(right - 1, bottom - 1))",
+        "return QRect(QPoint(int(left), int(top)), QPoint(int(right - 1), int(bottom - 1)))",
+    ),
 ]
 
 
