@@ -20,7 +20,8 @@ def entity_table() -> str:
     def rows(names):
         out = []
         # Sorted as the scanner searches them: by the name without its ';' ("sup" before "sup1", which a sort
-        # with the ';' puts the other way round, hiding &sup1; &sup2; &sup3; &emsp13; &emsp14; from the search).
+        # with the ';' puts the other way round, hiding &sup1; &sup2; &sup3; &emsp13; &emsp14; from the
+        # search).
         for bare in sorted((name.rstrip(";") for name in names), key=str.encode):
             name = bare + ";" if bare + ";" in names else bare
             value = html5[name].encode("utf-8")

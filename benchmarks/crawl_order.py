@@ -39,9 +39,9 @@ References, computed in the same run:
   approximation, ``{"depth": 1}``, is crawled for real as one of the weightings.
 * **oracle** — the pages of the final graph by decreasing final PageRank: the best any order can do.
 
-Weightings (``WEIGHTINGS``): each score alone, the default of WIRE_SCORE_WEIGHTS (4 pagerank + 1 depth), WIRE's
-own default (pagerank + queuesize) and a few combinations, all with the manager's other defaults: a batch
-is shared among the sites with pages to fetch in proportion to their estimated share of the PageRank
+Weightings (``WEIGHTINGS``): each score alone, the default of WIRE_SCORE_WEIGHTS (4 pagerank + 1 depth),
+WIRE's own default (pagerank + queuesize) and a few combinations, all with the manager's other defaults: a
+batch is shared among the sites with pages to fetch in proportion to their estimated share of the PageRank
 (WIRE_BATCH_SITE_SHARE = 1, WIRE_BATCH_SITE_SPLIT = pagerank, ``wirescrapy.manager.sites``), the scores
 choosing the pages inside each site's share. ``UNCAPPED`` ones (``--uncapped``) are crawled again with
 WIRE_BATCH_SITE_SHARE = 0, i.e. WIRE_BATCH_SAMESITE (500) alone: no cap at this K, as WIRE had it.
@@ -343,7 +343,7 @@ def read_order(crawl: Crawl, collection_dir: Path, graph: FinalGraph) -> None:
         crawl.batches[position].append(page)
 
 
-# -- the web crawled ------------------------------------------------------------------------------------------
+# -- the web crawled ----------------------------------------------------------------------------------------
 
 
 def open_web(args: argparse.Namespace, shape: str, sites, pages_per_site: int, workdir: Path):
@@ -481,7 +481,10 @@ def split_and_choice(
         best.append(np.concatenate([[0.0], np.cumsum(ranks)]))
     lines = [
         "",
-        "Where the shortfall lies (/oracle = split x choice): split, each site's best pages in the counts the order",
+        (
+            "Where the shortfall lies (/oracle = split x choice): split, each site's best pages in the "
+            "counts the order"
+        ),
         "took from it / the oracle's PageRank; choice, the order's pages / those best pages:",
     ]
     for (label, _), (pages, got) in zip(orders, taken):
@@ -710,8 +713,9 @@ def benchmark(
                 crawls.append(crawl)
                 got = share(crawl.order, graph, budget)
                 print(
-                    f"  crawled {run.label:<40} {crawl.seconds:6.1f} s, {crawl.cycles:3d} cycles, share {got:.4f} "
-                    f"({got / oracle_share:.1%} of oracle){'  ' + crawl.problem if crawl.problem else ''}",
+                    f"  crawled {run.label:<40} {crawl.seconds:6.1f} s, {crawl.cycles:3d} cycles, "
+                    f"share {got:.4f} ({got / oracle_share:.1%} of oracle)"
+                    f"{'  ' + crawl.problem if crawl.problem else ''}",
                     flush=True,
                 )
     finally:
@@ -736,8 +740,8 @@ def benchmark(
     def row(label, value, harvest=None, cycles="", pages="", docs="", seconds=""):
         harvest_text = f"{harvest / oracle_share:8.1%}" if harvest is not None else f"{'':>8}"
         print(
-            f"{label:<{width}} {value:7.4f} {value / oracle_share:8.1%} {value / bfs_share:6.2f} {harvest_text} "
-            f"{cycles:>6} {pages:>11} {docs:>5} {seconds:>8}"
+            f"{label:<{width}} {value:7.4f} {value / oracle_share:8.1%} {value / bfs_share:6.2f} "
+            f"{harvest_text} {cycles:>6} {pages:>11} {docs:>5} {seconds:>8}"
         )
 
     row("oracle (top PageRank first)", oracle_share, pages=f"{n}/{n}")
@@ -753,9 +757,12 @@ def benchmark(
             f"{crawl.seconds:.1f}",
         )
     print(
-        "/oracle, /BFS: share over the oracle's, BFS's share. harvest: /oracle with the pages in first_visit\n"
-        "order instead of the manager's batch order. cycles: batches written. pages: final-graph pages fetched.\n"
-        "docs: all documents fetched (errors, redirects, robots.txt, traps too). seconds: the crawl's wall clock."
+        "/oracle, /BFS: share over the oracle's, BFS's share. harvest: /oracle with the pages in "
+        "first_visit\n"
+        "order instead of the manager's batch order. cycles: batches written. pages: final-graph pages "
+        "fetched.\n"
+        "docs: all documents fetched (errors, redirects, robots.txt, traps too). seconds: the crawl's wall "
+        "clock."
     )
 
     # -- other budgets
@@ -773,8 +780,8 @@ def benchmark(
     # -- per site
     print()
     print(
-        f"Per site, the first {budget} pages ({args.budget:.0%} of N) of each order: pages taken from the site and "
-        "their PageRank" + (" (* held out of tuning)" if held_out else "") + ":"
+        f"Per site, the first {budget} pages ({args.budget:.0%} of N) of each order: pages taken from the "
+        "site and their PageRank" + (" (* held out of tuning)" if held_out else "") + ":"
     )
     print(
         site_table(
@@ -786,9 +793,9 @@ def benchmark(
     oracle_top = set(oracle[:budget])
     print()
     print(
-        f"First batches of each crawl (pages: of the final graph, first fetched in the batch; PR: their share of "
-        f"the total;\noracle top: how many are among the oracle's {budget}; median page number: of /page/I.html, shallow on a "
-        f"uniform web):"
+        f"First batches of each crawl (pages: of the final graph, first fetched in the batch; PR: their "
+        f"share of the total;\noracle top: how many are among the oracle's {budget}; median page number: of "
+        f"/page/I.html, shallow on a uniform web):"
     )
     for crawl in crawls:
         print(f"  {crawl.name}  WIRE_SCORE_WEIGHTS={json.dumps(crawl.weights)}")
@@ -814,8 +821,8 @@ def benchmark(
             got = share(crawl.order, graph, budget)
             print(
                 f"{label}: {crawl.name} {json.dumps(crawl.weights)}: {got / oracle_share:.1%} of the oracle, "
-                f"{got / bfs_share:.2f} x BFS, closing {(got - bfs_share) / (oracle_share - bfs_share):.0%} of "
-                "the gap from BFS to the oracle"
+                f"{got / bfs_share:.2f} x BFS, closing "
+                f"{(got - bfs_share) / (oracle_share - bfs_share):.0%} of the gap from BFS to the oracle"
                 + (
                     f"; {got / manager_bfs:.2f} x the manager's breadth-first crawls (depth/hub, batches "
                     "shared among sites by PageRank as well)"

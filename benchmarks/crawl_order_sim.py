@@ -309,7 +309,8 @@ class Records:
         targets = self.sim.out[page]
         key = int(self.sim.content[page]) if CONTENT_SEEN["on"] else 0
         if key and (original := self.first_with.setdefault(key, doc_id)) != doc_id:
-            # The gatherer's content-seen: its links are not followed, or only those its original's do not reach.
+            # The gatherer's content-seen: its links are not followed, or only those its original's do
+            # not reach.
             record["flags"] = record["flags"] | np.uint16(DocFlag.DUPLICATE)
             record["duplicate_of"] = original
             if not self.follow_duplicates or not follows_duplicate(
@@ -655,8 +656,8 @@ def simulate_real(args: argparse.Namespace, chosen) -> None:
     held_out = {site.host for site in chosen if site.held_out}
     budgets = (0.05, 0.10, 0.20, 0.40)
     print(
-        f"real web, {len(chosen)} sites (held out: {', '.join(s.name for s in chosen if s.held_out) or 'none'}): "
-        f"N = {n}, K = {batch_size}"
+        f"real web, {len(chosen)} sites "
+        f"(held out: {', '.join(s.name for s in chosen if s.held_out) or 'none'}): N = {n}, K = {batch_size}"
     )
     print(f"{'order':<40} " + " ".join(f"{b:>7.0%}" for b in budgets))
     orders = [("BFS (FIFO)", bfs)]

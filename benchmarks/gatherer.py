@@ -189,7 +189,8 @@ def print_links(pages, repeat: int) -> None:
         f"  first pass (new URLs)    {best_new / count * 1e6:6.2f} us/link {count / best_new:10,.0f} links/s"
     )
     print(
-        f"  second pass (all known)  {best_known / count * 1e6:6.2f} us/link {count / best_known:10,.0f} links/s"
+        f"  second pass (all known)  {best_known / count * 1e6:6.2f} us/link "
+        f"{count / best_known:10,.0f} links/s"
     )
     print(
         f"  all known, classified    {best_classified / count * 1e6:6.2f} us/link "

@@ -21,18 +21,19 @@ Printed, with the exact parameters:
    the seeds) and stores everything (pages, content-seen, link graph, metadata). Plain Scrapy is a
    ``CrawlSpider`` with one ``LinkExtractor`` rule and the "Broad Crawls" settings of Scrapy's documentation
    (``DownloaderAwarePriorityQueue``, ``REACTOR_THREADPOOL_MAXSIZE=20``, cookies, retries and redirects off,
-   ``DOWNLOAD_TIMEOUT=15``, ``AJAXCRAWL_ENABLED``, BFS: ``DEPTH_PRIORITY=1`` and FIFO queues), ``ROBOTSTXT_OBEY``,
-   ``DEPTH_LIMIT=D`` (the same pages, traps cut at the same depth), ``CONCURRENT_REQUESTS`` = the harvester's
-   ``WIRE_CONNECTIONS`` (300); it stores nothing. Baselines: ``CONCURRENT_REQUESTS_PER_DOMAIN=1`` (the fair
-   one), the same with ``CONCURRENT_ITEMS=1`` (Scrapy tuned: see ``BASELINES``), and that with 8 per domain
-   (Scrapy's default). Per crawler: fetches (every request the server logged), pages (HTML answered 200,
-   robots.txt and sitemaps aside), the share of the ground truth's pages fetched, wall time, pages/s, CPU
-   seconds of the crawler process (user + system; start-up and, for the harvester, the manager runs included)
-   and per fetch, peak RSS, the server's CPU per request, and the cores other processes kept busy meanwhile;
-   then the ratios harvester / plain Scrapy, and per harvester cycle its batch, manager time, harvest time
-   and rate (each batch's ``harvest.json``), so that the rate inside harvest phases can be told from the whole
-   run's. ``--repeat`` runs every crawl again and keeps the best; ``--profile`` / ``--profile-plain`` run the
-   harvester / the first baseline once more under ``python -m cProfile`` and list their top costs.
+   ``DOWNLOAD_TIMEOUT=15``, ``AJAXCRAWL_ENABLED``, BFS: ``DEPTH_PRIORITY=1`` and FIFO queues),
+   ``ROBOTSTXT_OBEY``, ``DEPTH_LIMIT=D`` (the same pages, traps cut at the same depth),
+   ``CONCURRENT_REQUESTS`` = the harvester's ``WIRE_CONNECTIONS`` (300); it stores nothing. Baselines:
+   ``CONCURRENT_REQUESTS_PER_DOMAIN=1`` (the fair one), the same with ``CONCURRENT_ITEMS=1`` (Scrapy tuned:
+   see ``BASELINES``), and that with 8 per domain (Scrapy's default). Per crawler: fetches (every request the
+   server logged), pages (HTML answered 200, robots.txt and sitemaps aside), the share of the ground truth's
+   pages fetched, wall time, pages/s, CPU seconds of the crawler process (user + system; start-up and, for the
+   harvester, the manager runs included) and per fetch, peak RSS, the server's CPU per request, and the cores
+   other processes kept busy meanwhile; then the ratios harvester / plain Scrapy, and per harvester cycle its
+   batch, manager time, harvest time and rate (each batch's ``harvest.json``), so that the rate inside harvest
+   phases can be told from the whole run's. ``--repeat`` runs every crawl again and keeps the best;
+   ``--profile`` / ``--profile-plain`` run the harvester / the first baseline once more under
+   ``python -m cProfile`` and list their top costs.
 2. **Politeness efficiency, waits > 0** (``--polite-sites`` x ``--polite-pages``, ``--wait``): a seeds file
    listing every page of the ground truth, ``scrapy seed`` and ``scrapy manager`` write one batch holding
    them all, and ``scrapy crawl harvester -a batch=...`` harvests it. From the access log: the makespan
@@ -506,8 +507,9 @@ def throughput(options, workdir: Path) -> None:
             for label, crawl in crawls:
                 result = crawl(round_)
                 print(
-                    f"  round {round_}: {label} done in {result.run.wall:.1f} s ({result.pages_per_s:.1f} pages/s, "
-                    f"{result.cpu_per_fetch * 1e3:.2f} CPU ms/fetch, other processes {result.others:.2f} cores)",
+                    f"  round {round_}: {label} done in {result.run.wall:.1f} s "
+                    f"({result.pages_per_s:.1f} pages/s, {result.cpu_per_fetch * 1e3:.2f} CPU ms/fetch, "
+                    f"other processes {result.others:.2f} cores)",
                     flush=True,
                 )
                 if label not in best or result.pages_per_s > best[label].pages_per_s:
@@ -515,24 +517,24 @@ def throughput(options, workdir: Path) -> None:
         results = list(best.values())
 
         print(
-            f"\n{'crawler' + (f' (best of {options.repeat})' if options.repeat > 1 else ''):33} {'fetches':>7} "
-            f"{'pages':>7} {'truth':>6} {'wall s':>7} {'pages/s':>8} {'fetch/s':>8} {'CPU s':>7} {'CPU ms/fetch':>12} "
-            f"{'RSS MB':>6} {'server µs/req':>13} {'others':>6}"
+            f"\n{'crawler' + (f' (best of {options.repeat})' if options.repeat > 1 else ''):33} "
+            f"{'fetches':>7} {'pages':>7} {'truth':>6} {'wall s':>7} {'pages/s':>8} {'fetch/s':>8} "
+            f"{'CPU s':>7} {'CPU ms/fetch':>12} {'RSS MB':>6} {'server µs/req':>13} {'others':>6}"
         )
         for r in results:
             served = r.served
             covered = len(served.pages & truth.pages) / len(truth.pages)
             print(
-                f"{r.label:33} {served.fetches:>7,} {served.page_count:>7,} {covered:>6.1%} {r.run.wall:>7.1f} "
-                f"{r.pages_per_s:>8.1f} {served.fetches / r.run.wall:>8.1f} {r.run.cpu:>7.1f} "
-                f"{r.cpu_per_fetch * 1e3:>12.2f} {r.run.maxrss / 2**20:>6.0f} "
+                f"{r.label:33} {served.fetches:>7,} {served.page_count:>7,} {covered:>6.1%} "
+                f"{r.run.wall:>7.1f} {r.pages_per_s:>8.1f} {served.fetches / r.run.wall:>8.1f} "
+                f"{r.run.cpu:>7.1f} {r.cpu_per_fetch * 1e3:>12.2f} {r.run.maxrss / 2**20:>6.0f} "
                 f"{r.server_cpu / max(served.fetches, 1) * 1e6:>13.0f} {r.others:>6.2f}"
             )
         print(
             "fetches: every request the server logged (robots.txt, sitemaps, errors included); pages: HTML "
-            "answered 200; truth: share of the ground truth's pages fetched; CPU: the crawler process, user + "
-            "system, start-up included; others: cores kept busy by other processes meanwhile (a loaded machine "
-            "slows every figure)"
+            "answered 200; truth: share of the ground truth's pages fetched; CPU: the crawler process, "
+            "user + system, start-up included; others: cores kept busy by other processes meanwhile "
+            "(a loaded machine slows every figure)"
         )
 
         harvester = results[0]
@@ -543,8 +545,8 @@ def throughput(options, workdir: Path) -> None:
             "\nharvester, per cycle (harvest window from its batch's harvest.json; manager = time before it):"
         )
         print(
-            f"{'cycle':>5} {'batch':>6} {'URLs':>7} {'sites':>6} {'fetches':>8} {'manager s':>9} {'harvest s':>9} "
-            f"{'fetch/s':>8}"
+            f"{'cycle':>5} {'batch':>6} {'URLs':>7} {'sites':>6} {'fetches':>8} {'manager s':>9} "
+            f"{'harvest s':>9} {'fetch/s':>8}"
         )
         previous = harvester.run.started
         for number, c in enumerate(windows, 1):
@@ -588,8 +590,9 @@ def throughput(options, workdir: Path) -> None:
             )
         server_load = max(r.served.fetches / r.run.wall for r in results) / rate
         print(
-            f"(the fastest crawl asked the server for {server_load:.0%} of its measured capacity; the phase ratio "
-            f"compares fetches/s inside the harvester's harvest windows with the baseline's whole run)"
+            f"(the fastest crawl asked the server for {server_load:.0%} of its measured capacity; "
+            "the phase ratio compares fetches/s inside the harvester's harvest windows with the baseline's "
+            "whole run)"
         )
 
         if options.profile:
@@ -612,8 +615,9 @@ def print_profile(label: str, result: CrawlResult, out: Path, top: int, own_code
     every function by own time. cProfile times wall seconds: other load on the machine inflates them."""
     fetches = max(result.served.fetches, 1)
     print(
-        f"\n{label} under cProfile (python -m cProfile): {result.served.fetches:,} fetches in {result.run.wall:.1f} s "
-        f"({result.run.cpu:.1f} CPU s, other processes {result.others:.2f} cores); profile {out}"
+        f"\n{label} under cProfile (python -m cProfile): {result.served.fetches:,} fetches in "
+        f"{result.run.wall:.1f} s ({result.run.cpu:.1f} CPU s, other processes {result.others:.2f} cores); "
+        f"profile {out}"
     )
     stats = pstats.Stats(str(out))
     total = stats.total_tt
@@ -653,7 +657,8 @@ def print_profile(label: str, result: CrawlResult, out: Path, top: int, own_code
     print(f"{'own s':>8} {'%':>5} {'cumul. s':>8} {'calls':>9}  function")
     for filename, line, function, calls, own, cumulative in sorted(entries, key=lambda e: -e[4])[:top]:
         print(
-            f"{own:>8.2f} {own / total:>5.1%} {cumulative:>8.2f} {calls:>9,}  {name(filename, line, function)}"
+            f"{own:>8.2f} {own / total:>5.1%} {cumulative:>8.2f} {calls:>9,}  "
+            f"{name(filename, line, function)}"
         )
 
 
@@ -773,8 +778,9 @@ def politeness(options, workdir: Path) -> None:
             f"{sum(spans) / len(spans):.3f}, median {spans[len(spans) // 2]:.3f}, max {spans[-1]:.3f}"
         )
         print(
-            f"gap - wait per site (s), gap = next request's arrival - previous response's end: mean over sites "
-            f"{sum(excess_means) / len(excess_means):.4f}, median site {excess_means[len(excess_means) // 2]:.4f}, "
+            f"gap - wait per site (s), gap = next request's arrival - previous response's end: mean over "
+            f"sites {sum(excess_means) / len(excess_means):.4f}, "
+            f"median site {excess_means[len(excess_means) // 2]:.4f}, "
             f"max over sites {excess_means[-1]:.4f}; largest single gap - wait {max(excess_all):.4f}; "
             f"gaps shorter than the wait: {short}; overlapping requests on one host: {overlaps}"
         )
@@ -807,7 +813,8 @@ def scheduler_figures(options) -> None:
     ):
         print(f"  {label:52} {value:7.2f}")
     print(
-        f"  ratio WireScheduler (enqueue + next + release) / Scrapy Scheduler: {(cycle + per_url) / default:.2f}"
+        f"  ratio WireScheduler (enqueue + next + release) / Scrapy Scheduler: "
+        f"{(cycle + per_url) / default:.2f}"
     )
     print(f"RSS per queued URL at {options.urls:,} URLs (each in a fresh process)")
     rss = {}
@@ -818,10 +825,12 @@ def scheduler_figures(options) -> None:
     ):
         rss[kind] = bench.rss_in_subprocess(kind, options.urls, options.queue_sites)
         print(
-            f"  {label:40} {rss[kind]['bytes_per_url']:7.1f} bytes/URL   (process RSS {rss[kind]['rss_mb']:.0f} MB)"
+            f"  {label:40} {rss[kind]['bytes_per_url']:7.1f} bytes/URL   "
+            f"(process RSS {rss[kind]['rss_mb']:.0f} MB)"
         )
     print(
-        f"  ratio WireScheduler / Scrapy Scheduler: {rss['wire']['bytes_per_url'] / rss['scrapy']['bytes_per_url']:.2f}"
+        f"  ratio WireScheduler / Scrapy Scheduler: "
+        f"{rss['wire']['bytes_per_url'] / rss['scrapy']['bytes_per_url']:.2f}"
     )
     print(f"[scheduler section: {time.perf_counter() - started:.0f} s]", flush=True)
 

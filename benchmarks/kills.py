@@ -9,9 +9,9 @@ What it does, all on this machine (the sample web in a subprocess on 127.0.0.1, 
 1. **Reference**: an uninterrupted crawl from the seeds until the manager has nothing left to fetch
    (``scrapy crawl harvester -a seeds=FILE -a cycles=N``, run again until a run fetches nothing).
 2. **Campaign**: on a fresh collection the same commands, each killed with SIGKILL (its whole process group)
-   at a random moment: 80 % of the runs are harvesters (``-a seeds=FILE -a cycles=N``, seeding known URLs again
-   changes nothing), killed either at a random time from their start (start-up, seeding, the manager inside the
-   harvest) or a random time after their first ``Batch`` line (fetching and gathering); 20 % are
+   at a random moment: 80 % of the runs are harvesters (``-a seeds=FILE -a cycles=N``, seeding known URLs
+   again changes nothing), killed either at a random time from their start (start-up, seeding, the manager
+   inside the harvest) or a random time after their first ``Batch`` line (fetching and gathering); 20 % are
    ``scrapy manager``, killed at a random time from its start. The phase a kill landed in is read from what
    the killed process had logged. After every kill the collection is opened by a writer (its recovery) and
    checked (``wirescrapy.testing.invariants``: counts, ids, URL store round trip, page store and link graph
@@ -22,8 +22,8 @@ What it does, all on this machine (the sample web in a subprocess on 127.0.0.1, 
    -a warc=OUT`` with no collection), then ``scrapy ingest OUT OUT`` killed at a random moment, checked as
    above, and run again (killed again or not) until a run ends by itself: it must exit 0, every part must have
    its ``harvest.json``; a re-run that passed over fetches a killed one had brought in counts as a recovery.
-   **Report** (``REPORT_SHARE``): ``scrapy report --out DIR`` killed at a random moment; the collection must be
-   byte for byte as before (the report is read-only), ``DIR`` must hold either nothing or a complete report
+   **Report** (``REPORT_SHARE``): ``scrapy report --out DIR`` killed at a random moment; the collection must
+   be byte for byte as before (the report is read-only), ``DIR`` must hold either nothing or a complete report
    (``report.json`` parses, ``index.html`` whole and of the same run, every CSV it links present), and a
    re-run must write a complete report and leave no temporary directory beside it.
    When the crawl of a round ends (a run that was not killed fetched nothing), the round's collection is
@@ -179,7 +179,8 @@ def batch_numbers(directory: Path) -> list[str]:
 
 
 def harvest_detached(directory: Path, work: Path, number: int) -> list[tuple[Path, Path]]:
-    """A cycle as detached parts into WARC (uninterrupted); (part, WARC directory) pairs, [] if nothing is due."""
+    """A cycle as detached parts into WARC (uninterrupted); (part, WARC directory) pairs, [] if nothing is
+    due."""
     before = batch_numbers(directory)
     done = run_scrapy(*command(directory, "manager", "--parts", "2"), env=scrapy_env(), timeout=300)
     if done.returncode:
@@ -286,8 +287,8 @@ def argv_of(kind: str, directory: Path, seeds: Path, parts: list, out: Path | No
 def report_checks(
     directory: Path, before: dict | None, out: Path, returncode: int, log: str, what: str
 ) -> list[str]:
-    """The collection untouched (when ``before`` is given); ``out`` nothing or a whole report; a run that ended
-    by itself exited 0 and left no temporary directory."""
+    """The collection untouched (when ``before`` is given); ``out`` nothing or a whole report; a run that
+    ended by itself exited 0 and left no temporary directory."""
     found = []
     if before is not None and fingerprint(directory) != before:
         after = fingerprint(directory)
@@ -416,9 +417,9 @@ def main() -> None:
             crawl_to_the_end(work / "reference", seeds, work / "reference.log")
             reference = snapshot(work / "reference")
             print(
-                f"reference crawl: {len(reference['fetched'])} URLs fetched of {len(reference['urls'])} known, "
-                f"{sum(map(len, reference['links'].values()))} links, {len(reference['duplicates'])} duplicate "
-                f"sets, in {time.monotonic() - t0:.0f} s",
+                f"reference crawl: {len(reference['fetched'])} URLs fetched of "
+                f"{len(reference['urls'])} known, {sum(map(len, reference['links'].values()))} links, "
+                f"{len(reference['duplicates'])} duplicate sets, in {time.monotonic() - t0:.0f} s",
                 flush=True,
             )
             directory, killed_before, ingesting, killed_kinds = work / "round-1", False, [], set()

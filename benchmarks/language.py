@@ -3,12 +3,12 @@
     python -m benchmarks.language               # up to 300 samples per language and size
     python -m benchmarks.language --smoke       # 30 samples
 
-The corpus is Debian's Debian Reference in nine languages (``debian-reference-{en,de,es,fr,it,pt,id,ja,zh-cn}``,
-installed with apt-get when missing): the plain-text edition of each translation, cut into paragraphs. A
-translation leaves some paragraphs in English; a paragraph that also occurs in the English edition is left
-out, so that what remains is labelled by its translation. Samples are made at two sizes: one paragraph of
-80–400 characters (a short page, an abstract) and 1,000–3,000 characters of consecutive paragraphs (a page's
-visible text).
+The corpus is Debian's Debian Reference in nine languages
+(``debian-reference-{en,de,es,fr,it,pt,id,ja,zh-cn}``, installed with apt-get when missing): the plain-text
+edition of each translation, cut into paragraphs. A translation leaves some paragraphs in English; a paragraph
+that also occurs in the English edition is left out, so that what remains is labelled by its translation.
+Samples are made at two sizes: one paragraph of 80–400 characters (a short page, an abstract) and 1,000–3,000
+characters of consecutive paragraphs (a page's visible text).
 
 Contenders, all given the same text:
   - WIRE's method: count the stopwords of each language in the text, the language with most wins (no
@@ -39,7 +39,9 @@ PACKAGE = {"zh": "zh-cn"}
 
 STOPWORDS = {
     "en": "the of and to in is that it for on as with are this be by or from an not which you can",
-    "de": "der die und in den von zu das mit sich des auf für ist im dem nicht ein eine als auch es an werden",
+    "de": (
+        "der die und in den von zu das mit sich des auf für ist im dem nicht ein eine als auch es an werden"
+    ),
     "es": "de la que el en y los del se las por un para con no una su al lo como más pero sus le ya o este",
     "fr": "de la le et les des en un du une que est pour qui dans par plus pas au sur ne se ce il sont avec",
     "it": "di e il la che in a per un del non è una sono della le con si da dei nel alla più questo gli come",
@@ -159,7 +161,8 @@ def main() -> None:
     sizes = {lang: (len(corpus[lang, "short"]), len(corpus[lang, "page"])) for lang in LANGUAGES}
     print("samples (short, page):", ", ".join(f"{lang} {s}/{p}" for lang, (s, p) in sizes.items()))
     print(
-        f"{'contender':<16} {'short %':>8} {'page %':>8} {'short, no CJK %':>16} {'kchars/CPU s':>13}  worst (short)"
+        f"{'contender':<16} {'short %':>8} {'page %':>8} {'short, no CJK %':>16} {'kchars/CPU s':>13}  "
+        "worst (short)"
     )
     for name, make in CONTENDERS.items():
         try:
@@ -190,8 +193,9 @@ def main() -> None:
             f"{lang} {100 * v:.0f}%" for lang, v in sorted(per_lang.items(), key=lambda kv: kv[1])[:3]
         )
         print(
-            f"{name:<16} {100 * right['short'] / total['short']:>8.1f} {100 * right['page'] / total['page']:>8.1f} "
-            f"{100 * spaced_right / spaced_total:>16.1f} {chars / cpu / 1000:>13.0f}  {worst}"
+            f"{name:<16} {100 * right['short'] / total['short']:>8.1f} "
+            f"{100 * right['page'] / total['page']:>8.1f} {100 * spaced_right / spaced_total:>16.1f} "
+            f"{chars / cpu / 1000:>13.0f}  {worst}"
         )
 
 

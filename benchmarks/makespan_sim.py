@@ -37,12 +37,13 @@ The crawler's policies run its own code, not a model of it: the batch is ``selec
   long enough (the first one paid);
 * ``crawler+softmin``       — the crawler's defaults without ``WIRE_BATCH_TIME_LEAD``: ``crawler`` with its
   softmin, on by default: ``softmin_due`` with WIRE_SOFTMIN and WIRE_SOFTMIN_TIME at their defaults
-  (``wirescrapy.config``), looked at every ``batchend.TICK`` like the spider's timer, the restart a manager run;
+  (``wirescrapy.config``), looked at every ``batchend.TICK`` like the spider's timer, the restart a
+  manager run;
 * ``crawler+softmin+ahead`` — both. The restart softmin weighs is what the crawler measures: from the
   previous batch's end to this one's start, the part of the plan's run not hidden behind the tail, and a
   whole run more when softmin dropped pages the plan had left out (the crawler plans again then).
-* ``crawler+softmin+lead`` — the crawler's defaults: ``crawler+softmin`` with ``WIRE_BATCH_TIME_LEAD``: the batch
-  shared by the manager's ``site_time_limits`` (the slowest site's own share, by pages left, may set the
+* ``crawler+softmin+lead`` — the crawler's defaults: ``crawler+softmin`` with ``WIRE_BATCH_TIME_LEAD``: the
+  batch shared by the manager's ``site_time_limits`` (the slowest site's own share, by pages left, may set the
   batch's time, within its reserve; the critical sites take their whole limit), and a led batch's softmin
   weighing what its stragglers keep the slowest site idle in every cycle, its critical sites no stragglers of
   one another, as the spider does. At the default scale ``--samesite`` (500) caps every large site's share
@@ -74,8 +75,8 @@ from wirescrapy.harvester.batchend import TICK, critical_idle, plan_due, softmin
 from wirescrapy.manager.profit import site_caps
 from wirescrapy.manager.timeshare import site_time_limits, time_limits
 
-# The crawler's policies: whether softmin is on (at the crawler's defaults), whether it plans ahead, and whether
-# the slowest site leads (WIRE_BATCH_TIME_LEAD).
+# The crawler's policies: whether softmin is on (at the crawler's defaults), whether it plans ahead, and
+# whether the slowest site leads (WIRE_BATCH_TIME_LEAD).
 CRAWLER = {
     "crawler": (False, False, False),
     "crawler+ahead": (False, True, False),
@@ -143,7 +144,8 @@ def share_by_crawler(left: np.ndarray, size: int, samesite: int, waits: np.ndarr
 
 
 def lead_config(args: argparse.Namespace) -> WireConfig:
-    """The crawler's settings with ``WIRE_BATCH_TIME_LEAD`` on, at the simulated web's batch size and waits."""
+    """The crawler's settings with ``WIRE_BATCH_TIME_LEAD`` on, at the simulated web's batch size and
+    waits."""
     settings = Settings(default_settings())
     settings.setdict(
         {
@@ -240,9 +242,9 @@ def harvest(
 
 
 def time_left(at: float, left: np.ndarray, not_before: np.ndarray, waits: np.ndarray) -> float:
-    """``PolitenessQueue.time_left`` at ``at``: over the sites with pages queued (``left``), the time until the
-    site is ready (``not_before``, the end of its last fetch + its wait; its wait whole while a fetch is in
-    flight) plus one wait per page after its first."""
+    """``PolitenessQueue.time_left`` at ``at``: over the sites with pages queued (``left``), the time until
+    the site is ready (``not_before``, the end of its last fetch + its wait; its wait whole while a fetch is
+    in flight) plus one wait per page after its first."""
     queued = np.flatnonzero(left)
     if not len(queued):
         return 0.0
@@ -302,12 +304,13 @@ def harvest_watched(
     later: np.ndarray | None = None,
     together: np.ndarray | None = None,
 ) -> Harvested:
-    """``harvest`` (``softmin`` aside) watched as the spider's timer watches a batch (``BatchEnd._look``, every
-    ``TICK`` seconds): softmin ends it when ``softmin_due`` says (``restart``: what starting it took), and with
-    ``plan_seconds`` (the last manager run) the next batch's plan begins when ``plan_due`` says. With ``later``
-    (seconds by site: its pages left for later batches at its wait, ``BatchSite.left``) softmin weighs the
-    time the stragglers keep the site the crawl waits for longest idle, as the spider does (``critical_idle``);
-    without, the time the pages left need (WIRE's softmin). ``together``: a led batch's critical sites (bool).
+    """``harvest`` (``softmin`` aside) watched as the spider's timer watches a batch (``BatchEnd._look``,
+    every ``TICK`` seconds): softmin ends it when ``softmin_due`` says (``restart``: what starting it took),
+    and with ``plan_seconds`` (the last manager run) the next batch's plan begins when ``plan_due`` says. With
+    ``later`` (seconds by site: its pages left for later batches at its wait, ``BatchSite.left``) softmin
+    weighs the time the stragglers keep the site the crawl waits for longest idle, as the spider does
+    (``critical_idle``); without, the time the pages left need (WIRE's softmin). ``together``: a led batch's
+    critical sites (bool).
 
     The looks that cannot change anything are skipped, not decided here: between two changes of the sites
     active (a fetch dispatched, a site's last fetch ending) and ``softmin_time``, only the time left changes,
@@ -333,7 +336,8 @@ def harvest_watched(
     alongside = frozenset() if together is None else frozenset(np.flatnonzero(together).tolist())
 
     def site_times(at: float) -> dict[int, float]:
-        """``PolitenessQueue.site_times``: the active sites' queued pages' time, 0 for a last fetch in flight."""
+        """``PolitenessQueue.site_times``: the active sites' queued pages' time, 0 for a last fetch in
+        flight."""
         times = dict.fromkeys((site for _, site in last_ends), 0.0)
         sites = np.flatnonzero(left)
         wait = waits[sites]
@@ -439,8 +443,8 @@ def crawl(policy: str, sizes: np.ndarray, args: argparse.Namespace) -> tuple[int
 def crawl_as_crawler(
     policy: str, sizes: np.ndarray, args: argparse.Namespace
 ) -> tuple[int, float, np.ndarray]:
-    """The crawl of ``policy`` (one of ``CRAWLER``) to its end: cycles, makespan and the pages fetched per site.
-    A cycle costs its restart (the first: a manager run from the process's start) then its harvest."""
+    """The crawl of ``policy`` (one of ``CRAWLER``) to its end: cycles, makespan and the pages fetched per
+    site. A cycle costs its restart (the first: a manager run from the process's start) then its harvest."""
     softmin_on, ahead, lead = CRAWLER[policy]
     config = lead_config(args) if lead else None
     defaults = default_settings()
@@ -458,7 +462,8 @@ def crawl_as_crawler(
             batch = share_by_crawler(left, args.batch, args.samesite, waits)
         else:
             batch, together = share_by_lead(left, sizes, config)
-        # A led batch is weighed by what its stragglers keep the slowest site idle in every cycle, as the spider does.
+        # A led batch is weighed by what its stragglers keep the slowest site idle in every cycle, as the
+        # spider does.
         watch_idle = args.jobs or (together is not None and together.any())
         end = harvest_watched(
             batch,
@@ -540,12 +545,14 @@ def main() -> int:
     connection_bound = sizes.sum() * args.fetch / args.connections
     bound = max(site_bound, connection_bound)
     print(
-        f"{args.sites} sites, Zipf sizes {sizes[0]}..{sizes[-1]} (exponent {args.exponent}), {sizes.sum()} pages; "
-        f"K = {args.batch}; waits {args.wait:g} s / {args.wait_large:g} s (over {args.large_pages} pages); fetch "
-        f"{args.fetch:g} s; {args.connections} connections; manager {args.manager:g} s a cycle"
+        f"{args.sites} sites, Zipf sizes {sizes[0]}..{sizes[-1]} (exponent {args.exponent}), "
+        f"{sizes.sum()} pages; K = {args.batch}; waits {args.wait:g} s / {args.wait_large:g} s "
+        f"(over {args.large_pages} pages); fetch {args.fetch:g} s; {args.connections} connections; "
+        f"manager {args.manager:g} s a cycle"
     )
     print(
-        f"lower bound {bound:,.0f} s (largest site {site_bound:,.0f} s, connections {connection_bound:,.0f} s)"
+        f"lower bound {bound:,.0f} s (largest site {site_bound:,.0f} s, "
+        f"connections {connection_bound:,.0f} s)"
     )
     print(f"{'policy':<21} {'cycles':>6} {'makespan s':>12} {'/bound':>7} {'sim s':>6}")
     for policy in policies:

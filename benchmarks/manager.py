@@ -152,7 +152,8 @@ def spmv_bytes(matrix: csr_matrix) -> int:
 
 
 def per_iteration(function, extra: int = 10) -> float:
-    """Seconds per iteration of ``function(max_iterations)``, setup excluded: (t(1 + extra) − t(1)) / extra."""
+    """Seconds per iteration of ``function(max_iterations)``, setup excluded:
+    (t(1 + extra) − t(1)) / extra."""
     one = _timed(lambda: function(1))
     more = _timed(lambda: function(1 + extra))
     return (more - one) / extra
@@ -300,7 +301,8 @@ def main() -> None:
         f"{step['bytes'] / 1e6:.0f} MB: bound {step['bound'] * 1e3:.0f} ms"
     )
     print(
-        f"  PageRank {step['pagerank'] * 1e3:.0f} ms/iteration ({step['pagerank'] / step['bound']:.1f}x the bound)"
+        f"  PageRank {step['pagerank'] * 1e3:.0f} ms/iteration "
+        f"({step['pagerank'] / step['bound']:.1f}x the bound)"
     )
     print(
         f"  HITS     {step['hits'] * 1e3:.0f} ms/iteration "
@@ -311,14 +313,16 @@ def main() -> None:
     if args.sample:
         base = networkx_baseline(args.sample, args.links_per_page, config)
         print(
-            f"\nnetworkx {sys.modules['networkx'].__version__} on {base['pages']:,} pages, {base['links']:,} links "
-            f"(PageRank: L1 change < {config.pagerank_max_error:g} for both; HITS: ours L1 change < "
-            f"{config.hits_max_error:g}, networkx's ARPACK tol {config.hits_max_error:g}):"
+            f"\nnetworkx {sys.modules['networkx'].__version__} on {base['pages']:,} pages, "
+            f"{base['links']:,} links (PageRank: L1 change < {config.pagerank_max_error:g} for both; "
+            f"HITS: ours L1 change < {config.hits_max_error:g}, "
+            f"networkx's ARPACK tol {config.hits_max_error:g}):"
         )
         for name in ("pagerank", "hits"):
             ours, theirs = base["ours"][name], base["networkx"][name]
             print(
-                f"  {name:<8}  networkx {theirs:7.2f} s   wirescrapy {ours:6.3f} s   ratio {theirs / ours:5.1f}x"
+                f"  {name:<8}  networkx {theirs:7.2f} s   wirescrapy {ours:6.3f} s   "
+                f"ratio {theirs / ours:5.1f}x"
             )
         print(f"  largest PageRank difference {base['difference']:.2e}")
     print(f"\npeak RSS {peak_rss() / 2**30:.2f} GiB")

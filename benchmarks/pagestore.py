@@ -306,7 +306,8 @@ def main(argv=None) -> None:
             ours = by["PageStore.store"]
             for other in ("log", "naive first fit"):
                 print(
-                    f"  PageStore.store / {other}: rewrites ×{ours['rewrite/s'] / by[other]['rewrite/s']:.2f}, "
+                    f"  PageStore.store / {other}: "
+                    f"rewrites ×{ours['rewrite/s'] / by[other]['rewrite/s']:.2f}, "
                     f"space ×{ours['space'] / by[other]['space']:.2f}"
                 )
             seen = bench_content_seen(n, tmp)
@@ -329,8 +330,9 @@ def main(argv=None) -> None:
         for n in graph_sizes:
             row = bench_links(n, tmp)
             print(
-                f"\nLink graph, {n:,} documents, {row['links']:,} links: bulk load {row['bulk load s']:.1f} s, "
-                f"open {row['open s']:.2f} s, to_csr {row['to_csr s']:.2f} s, {row['B/link']:.1f} B/link"
+                f"\nLink graph, {n:,} documents, {row['links']:,} links: "
+                f"bulk load {row['bulk load s']:.1f} s, open {row['open s']:.2f} s, "
+                f"to_csr {row['to_csr s']:.2f} s, {row['B/link']:.1f} B/link"
             )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -21,8 +21,8 @@ for sites of more than WIRE_LARGE_SITE_PAGES pages), in one of two ways:
 * ``cycles`` — one process, ``-a cycles=N``.
 
 Each crawl runs with ``settings.test`` (loopback allowed), but with the crawler's own default for what that
-module pins for the tests (``DEFAULTS``: WIRE_SOFTMIN, off there so that a test's cycle fetches its whole batch),
-as the checkout crawled defines it: the figures are the crawler's defaults'.
+module pins for the tests (``DEFAULTS``: WIRE_SOFTMIN, off there so that a test's cycle fetches its whole
+batch), as the checkout crawled defines it: the figures are the crawler's defaults'.
 
 From nginx's access log: the makespan (first request's start to the last response's end; the processes'
 start-up before the first request and after the last is not in it, and is printed apart as the wall
@@ -40,18 +40,18 @@ the bound's site's idle time (its makespan share not spent on its own requests a
 before its first request, across batch starts (the gap spanning the moment a batch was queued: the end of
 the previous batch, the manager's run, a process start), inside batches, and after its last request; and per
 batch, the mean tail (the batch's last request's end after the bound's site's last one in it), and per job the
-mean time from the process's start to its batch queued (start-up, opening the collection, manager run); and the
-median of the bound's site's gaps over its wait, with how many were 10 ms or more (nginx logs whole ms). And
-the CPU time the harvester processes used (user + system, from ``getrusage``): a crawl whose one process is
-busy most of the makespan is bound by its CPU (parsing, storing), not by politeness.
+mean time from the process's start to its batch queued (start-up, opening the collection, manager run); and
+the median of the bound's site's gaps over its wait, with how many were 10 ms or more (nginx logs whole ms).
+And the CPU time the harvester processes used (user + system, from ``getrusage``): a crawl whose one process
+is busy most of the makespan is bound by its CPU (parsing, storing), not by politeness.
 
-With ``--latency`` (``latency:`` line), each job also writes its fetches (Scrapy's feed of the harvester's items,
-``fetches-MODE-JOB.jsonl``) and the bound's site's time between two requests inside a batch is split three
-ways: the request on its way (harvester's ``started`` to nginx's start), the response on its way back and read
-(nginx's end to the harvester's ``ended``, from which the wait counts), and the reactor late to send the next
-(``ended`` + the wait to the next ``started``). nginx logs whole milliseconds from a clock it reads once per
-event loop turn, so its end is the turn's start: the middle figure holds nginx's own time with a request, and
-each is good to about a millisecond.
+With ``--latency`` (``latency:`` line), each job also writes its fetches (Scrapy's feed of the harvester's
+items, ``fetches-MODE-JOB.jsonl``) and the bound's site's time between two requests inside a batch is split
+three ways: the request on its way (harvester's ``started`` to nginx's start), the response on its way back
+and read (nginx's end to the harvester's ``ended``, from which the wait counts), and the reactor late to send
+the next (``ended`` + the wait to the next ``started``). nginx logs whole milliseconds from a clock it reads
+once per event loop turn, so its end is the turn's start: the middle figure holds nginx's own time with a
+request, and each is good to about a millisecond.
 """
 
 from __future__ import annotations
@@ -158,8 +158,8 @@ def _defaults(code: str) -> tuple[str, ...]:
 
 
 def code_defaults(args: argparse.Namespace) -> tuple[str, ...]:
-    """``NAME=VALUE`` for the settings ``settings.test`` pins for the tests (``DEFAULTS``) that a crawl measured
-    here runs with the crawler's own default, as that checkout (``--code``) defines it."""
+    """``NAME=VALUE`` for the settings ``settings.test`` pins for the tests (``DEFAULTS``) that a crawl
+    measured here runs with the crawler's own default, as that checkout (``--code``) defines it."""
     return _defaults(str(Path(args.code).resolve() if args.code else ROOT))
 
 
@@ -169,7 +169,8 @@ def profile_file(args: argparse.Namespace, workdir: Path, mode: str, job: int) -
 
 def fetch_log(args: argparse.Namespace, workdir: Path, mode: str, job: int) -> list[str]:
     """``--latency``: the harvester's items (one per fetch, with when it went and when its last byte came) as
-    JSON lines in ``fetches-MODE-JOB.jsonl``, through Scrapy's feed exports, as a Scrapyd job's ``items_dir``."""
+    JSON lines in ``fetches-MODE-JOB.jsonl``, through Scrapy's feed exports, as a Scrapyd job's
+    ``items_dir``."""
     if not args.latency:
         return []
     path = workdir / f"fetches-{mode}-{job:03d}.jsonl"
@@ -405,18 +406,18 @@ def where_time_goes(
     long = [gap for gap in over if gap >= 0.010]
     gaps = (
         (
-            f"; its gaps over the wait: median {over[len(over) // 2] * 1e3:.0f} ms, {len(long)} of 10 ms or more "
-            f"(sum {sum(long):.1f} s)"
+            f"; its gaps over the wait: median {over[len(over) // 2] * 1e3:.0f} ms, "
+            f"{len(long)} of 10 ms or more (sum {sum(long):.1f} s)"
         )
         if over
         else ""
     )
     return (
-        f"where: {host} idle {before + across + inside + after:.1f} s = {before:.1f} before its first request + "
-        f"{across:.1f} across {len(batches)} batch starts + {inside:.1f} inside batches + {after:.1f} after its "
-        f"last; per batch: tail without it {mean(tails)} (sum {sum(tails):.1f} s); per job: start to batch "
-        f"queued {mean(startups)} (sum {sum(startups):.1f} s), spider closed to the next started "
-        f"{mean(exits)} (sum {sum(exits):.1f} s){gaps}"
+        f"where: {host} idle {before + across + inside + after:.1f} s = {before:.1f} before its first "
+        f"request + {across:.1f} across {len(batches)} batch starts + {inside:.1f} inside batches + "
+        f"{after:.1f} after its last; per batch: tail without it {mean(tails)} (sum {sum(tails):.1f} s); "
+        f"per job: start to batch queued {mean(startups)} (sum {sum(startups):.1f} s), spider closed to "
+        f"the next started {mean(exits)} (sum {sum(exits):.1f} s){gaps}"
     )
 
 
@@ -427,12 +428,13 @@ def request_latency(
     events: list[tuple[float, str]],
     fetches: list[dict],
 ) -> str:
-    """The ``latency:`` line (``--latency``): the bound's site's requests inside batches, each matched with the
-    harvester's item of its URL (``started``: when the request went to the network; ``ended``: when its last
-    byte came, which the site's wait counts from). Means, in ms: nginx's start after ``started`` (the request
-    on its way), the harvester's ``ended`` after nginx's end (the response on its way and read), and the next
-    request's ``started`` after ``ended`` + the wait (the reactor late, busy with other work), with how many of
-    those were 5 ms or more and their sum. nginx logs whole milliseconds: each figure is within a millisecond."""
+    """The ``latency:`` line (``--latency``): the bound's site's requests inside batches, each matched with
+    the harvester's item of its URL (``started``: when the request went to the network; ``ended``: when its
+    last byte came, which the site's wait counts from). Means, in ms: nginx's start after ``started`` (the
+    request on its way), the harvester's ``ended`` after nginx's end (the response on its way and read), and
+    the next request's ``started`` after ``ended`` + the wait (the reactor late, busy with other work), with
+    how many of those were 5 ms or more and their sum. nginx logs whole milliseconds: each figure is within a
+    millisecond."""
     items: dict[str, dict] = {}
     for item in fetches:
         split = urlsplit(item.get("url", ""))
@@ -538,9 +540,10 @@ def main() -> int:
             args.batch_size = max(1, round(args.batch_share * n))
             site_pages = {site.host: web.truth.site_pages(web.origin(site)) for site in chosen}
             print(
-                f"real web: {len(chosen)} sites, N = {n} pages, nginx on 127.0.0.x:{web.port}; K = {args.batch_size} "
-                f"({args.batch_share:.0%} of N); waits {args.wait} s / {args.wait_large} s (sites of more than "
-                f"{LARGE_SITE_PAGES} pages); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",
+                f"real web: {len(chosen)} sites, N = {n} pages, nginx on 127.0.0.x:{web.port}; "
+                f"K = {args.batch_size} ({args.batch_share:.0%} of N); waits {args.wait} s / "
+                f"{args.wait_large} s (sites of more than {LARGE_SITE_PAGES} pages); "
+                f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",
                 flush=True,
             )
             for mode in modes:
@@ -570,11 +573,11 @@ def main() -> int:
                 short = sum(p.short_gaps for p in report)
                 pages = sum(1 for r in requests if r.status == 200)
                 print(
-                    f"{mode:<7} {result['jobs']:4d} {'job ' if mode == 'cycles' else 'jobs'}, {len(requests)} requests "
-                    f"({pages} answered 200): makespan {makespan:.1f} s, lower bound {lower:.1f} s ({where}): "
-                    f"{makespan / lower:.2f} x the bound; wall clock {result['wall']:.1f} s; politeness: "
-                    f"{overlaps} overlapping requests, {short} started before the site's wait; load average "
-                    f"{os.getloadavg()[0]:.1f}",
+                    f"{mode:<7} {result['jobs']:4d} {'job ' if mode == 'cycles' else 'jobs'}, "
+                    f"{len(requests)} requests ({pages} answered 200): makespan {makespan:.1f} s, "
+                    f"lower bound {lower:.1f} s ({where}): {makespan / lower:.2f} x the bound; "
+                    f"wall clock {result['wall']:.1f} s; politeness: {overlaps} overlapping requests, "
+                    f"{short} started before the site's wait; load average {os.getloadavg()[0]:.1f}",
                     flush=True,
                 )
                 print(

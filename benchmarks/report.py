@@ -161,8 +161,8 @@ def main() -> None:
         shutil.rmtree(directory, ignore_errors=True)
         built = build(directory, pages, args.links_per_page)
         print(
-            f"built {directory}: {built['pages']:,} documents, {built['sites']:,} sites, {built['links']:,} links "
-            f"in {built['seconds']:.1f} s"
+            f"built {directory}: {built['pages']:,} documents, {built['sites']:,} sites, "
+            f"{built['links']:,} links in {built['seconds']:.1f} s"
         )
     else:
         print(f"reusing {directory}")
@@ -192,7 +192,8 @@ def main() -> None:
     )
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     print(
-        f"  written: {out}/index.html and {len(list((out / 'data').iterdir()))} CSV files, {size / 2**20:.1f} MiB"
+        f"  written: {out}/index.html and {len(list((out / 'data').iterdir()))} CSV files, "
+        f"{size / 2**20:.1f} MiB"
     )
 
 

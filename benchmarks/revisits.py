@@ -1,10 +1,11 @@
-"""Conditional revisits, measured from the servers' side: what a revisit cycle costs when every page is unchanged.
+"""Conditional revisits, measured from the servers' side: what a revisit cycle costs when every page is
+unchanged.
 
     python -m benchmarks.revisits [--sites 6] [--pages 40] [--docs-pages 200] [--no-nginx]
 
 * **sample web**: ``scrapy crawl harvester`` crawls the sample web until nothing is left, then one more cycle
-  with every page due again revisits it. Printed: the pages revisited, how many were answered 304, and the body
-  bytes the server sent for them on the first visit (the baseline, same run) against the revisit.
+  with every page due again revisits it. Printed: the pages revisited, how many were answered 304, and the
+  body bytes the server sent for them on the first visit (the baseline, same run) against the revisit.
 * **nginx**: the same over Debian's Python documentation (``python3-doc``, ~530 real pages) served by a real
   nginx (``wirescrapy.testing.nginx``), at most ``--docs-pages`` pages of it (``WIRE_MAX_URLS_PER_SITE``).
   nginx answers 304 only to the exact Last-Modified string or the ETag it sent, and the harvester sends

@@ -105,7 +105,8 @@ def renders_per_second(splash: str, renders: int, parallel: int) -> None:
             rendered = rate(lambda a: post(splash, a), work, n)
             raw = rate(lambda u: get(u, web.port), urls, n)
             print(
-                f"   {n} at once: {rendered:7.1f} renders/s  | raw GETs {raw:8.1f}/s  | raw/render x{raw / rendered:.0f}"
+                f"   {n} at once: {rendered:7.1f} renders/s  | raw GETs {raw:8.1f}/s  | "
+                f"raw/render x{raw / rendered:.0f}"
             )
 
 
@@ -148,8 +149,8 @@ def crawl(web: SampleWebProcess, workdir: Path, render: str, splash: str, cycles
 
 
 def outcomes(figures: dict) -> str:
-    """The pages fetched with 200 that were not rendered, by render state and error, and the renders that found
-    Splash not answering: why a crawl rendered fewer pages than it fetched."""
+    """The pages fetched with 200 that were not rendered, by render state and error, and the renders that
+    found Splash not answering: why a crawl rendered fewer pages than it fetched."""
     kinds = ", ".join(
         f"{count} {state} ({error})" for (state, error), count in figures["not rendered"].most_common()
     )
@@ -196,10 +197,12 @@ def mixed(splash: str, sites: int, pages: int) -> None:
     scripted = sum(len(links) for links in truth.scripted.values())
     found = len(rendered_truth.pages & auto["urls"])
     print(
-        f"3. auto mode on a mixed web of {sites} sites x {pages} pages ({len(truth.scripted)} script-built pages):"
+        f"3. auto mode on a mixed web of {sites} sites x {pages} pages "
+        f"({len(truth.scripted)} script-built pages):"
     )
     print(
-        f"   {auto['rendered']} of {auto['pages']} fetched pages rendered ({100 * auto['rendered'] / auto['pages']:.1f}%), "
+        f"   {auto['rendered']} of {auto['pages']} fetched pages rendered "
+        f"({100 * auto['rendered'] / auto['pages']:.1f}%), "
         f"{auto['gained']} links gained (the ground truth's script-only links: {scripted}); "
         f"{found} of {len(rendered_truth.pages)} pages of the rendered ground truth found; {elapsed:.1f} s"
     )

@@ -5,9 +5,9 @@
 * **redirect chain**: ``h0.wire.test/`` redirects to ``h1.wire.test/``, which redirects to ``h2…``, forever.
   The harvester runs ``--cycles`` cycles from the seed ``h0``; printed: the hosts the server was asked for and
   the sites in the collection. Bounded, they stop at ``WIRE_MAX_REDIRECTS`` hops from the seed.
-* **fan page**: ``fan.wire.test/`` links to ``--fan`` new hosts (and to a second page linking to as many more).
-  ``--fan-cycles`` cycles fetch it (and its second page); printed: the sites and documents its links added,
-  the refusals counted on its site (``new_sites_refused``), and the time the cycle took.
+* **fan page**: ``fan.wire.test/`` links to ``--fan`` new hosts (and to a second page linking to as many
+  more). ``--fan-cycles`` cycles fetch it (and its second page); printed: the sites and documents its links
+  added, the refusals counted on its site (``new_sites_refused``), and the time the cycle took.
 
 Both run ``python -m scrapy crawl harvester`` with ``settings.test`` against the trap web of the tests
 (``wirescrapy.testing.trapweb``) on 127.0.0.1.
@@ -87,8 +87,8 @@ def fan_page(workdir: Path, fan: int, cycles: int) -> None:
         for kind, count in json.loads(done.read_text())["errors"].items():
             errors[kind] = errors.get(kind, 0) + count
     print(
-        f"fan page: pages linking to {fan:,} new hosts each, {cycles} cycles in {elapsed:.1f} s: {sites:,} sites and "
-        f"{documents:,} documents in the collection; the fan site: new_sites {added:,}, "
+        f"fan page: pages linking to {fan:,} new hosts each, {cycles} cycles in {elapsed:.1f} s: "
+        f"{sites:,} sites and {documents:,} documents in the collection; the fan site: new_sites {added:,}, "
         f"new_sites_refused {refused:,}; {len(web.hosts):,} hosts requested; errors {errors or 'none'}"
     )
 

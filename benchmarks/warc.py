@@ -1,5 +1,5 @@
-"""WARC benchmark: what archiving costs the harvester, how fast ``scrapy ingest`` gathers, and a batch in two parts
-on two Scrapyd nodes against one harvester.
+"""WARC benchmark: what archiving costs the harvester, how fast ``scrapy ingest`` gathers, and a batch in two
+parts on two Scrapyd nodes against one harvester.
 
     python -m benchmarks.warc            # full size (a few minutes)
     python -m benchmarks.warc --smoke    # CI: tiny sizes
@@ -128,11 +128,13 @@ def archiving(options, workdir: Path) -> None:
         off, on = best["off"][0], best["on"][0]
         warc_bytes = sum(f.stat().st_size for f in workdir.glob("warc-0/*.warc.gz"))
         print(
-            f"harvester, WARC off: {off:8.1f} pages/s ({best['off'][1].get('harvester/fetched/page', 0):.0f} pages "
+            f"harvester, WARC off: {off:8.1f} pages/s "
+            f"({best['off'][1].get('harvester/fetched/page', 0):.0f} pages "
             f"in {best['off'][1].get('elapsed_time_seconds', 0):.2f} s)"
         )
         print(
-            f"harvester, WARC on:  {on:8.1f} pages/s ({best['on'][1].get('harvester/fetched/page', 0):.0f} pages "
+            f"harvester, WARC on:  {on:8.1f} pages/s "
+            f"({best['on'][1].get('harvester/fetched/page', 0):.0f} pages "
             f"in {best['on'][1].get('elapsed_time_seconds', 0):.2f} s; {warc_bytes / 1e6:.1f} MB of WARC)"
         )
         print(f"ratio on / off: {on / off if off else 0:.3f}  (goal >= 0.9)")
@@ -161,8 +163,8 @@ def archiving(options, workdir: Path) -> None:
             f"{ingest.get('elapsed_time_seconds', 0):.2f} s)"
         )
         print(
-            f"ratio ingest / local gathering (the harvest with WARC off): {rate(ingest) / off if off else 0:.3f}  "
-            f"(goal >= 1.0)",
+            f"ratio ingest / local gathering (the harvest with WARC off): "
+            f"{rate(ingest) / off if off else 0:.3f}  (goal >= 1.0)",
             flush=True,
         )
 
@@ -266,13 +268,17 @@ def nodes(options, workdir: Path) -> None:
         f"two nodes, a part each:    makespan {makespan(parts_records):7.2f} s, wall {parts_wall:6.2f} s, "
         f"{pages[1]} accesses"
     )
-    # each node's own span (its sites are those of its part), apart from when Scrapyd happened to start its job
+    # each node's own span (its sites are those of its part), apart from when Scrapyd happened to start
+    # its job
     by_node = [
         [r for r in parts_records if site_part(f"http://{r['host']}:{port}", 2) == n] for n in range(2)
     ]
     spans = [makespan(records) for records in by_node]
     if all(by_node):
-        skew = f"start skew {abs(min(r['start'] for r in by_node[0]) - min(r['start'] for r in by_node[1])):.2f} s"
+        skew = (
+            "start skew "
+            f"{abs(min(r['start'] for r in by_node[0]) - min(r['start'] for r in by_node[1])):.2f} s"
+        )
     else:  # the sites' names and this run's port hashed every site into one part: legitimate, nothing to skew
         skew = f"node {by_node.index([])} had no site in its part this run"
     print(f"  each node's own span: {', '.join(f'{span:.2f} s' for span in spans)}; {skew}")

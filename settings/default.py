@@ -1,7 +1,7 @@
 """wirescrapy's Scrapy settings: WIRE's defaults (Table 7.1) and the Scrapy settings they imply.
 
-Every ``WIRE_*`` setting is declared, documented and validated in ``wirescrapy/config/table.py``; override any of
-them here, in another settings module, with ``-s NAME=VALUE`` or per Scrapyd job.
+Every ``WIRE_*`` setting is declared, documented and validated in ``wirescrapy/config/table.py``; override any
+of them here, in another settings module, with ``-s NAME=VALUE`` or per Scrapyd job.
 """
 
 from wirescrapy.config import default_settings
@@ -53,14 +53,14 @@ DOWNLOADER_MIDDLEWARES = {
     # scrapy-splash (WIRE_RENDER_JS): a render's request becomes the request to Splash's /execute (SPLASH_URL)
     "scrapy_splash.SplashCookiesMiddleware": 723,
     "scrapy_splash.SplashMiddleware": 725,
-    # Scrapy's HttpCompressionMiddleware's place (scrapy-splash wants it after its own): ours, which inflates no
-    # further than the fetch's size limit; the bytes as received are kept for WARC before it decodes them.
+    # Scrapy's HttpCompressionMiddleware's place (scrapy-splash wants it after its own): ours, which inflates
+    # no further than the fetch's size limit; the bytes as received are kept for WARC before it decodes them.
     "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
     "wirescrapy.harvester.middlewares.decompression.DecompressionMiddleware": 810,
     "wirescrapy.harvester.middlewares.received.ReceivedMiddleware": 815,
 }
-# Not scrapy-splash's SplashDeduplicateArgsMiddleware: it only serves `cache_args`, which renders do not use (the
-# Lua script is small), and 0.11.1 knows no `process_start`, which a Scrapy 2.13 spider without
+# Not scrapy-splash's SplashDeduplicateArgsMiddleware: it only serves `cache_args`, which renders do not use
+# (the Lua script is small), and 0.11.1 knows no `process_start`, which a Scrapy 2.13 spider without
 # `start_requests` needs.
 # scrapy-splash's request fingerprints (its SplashAwareDupeFilter is deprecated for this): the scheduler's
 # dupefilter tells renders of different pages, and a render from a raw fetch of the same URL, apart.

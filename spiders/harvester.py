@@ -13,8 +13,9 @@ class HarvesterSpider(spider.HarvesterSpider):
     """WIRE's harvester: a batch at a time, politely (:mod:`wirescrapy.harvester.spider`)."""
 
     def before_waiting(self) -> None:
-        # The gatherer's parse workers start while the job waits for the collection, not in its first batch
-        # (wirescrapy/harvester/startup.py): the harvester's layer does not reach the gatherer's, this one does.
+        # The gatherer's parse workers start while the job waits for the collection, not in its first
+        # batch (wirescrapy/harvester/startup.py): the harvester's layer does not reach the gatherer's, this
+        # one does.
         if self.config.parse_workers:
             prestart(self.config, self.config.parse_workers)
         super().before_waiting()

@@ -139,7 +139,8 @@ class Browser:
                 )
             elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
                 errors.append(
-                    f"{params['entry'].get('source')}: {params['entry'].get('text')} {params['entry'].get('url', '')}"
+                    f"{params['entry'].get('source')}: {params['entry'].get('text')} "
+                    f"{params['entry'].get('url', '')}"
                 )
         return errors
 

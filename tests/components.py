@@ -181,8 +181,8 @@ class Bench:
     ) -> Fetch:
         """The fetch the spider makes (``response_fetch``) of a response to a batch's page, sent at ``at`` and
         taking LATENCY + TRANSFER seconds; ``headers``: more response headers. ``fields`` are set on it after:
-        what the spider decides later (a redirect's target, a redirect error) or what the downloader would have
-        measured otherwise."""
+        what the spider decides later (a redirect's target, a redirect error) or what the downloader would
+        have measured otherwise."""
         request = self.request(url, **{meta.STARTED: at, "download_latency": LATENCY})
         headers = {**({"Content-Type": content_type} if content_type else {}), **(headers or {})}
         response = Response(
@@ -218,7 +218,8 @@ class Bench:
         error: FetchError | None = None,
     ):
         """A site's robots.txt answered (or failed, with ``error``), as the spider hands it on: the fetch
-        told to the harvest's robots.txt owner, then sent through the pipelines; what the last one hands on."""
+        told to the harvest's robots.txt owner, then sent through the pipelines; what the last one hands
+        on."""
         request = self.request(
             robots_txt_url(origin),
             Kind.ROBOTS,

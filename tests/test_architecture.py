@@ -19,7 +19,8 @@ MAX_MODULE_STATEMENTS = 300
 
 def test_imports_follow_the_layers():
     """``lint-imports`` checks the contracts in ``.importlinter``: no module imports from a layer above it, no
-    crawler code imports ``wirescrapy.testing``, and the tests and the benchmarks import nothing of each other."""
+    crawler code imports ``wirescrapy.testing``, and the tests and the benchmarks import nothing of each
+    other."""
     command = shutil.which("lint-imports")
     if command is None:
         pytest.fail("lint-imports is missing: pip install -r requirements.txt")
@@ -49,7 +50,8 @@ def test_no_module_is_too_long_to_read():
 
 
 def test_request_meta_keys_are_defined_in_one_module():
-    """Every ``wire_*`` ``Request.meta`` key is a name of ``wirescrapy/harvester/meta.py``; the rest import it."""
+    """Every ``wire_*`` ``Request.meta`` key is a name of ``wirescrapy/harvester/meta.py``; the rest import
+    it."""
     key = re.compile(r"""["']wire_[a-z_]+["']""")
     owner = ROOT / "wirescrapy" / "harvester" / "meta.py"
     spelled = [

@@ -1,7 +1,8 @@
 """The next batch planned while one finishes (``WIRE_PLAN_AHEAD``, ``harvester/batchend.py``), through the
-harvester's spider, scheduler and pipelines over a collection: a plan made ahead that left out a page which was
-then not fetched is not written; the manager plans the next batch again, with that page in it. And softmin's
-weighing of a batch that does not say what its sites left for later batches (written before it was recorded)."""
+harvester's spider, scheduler and pipelines over a collection: a plan made ahead that left out a page which
+was then not fetched is not written; the manager plans the next batch again, with that page in it. And
+softmin's weighing of a batch that does not say what its sites left for later batches (written before it was
+recorded)."""
 
 from __future__ import annotations
 
@@ -25,8 +26,8 @@ SITE = "http://a.cl"
 
 
 def spider_over(tmp_path, **settings):
-    """A harvester's spider over a collection in ``tmp_path``, the engine's part and the pipelines that record a
-    fetch."""
+    """A harvester's spider over a collection in ``tmp_path``, the engine's part and the pipelines that record
+    a fetch."""
     spider, _, engine = test_spider.spider_over(tmp_path, **settings)
     pipelines = [DocumentPipeline.from_crawler(spider.crawler), MetadataPipeline.from_crawler(spider.crawler)]
     spider.crawler.signals.send_catch_log(signals.spider_opened, spider=spider)  # harvest_opened follows
@@ -35,7 +36,8 @@ def spider_over(tmp_path, **settings):
 
 @pytest.fixture
 def crawl(tmp_path):
-    """A spider that plans ahead, over a collection of one site's five pages in batches of three; waits of 0."""
+    """A spider that plans ahead, over a collection of one site's five pages in batches of three;
+    waits of 0."""
     spider, engine, pipelines = spider_over(
         tmp_path, WIRE_WAIT_NORMAL=0, WIRE_WAIT_LARGE_SITE=0, WIRE_PLAN_AHEAD=True, WIRE_BATCH_SIZE=3
     )
@@ -62,7 +64,8 @@ def test_a_page_left_out_of_the_plan_ahead_and_not_fetched_is_planned_again(craw
     fetched(spider, engine, pipelines, engine.take(), 404, b"")  # robots.txt: none
     page = engine.take()
     assert page.url in first
-    # Its pages need no time (waits of 0): the next batch is planned now, leaving out the three not fetched yet.
+    # Its pages need no time (waits of 0): the next batch is planned now, leaving out the three not fetched
+    # yet.
     spider.batch_end.look()
     end = spider.batch_end
     assert end._ahead is not None and end._left_out == {harvest.collection.lookup(url) for url in first}
@@ -113,10 +116,10 @@ def test_softmin_may_end_early_a_batch_resumed_that_does_not_say_what_its_sites_
 
 
 def test_softmin_weighs_a_batch_the_slowest_site_led_by_that_site_s_idle_time_in_every_cycle(tmp_path):
-    """A batch whose time the slowest site's share set (WIRE_BATCH_TIME_LEAD: batch.json's "time_led") lets the
-    sites with slack end before that site on purpose: in a harvester's earlier cycle too, ending it gains only
-    what the stragglers keep the slowest site idle — nothing when the straggler is that site — where another
-    batch gains the longest queue's time."""
+    """A batch whose time the slowest site's share set (WIRE_BATCH_TIME_LEAD: batch.json's "time_led") lets
+    the sites with slack end before that site on purpose: in a harvester's earlier cycle too, ending it gains
+    only what the stragglers keep the slowest site idle — nothing when the straggler is that site — where
+    another batch gains the longest queue's time."""
     spider, _, _ = spider_over(
         tmp_path, WIRE_WAIT_NORMAL=2.0, WIRE_WAIT_LARGE_SITE=2.0, WIRE_SOFTMIN=2, WIRE_BATCH_TIME_LEAD=True
     )

@@ -165,7 +165,10 @@ def test_ingest_of_no_harvest_s_warc_or_another_collection_s_is_one_line(tmp_pat
     [
         (
             ["-s", "WIRE_BATCH_SIZE=abc"],
-            "invalid setting: WIRE_BATCH_SIZE: expected int, got 'abc' (invalid literal for int() with base 10: 'abc')",
+            (
+                "invalid setting: WIRE_BATCH_SIZE: expected int, got 'abc' "
+                "(invalid literal for int() with base 10: 'abc')"
+            ),
         ),
         (["-a", "cycles=x"], "harvester: cycles must be a whole number, got 'x'"),
         (["-a", "seeds=/no/such/seeds.txt"], "harvester: seeds file /no/such/seeds.txt does not exist"),
@@ -291,7 +294,8 @@ def test_demo_refuses_impossible_options_in_one_line(tmp_path, args, message):
 
 def test_a_part_of_another_collection_s_batch_is_refused_in_one_line(tmp_path):
     """Issue 14 §1: ``manager --parts 2`` on one collection, then part-1 harvested into a fresh one wrote the
-    batch's doc-ids over the fresh collection's records (pages stored under other URLs, record 0 the header)."""
+    batch's doc-ids over the fresh collection's records (pages stored under other URLs, record 0 the
+    header)."""
     owner = collection_of(
         tmp_path / "owner", "http://a.example/", "http://b.example/", "http://c.example/", "http://d.example/"
     )

@@ -1,11 +1,11 @@
 """kill -9 at random moments: every store consistent after each kill, nothing acknowledged lost.
 
-A writer process (tests/crash/writer.py, forked: tests/crash/process.py) applies a deterministic stream of operations to one collection —
-new URLs, pages (with duplicates and replacements), link lists, metadata updates — and prints "ok k" after
-operation k returns. It is killed with SIGKILL at a random moment, many times over; after each kill the
-collection is reopened and checked against what the acknowledged operations wrote. The operation in flight
-at the kill may or may not have happened (and its metadata record may be torn): that is the one record
-the crash may lose.
+A writer process (tests/crash/writer.py, forked: tests/crash/process.py) applies a deterministic stream of
+operations to one collection — new URLs, pages (with duplicates and replacements), link lists, metadata
+updates — and prints "ok k" after operation k returns. It is killed with SIGKILL at a random moment, many
+times over; after each kill the collection is reopened and checked against what the acknowledged operations
+wrote. The operation in flight at the kill may or may not have happened (and its metadata record may be torn):
+that is the one record the crash may lose.
 """
 
 import random

@@ -1,4 +1,5 @@
-"""Which links of a duplicate are followed with WIRE_FOLLOW_DUPLICATE_LINKS (``gatherer/pipelines/linkgraph.py``)."""
+"""Which links of a duplicate are followed with WIRE_FOLLOW_DUPLICATE_LINKS
+(``gatherer/pipelines/linkgraph.py``)."""
 
 import numpy as np
 

@@ -68,8 +68,8 @@ def test_a_log_file_that_fails_is_said_once_counted_and_a_file_handler_installed
         assert stats.get_value("log/lines_lost") == 6  # three lines, two files
         assert said.getvalue().splitlines() == [
             (
-                "wirescrapy: log file /dev/full: disk full; the crawl goes on, its log lines are lost while the file "
-                "cannot be written"
+                "wirescrapy: log file /dev/full: disk full; the crawl goes on, its log lines are lost "
+                "while the file cannot be written"
             )
         ]  # one file name, said once
         guard.say_lost()  # at the process's end

@@ -86,9 +86,9 @@ def test_a_page_linking_to_many_new_sites_adds_its_bound_and_its_site_counts_the
 
 
 def test_a_refused_site_counts_once_on_its_linking_site_across_pages_and_later_harvests(tmp_path):
-    """``new_sites_refused``: the distinct sites a site's pages linked that the bounds refused. Another page of the
-    site linking the same sites, or a revisit in a later harvest (the collection closed and opened again), counts
-    none of them again; another site linking them counts them on its own record."""
+    """``new_sites_refused``: the distinct sites a site's pages linked that the bounds refused. Another page
+    of the site linking the same sites, or a revisit in a later harvest (the collection closed and opened
+    again), counts none of them again; another site linking them counts them on its own record."""
     settings = {"WIRE_NEW_SITES_PER_PAGE": 2, "WIRE_NEW_SITES_PER_SITE": 25, "WIRE_MAX_SITES": 1000}
     with Bench(tmp_path, **settings) as bench:
         bench.seed(SITE + "/a.html", SITE + "/b.html", "http://other.wire.test/")

@@ -24,7 +24,10 @@ CONFIG = WireConfig.from_settings(
 
 def page(n: int, links: int = 50) -> bytes:
     anchors = "".join(f'<li><a href="/p/{n}/{i}.html#x">link {i}</a></li>' for i in range(links))
-    anchors += '<a href="/img.png">an image</a><a href="http://other.test/">elsewhere</a><a href="/?PHPSESSID=1">s</a>'
+    anchors += (
+        '<a href="/img.png">an image</a><a href="http://other.test/">elsewhere</a>'
+        '<a href="/?PHPSESSID=1">s</a>'
+    )
     text = "The quick brown fox jumps over the lazy dog, and the dog does not mind it at all. " * 3
     return (
         f"<html><head><title>Page {n}</title><meta name=description content='about {n}'></head>"
@@ -241,8 +244,8 @@ def test_no_timeout_no_check_and_closing_kills_a_hung_worker(loop):
 
 
 def test_workers_started_ahead_are_the_ones_the_crawl_takes(loop):
-    """``prestart`` (a harvester waiting for the collection) starts the pool; the crawl's ``ParseWorkers`` with
-    the same config and count takes it, once; other workers start their own."""
+    """``prestart`` (a harvester waiting for the collection) starts the pool; the crawl's ``ParseWorkers``
+    with the same config and count takes it, once; other workers start their own."""
     from wirescrapy.gatherer import workers as module
 
     module.prestart(CONFIG, 1)

@@ -317,7 +317,8 @@ def test_title_description_keywords(parser):
     page = parse(
         parser,
         """<title> The
-        title &amp; more </title><meta name="description" content="A  page"><meta name=KEYWORDS content="a, b">
+        title &amp; more </title><meta name="description" content="A  page">"""
+        """<meta name=KEYWORDS content="a, b">
         <body><svg><title>not this</title></svg>""",
     )
     assert (page.title, page.description, page.keywords) == ("The title & more", "A page", "a, b")
@@ -327,7 +328,8 @@ def test_text_is_the_visible_text(parser):
     page = parse(
         parser,
         """<html><head><title>Title</title><style>p {color: red}</style></head>
-        <body><h1>Head</h1><p>One &amp; two&nbsp;three</p><script>var hidden;</script><noscript>no js</noscript>
+        <body><h1>Head</h1><p>One &amp; two&nbsp;three</p><script>var hidden;</script>"""
+        """<noscript>no js</noscript>
         <table><tr><td>cell1</td><td>cell2</td></tr></table><!-- comment --><p>x &lt; y</p></body></html>""",
     )
     assert page.text == "Head One & two\xa0three cell1 cell2 x < y".replace("\xa0", " ")
@@ -578,7 +580,8 @@ def test_thousand_deep_nesting(parser):
     "unit", [b"<div>", b"<dl><dt>", b"<b><div>", b"<span><section><blockquote>", b"<p><b><i><u>", b"<ul><li>"]
 )
 def test_pathological_nesting_stays_fast(parser, unit):
-    # A tree builder's scope checks are quadratic on such pages (Lexbor took seconds); the scanner keeps no stack.
+    # A tree builder's scope checks are quadratic on such pages (Lexbor took seconds); the scanner keeps no
+    # stack.
     body = unit * (400_000 // len(unit)) + b'<a href="/deep">deep</a>'
     start = time.perf_counter()
     page = parser.parse(body, URL)

@@ -93,7 +93,10 @@ def test_a_page_is_recorded_stored_and_its_links_added(bench):
 
 
 def test_the_language_of_the_last_ok_fetch_is_recorded(bench):
-    spanish = "El rastreador recorre los sitios de la web chilena y guarda en su colección las páginas que encuentra."
+    spanish = (
+        "El rastreador recorre los sitios de la web chilena y guarda en su colección "
+        "las páginas que encuentra."
+    )
     bench.seed(SITE + "/a.html")
     bench.seed(SITE + "/b.html")
     bench.gather(bench.page(SITE + "/a.html", 200, html(text=spanish), at=T0))
@@ -329,7 +332,8 @@ def test_the_redirect_hop_limit_holds_across_batches(bench):
     # the last hop allowed, and is added with its hops.
     bench.gather(bench.page(SITE + "/a.html", 301, b"", redirect=OTHER + "/b.html", hops=limit - 1))
     assert bench.record(OTHER + "/b.html")["redirects"] == limit
-    # Fetched in a later batch, /b.html redirects again: the chain is too long, and its new target is not added.
+    # Fetched in a later batch, /b.html redirects again: the chain is too long, and its new target is not
+    # added.
     bench.gather(
         bench.page(
             OTHER + "/b.html",
@@ -366,7 +370,8 @@ def test_an_exact_duplicate_is_a_reference_to_its_original_and_its_links_are_ign
 
 
 def test_a_copy_at_another_path_follows_the_links_its_original_s_do_not_reach(tmp_path):
-    """WIRE_FOLLOW_DUPLICATE_LINKS: relative links in a copy stored elsewhere lead elsewhere; those are kept."""
+    """WIRE_FOLLOW_DUPLICATE_LINKS: relative links in a copy stored elsewhere lead elsewhere; those are
+    kept."""
     with Bench(tmp_path, WIRE_FOLLOW_DUPLICATE_LINKS=True) as bench:
         original, _ = bench.seed(SITE + "/en/a.html", SITE + "/da/a.html")
         body = html("b.html", "/index.html", OTHER + "/x.html")

@@ -16,11 +16,15 @@ from wirescrapy.testing.realweb import truth
 from wirescrapy.testing.realweb.sites import Site, missing, packages
 
 PAGES = {
-    "index.html": """<html><head><link rel="next" href="c.html"><link rel="stylesheet" href="s.css"></head><body>
+    "index.html": (
+        """<html><head><link rel="next" href="c.html"><link rel="stylesheet" href="s.css"></head>"""
+        """<body>
         <a href="a.html#top">a</a> <a href="dir">a directory</a> <a href="missing.html">gone</a>
         <a href="b.html" rel="nofollow">b</a> <a href="auth-password.html">rejected</a>
-        <script>document.write('<a href="ghost.html">')</script><noscript><a href="hidden.html">x</a></noscript>
-        <a href="http://elsewhere.test/">out</a> <a href="picture.png">png</a></body></html>""",
+        <script>document.write('<a href="ghost.html">')</script>"""
+        """<noscript><a href="hidden.html">x</a></noscript>
+        <a href="http://elsewhere.test/">out</a> <a href="picture.png">png</a></body></html>"""
+    ),
     "a.html": '<a href="index.html">home</a> <a href="./dir/">dir</a>',
     "b.html": "nofollow target",
     "c.html": '<base href="dir/"><a href="index.html">dir index, through base</a>',
@@ -34,7 +38,8 @@ PAGES = {
 
 @pytest.fixture
 def tree():
-    """The pages in a directory of their own (nginx's workers run as the user who started it, root included)."""
+    """The pages in a directory of their own (nginx's workers run as the user who started it, root
+    included)."""
     root = Path(tempfile.mkdtemp(prefix="wire-realweb-test-"))
     for name, text in PAGES.items():
         path = root / name

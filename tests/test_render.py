@@ -1,6 +1,6 @@
-"""Rendering through Splash: the pure policy (``harvester/render.py``), the request it builds for scrapy-splash,
-and what the gatherer's pipelines record of a render (on the component bench, no Splash needed; the real Splash
-is in ``tests/e2e/test_render.py``)."""
+"""Rendering through Splash: the pure policy (``harvester/render.py``), the request it builds for
+scrapy-splash, and what the gatherer's pipelines record of a render (on the component bench, no Splash needed;
+the real Splash is in ``tests/e2e/test_render.py``)."""
 
 from __future__ import annotations
 
@@ -128,8 +128,8 @@ def test_only_a_splash_that_did_not_answer_pauses_rendering():
 
 
 def test_a_render_answered_past_its_bound_or_not_as_json_is_the_page_s_failure():
-    """Splash answered: its answer was cut at the render's size bound, or scrapy-splash could not read it as JSON
-    (a ValueError); a refused or lost connection was no answer."""
+    """Splash answered: its answer was cut at the render's size bound, or scrapy-splash could not read it as
+    JSON (a ValueError); a refused or lost connection was no answer."""
     assert answered(StopDownload(fail=False), truncated=True)
     assert answered(json.JSONDecodeError("Unterminated string", '{"html64": "PGh0', 11), truncated=False)
     assert not answered(ConnectionRefusedError(), truncated=False)
@@ -159,8 +159,8 @@ def b64(data: bytes) -> str:
 
 
 def test_a_render_s_answer_is_read_from_base64_and_its_lengths():
-    """The script cuts the DOM and the raw body at WIRE_MAX_FILE_SIZE and sends them base64-encoded, with their
-    whole lengths: the fetch is truncated when either was longer; bytes that are not UTF-8 survive."""
+    """The script cuts the DOM and the raw body at WIRE_MAX_FILE_SIZE and sends them base64-encoded, with
+    their whole lengths: the fetch is truncated when either was longer; bytes that are not UTF-8 survive."""
     dom, raw = "<p>caf\u00e9 \x01\x02</p>".encode(), b"<p>caf\xe9</p>"
     data = {
         "ok": True,

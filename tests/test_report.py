@@ -138,7 +138,10 @@ def test_the_counts_file_is_bounded_and_a_damaged_one_is_no_reason_to_stop(tmp_p
     ("text", "language"),
     [
         (
-            "El rastreador recorre los sitios de la web chilena y guarda las páginas que encuentra en su colección.",
+            (
+                "El rastreador recorre los sitios de la web chilena y guarda las páginas que encuentra "
+                "en su colección."
+            ),
             "es",
         ),
         (
@@ -399,7 +402,8 @@ def test_a_report_that_fails_half_way_leaves_the_previous_report_whole(small_cra
 
 
 def test_the_report_of_a_collection_nothing_was_fetched_from_yet(tmp_path):
-    """Seeded only (as a kill early in the first harvest leaves it): the report is written, not a traceback."""
+    """Seeded only (as a kill early in the first harvest leaves it): the report is written, not a
+    traceback."""
     with Collection(tmp_path / "c") as collection:
         for url in ("http://a.example/", "http://b.example/"):
             collection.add_url(url, depth=0)

@@ -1,6 +1,6 @@
-"""Conditional revisits: the validators a server gives (``ETag``, ``Last-Modified``) kept exactly as sent, carried
-by the batch, sent back by the harvester, and a 304 recorded as a visit that found no change without touching
-the stored page. The sample web answers conditional requests as a static server does.
+"""Conditional revisits: the validators a server gives (``ETag``, ``Last-Modified``) kept exactly as sent,
+carried by the batch, sent back by the harvester, and a 304 recorded as a visit that found no change without
+touching the stored page. The sample web answers conditional requests as a static server does.
 
 The crawls that measure them (bytes saved on a revisit cycle of the sample web, 304s from a real nginx) are in
 ``tests/e2e/test_revisits.py``.

@@ -385,7 +385,8 @@ def test_weblike_links(weblike):
             if urlsplit(page).path.startswith("/page/") and site(link) != site(page):
                 into[site(link)] += 1
             in_links[link] += 1
-    # The larger half of the sites gets most cross-site links (in proportion to size: 81 % here, 72 % if uniform).
+    # The larger half of the sites gets most cross-site links (in proportion to size: 81 % here, 72 % if
+    # uniform).
     assert sum(into[s] for s in by_size[:4]) > 3 * sum(into[s] for s in by_size[4:])
     # The most linked pages of the largest site, home aside, are mostly not its first, shallowest pages
     # (on the uniform shape 4 of the 5 are among pages 1-8).

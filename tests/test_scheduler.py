@@ -88,9 +88,10 @@ class PoliteSpider(scrapy.Spider):
         self.started = time.time()
 
     async def start(self):
-        # As the harvester begins a batch (HarvesterSpider._begin): robots.txt queued before the pages of its site,
-        # holding it until its rules are read (its Crawl-delay in force from the end of its download), and in the
-        # same turn as the batch, whose sites' waits would otherwise replace a Crawl-delay read meanwhile.
+        # As the harvester begins a batch (HarvesterSpider._begin): robots.txt queued before the pages of its
+        # site, holding it until its rules are read (its Crawl-delay in force from the end of its download),
+        # and in the same turn as the batch, whose sites' waits would otherwise replace a Crawl-delay read
+        # meanwhile.
         requests = [
             scrapy.Request(
                 spec["url"],
@@ -575,8 +576,8 @@ def test_politeness_holds_on_every_path(sample_web, tmp_path):
         assert_polite(records, waits[name])
     assert hosts[host[0]][0]["path"] == hosts[host[1]][0]["path"] == "/robots.txt"  # front of the queue
     assert {r["path"] for r in hosts[host[0]]} >= {"/moved/a", "/moved/b", "/page/3.html"}
-    # The refused request cost site 2 no wait: the site's next request reached the server less than a wait after
-    # the refusal.
+    # The refused request cost site 2 no wait: the site's next request reached the server less than a wait
+    # after the refusal.
     refused = outcomes[origin[2] + "/page/20.html"]["refused_at"]
     assert min(r["start"] for r in hosts[host[2]] if r["start"] > refused) - refused < 0.2
     assert len(hosts[host[2]]) == 8  # 6 batch pages, the stopped one, the deduplicated one

@@ -87,8 +87,8 @@ def config(**settings) -> WireConfig:
 
 def test_crosslinks_breaks_a_tie_towards_the_page_other_sections_link():
     # One site: the home page (fetched) links /a/1, /a/2, /b/1 and /b/2; /a/1 (fetched) links /a/2 and /b/2.
-    # /a/2 and /b/2 have the same in-links, so the same PageRank and depth; only /b/2's in-link from /a/1 comes
-    # from another section.
+    # /a/2 and /b/2 have the same in-links, so the same PageRank and depth; only /b/2's in-link from /a/1
+    # comes from another section.
     paths = [b"/", b"/a/1.html", b"/a/2.html", b"/b/1.html", b"/b/2.html"]
     docs = np.zeros(len(paths), DOCUMENT_DTYPE)
     docs["docid"] = np.arange(1, len(paths) + 1)
@@ -138,9 +138,9 @@ def test_mirrored_is_the_mean_over_a_pages_copies():
 
 
 def test_mirrors_breaks_a_tie_towards_the_copy_of_a_well_linked_page():
-    # One site: the home page and /en/x.html are fetched; /en/a.html is linked from both, /en/b.html from the home
-    # page only. /ru/a.html and /ru/b.html, each linked once from the home page, tie on PageRank and depth; only
-    # /ru/a.html's copy in another section is well linked.
+    # One site: the home page and /en/x.html are fetched; /en/a.html is linked from both, /en/b.html from the
+    # home page only. /ru/a.html and /ru/b.html, each linked once from the home page, tie on PageRank and
+    # depth; only /ru/a.html's copy in another section is well linked.
     paths = [b"/", b"/en/x.html", b"/en/a.html", b"/en/b.html", b"/ru/a.html", b"/ru/b.html"]
     docs = np.zeros(len(paths), DOCUMENT_DTYPE)
     docs["docid"] = np.arange(1, len(paths) + 1)

@@ -288,7 +288,8 @@ def test_catchup_gives_a_batch_to_the_site_the_earlier_batches_shortchanged():
     """Two sites estimated alike; site 1 got 2 pages so far, site 2 four: with WIRE_BATCH_SITE_CATCHUP the
     batch goes mostly to site 1, without it alike."""
     docs, links = two_site_crawl()
-    # No weights, and no limit from the sites' waits (WIRE_BATCH_TIME_SHARE: 15 s sites fetch 1 page in a short batch)
+    # No weights, and no limit from the sites' waits (WIRE_BATCH_TIME_SHARE: 15 s sites fetch 1 page in a
+    # short batch)
     settings = {
         "WIRE_BATCH_SIZE": 6,
         "WIRE_BATCH_SITE_GROWTH": 0,
@@ -466,7 +467,8 @@ def test_the_kinds_estimate_reads_the_kinds_given_to_plan():
         count=1,
         sections=group_ids(urls, section)[0],
     )
-    # Without the kinds, each site is one stratum: as "found" (and, the reference being one section, "sections").
+    # Without the kinds, each site is one stratum: as "found" (and, the reference being one section,
+    # "sections").
     alone = plan(docs, links, config(WIRE_BATCH_SITE_UNSEEN="kinds", **settings), 2000.0, count=1)
     found = plan(docs, links, config(WIRE_BATCH_SITE_UNSEEN="found", **settings), 2000.0, count=1)
     assert alone.batches[0].tolist() == found.batches[0].tolist() == by_section.batches[0].tolist()

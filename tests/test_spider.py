@@ -55,8 +55,8 @@ class Engine:
 
 
 def spider_over(tmp_path, **settings):
-    """A harvester's spider over a collection in ``tmp_path`` (the ``WIRE_*`` ``settings`` given), its scheduler,
-    and the engine's part."""
+    """A harvester's spider over a collection in ``tmp_path`` (the ``WIRE_*`` ``settings`` given), its
+    scheduler, and the engine's part."""
     settings = Settings(
         {
             "SCHEDULER": "wirescrapy.harvester.scheduler.WireScheduler",

@@ -225,7 +225,8 @@ def test_with_the_time_lead_the_slowest_site_keeps_its_reserve_while_other_sites
     fetch, 4 s). While site 2 has pages, what they link to may come yet, so with the lead site 1 takes only
     what is beyond its reserve (a fifth of its 100 documents' time, 20 s): 20 pages in 19 s. Without the lead,
     once site 2 has nothing left, or unless jobs are queued on the collection (WIRE_COLLECTION_WAIT: the next
-    batch follows at once; a single job, or a cron recrawl's, fetches everything that fits), it takes all 40."""
+    batch follows at once; a single job, or a cron recrawl's, fetches everything that fits), it takes all
+    40."""
     sites = np.zeros(3, SITE_DTYPE)
     sites["docs"][1:] = [100, 30]
     site_ids = np.array([1] * 40 + [2] * 5)
@@ -287,10 +288,10 @@ def test_softmin_weighs_the_time_the_stragglers_keep_the_slowest_site_idle():
 
 
 def test_the_sites_a_led_batch_planned_to_end_together_are_no_stragglers_of_one_another():
-    """A led batch (the real-document web as queued jobs, batch 5): apache 185 pages and postgresql 196 at 0.05 s, both
-    critical, the eleven other sites one page each and done in a quarter of a second. postgresql's queue
-    outlasting apache's by 0.55 s is no reason to end the batch and plan it again; a site not planned to
-    end with them still is."""
+    """A led batch (the real-document web as queued jobs, batch 5): apache 185 pages and postgresql 196 at
+    0.05 s, both critical, the eleven other sites one page each and done in a quarter of a second.
+    postgresql's queue outlasting apache's by 0.55 s is no reason to end the batch and plan it again; a site
+    not planned to end with them still is."""
     active = {"apache": 184 * 0.05, "postgresql": 195 * 0.05}
     later = {"apache": 1583 * 0.05, "postgresql": 859 * 0.05, "sqlite": 816 * 0.05}
     assert critical_idle(active, later) == pytest.approx(0.55)

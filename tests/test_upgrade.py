@@ -1,4 +1,5 @@
-"""A collection of an earlier wirescrapy (document/1 or /2, site/1 records) upgraded when a writer opens it."""
+"""A collection of an earlier wirescrapy (document/1 or /2, site/1 records) upgraded when a writer opens
+it."""
 
 import numpy as np
 import pytest

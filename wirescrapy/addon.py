@@ -5,8 +5,9 @@
 * ``CONCURRENT_REQUESTS`` = ``WIRE_CONNECTIONS`` (WIRE's ``harvester/nthreads/start``: sites fetched at once);
 * ``DOWNLOAD_TIMEOUT`` = ``WIRE_CONNECTION_TIMEOUT``;
 * ``RETRY_TIMES`` = ``WIRE_MAX_ERRORS_SAME_BATCH`` − 1 (WIRE counts the first failure among the errors);
-* with ``COOKIES_ENABLED`` off (the default), Scrapy's ``CookiesMiddleware`` out of ``DOWNLOADER_MIDDLEWARES``:
-  it would only say it is not configured, after a slow import (tldextract, requests) at every start.
+* with ``COOKIES_ENABLED`` off (the default), Scrapy's ``CookiesMiddleware`` out of
+  ``DOWNLOADER_MIDDLEWARES``: it would only say it is not configured, after a slow import (tldextract,
+  requests) at every start.
 
 Computed here rather than in the settings module so that ``-s WIRE_CONNECTIONS=50`` on the command line, or
 a Scrapyd job's settings, change them too; a Scrapy setting given explicitly (``-s DOWNLOAD_TIMEOUT=…``, a

@@ -19,9 +19,9 @@ class LogFileGuard(logging.Handler):
     are reported as Python reports them.
 
     One guard a process (``install_log_file_guard``: by every wirescrapy command at its start, and by the
-    ``wirescrapy.extensions.LogFileGuard`` extension for a crawl started otherwise). It is a handler of the root logger ahead of Scrapy's, which Scrapy installs again
-    when a crawl starts: each record it sees first guards any file handler not guarded yet (a few attribute
-    checks a record)."""
+    ``wirescrapy.extensions.LogFileGuard`` extension for a crawl started otherwise). It is a handler of the
+    root logger ahead of Scrapy's, which Scrapy installs again when a crawl starts: each record it sees first
+    guards any file handler not guarded yet (a few attribute checks a record)."""
 
     def __init__(self, stderr=None):
         super().__init__()
@@ -65,7 +65,8 @@ class LogFileGuard(logging.Handler):
     def say_lost(self) -> None:
         if self.lost:
             self._say(
-                f"{self.lost} log line{'s' * (self.lost != 1)} could not be written to {', '.join(self.files)}"
+                f"{self.lost} log line{'s' * (self.lost != 1)} could not be written to "
+                f"{', '.join(self.files)}"
             )
 
     def _say(self, line: str) -> None:
@@ -78,7 +79,8 @@ _GUARD: LogFileGuard | None = None
 
 
 def install_log_file_guard() -> LogFileGuard:
-    """The process's guard, added to the root logger the first time (and the count said at the process's end)."""
+    """The process's guard, added to the root logger the first time (and the count said at the process's
+    end)."""
     global _GUARD  # one a process
     if _GUARD is None:
         _GUARD = LogFileGuard()

@@ -9,8 +9,8 @@ collection's site-ids); its *target* is the rest, path and query (``/`` at least
 both in the pass that canonicalises, and the seeder's decision carries them on, so that the URL of a link
 is split once. ``split``, ``site_of``, ``host_of`` take a canonical URL apart without parsing it again.
 
-**Canonical form.** ``canonicalize`` applies the normalisations of RFC 3986 §6.2.2–6.2.3 that never change which resource a URL
-names, plus the usual crawler ones:
+**Canonical form.** ``canonicalize`` applies the normalisations of RFC 3986 §6.2.2–6.2.3 that never change
+which resource a URL names, plus the usual crawler ones:
 
 * scheme and host lower-cased; an international host mapped and converted to punycode as the URL Standard
   and browsers do (UTS #46, IDNA 2008: ``faß.example`` is ``xn--fa-hia.example``, where Python's IDNA 2003

@@ -1,7 +1,7 @@
-"""End to end: a batch ended early by WIRE's softmin (``WIRE_SOFTMIN``, ``WIRE_SOFTMIN_TIME``) leaves the pages
-it did not fetch to the next batches, the next batch planned while one finishes (``WIRE_PLAN_AHEAD``) starts at
-once, and politeness holds across every batch boundary and from one harvester process to the next (the
-sample web's access log)."""
+"""End to end: a batch ended early by WIRE's softmin (``WIRE_SOFTMIN``, ``WIRE_SOFTMIN_TIME``) leaves the
+pages it did not fetch to the next batches, the next batch planned while one finishes (``WIRE_PLAN_AHEAD``)
+starts at once, and politeness holds across every batch boundary and from one harvester process to the next
+(the sample web's access log)."""
 
 from __future__ import annotations
 
@@ -69,7 +69,8 @@ def test_a_batch_ended_by_softmin_leaves_its_pages_to_the_next_and_stays_polite(
             for url in left - second_urls
         }
         assert not missing, (missing, first.stderr[-3000:])
-        # The rest of the crawl without softmin (with it, each batch would end after 1.5 s with one site left).
+        # The rest of the crawl without softmin (with it, each batch would end after 1.5 s with one site
+        # left).
         rest = harvest(collection, "-a", "cycles=30", settings={**SETTINGS, "WIRE_SOFTMIN": 0})
         assert "Resuming the unfinished batch" in rest.stderr
         assert "nothing more to fetch" in rest.stderr or "no page to fetch" in rest.stderr

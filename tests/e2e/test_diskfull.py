@@ -107,7 +107,8 @@ def test_a_full_disk_stops_the_harvest_in_one_line_and_loses_nothing(small_disk,
         assert before >= 1, "the disk filled before any page was stored: nothing tested"
         # It stopped at the first failed write: every access is a visit recorded, a robots.txt, a fetch that
         # ended after the stop and was counted as not recorded (fetched pages waiting in the parse step's line
-        # for WIRE_PARSE_WORKERS among them), or a download still in flight when the crawl closed (one a site).
+        # for WIRE_PARSE_WORKERS among them), or a download still in flight when the crawl closed (one a
+        # site).
         robots = len(web.hosts)
         unrecorded = re.search(r"'gatherer/not_recorded_after_stop': (\d+)", full.stderr)
         late = int(unrecorded.group(1)) if unrecorded else 0

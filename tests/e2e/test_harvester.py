@@ -444,8 +444,9 @@ def test_a_revisit_counts_the_visit_and_finds_the_page_unchanged(tmp_path):
 
 
 class _RobotsWeb(ThreadingHTTPServer):
-    """Three sites on one port, told apart by Host. a's robots.txt redirects to a slow file on b; c's robots.txt
-    is answered 203 (a 2xx other than 200). ``requests``: (host, path) of every request, in order."""
+    """Three sites on one port, told apart by Host. a's robots.txt redirects to a slow file on b; c's
+    robots.txt is answered 203 (a 2xx other than 200). ``requests``: (host, path) of every request, in
+    order."""
 
     daemon_threads = True
     SLOW = 1.0  # seconds b takes to answer a's rules: longer than the wait, so a's pages could overtake them
@@ -530,14 +531,16 @@ def test_robots_txt_redirected_to_another_site_or_answered_203(robots_web, tmp_p
             assert RobotsState(int(record["robots_state"])) is RobotsState.VALID, site
             assert stored.load_page(int(record["robots_docid"])) == web.rules[site], site
             assert stored.url(int(record["robots_docid"])) == web.url(site, "/robots.txt")
-    # A later run loads c's 203 rules from the collection (valid for a week: not fetched again) and obeys them.
+    # A later run loads c's 203 rules from the collection (valid for a week: not fetched again) and obeys
+    # them.
     seeds.write_text(web.url("c", "/secret/y.html") + "\n")
     harvest(collection, "-a", f"seeds={seeds}")
     assert ("c", "/secret/y.html") not in web.requests and web.requests.count(("c", "/robots.txt")) == 1
 
 
 def _stored(collection: Path, urls) -> dict:
-    """Each page's stored document and the URLs of its links, by URL (doc-ids depend on the fetches' order)."""
+    """Each page's stored document and the URLs of its links, by URL (doc-ids depend on the fetches'
+    order)."""
     with Collection(collection, readonly=True) as stored:
         pages = {}
         for url in urls:

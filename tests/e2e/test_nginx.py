@@ -69,7 +69,8 @@ def test_a_revisit_of_an_nginx_site_gets_304s_for_what_did_not_change(served, tm
     with Collection(collection, readonly=True) as stored:
         for path, before in first.items():
             record = stored.documents.records[stored.lookup(site + path)]
-            # Sent back exactly as nginx gave them: If-None-Match where it sent an ETag, If-Modified-Since always.
+            # Sent back exactly as nginx gave them: If-None-Match where it sent an ETag, If-Modified-Since
+            # always.
             assert revisits[path].if_none_match == bytes(before["etag"]).decode()
             assert revisits[path].if_modified_since == bytes(before["last_modified_header"]).decode()
             assert record["visits"] == 2 and record["first_visit"] == before["first_visit"]

@@ -1,8 +1,9 @@
 """End to end: script-built pages through scrapy-splash and a real Splash 3.5 (``WIRE_RENDER_JS``).
 
-Crawls of the sample web's script pages (``js="on"``: ``wirescrapy/testing/sampleweb/scripts.py``) checked against its
-ground truth (the links only rendering shows) and against its access log (what the sites saw, Splash's requests
-included); Splash killed in the middle of a crawl; a page whose script never ends, under the supervisor.
+Crawls of the sample web's script pages (``js="on"``: ``wirescrapy/testing/sampleweb/scripts.py``) checked
+against its ground truth (the links only rendering shows) and against its access log (what the sites saw,
+Splash's requests included); Splash killed in the middle of a crawl; a page whose script never ends, under the
+supervisor.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ WEB = {
     "slow_delay": 0.2,
     "js": "on",
 }
-# Depth 4 reaches every page a script links (home, /js/, a script page, its targets) and keeps the traps short.
+# Depth 4 reaches every page a script links (home, /js/, a script page, its targets) and keeps the traps
+# short.
 SETTINGS = {
     "WIRE_MAX_DEPTH_STATIC": 4,
     "WIRE_BATCH_SIZE": 1000,
@@ -310,8 +312,8 @@ def test_killing_splash_mid_crawl_keeps_every_page_and_renders_it_later(tmp_path
                 followed = set(web.truth.links.get(url, ())) - web.truth.nofollow.get(url, frozenset())
                 assert doc["links"] or not followed or doc["depth"] >= 1, url
             assert "render_failed" in stderr
-            # Splash is back: the next visit (a failed render is an error: due after WIRE_MINPERIOD_UNSUCCESSFUL)
-            # renders them.
+            # Splash is back: the next visit (a failed render is an error: due after
+            # WIRE_MINPERIOD_UNSUCCESSFUL) renders them.
             wait_alive(splash.url)
             assert splash.restarts() == 1
             harvest(tmp_path / "c", splash.url, settings={**every, "WIRE_MINPERIOD_UNSUCCESSFUL": 0})
@@ -350,7 +352,8 @@ def test_a_script_that_never_ends_freezes_splash_once_and_is_never_rendered_agai
             ), doc
             assert web.url(5, PREFIX) in doc["links"]  # the raw HTML's link kept
             assert "render_timeout" in run.stderr
-            # The next visit fetches it raw: never rendered again (no second freeze), and the page it links is.
+            # The next visit fetches it raw: never rendered again (no second freeze), and the page it links
+            # is.
             wait_alive(splash.url)
             restarts = splash.restarts()
             before = len(web.access_log())
@@ -367,7 +370,8 @@ def test_a_script_that_never_ends_freezes_splash_once_and_is_never_rendered_agai
 
 
 def test_the_sample_web_log_records_splash_requests_by_host(auto_crawl):
-    """Splash's requests reach the sample web as to a proxy (absolute request targets): logged by host and path."""
+    """Splash's requests reach the sample web as to a proxy (absolute request targets): logged by host and
+    path."""
     _, _, log, _ = auto_crawl
     assert not [r for r in log if r["path"].startswith("http")]
     assert json.dumps(log)  # plain records
@@ -376,19 +380,20 @@ def test_the_sample_web_log_records_splash_requests_by_host(auto_crawl):
 def test_a_page_rendered_again_while_in_splash_memory_cache_is_fetched_once_and_rendered(
     tmp_path, shared_splash
 ):
-    """The crawler's own render request, twice for one page in one Splash (a revisit in a later cycle). The sample
-    web sends Last-Modified, so WebKit's memory cache holds the page (and its style sheet and script) fresh: left
-    to WebKit, the second render would request nothing and have no answer of the site to record (render_failed at
-    every revisit). The script fetches the page itself, so the second render is a render again (status, raw HTML,
-    DOM with the links only the script writes), at the cost of one page request, as the first: no request to
-    another site, the page requested exactly once, nothing beyond WIRE_RENDER_SUBRESOURCES same-site assets."""
+    """The crawler's own render request, twice for one page in one Splash (a revisit in a later cycle). The
+    sample web sends Last-Modified, so WebKit's memory cache holds the page (and its style sheet and script)
+    fresh: left to WebKit, the second render would request nothing and have no answer of the site to record
+    (render_failed at every revisit). The script fetches the page itself, so the second render is a render
+    again (status, raw HTML, DOM with the links only the script writes), at the cost of one page request, as
+    the first: no request to another site, the page requested exactly once, nothing beyond
+    WIRE_RENDER_SUBRESOURCES same-site assets."""
     settings = Settings()
     settings.setmodule("settings.test", priority="project")
     config = WireConfig.from_settings(settings)
     with SampleWebProcess(workdir=tmp_path, **{**WEB, "sites": 6}) as web:
         host = web.url(5).split("//")[1].split(":")[0]
-        # write.html's link exists only once lib.js ran (the raw HTML has the call, not the element); app.html's
-        # news view only once its route was visited.
+        # write.html's link exists only once lib.js ran (the raw HTML has the call, not the element);
+        # app.html's news view only once its route was visited.
         for name, link in (
             ("write.html", '<a href="/js/found-write-1.html">'),
             ("app.html", web.url(5, PREFIX + "found-app-news.html")),
@@ -429,10 +434,10 @@ def test_a_page_rendered_again_while_in_splash_memory_cache_is_fetched_once_and_
 
 
 def test_revisits_of_rendered_pages_through_the_same_splash_render_them_again(tmp_path, shared_splash):
-    """A crawl that renders the script site's pages and revisits every page at each cycle through the same Splash
-    (WIRE_MINPERIOD_SUCCESSFUL_OK=0): the pages are still fresh in WebKit's memory cache (the sample web sends
-    Last-Modified), yet each revisit is a render again (before: render_failed and a raw fetch), one page request
-    per visit."""
+    """A crawl that renders the script site's pages and revisits every page at each cycle through the same
+    Splash (WIRE_MINPERIOD_SUCCESSFUL_OK=0): the pages are still fresh in WebKit's memory cache (the sample
+    web sends Last-Modified), yet each revisit is a render again (before: render_failed and a raw fetch), one
+    page request per visit."""
     direct = {
         "WIRE_RENDER_JS": "site5.wire.test",
         "WIRE_MINPERIOD_SUCCESSFUL_OK": 0,
@@ -461,9 +466,9 @@ def test_revisits_of_rendered_pages_through_the_same_splash_render_them_again(tm
 
 
 def test_a_page_that_redirects_is_rendered_with_its_targets_url_as_base(shared_splash):
-    """The script fetches the page itself and renders its bytes under a base URL: after a same-site redirect the
-    base must be the target's (its relative script and links resolve as a browser would), the target requested
-    once, the raw answer the redirect's."""
+    """The script fetches the page itself and renders its bytes under a base URL: after a same-site redirect
+    the base must be the target's (its relative script and links resolve as a browser would), the target
+    requested once, the raw answer the redirect's."""
     seen = []
 
     def answer(path: str):
@@ -495,9 +500,9 @@ def test_a_page_larger_than_the_max_file_size_is_rendered_cut_and_the_renders_af
 ):
     """Every page of a site rendered; one page is 30 × WIRE_MAX_FILE_SIZE and full of control characters (JSON
     escapes each as 6 bytes: its DOM as JSON text would be 180 × the limit). Splash's answer stays within the
-    harvester's bound for a render's answer, the page is stored rendered and cut (TRUNCATED), and every page after
-    it is rendered too (before: the answer was cut on the wire, unreadable, taken for Splash down, and rendering
-    paused while the next pages were fetched raw)."""
+    harvester's bound for a render's answer, the page is stored rendered and cut (TRUNCATED), and every page
+    after it is rendered too (before: the answer was cut on the wire, unreadable, taken for Splash down, and
+    rendering paused while the next pages were fetched raw)."""
     from wirescrapy.collection.metadata import DocFlag
     from wirescrapy.harvester.middlewares.fetchlimits import RENDER_SIZE_FACTOR
 

@@ -1,11 +1,12 @@
 """The report of a real crawl of the sample web, seen in a real browser; and ``scrapy export`` of it.
 
-One demo crawls a sample web of four sites, of which the crawl accepts three (``WIRE_ACCEPT_DOMAIN_SUFFIXES``):
-the links to the fourth are links out of the crawl, counted by top-level domain. Headless Chromium opens the
-report: no console errors, every plot drawn with a size, the page as wide as the window, a screenshot of the
-page and of each plot saved in ``tests/e2e/screenshots/`` (``WIRE_SCREENSHOTS`` to put them elsewhere) for a
-person to look at. A crawl of three pages, the first a person tries, has a short report: no plot of a
-handful of points, and its ranking of pages lists its pages, not its robots.txt.
+One demo crawls a sample web of four sites, of which the crawl accepts three
+(``WIRE_ACCEPT_DOMAIN_SUFFIXES``): the links to the fourth are links out of the crawl, counted by top-level
+domain. Headless Chromium opens the report: no console errors, every plot drawn with a size, the page as wide
+as the window, a screenshot of the page and of each plot saved in ``tests/e2e/screenshots/``
+(``WIRE_SCREENSHOTS`` to put them elsewhere) for a person to look at. A crawl of three pages, the first a
+person tries, has a short report: no plot of a handful of points, and its ranking of pages lists its pages,
+not its robots.txt.
 """
 
 import csv
@@ -178,7 +179,8 @@ def test_the_report_in_a_real_browser(crawl):
         plots = json.loads(
             browser.evaluate(
                 "JSON.stringify([...document.querySelectorAll('figure.plot')].map(f => {"
-                "const r = f.querySelector('svg').getBoundingClientRect(); return [f.id, r.width, r.height]; }))"
+                "const r = f.querySelector('svg').getBoundingClientRect(); "
+                "return [f.id, r.width, r.height]; }))"
             )
         )
         assert len(plots) >= 10

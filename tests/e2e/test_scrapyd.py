@@ -110,8 +110,8 @@ def deployed(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def harvested(deployed):
-    """The sample web harvested by a Scrapyd job scheduled with ``scrapyd-client schedule`` (seeds, cycles=20),
-    then by a second job with no arguments (a scheduled recrawl)."""
+    """The sample web harvested by a Scrapyd job scheduled with ``scrapyd-client schedule`` (seeds,
+    cycles=20), then by a second job with no arguments (a scheduled recrawl)."""
     server, base = deployed.server, deployed.base
     with SampleWebProcess(workdir=base / "web", **WEB) as web:
         seeds = base / "seeds.txt"
@@ -206,9 +206,9 @@ def test_a_scheduled_harvest_fetches_the_sample_web(harvested):
     assert not log_problems(log), "\n".join(log_problems(log)[:20])
     assert "Seeded 3 new URLs" in log
     assert "nothing more to fetch" in log  # the harvest ended by running out of pages, not of cycles
-    # The per-job settings reached the crawl: the collection where WIRE_COLLECTION_DIR says, pages fetched from
-    # 127.0.0.1 (blocked and unresolvable without WIRE_BLOCKED_IPS and WIRE_DNS_HOSTS), and the short waits
-    # (with the default 15 s between a site's pages this would take many minutes).
+    # The per-job settings reached the crawl: the collection where WIRE_COLLECTION_DIR says, pages fetched
+    # from 127.0.0.1 (blocked and unresolvable without WIRE_BLOCKED_IPS and WIRE_DNS_HOSTS), and the short
+    # waits (with the default 15 s between a site's pages this would take many minutes).
     summary = re.search(
         r"Harvest summary \(finished\): (\d+) cycle\(s\), (\d+) page fetches.*"
         r"Collection (\S+): (\d+) documents",
@@ -237,7 +237,8 @@ def test_a_scheduled_harvest_fetches_the_sample_web(harvested):
     requests: dict = {}
     for record in first_job:
         requests[(record["host"], record["path"])] = requests.get((record["host"], record["path"]), 0) + 1
-    # Failed fetches (the 500 page, the cut page) are tried WIRE_MAX_ERRORS_SAME_BATCH (3) times in their batch.
+    # Failed fetches (the 500 page, the cut page) are tried WIRE_MAX_ERRORS_SAME_BATCH (3) times in their
+    # batch.
     failing = {"/error.html", "/drop.html"}
     assert not {key: n for key, n in requests.items() if n > 1 and key[1] not in failing}, (
         "requested more than once"

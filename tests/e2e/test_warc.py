@@ -108,7 +108,8 @@ def crawls(tmp_path_factory):
             harvested = time.time()
             if cycle == 1:
                 snapshots["before"] = shutil.copytree(parts, base / "before-ingest-1")
-                # the parts are out: the manager selects none of their pages, unless they have been out too long
+                # the parts are out: the manager selects none of their pages, unless they have been out too
+                # long
                 out = [
                     scrapy("manager", "--dry-run", collection=parts, settings=timeout).stdout
                     for timeout in ({}, {"WIRE_PART_TIMEOUT": 0})
@@ -305,7 +306,8 @@ def test_every_warc_passes_warcio_check_and_reads_with_fastwarc(crawls):
     assert (
         kinds["request"] == kinds["response"] and kinds["metadata"] > kinds["response"] and kinds["failure"]
     )
-    # WIRE_WARC_DIR: the local harvest archived every fetch it recorded (a refused one has no visit, but a time)
+    # WIRE_WARC_DIR: the local harvest archived every fetch it recorded (a refused one has no visit, but a
+    # time)
     with Collection(crawls.local, readonly=True) as collection:
         archived = {
             a.fields["url"] for f in local_files for a in read_fetches(f) if a.fields["kind"] != "sitemap"

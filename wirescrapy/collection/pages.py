@@ -1,8 +1,8 @@
 """The page store: page contents by doc-id, with WIRE's content-seen test (thesis §7.3.2).
 
 Pages are records of an ``ExtentStore`` (``extents.py``; files ``<name>.dat`` and ``<name>.idx``, formats
-described in ``extentdata.py`` and ``extentindex.py``). Each record keeps the xxh3-64 hash and the length of the *raw* page, so a page is
-checked against its hash when it is loaded, even when it is stored compressed.
+described in ``extentdata.py`` and ``extentindex.py``). Each record keeps the xxh3-64 hash and the length of
+the *raw* page, so a page is checked against its hash when it is loaded, even when it is stored compressed.
 
 Storing a page (``store``) follows WIRE's figure 7.4:
 
@@ -20,8 +20,9 @@ Record flags (bits 8–15 of the index flags): the codec, 0 = raw, 1 = zstd. A z
 The content-seen index (``fingerprints.FingerprintIndex``) maps hash → doc-id. It is not stored: on
 open it is rebuilt from the hashes in the index records (one numpy sort), and pages stored since are
 kept in a dict that is merged into the sorted arrays when it grows, so memory stays near 13 bytes per page
-(8-byte hash, 4-byte doc-id, its share of the bucket table; ``benchmarks/pagestore.py`` measures it). A 64-bit hash collision between different pages is caught by the byte
-comparison; the new page is then stored and becomes the index's candidate for that hash.
+(8-byte hash, 4-byte doc-id, its share of the bucket table; ``benchmarks/pagestore.py`` measures it). A 64-bit
+hash collision between different pages is caught by the byte comparison; the new page is then stored and
+becomes the index's candidate for that hash.
 """
 
 from __future__ import annotations

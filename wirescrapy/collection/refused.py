@@ -1,19 +1,19 @@
 """The new sites each site's pages linked to that the bounds on new sites refused, remembered so that a site's
 ``new_sites_refused`` counts each of them once (``seeder/add.py``).
 
-A refused site is not in the collection: nothing else would remember that it was counted, and a page linking it
-again, another page of the same site, or the same page revisited in a later batch would count it again. A
+A refused site is not in the collection: nothing else would remember that it was counted, and a page linking
+it again, another page of the same site, or the same page revisited in a later batch would count it again. A
 (linking site-id, refused site name) pair is kept as a 64-bit fingerprint in a ``FingerprintIndex``
 (``fingerprints.py``, 12 bytes a pair), its value the linking site-id.
 
 Counting each refused site once needs memory for every pair, without end in principle (a site's pages may link
 any number of hosts), so it is bounded: a site's pairs are remembered, and counted, up to ``PER_SITE`` (its
-``new_sites_refused`` stops there, meaning "at least that many": a trap linking 50,000 hosts never seen costs no
-more than that), and the store holds at most ``MAX_PAIRS`` (48 MB in memory and on disk); once full, a refusal not
-remembered is not counted either, so that a counter never counts a site twice. Where the collection is full
-(``WIRE_MAX_SITES``) and every site's links to new hosts are refused, that is 400 refused sites a site at
-10,000 sites, 40 at 100,000. A site refused once and added later stays remembered (it is known from then on,
-and never refused again).
+``new_sites_refused`` stops there, meaning "at least that many": a trap linking 50,000 hosts never seen costs
+no more than that), and the store holds at most ``MAX_PAIRS`` (48 MB in memory and on disk); once full, a
+refusal not remembered is not counted either, so that a counter never counts a site twice. Where the
+collection is full (``WIRE_MAX_SITES``) and every site's links to new hosts are refused, that is 400 refused
+sites a site at 10,000 sites, 40 at 100,000. A site refused once and added later stays remembered (it is known
+from then on, and never refused again).
 
 File ``refused.fpi``: the ``FingerprintIndex`` checkpoint format (``covered`` unused, 0).
 

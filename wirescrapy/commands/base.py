@@ -93,7 +93,8 @@ class WireCommand:
 
     def process_options(self, args, opts):
         super().process_options(args, opts)
-        install_log_file_guard()  # before Scrapy's root handler: a LOG_FILE that cannot be written is one line
+        # Before Scrapy's root handler: a LOG_FILE that cannot be written is one line.
+        install_log_file_guard()
         if self.quiet and not opts.loglevel:
             self.settings.set("LOG_LEVEL", "WARNING", priority="cmdline")
 

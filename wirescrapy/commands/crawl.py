@@ -32,8 +32,8 @@ class Command(WireCommand, crawl.Command):
                 self.check_arguments(args[0], opts.spargs)
 
     def check_arguments(self, name: str, arguments: dict) -> None:
-        """The spider named, and its ``-a`` arguments by its class's ``check_arguments`` if it has one: a spider
-        the project has not, or a ValueError, is an ``InputError``."""
+        """The spider named, and its ``-a`` arguments by its class's ``check_arguments`` if it has one: a
+        spider the project has not, or a ValueError, is an ``InputError``."""
         loader = load_object(self.settings["SPIDER_LOADER_CLASS"]).from_settings(self.settings.frozencopy())
         try:
             spider = loader.load(name)

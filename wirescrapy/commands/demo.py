@@ -1,11 +1,11 @@
 """``scrapy demo``: the offline demonstration on the sample web, with nothing but this machine.
 
-It starts the sample web (``wirescrapy.testing.sampleweb``: several generated sites on 127.0.0.1 whose host names
-``*.wire.test`` reach loopback through ``WIRE_DNS_HOSTS``), seeds a collection with its home pages and runs
-WIRE's cycle — manager, harvester, gatherer — until the manager has nothing left to fetch (or ``--cycles``),
-with the test settings' short waits (0.2 s between accesses to a site, 0.05 s for large sites). Then it
-prints each batch's harvest and what the collection holds, writes the report of its crawl (``scrapy report``)
-and prints its path.
+It starts the sample web (``wirescrapy.testing.sampleweb``: several generated sites on 127.0.0.1 whose host
+names ``*.wire.test`` reach loopback through ``WIRE_DNS_HOSTS``), seeds a collection with its home pages and
+runs WIRE's cycle — manager, harvester, gatherer — until the manager has nothing left to fetch (or
+``--cycles``), with the test settings' short waits (0.2 s between accesses to a site, 0.05 s for large sites).
+Then it prints each batch's harvest and what the collection holds, writes the report of its crawl (``scrapy
+report``) and prints its path.
 
 Each run starts its own sample web, so a second demo into the same collection would mix two webs: the
 demo's directory is its own, and a previous demo's collection there is removed first (saying so), unless

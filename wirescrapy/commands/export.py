@@ -3,9 +3,9 @@
 ``WHAT`` is ``documents`` (URL and metadata, optionally the stored document or its text; selected by doc-id
 range, URL pattern, site or depth), ``links`` (the link graph as an edge list of doc-ids), ``sites`` or
 ``seeds``; as JSON Lines or CSV, to stdout or a file. ``--warc FILE`` writes the stored pages as WARC response
-records instead (``wirescrapy/warc/export.py``; an exact duplicate as a ``revisit`` of its original). Rows are streamed (``wirescrapy/report/export.py``):
-exporting ten million documents holds one chunk of them in memory. It opens the collection read-only and
-takes no lock, as ``scrapy status`` does.
+records instead (``wirescrapy/warc/export.py``; an exact duplicate as a ``revisit`` of its original). Rows are
+streamed (``wirescrapy/report/export.py``): exporting ten million documents holds one chunk of them in memory.
+It opens the collection read-only and takes no lock, as ``scrapy status`` does.
 
 Options are grouped by what they select, so that a new kind of output is one more group and one more entry
 in ``EXPORTS``.

@@ -207,10 +207,10 @@ class IngestSpider(scrapy.Spider):
         return float(collection.documents.records[doc_id]["last_visit"]) >= fetch.ended
 
     def _not_followed(self, fetch) -> bool:
-        """Whether ``fetch`` is a redirect's target that a harvest with the collection would not have followed:
-        visited within its minimum revisit period (``Harvest.redirect_target_done``). A detached harvest cannot
-        tell, so it fetched the page again; ingesting that fetch would count a second visit a local harvest
-        does not make."""
+        """Whether ``fetch`` is a redirect's target that a harvest with the collection would not have
+        followed: visited within its minimum revisit period (``Harvest.redirect_target_done``). A detached
+        harvest cannot tell, so it fetched the page again; ingesting that fetch would count a second visit a
+        local harvest does not make."""
         return fetch.kind is Kind.PAGE and fetch.hops > 0 and self.harvest.redirect_target_done(fetch.url)
 
     def _closed(self, reason: str) -> None:

@@ -31,7 +31,8 @@ from wirescrapy.manager.batch import (
 )
 
 RECENT_BATCHES = 5  # shown one a line and checked against their checksums; older ones are summarised
-# Disk use by store: a file belongs to the first store whose prefix its name has (sites.log is the URL store's).
+# Disk use by store: a file belongs to the first store whose prefix its name has (sites.log is the URL
+# store's).
 STORES = (
     ("documents.rec", ("documents.rec",)),
     ("sites.rec", ("sites.rec",)),
@@ -81,7 +82,8 @@ def status_classes(status: np.ndarray) -> dict:
 
 
 def errors_by_kind(error: np.ndarray) -> dict:
-    """Documents whose last fetch failed, by ``FetchError`` label (a code this version does not know by number)."""
+    """Documents whose last fetch failed, by ``FetchError`` label (a code this version does not know by
+    number)."""
     known = {kind.value: kind.label for kind in FetchError}
     return {known.get(value, f"unknown-{value}"): count for value, count in _counts(error) if value}
 

@@ -1,5 +1,5 @@
-"""Every WIRE setting: name, WIRE's name, default, type, meaning and checks (``SETTINGS``). ``page.py`` renders
-them as ``docs/settings.md``."""
+"""Every WIRE setting: name, WIRE's name, default, type, meaning and checks (``SETTINGS``). ``page.py``
+renders them as ``docs/settings.md``."""
 
 from __future__ import annotations
 
@@ -327,9 +327,10 @@ SETTINGS: tuple[Setting, ...] = (
             "list",
             "Session-id parameters removed from URLs (query and `;name=` path parameters, any case).",
         ),
-        # A page of a national domain links to a few other sites, a directory page to tens or hundreds; a page
-        # linking to thousands of hosts never seen is a link farm or a wildcard-DNS trap, each new host costing
-        # a robots.txt fetch and a queue. Sites linked by more than one page are added from the others.
+        # A page of a national domain links to a few other sites, a directory page to tens or hundreds; a
+        # page linking to thousands of hosts never seen is a link farm or a wildcard-DNS trap, each new host
+        # costing a robots.txt fetch and a queue.
+        # Sites linked by more than one page are added from the others.
         Setting(
             "WIRE_NEW_SITES_PER_PAGE",
             "",
@@ -427,8 +428,9 @@ SETTINGS: tuple[Setting, ...] = (
             "bool",
             "Most URLs from one site in a batch, from what it can fetch in the batch's time (1 + the "
             "batch's time / the site's wait, Crawl-delay included): no site keeps a batch open while the "
-            "others are done, and the site that takes the whole crawl longest is fetched in every batch, paced "
-            "to end after the others (wirescrapy/manager/timeshare.py). Sites with a wait of 0 are not limited.",
+            "others are done, and the site that takes the whole crawl longest is fetched in every batch, "
+            "paced to end after the others (wirescrapy/manager/timeshare.py). Sites with a wait of 0 are "
+            "not limited.",
         ),
         Setting(
             "WIRE_BATCH_TIME_LEAD",
@@ -463,12 +465,13 @@ SETTINGS: tuple[Setting, ...] = (
             "",
             "kinds",
             "str",
-            "The pages of a site not found yet, in its estimated size (WIRE_BATCH_SITE_SPLIT = pagerank): `chao`, "
-            "Chao's estimate from the pages linked once and twice (what endless sampling would find); `found`, "
-            "the part of it the known pages left to fetch are expected to reveal (Shen, Chao & Lin 2003; "
-            "manager/sites.py); `sections`, `found` per section of a site (its first directory), summed: a "
-            "manual's language trees, found one at a time, are not taken as all known; `kinds`, per section "
-            "and kind of page its file names say (manager/sections.py kind: Doxygen's class, _source pages).",
+            "The pages of a site not found yet, in its estimated size (WIRE_BATCH_SITE_SPLIT = pagerank): "
+            "`chao`, Chao's estimate from the pages linked once and twice (what endless sampling would "
+            "find); `found`, the part of it the known pages left to fetch are expected to reveal "
+            "(Shen, Chao & Lin 2003; manager/sites.py); `sections`, `found` per section of a site (its first "
+            "directory), summed: a manual's language trees, found one at a time, are not taken as all known; "
+            "`kinds`, per section and kind of page its file names say (manager/sections.py kind: Doxygen's "
+            "class, _source pages).",
             check=lambda v: None if v in SITE_UNSEEN else f"must be one of {', '.join(SITE_UNSEEN)}",
         ),
         Setting("WIRE_BATCH_COUNT", "manager/batch/count", 1, "int", "Batches written per manager run.", 1),
@@ -488,12 +491,12 @@ SETTINGS: tuple[Setting, ...] = (
             "Errors on one page over several batches before it is never tried again.",
             1,
         ),
-        # The default weights fetched the most PageRank first on the sample and real webs (benchmarks/crawl_order.py
-        # keeps the figures; mirrors: a manual's languages): PageRank on the links found so far is the
-        # evidence, depth the prior (shallow pages are the linked ones, Najork & Wiener 2001) that breaks the
-        # near-ties among pages with one or two in-links found. queuesize, in WIRE's default, is 0: the same
-        # for a site's pages, it adds nothing to a batch's per-site share, and without the share it sends
-        # whole batches to the largest sites.
+        # The default weights fetched the most PageRank first on the sample and real webs
+        # (benchmarks/crawl_order.py keeps the figures; mirrors: a manual's languages): PageRank on the links
+        # found so far is the evidence, depth the prior (shallow pages are the linked ones, Najork &
+        # Wiener 2001) that breaks the near-ties among pages with one or two in-links found. queuesize, in
+        # WIRE's default, is 0: the same for a site's pages, it adds nothing to a batch's per-site share, and
+        # without the share it sends whole batches to the largest sites.
         Setting(
             "WIRE_SCORE_WEIGHTS",
             "manager/score/*/weight",
@@ -515,9 +518,10 @@ SETTINGS: tuple[Setting, ...] = (
             "Weights of the score functions combined into a page's intrinsic quality: pagerank, wlrank, "
             "hub, authority, siterank, opic (on-line page importance), static, depth, queuesize, random, "
             "crosslinks (the fetched pages linking to a page from another section of its site, its first "
-            "directory, or from another site; wirescrapy/manager/sections.py), mirrors (the mean PageRank of a "
-            "page's copies in the other sections of its site: same path after the first directory). "
-            "`hub` ranks every page not fetched yet at 0 (it has no links yet). Default: pagerank 4, depth 1, mirrors 0.5.",
+            "directory, or from another site; wirescrapy/manager/sections.py), mirrors (the mean PageRank of "
+            "a page's copies in the other sections of its site: same path after the first directory). "
+            "`hub` ranks every page not fetched yet at 0 (it has no links yet). "
+            "Default: pagerank 4, depth 1, mirrors 0.5.",
             check=_score_weights,
         ),
         Setting(

@@ -167,7 +167,8 @@ class Parser:
             page.keywords = " ".join(content.split())
 
     def _resolve_links(self, found: list, resolver: Resolver) -> list[Link]:
-        """The scanner's ``(tag, href, text, nofollow)`` as Links: run for every link of every page, so lean."""
+        """The scanner's ``(tag, href, text, nofollow)`` as Links: run for every link of every page, so
+        lean."""
         links: list[Link] = []
         append = links.append
         obey = self.obey_nofollow

@@ -1,4 +1,5 @@
-"""A page's links resolved as a browser resolves them: each href against the base URL, by the WHATWG URL Standard.
+"""A page's links resolved as a browser resolves them: each href against the base URL, by the WHATWG URL
+Standard.
 
 The Standard's parser is ada (``ada_url``, the URL parser of Node.js), so an href means here what it means
 in a browser: a backslash is a slash (``\\x`` is ``/x``), ``///host/path`` names a host, ``http:path`` and

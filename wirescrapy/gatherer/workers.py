@@ -5,8 +5,8 @@ Why: the harvester is one process with one reactor thread, which also hands out 
 millisecond it spends on a page is a millisecond a site whose wait has ended waits longer, and on a web of
 large pages that adds up to much of a crawl's time. What the gatherer does to a page before it touches the
 collection is pure, so it runs in a pool of worker processes (``concurrent.futures``, other cores), and only
-its result comes back (``parse_page``): the parse (``Parser.parse``: bytes and a URL in, a ``ParsedPage`` out),
-the language of its text (``language.identify``) and each link's decision by the seeder's rules
+its result comes back (``parse_page``): the parse (``Parser.parse``: bytes and a URL in, a ``ParsedPage``
+out), the language of its text (``language.identify``) and each link's decision by the seeder's rules
 (``SeederRules.classify``: canonical form, domain, patterns, extension, depth), which the link-graph step then
 applies to the collection. What touches the collection stays in the reactor thread.
 
@@ -174,9 +174,10 @@ class _Job:
 
 
 class ParseWorkers:
-    """``workers`` processes parsing pages as ``parse_page`` does with ``config``'s parser and rules; ``parse``
-    hands each result (or the exception the parse raised, or ``WorkerDied``) to its ``done`` through
-    ``call_soon``. ``timeout``: seconds a page may be in the pool before ``check`` stops it as hung (0: none)."""
+    """``workers`` processes parsing pages as ``parse_page`` does with ``config``'s parser and rules;
+    ``parse`` hands each result (or the exception the parse raised, or ``WorkerDied``) to its ``done`` through
+    ``call_soon``. ``timeout``: seconds a page may be in the pool before ``check`` stops it as hung (0:
+    none)."""
 
     def __init__(self, workers: int, config: WireConfig, call_soon: Callable[..., Any], timeout: float = 0.0):
         if workers < 1:
@@ -246,7 +247,8 @@ class ParseWorkers:
             _kill(pool)  # it breaks: every page in it comes back as BrokenProcessPool
 
     def close(self) -> None:
-        """Stop the workers; a job still running is not handed back (its workers are killed: one may be hung)."""
+        """Stop the workers; a job still running is not handed back (its workers are killed: one may be
+        hung)."""
         self._closed = True
         pool, self._pool = self._pool, None
         if pool is not None:
@@ -267,7 +269,8 @@ class ParseWorkers:
         self._ready_at[pool] = time.monotonic()
 
     def start(self) -> None:
-        """Start the workers now (they take a moment to import and build their parser), not at the first page."""
+        """Start the workers now (they take a moment to import and build their parser), not at the first
+        page."""
         if self._pool is None:
             self._pool = self._new_pool()
             for _ in range(self.workers - 1):

@@ -1,6 +1,6 @@
-"""The harvester's ``-a`` arguments (``scrapy crawl harvester -a NAME=VALUE``), checked together: by the spider
-when it is built, and by ``scrapy crawl`` before Scrapy's start-up lines (``commands/crawl.py``), so that a
-mistake is one line.
+"""The harvester's ``-a`` arguments (``scrapy crawl harvester -a NAME=VALUE``), checked together: by the
+spider when it is built, and by ``scrapy crawl`` before Scrapy's start-up lines (``commands/crawl.py``), so
+that a mistake is one line.
 
 A name the harvester does not take is refused with the closest one it does, as a misspelled ``WIRE_*`` setting
 is (``settingnames.py``): Scrapy would set it on the spider, where nothing reads it, and the crawl would run

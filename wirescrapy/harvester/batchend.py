@@ -63,10 +63,10 @@ def softmin_due(
 ) -> bool:
     """Whether WIRE's softmin ends the batch now: fewer than ``softmin`` sites still active (with pages
     queued or in flight) of a batch that ``began_with`` at least ``softmin`` sites, pages left to drop, the
-    batch ``elapsed`` seconds old, at least ``softmin_time``, and ending it gaining ``time_left`` seconds (what
-    the pages left need, or ``critical_idle``), more than ``SOFTMIN_GAIN`` times the ``restart`` a new batch
-    costs; ``softmin`` 0: never. So a batch of few sites, or one whose stragglers are nearly done, runs to its
-    end, and so does a crawl with waits of 0."""
+    batch ``elapsed`` seconds old, at least ``softmin_time``, and ending it gaining ``time_left`` seconds
+    (what the pages left need, or ``critical_idle``), more than ``SOFTMIN_GAIN`` times the ``restart`` a new
+    batch costs; ``softmin`` 0: never. So a batch of few sites, or one whose stragglers are nearly done, runs
+    to its end, and so does a crawl with waits of 0."""
     return (
         softmin > 0
         and pages_left > 0

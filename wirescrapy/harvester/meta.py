@@ -44,18 +44,19 @@ RDF = "wire_rdf"
 # The address the host resolved to (BlockedIPMiddleware). Read by the spider (Fetch.ip, unless the response
 # names its own).
 IP = "wire_ip"
-# Unix time before which the request must not go to the network (WireScheduler: a site's request is handed out
-# up to politeness.DISPATCH_LEAD before its wait ends). Read by FetchLimitsMiddleware, which holds it until then.
+# Unix time before which the request must not go to the network (WireScheduler: a site's request is
+# handed out up to politeness.DISPATCH_LEAD before its wait ends). Read by FetchLimitsMiddleware, which
+# holds it until then.
 NOT_BEFORE = "wire_not_before"
 # Unix time the request went to the network (FetchLimitsMiddleware). Read by the spider (Fetch.started).
 STARTED = "wire_started"
-# Unix time the download ended, whatever its outcome (WireScheduler, on request_left_downloader, or BODY_DONE when
-# the response came in whole: the moment the site's wait starts from). Read by the spider (Fetch.ended, so a
-# document's visit time is its access's end, not the later moment its callback ran).
+# Unix time the download ended, whatever its outcome (WireScheduler, on request_left_downloader, or BODY_DONE
+# when the response came in whole: the moment the site's wait starts from). Read by the spider (Fetch.ended,
+# so a document's visit time is its access's end, not the later moment its callback ran).
 ENDED = "wire_ended"
-# Unix time the response's last byte came in (FetchLimitsMiddleware: the body's Content-Length reached, or a response
-# of no body), unless it stopped the download. Read by WireScheduler: the access ended then, and the site's wait
-# starts from it, not from the later moment the downloader is done with the response.
+# Unix time the response's last byte came in (FetchLimitsMiddleware: the body's Content-Length reached, or a
+# response of no body), unless it stopped the download. Read by WireScheduler: the access ended then, and the
+# site's wait starts from it, not from the later moment the downloader is done with the response.
 BODY_DONE = "wire_body_done"
 # Bytes of body received so far (FetchLimitsMiddleware, which adds to it). Read by the spider
 # (Fetch.raw_length).
@@ -69,13 +70,13 @@ MIME_REFUSED = "wire_mime_refused"
 # -- rendering through Splash (harvester/render.py) ----------------------------------------------------------
 
 # A render of the page through Splash: "direct" (the page's only access: its site is always rendered) or
-# "follow" (after this batch's raw fetch of it, already recorded). Written by RenderMiddleware and the spider on
-# the SplashRequest; read by WireScheduler (the politeness key is the page's site, not Splash's), the
-# middlewares (the Splash endpoint is exempt from the blocked-address, robots.txt and batch checks and from the
-# media-type limit) and the spider (a render's response or failure).
+# "follow" (after this batch's raw fetch of it, already recorded). Written by RenderMiddleware and the spider
+# on the SplashRequest; read by WireScheduler (the politeness key is the page's site, not Splash's), the
+# middlewares (the Splash endpoint is exempt from the blocked-address, robots.txt and batch checks and from
+# the media-type limit) and the spider (a render's response or failure).
 RENDER = "wire_render"
-# A page to fetch raw, never through Splash: the fallback of a direct render that failed. Written by the spider;
-# read by RenderMiddleware.
+# A page to fetch raw, never through Splash: the fallback of a direct render that failed. Written by the
+# spider; read by RenderMiddleware.
 NO_RENDER = "wire_no_render"
 # The fallback's reason: (RenderState, FetchError value, message) of the failed render. Written by the spider;
 # read by the spider (the raw fetch records the render's failure).

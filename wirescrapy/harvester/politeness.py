@@ -60,8 +60,8 @@ BODY_DONE_LAG = 1.0
 def access_lag(body_done: float | None, now: float) -> float:
     """Seconds since a request's access ended, as its site's wait counts, at ``now`` (Unix time), when the
     downloader is done with it: since its response's last byte (``meta[BODY_DONE]``, stamped by
-    ``FetchLimitsMiddleware`` when the body's announced length came in, or a response of no body) if that came up
-    to ``BODY_DONE_LAG`` before; else 0 (a download that failed, was stopped, or announced no length)."""
+    ``FetchLimitsMiddleware`` when the body's announced length came in, or a response of no body) if that came
+    up to ``BODY_DONE_LAG`` before; else 0 (a download that failed, was stopped, or announced no length)."""
     if body_done is None or not 0.0 <= now - body_done <= BODY_DONE_LAG:
         return 0.0
     return now - body_done

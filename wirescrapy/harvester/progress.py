@@ -28,7 +28,8 @@ logger = logging.getLogger(__name__)
 
 LINE = (
     "Harvest: %(fetches)d fetches (%(rate).1f/s), %(parsed)d pages parsed, %(duplicates)d duplicates; "
-    "sites %(fetching)d fetching, %(waiting)d waiting, %(done)d done; %(left)d URLs left, about %(eta)s left; "
+    "sites %(fetching)d fetching, %(waiting)d waiting, %(done)d done; "
+    "%(left)d URLs left, about %(eta)s left; "
     "errors: %(errors)s"
 )
 

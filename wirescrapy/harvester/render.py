@@ -45,8 +45,8 @@ from typing import TYPE_CHECKING
 from scrapy.exceptions import ScrapyDeprecationWarning
 
 with warnings.catch_warnings():
-    # scrapy-splash imports scrapy.utils.url.canonicalize_url, which Scrapy 2.13 deprecates for w3lib's (the same
-    # function): a warning at the start of every command, about code the user cannot change.
+    # scrapy-splash imports scrapy.utils.url.canonicalize_url, which Scrapy 2.13 deprecates for w3lib's (the
+    # same function): a warning at the start of every command, about code the user cannot change.
     warnings.filterwarnings(
         "ignore", r"The scrapy\.utils\.url\.canonicalize_url function", ScrapyDeprecationWarning
     )
@@ -175,8 +175,8 @@ def pauses_rendering(kind: FetchError, error: FetchError | None, splash_status: 
 
 
 def answered(exc: BaseException, truncated: bool) -> bool:
-    """Whether a render whose request failed with ``exc`` was answered by Splash all the same: its answer was cut
-    at the size bound (``truncated``: :data:`LUA` bounds it, so Splash broke the bound) or was not JSON
+    """Whether a render whose request failed with ``exc`` was answered by Splash all the same: its answer was
+    cut at the size bound (``truncated``: :data:`LUA` bounds it, so Splash broke the bound) or was not JSON
     (scrapy-splash could not read it). Then Splash is up and the failure is the page's."""
     return truncated or isinstance(exc, ValueError)
 
@@ -244,9 +244,10 @@ def render_request(
 # it is to the page's site. A same-site redirect's target is not followed by the HTTP client (aborted before
 # any connection) but rendered by a second go with its own URL as base, so relative scripts and links resolve
 # as in a browser; it counts as a subresource, the raw answer stays the redirect's; another site's is aborted.
-# The answer is bounded by construction (``max_bytes``, the crawler's WIRE_MAX_FILE_SIZE): the raw body and the
-# DOM are each cut there and sent base64-encoded (4/3 of the cut; JSON-escaping the DOM as text would cost up to
-# 6 bytes per control character), with their whole lengths; the view links add at most ``max_bytes`` of URLs.
+# The answer is bounded by construction (``max_bytes``, the crawler's WIRE_MAX_FILE_SIZE): the raw body
+# and the DOM are each cut there and sent base64-encoded (4/3 of the cut; JSON-escaping the DOM as text
+# would cost up to 6 bytes per control character), with their whole lengths; the view links add at most
+# ``max_bytes`` of URLs.
 LUA = """
 base64 = require("base64")
 treat = require("treat")
@@ -274,7 +275,8 @@ function main(splash, args)
       blocked = blocked + 1
       request:abort()
     elseif moved == nil and raw.status ~= nil and raw.status >= 300 and raw.status < 400 then
-      moved = request.url  -- the page's same-site redirect: its target is rendered below, with its own URL as base
+      -- the page's same-site redirect: its target is rendered below, with its own URL as base
+      moved = request.url
       request:abort()
     elseif used >= args.subresources then
       blocked = blocked + 1

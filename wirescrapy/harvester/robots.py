@@ -68,9 +68,9 @@ class RobotsRecord:
         }
 
     def changes_rules(self, site, changed: bool) -> bool:
-        """Whether the site's rules are no longer those of its record (``site``, before this fetch; ``changed``:
-        the stored body changed): the manager leaves out the pages the old rules refused, so they must be
-        let go. A first fetch changes nothing: no page was refused before it."""
+        """Whether the site's rules are no longer those of its record (``site``, before this fetch;
+        ``changed``: the stored body changed): the manager leaves out the pages the old rules refused, so they
+        must be let go. A first fetch changes nothing: no page was refused before it."""
         return site["robots_fetched"] > 0 and (changed or int(site["robots_state"]) != int(self.state))
 
 
@@ -100,7 +100,7 @@ class RobotsTxt:
             return Verdict.DISALLOWED
         return Verdict.UNREACHABLE if policy.state is RobotsState.UNREACHABLE else Verdict.UNKNOWN
 
-    # -- requests ------------------------------------------------------------------------------------------------
+    # -- requests --------------------------------------------------------------------------------------------
 
     def new_batch(self) -> None:
         """A batch begins: a robots.txt is requested at most once in it."""
@@ -125,9 +125,9 @@ class RobotsTxt:
 
     def failed(self, fetch: Fetch) -> RobotsPolicy:
         """The robots.txt request of ``fetch``'s site got no response: the site's policy, unreachable — unless
-        our WIRE_BLOCKED_IPS refused it before any access. That says nothing of the site: its policy stays as it
-        was (not fetched yet: due again in the next batch, once the setting allows it), and it stays requested
-        in this batch, whose pages of the site are refused as blocked too."""
+        our WIRE_BLOCKED_IPS refused it before any access. That says nothing of the site: its policy stays as
+        it was (not fetched yet: due again in the next batch, once the setting allows it), and it stays
+        requested in this batch, whose pages of the site are refused as blocked too."""
         site = fetch_origin(fetch)
         policy = self.policy(site)
         if fetch.error is FetchError.BLOCKED_IP:
@@ -144,7 +144,7 @@ class RobotsTxt:
         site's queue and holds the site in turn."""
         return origin_of(hop) != site
 
-    # -- the collection ------------------------------------------------------------------------------------------
+    # -- the collection --------------------------------------------------------------------------------------
 
     def record(self, fetch: Fetch) -> RobotsRecord:
         """What the robots.txt fetch ``fetch`` writes into the collection."""

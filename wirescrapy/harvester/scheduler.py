@@ -4,17 +4,18 @@ Enable it with ``SCHEDULER = "wirescrapy.harvester.scheduler.WireScheduler"``. T
 :class:`~wirescrapy.harvester.politeness.PolitenessQueue`; this class connects it to the engine:
 
 * ``enqueue_request`` puts a Request in its site's FIFO (site: ``scheme://host[:port]``, see
-  :func:`wirescrapy.url.origin`), at the front when ``request.priority > 0`` (a redirect follow-up gets +2 from
-  ``REDIRECT_PRIORITY_ADJUST``; give robots.txt a positive priority), else at the back. Duplicates are filtered with
-  ``DUPEFILTER_CLASS`` unless ``dont_filter``, as Scrapy's own scheduler does. Every request goes through here,
-  robots.txt and redirects included, so none escapes the one-connection rule (``ROBOTSTXT_OBEY`` must stay off: its
-  middleware fetches robots.txt with ``engine.download``, past any scheduler).
-* A render (``WIRE_RENDER_JS``) is queued on its page's site, not on Splash's address: the ``SplashRequest`` and the
-  request to Splash that scrapy-splash's middleware makes of it (sent back here, at the front) are that site's
-  access; the first is released without a wait when the middleware replaces it, the second starts the site's wait
-  when the render ends (:func:`~wirescrapy.harvester.render.page_url`).
-* :meth:`WireScheduler.enqueue_batch` takes a whole batch in compact form (no Request per URL); the Request is built
-  when its site's turn comes, with ``meta`` keys ``DOC_ID``, ``SITE_ID`` and ``DEPTH``
+  :func:`wirescrapy.url.origin`), at the front when ``request.priority > 0`` (a redirect follow-up gets +2
+  from ``REDIRECT_PRIORITY_ADJUST``; give robots.txt a positive priority), else at the back. Duplicates are
+  filtered with ``DUPEFILTER_CLASS`` unless ``dont_filter``, as Scrapy's own scheduler does. Every request
+  goes through here, robots.txt and redirects included, so none escapes the one-connection rule
+  (``ROBOTSTXT_OBEY`` must stay off: its middleware fetches robots.txt with ``engine.download``, past any
+  scheduler).
+* A render (``WIRE_RENDER_JS``) is queued on its page's site, not on Splash's address: the ``SplashRequest``
+  and the request to Splash that scrapy-splash's middleware makes of it (sent back here, at the front) are
+  that site's access; the first is released without a wait when the middleware replaces it, the second starts
+  the site's wait when the render ends (:func:`~wirescrapy.harvester.render.page_url`).
+* :meth:`WireScheduler.enqueue_batch` takes a whole batch in compact form (no Request per URL); the Request is
+  built when its site's turn comes, with ``meta`` keys ``DOC_ID``, ``SITE_ID`` and ``DEPTH``
   (:mod:`wirescrapy.harvester.meta`), ``HOPS`` for a URL that redirects led to, and ``dont_filter=True`` (the
   manager wrote each doc-id once). A revisit of a page whose server gave validators is conditional:
   ``If-None-Match`` and ``If-Modified-Since``, exactly as the server sent ``ETag`` and ``Last-Modified``.
@@ -22,36 +23,38 @@ Enable it with ``SCHEDULER = "wirescrapy.harvester.scheduler.WireScheduler"``. T
 
 When a fetch ends, the site's wait starts. The signals used, and why:
 
-* ``request_left_downloader`` is sent by the downloader when the download handler is done with a request, whatever
-  the outcome (a response, an HTTP error, a download or DNS error, a timeout, a refused connection, a ``StopDownload``):
-  "the network access ended" (or earlier, at a response's last byte: ``access_lag``), when WIRE starts the wait.
-  ``response_downloaded``/``response_received`` miss failures; ``request_dropped`` is for refused requests only.
-* A request can also end without ever reaching the downloader: a downloader middleware's ``process_request`` raised
-  ``IgnoreRequest`` or answered it (a cache), and no signal says so. Such a request never gets
+* ``request_left_downloader`` is sent by the downloader when the download handler is done with a request,
+  whatever the outcome (a response, an HTTP error, a download or DNS error, a timeout, a refused connection, a
+  ``StopDownload``): "the network access ended" (or earlier, at a response's last byte: ``access_lag``), when
+  WIRE starts the wait. ``response_downloaded``/``response_received`` miss failures; ``request_dropped`` is
+  for refused requests only.
+* A request can also end without ever reaching the downloader: a downloader middleware's ``process_request``
+  raised ``IgnoreRequest`` or answered it (a cache), and no signal says so. Such a request never gets
   ``request_reached_downloader``; once it has also left ``engine.downloader.active`` (which the engine empties
   before it calls ``next_request`` again), the site is released without a new wait, as no access was made.
 
 A request with ``meta[HOLD_SITE]`` (robots.txt) keeps its site busy after its download until the spider calls
-``release_site`` (or ``release_held``): the site's next page must not reach the robots.txt check before the spider
-has read the rules, which happens in the callback, after ``request_left_downloader`` (with waits of 0 the page would
-come at once). A robots.txt that redirects to another site keeps its own site held through the chain: the spider
-releases the site when the chain ends. The wait still counts from the end of the download.
+``release_site`` (or ``release_held``): the site's next page must not reach the robots.txt check before the
+spider has read the rules, which happens in the callback, after ``request_left_downloader`` (with waits of 0
+the page would come at once). A robots.txt that redirects to another site keeps its own site held through the
+chain: the spider releases the site when the chain ends. The wait still counts from the end of the download.
 
 Each released request is removed from the in-flight map first, so a site is released exactly once per
 request whatever order the signals come in.
 
-Waking the engine: the engine asks ``next_request`` after a download, after ``crawl()`` and on a 5-second heartbeat.
-When every site is waiting, a ``reactor.callLater`` runs the engine's ``nextcall`` (at once, not a reactor turn
-later) when the first becomes ready, less ``DISPATCH_LEAD`` if ``FetchLimitsMiddleware`` is on: it holds the request
-(``meta[NOT_BEFORE]``) until the wait is over, by the wall clock too (servers log by it, and it drifts from
-the monotonic one), so the engine's work overlaps the wait's last moments.
+Waking the engine: the engine asks ``next_request`` after a download, after ``crawl()`` and on a 5-second
+heartbeat. When every site is waiting, a ``reactor.callLater`` runs the engine's ``nextcall`` (at once, not a
+reactor turn later) when the first becomes ready, less ``DISPATCH_LEAD`` if ``FetchLimitsMiddleware`` is on:
+it holds the request (``meta[NOT_BEFORE]``) until the wait is over, by the wall clock too (servers log by it,
+and it drifts from the monotonic one), so the engine's work overlaps the wait's last moments.
 
-Resuming a batch after a kill: nothing of this queue is on disk. The pipeline records every fetched page in the
-collection; a restarted harvester passes the doc-ids already recorded for this batch as ``skip`` to
-``enqueue_batch``, and tells ``visited`` when each site was last accessed (its site record's ``last_visit``), so
-that no site is visited again before its wait is over — across a restart, or from one scheduled job to the next
-(``resumed=True`` makes every site wait from now instead, when that is not known). Requests in flight or queued
-follow-ups (redirects) at the kill are lost with the process: a page whose record was not written is fetched again.
+Resuming a batch after a kill: nothing of this queue is on disk. The pipeline records every fetched page in
+the collection; a restarted harvester passes the doc-ids already recorded for this batch as ``skip`` to
+``enqueue_batch``, and tells ``visited`` when each site was last accessed (its site record's ``last_visit``),
+so that no site is visited again before its wait is over — across a restart, or from one scheduled job to the
+next (``resumed=True`` makes every site wait from now instead, when that is not known). Requests in flight or
+queued follow-ups (redirects) at the kill are lost with the process: a page whose record was not written is
+fetched again.
 """
 
 from __future__ import annotations
@@ -203,8 +206,8 @@ class WireScheduler(BaseScheduler):
         if not request.dont_filter and self.dupefilter.request_seen(request):
             self.dupefilter.log(request, self.spider)
             return False
-        # A render's request goes to Splash, but it is an access of the page's site: queued, and counted, there
-        # (scrapy-splash's middleware sends the request to Splash back here, with a higher priority).
+        # A render's request goes to Splash, but it is an access of the page's site: queued, and counted,
+        # there (scrapy-splash's middleware sends the request to Splash back here, with a higher priority).
         self.queue.add(origin(page_url(request)), request, front=request.priority > 0)
         self.stats.inc_value("scheduler/enqueued")
         self.stats.inc_value("scheduler/enqueued/request")
@@ -259,10 +262,11 @@ class WireScheduler(BaseScheduler):
         """Queue a batch's pages without building Requests; return how many were queued.
 
         ``urls``: objects with ``doc_id``, ``site_id``, ``depth`` and a canonical ``url``, and maybe
-        ``redirects``, ``etag`` and ``last_modified_header`` (:class:`~wirescrapy.manager.batch.BatchURL`); ``sites``: site-id -> record with ``origin``,
-        ``docs`` (for the large-site wait) and ``crawl_delay``; ``skip``: doc-ids not to queue (already
-        fetched in this batch, on a restart); ``callback``/``errback``: of the Requests built;
-        ``resumed``: every site of the batch waits its wait from now before its first fetch.
+        ``redirects``, ``etag`` and ``last_modified_header`` (:class:`~wirescrapy.manager.batch.BatchURL`);
+        ``sites``: site-id -> record with ``origin``, ``docs`` (for the large-site wait) and ``crawl_delay``;
+        ``skip``: doc-ids not to queue (already fetched in this batch, on a restart);
+        ``callback``/``errback``: of the Requests built; ``resumed``: every site of the batch waits its wait
+        from now before its first fetch.
         """
         tag = self._factory(callback, errback)
         for site in (sites or {}).values():

@@ -147,8 +147,9 @@ class Harvest:
 
     def plan_snapshot(self, exclude: Iterable[int]):
         """What the manager needs for the next batch, read now (``WIRE_PLAN_AHEAD``): a function of no
-        arguments, safe to run in another thread, that computes it (``manager.run.compute``), leaving out
-        the doc-ids ``exclude`` (the batch's pages not done: ``not_done``); ``write_planned`` writes its result."""
+        arguments, safe to run in another thread, that computes it (``manager.run.compute``), leaving
+        out the doc-ids ``exclude`` (the batch's pages not done: ``not_done``); ``write_planned`` writes
+        its result."""
         return compute(
             self.collection,
             self.config,
@@ -159,8 +160,9 @@ class Harvest:
 
     def planned_with_other_settings(self, path: Path) -> bool:
         """Whether the unfinished batch at ``path`` was planned ahead by an earlier harvester
-        (``WIRE_PLAN_AHEAD``) with other manager settings than this one's, and nothing of it is fetched yet:
-        then it is set aside and planned again (a job started with new settings gets a batch chosen by them)."""
+        (``WIRE_PLAN_AHEAD``) with other manager settings than this one's, and nothing of it is fetched
+        yet: then it is set aside and planned again (a job started with new settings gets a batch chosen
+        by them)."""
         try:
             batch = read_batch(path)
         except BatchError:
@@ -201,15 +203,16 @@ class Harvest:
     def open_batch(
         self, path: str | os.PathLike, archived: Iterable[tuple[str, int]] = ()
     ) -> tuple[Batch, set[int]]:
-        """Read a batch; returns it and the doc-ids already fetched in it (by an earlier, killed run; detached:
-        those of ``archived``, the (URL, doc-id) of the fetches its WARC files hold)."""
+        """Read a batch; returns it and the doc-ids already fetched in it (by an earlier, killed run;
+        detached: those of ``archived``, the (URL, doc-id) of the fetches its WARC files hold)."""
         try:
             batch = read_batch(path)
         except BatchError as exc:
             number = self._batch_number(path)
             if number is None:
                 raise
-            # A damaged last batch would be resumed, and refused, by every later cycle: say how to get past it.
+            # A damaged last batch would be resumed, and refused, by every later cycle: say how to get
+            # past it.
             raise BatchError(f"{exc}; {discard_hint(number)}") from None
         if self.collection is None:
             return self._open_detached(batch, archived)
@@ -245,8 +248,9 @@ class Harvest:
             self._fetched.add(doc_id)
 
     def owns_site(self, url: str) -> bool:
-        """Whether this harvest may access ``url``'s site: a batch split into parts gives each site to one part
-        (``site_part``), and another part's site may be being fetched at the same time on another machine."""
+        """Whether this harvest may access ``url``'s site: a batch split into parts gives each site to
+        one part (``site_part``), and another part's site may be being fetched at the same time on
+        another machine."""
         batch = self.batch
         if batch is None or batch.parts <= 1:
             return True
@@ -285,10 +289,10 @@ class Harvest:
         return bool(record["batch"] == batch.number and record["last_visit"] >= self.created)
 
     def redirect_target_done(self, url: str) -> bool:
-        """Whether a redirect's target ``url`` is not to be fetched now: fetched in this batch, or visited more
-        recently than its minimum revisit period allows (``manager.profit.too_recent``: the manager would not
-        put it in a batch either; a redirect found in a later batch than its target's fetch would otherwise
-        fetch the target again)."""
+        """Whether a redirect's target ``url`` is not to be fetched now: fetched in this batch, or visited
+        more recently than its minimum revisit period allows (``manager.profit.too_recent``: the manager would
+        not put it in a batch either; a redirect found in a later batch than its target's fetch would
+        otherwise fetch the target again)."""
         if self.collection is None:
             return self.fetched_in_batch(url)
         doc_id = self._stored_doc(url)

@@ -130,7 +130,9 @@ class HarvestSummary:
                     "fetched": collection["fetched"],
                     "stored": collection["pages_stored"],
                     "links": collection["links"],
-                    "blocked": f" {blocked} of {pages} page fetches refused as blocked addresses (WIRE_BLOCKED_IPS)."
+                    "blocked": (
+                        f" {blocked} of {pages} page fetches refused as blocked addresses (WIRE_BLOCKED_IPS)."
+                    )
                     if warn
                     else "",
                     "stopped": f" Stopped: {harvest.stopped}." if harvest.stopped else "",

@@ -18,23 +18,23 @@ Layout (all text is UTF-8)::
 
 ``batch.json``
     ``{"format": "wirescrapy-batch", "version": 1, "batch": 42, "part": 0, "parts": 1, "created": <Unix
-    seconds>, "created_utc": "…Z", "size": <K asked for>, "urls": <count>, "sites": <count>,
-    "new_pages": <never downloaded>, "revisits": <count>, "collection": "<path>", "collection_id": "<the collection's id>",
-    "settings": {<the
-    WIRE_* settings the manager used>}, "files": {"urls.tsv": {"bytes": …, "xxh3_64": "<hex>"}, …}}``.
-    ``read_batch`` refuses a file whose size or xxh3-64 differs (a truncated copy). A batch belongs to
-    the collection whose id it names (``collection/identity.py``): its doc-ids and site-ids are that
-    collection's, and ``check_owner`` refuses to harvest it into another one.
+    seconds>, "created_utc": "…Z", "size": <K asked for>, "urls": <count>, "sites": <count>, "new_pages":
+    <never downloaded>, "revisits": <count>, "collection": "<path>", "collection_id": "<the collection's id>",
+    "settings": {<the WIRE_* settings the manager used>}, "files": {"urls.tsv": {"bytes": …, "xxh3_64":
+    "<hex>"}, …}}``. ``read_batch`` refuses a file whose size or xxh3-64 differs (a truncated copy). A batch
+    belongs to the collection whose id it names (``collection/identity.py``): its doc-ids and site-ids are
+    that collection's, and ``check_owner`` refuses to harvest it into another one.
 
 ``urls.tsv``
     A header line naming the columns,
-    ``#docid\\tsiteid\\tdepth\\tdynamic\\tprofit\\tlast_visit\\tredirects\\tetag\\tlast_modified\\turl``, then one
-    page a line in decreasing profit: doc-id, site-id, depth (links from a seed), 1 if dynamic else 0, profit
-    (``%.6g``), last visit (Unix seconds, 0 never), the redirect hops that led to the URL (they count against
-    ``WIRE_MAX_REDIRECTS`` when it redirects again), the ``ETag`` and ``Last-Modified`` of the stored page
-    exactly as its server sent them, sent back on the revisit as ``If-None-Match`` and ``If-Modified-Since``
-    (empty: none; latin-1 text with ``%``, tab, CR and LF percent-encoded), and the canonical URL (tab, CR and
-    LF percent-encoded, so a line is one URL). Version 1 had the first six columns and the URL.
+    ``#docid\\tsiteid\\tdepth\\tdynamic\\tprofit\\tlast_visit\\tredirects\\tetag\\tlast_modified\\turl``, then
+    one page a line in decreasing profit: doc-id, site-id, depth (links from a seed), 1 if dynamic else 0,
+    profit (``%.6g``), last visit (Unix seconds, 0 never), the redirect hops that led to the URL (they count
+    against ``WIRE_MAX_REDIRECTS`` when it redirects again), the ``ETag`` and ``Last-Modified`` of the stored
+    page exactly as its server sent them, sent back on the revisit as ``If-None-Match`` and
+    ``If-Modified-Since`` (empty: none; latin-1 text with ``%``, tab, CR and LF percent-encoded), and the
+    canonical URL (tab, CR and LF percent-encoded, so a line is one URL). Version 1 had the first six columns
+    and the URL.
 
 ``sites.jsonl``
     One object a line, by site-id: ``{"siteid", "origin": "scheme://host[:port]", "ip": "" or the

@@ -99,9 +99,10 @@ def plan(
     each page's section (aligned with ``docs``, ``sections.section_ids``), needed when "crosslinks" has a
     weight; with ``WIRE_BATCH_SITE_UNSEEN = sections`` each site's size is estimated section by section
     (without them, each site is one section). ``mirrors``: each page's group of copies in its site's sections
-    (aligned with ``docs``, ``sections.mirror_ids``), needed when "mirrors" has a weight. ``kinds``: each page's
-    kind (aligned with ``docs``, ``sections.group_ids`` with ``sections.kind``), which ``WIRE_BATCH_SITE_UNSEEN =
-    kinds`` estimates each site's size by (without them, each site is one stratum, as `found`)."""
+    (aligned with ``docs``, ``sections.mirror_ids``), needed when "mirrors" has a weight. ``kinds``: each
+    page's kind (aligned with ``docs``, ``sections.group_ids`` with ``sections.kind``), which
+    ``WIRE_BATCH_SITE_UNSEEN = kinds`` estimates each site's size by (without them, each site is one stratum,
+    as `found`)."""
     n = len(docs)
     if links.shape != (n + 1, n + 1):
         raise ValueError(f"links must be ({n + 1}, {n + 1}) for {n} documents, got {links.shape}")

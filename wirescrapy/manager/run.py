@@ -119,8 +119,9 @@ def compute(
     """Read what a manager run needs from ``collection`` now and return a function of no arguments that
     computes the plan from it and returns a ``Computed`` for ``write``. With ``snapshot`` the records are
     copied, so the function touches nothing of the collection and may run in another thread while the
-    harvest goes on writing (``WIRE_PLAN_AHEAD``); without, it reads them in place. ``exclude``: doc-ids left out besides robots.txt, closed sites and parts out (the pages
-    still queued or in flight in the harvest)."""
+    harvest goes on writing (``WIRE_PLAN_AHEAD``); without, it reads them in place. ``exclude``: doc-ids left
+    out besides robots.txt, closed sites and parts out (the pages still queued or in flight in the
+    harvest)."""
     now = time.time() if now is None else float(now)
     n = collection.documents.count
     site_count = collection.sites.count
@@ -232,7 +233,8 @@ def write(
 
 
 def manager_settings(config) -> dict:
-    """The settings a batch records in its batch.json (``MANAGER_SETTINGS``), as WIRE_* names and JSON values."""
+    """The settings a batch records in its batch.json (``MANAGER_SETTINGS``), as WIRE_* names and JSON
+    values."""
     return {"WIRE_" + name.upper(): _json_value(getattr(config, name)) for name in MANAGER_SETTINGS}
 
 

@@ -89,10 +89,10 @@ def kind(path: bytes) -> bytes:
 
 
 def group_ids(urls: Iterable[tuple[int, bytes]], *keys: Callable[[bytes], bytes]) -> list[np.ndarray]:
-    """For each of ``keys`` (a path's group: ``section``, ``kind``, ``mirror_path``), a number per URL (int64, in
-    the order given, from 1 in the order groups first appear) that is equal for URLs of the same site
-    (``site-id``) and group, in one pass over ``urls``, which yields (site-id, path) pairs (a manager run reads
-    them from the URL store).
+    """For each of ``keys`` (a path's group: ``section``, ``kind``, ``mirror_path``), a number per URL (int64,
+    in the order given, from 1 in the order groups first appear) that is equal for URLs of the same site
+    (``site-id``) and group, in one pass over ``urls``, which yields (site-id, path) pairs (a manager run
+    reads them from the URL store).
 
     A group is kept as the 64-bit hash of (site-id, group) while reading, 8 bytes a URL, and numbered after:
     ``mirror_path`` has nearly a group per URL, and a dict of them would take many times that. Two groups
@@ -148,13 +148,14 @@ def mirror_path(path: bytes) -> bytes:
 
 
 def mirror_ids(urls: Iterable[tuple[int, bytes]]) -> np.ndarray:
-    """``group_ids`` by ``mirror_path``: equal for a site's pages that are copies of each other in its sections."""
+    """``group_ids`` by ``mirror_path``: equal for a site's pages that are copies of each other in its
+    sections."""
     return group_ids(urls, mirror_path)[0]
 
 
 def mirrored(scores: np.ndarray, mirror_of: np.ndarray) -> np.ndarray:
-    """For each doc-id (float64, entry 0 = 0), the mean of ``scores`` over the pages of its group (``mirror_of``,
-    indexed by doc-id, ``mirror_ids``; entry 0 unused), the page itself included."""
+    """For each doc-id (float64, entry 0 = 0), the mean of ``scores`` over the pages of its group
+    (``mirror_of``, indexed by doc-id, ``mirror_ids``; entry 0 unused), the page itself included."""
     mirror_of = np.asarray(mirror_of)
     if mirror_of.shape != np.shape(scores):
         raise ValueError(

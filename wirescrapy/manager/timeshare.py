@@ -47,8 +47,8 @@ left as the manager estimates them (``sites.pages_left``: a large site shows its
   job of many cycles holds nothing back either: there softmin's cuts keep the slowest site's pages for the
   last batches.
 * **Who may not idle.** When its share sets T (the batch is *led*), it and the sites whose known time left is
-  within T of the longest (``critical_sites``) are given their whole limit: an idle stretch of theirs would end
-  the crawl later. When those limits do not fit in the batch, T shrinks until they do, so that they end
+  within T of the longest (``critical_sites``) are given their whole limit: an idle stretch of theirs would
+  end the crawl later. When those limits do not fit in the batch, T shrinks until they do, so that they end
   together. The others may take less and idle on their slack, and softmin (``harvester/batchend.py``) ends a
   led batch early only if its stragglers keep the slowest site idle.
 
@@ -132,7 +132,8 @@ def time_limits(candidates: np.ndarray, waits: np.ndarray, size: int) -> np.ndar
 
 
 def limits_at(candidates: np.ndarray, waits: np.ndarray, t: float) -> np.ndarray:
-    """1 + floor(``t`` / wait) for each site, at most its candidates; all of them for a wait of 0 or t ``inf``."""
+    """1 + floor(``t`` / wait) for each site, at most its candidates; all of them for a wait of 0 or t
+    ``inf``."""
     limits = np.asarray(candidates, dtype=np.int64).copy()
     if math.isinf(t):
         return limits
@@ -153,10 +154,10 @@ def critical_sites(
     through the whole of a led batch of time ``t``, and the batch's time they fit in: the ``leader`` and the
     sites whose crawl time left is within ``t`` of the longest. Any of them idle for part of the batch would
     then set the crawl's end; the others have that much slack and may idle. Their ``whole`` parts of the batch
-    (aligned too) must fit in its ``size``: when they do not, the time shrinks to their even time, so that they
-    still end together (dropping one of them would leave it idle with as much to fetch as the others). Known
-    pages, not estimates: a site that has just shown many pages linked once is estimated to have many more,
-    and the site next to it would be left idle for them."""
+    (aligned too) must fit in its ``size``: when they do not, the time shrinks to their even time, so that
+    they still end together (dropping one of them would leave it idle with as much to fetch as the others).
+    Known pages, not estimates: a site that has just shown many pages linked once is estimated to have many
+    more, and the site next to it would be left idle for them."""
     times = remaining_times(left, waits)
     whole = np.asarray(whole)
     if not len(times) or times.max() <= 0 or math.isinf(t):
@@ -195,8 +196,8 @@ def site_time_limits(
     and ``weights`` (indexed by site-id: how the batch is shared among sites, ``select_batches``'
     ``site_weights``), the slowest site leads (the module docstring): ``limits``, any other limits by site-id
     (``site_growth``), bound its own share; ``left``, each site's pages left to fetch as the manager estimates
-    them (indexed by site-id; default its candidates; never fewer), which site is slowest and what it keeps (which
-    sites are critical goes by their candidates)."""
+    them (indexed by site-id; default its candidates; never fewer), which site is slowest and what it keeps
+    (which sites are critical goes by their candidates)."""
     if not config.batch_time_share:
         return None
     per_site = np.bincount(np.asarray(site_ids, dtype=np.int64)[candidates], minlength=count + 1)
@@ -231,7 +232,8 @@ def site_time_limits(
                 np.asarray(weights, dtype=np.float64)[live],
             )
             wanted = (int(shares[np.searchsorted(live, slowest)]) - 1) * float(waits[slowest])
-            # ... within the reserve it keeps for the crawl's end: the next site's time left and a share of its own.
+            # ... within the reserve it keeps for the crawl's end: the next site's time left and a share of
+            # its own.
             keep = np.delete(times, slowest).max(initial=0.0) + reserve
             wanted = min(wanted, float(times[slowest] - keep))
     base = batch_time(per_site, waits, config.batch_size)
@@ -243,8 +245,8 @@ def site_time_limits(
         critical, t = critical_sites(per_site, waits, t, whole, config.batch_size, slowest)
         timed = limits_at(per_site, waits, t)
     elif lead and config.collection_wait > 0 and per_site[slowest] and np.delete(per_site, slowest).any():
-        # While other sites have pages to fetch, what they link to may come yet: the slowest site takes no more
-        # than its pages beyond its reserve, or the time the other sites need in the batch.
+        # While other sites have pages to fetch, what they link to may come yet: the slowest site takes no
+        # more than its pages beyond its reserve, or the time the other sites need in the batch.
         known = remaining_times(per_site, waits)
         spare = float(known[slowest]) - reserve
         kept = min(t, max(float(np.delete(known, slowest).max()), spare))

@@ -325,7 +325,8 @@ def politeness_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Secti
 
 
 def waits(data: CrawlData) -> tuple[float, float, int]:
-    """(normal wait, large-site wait, large-site pages): the shortest any harvest recorded, else the settings'."""
+    """(normal wait, large-site wait, large-site pages): the shortest any harvest recorded, else the
+    settings'."""
     recorded = [h["waits"] for _, _, h in data.batch_files() if h and isinstance(h.get("waits"), dict)]
     config = data.config
     if not recorded:

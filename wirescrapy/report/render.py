@@ -27,7 +27,8 @@ from .tables import SHOWN, Plot, Section, Table
 FIGURES_IN_ONE_COLUMN = 6  # a section's headline figures up to this many: one column of pairs, else two
 
 STYLE = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1100px;margin:0 auto;padding:1em 2em;
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1100px;margin:0 auto;\
+padding:1em 2em;
 color:#222;line-height:1.45}
 h1{margin-bottom:.2em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2.2em}
 h3{margin:1.4em 0 .3em}
@@ -45,8 +46,8 @@ def write_report(report, out: str | os.PathLike) -> Path:
 
     The files go into a temporary directory beside ``out`` that then takes ``out``'s place (an atomic exchange
     where the system has one), so a report killed or failing half way never leaves a partial report where a
-    complete one was: ``out`` holds the previous report, whole, or the new one, whole. A directory ``out`` that
-    holds anything but a report's files is refused (it would be replaced)."""
+    complete one was: ``out`` holds the previous report, whole, or the new one, whole. A directory ``out``
+    that holds anything but a report's files is refused (it would be replaced)."""
     out = Path(out)
     _check_replaceable(out)
     out.parent.mkdir(parents=True, exist_ok=True)

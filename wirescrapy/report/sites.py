@@ -190,8 +190,8 @@ def sites_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Section:
             table="sites-pages",
             logx=True,
             logy=True,
-            note="Complementary cumulative distribution: the share of sites with at least x pages; a straight "
-            "line on log-log axes is a power law.",
+            note="Complementary cumulative distribution: the share of sites with at least x pages; "
+            "a straight line on log-log axes is a power law.",
         )
     )
     section.plots.append(

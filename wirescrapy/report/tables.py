@@ -2,9 +2,9 @@
 figures, with the histogram helpers every section uses.
 
 A section's computation returns a ``Section`` of plain data — numpy columns and numbers — and never draws:
-``render.py`` turns it into HTML and SVG, CSV and JSON. The CSV of a histogram is WIRE's
-format, ``value,documents,fraction`` (``sites`` or ``links`` in place of ``documents`` when those are counted),
-so a researcher can plot it again with anything.
+``render.py`` turns it into HTML and SVG, CSV and JSON. The CSV of a histogram is WIRE's format,
+``value,documents,fraction`` (``sites`` or ``links`` in place of ``documents`` when those are counted), so a
+researcher can plot it again with anything.
 """
 
 from __future__ import annotations

@@ -8,18 +8,18 @@ documents with their depth and flags (a known one keeps its smallest depth and g
 new site.
 
 A redirect's target is a link one deeper than its page that carries the redirect hops that led to it (the
-document record's ``redirects``, kept at its smallest like the depth): a new URL past ``WIRE_MAX_REDIRECTS`` hops
-is not added, so that a chain of redirects to ever-new host names ends there however many batches it spans
-(in one batch the harvester stops following it at the same hop, ``harvester/redirects.py``).
+document record's ``redirects``, kept at its smallest like the depth): a new URL past ``WIRE_MAX_REDIRECTS``
+hops is not added, so that a chain of redirects to ever-new host names ends there however many batches it
+spans (in one batch the harvester stops following it at the same hop, ``harvester/redirects.py``).
 
 New sites are bounded (a page linking to 50,000 hosts never seen is a trap, each host a robots.txt fetch and
 a queue): the collection holds at most ``WIRE_MAX_SITES`` sites, whoever adds them, and the links of one page
-(its fetch, its redirect, or one sitemap of its site) add at most ``WIRE_NEW_SITES_PER_PAGE`` new sites, within
-what its site may still add (``WIRE_NEW_SITES_PER_SITE``, over the crawl): a :class:`NewSites` budget per page.
-A link to a new site past the bounds is not added; the linking site's record counts what its pages added
-(``new_sites``) and refused (``new_sites_refused``: the distinct sites its pages linked that the bounds refused,
-each counted once however many of its pages link it and however often they are fetched again; the collection
-remembers which, up to a bound per site: ``collection/refused.py``).
+(its fetch, its redirect, or one sitemap of its site) add at most ``WIRE_NEW_SITES_PER_PAGE`` new sites,
+within what its site may still add (``WIRE_NEW_SITES_PER_SITE``, over the crawl): a :class:`NewSites` budget
+per page. A link to a new site past the bounds is not added; the linking site's record counts what its pages
+added (``new_sites``) and refused (``new_sites_refused``: the distinct sites its pages linked that the bounds
+refused, each counted once however many of its pages link it and however often they are fetched again; the
+collection remembers which, up to a bound per site: ``collection/refused.py``).
 """
 
 from __future__ import annotations
@@ -118,9 +118,9 @@ class NewSites:
 
 
 def new_site_allowed(collection: Collection, rules: SeederRules, source: str, target: str) -> bool:
-    """Whether a page of the site ``source`` may add the site ``target`` now (a known site always; sites as the
-    collection names them, ``wirescrapy.url.site_of``): what the harvester asks before following a redirect,
-    so that it fetches nothing of a site the gatherer will refuse."""
+    """Whether a page of the site ``source`` may add the site ``target`` now (a known site always; sites as
+    the collection names them, ``wirescrapy.url.site_of``): what the harvester asks before following a
+    redirect, so that it fetches nothing of a site the gatherer will refuse."""
     urls = collection.urls
     return bool(urls.site_id(target)) or NewSites.of_page(collection, rules, urls.site_id(source)).left > 0
 
@@ -197,9 +197,10 @@ def add_links(
     new_sites: NewSites | None = None,
     classified: Sequence[Decision] = (),
 ) -> AddReport:
-    """Add the links of a page at ``parent_depth`` (relative ones resolved against ``base_url``); ``new_sites``:
-    the page's budget of new sites; ``classified``: the decisions ``rules.classify(link, parent_depth)`` made
-    beforehand for the first links (in a parse worker, ``gatherer/workers.py``), not made again."""
+    """Add the links of a page at ``parent_depth`` (relative ones resolved against ``base_url``);
+    ``new_sites``: the page's budget of new sites; ``classified``: the decisions
+    ``rules.classify(link, parent_depth)`` made beforehand for the first links (in a parse worker,
+    ``gatherer/workers.py``), not made again."""
     return add_listed(
         collection, rules, ((link, None) for link in links), parent_depth, base_url, new_sites, classified
     )
@@ -251,8 +252,8 @@ def add_listed(
 
 
 def count_out_of_crawl(collection: Collection, decision: Decision) -> None:
-    """Count a link that leads out of the crawl (``collection/outlinks.py``): to a file of an extension
-    that is not crawled (logged or ignored), or to a host outside the accepted domains, by top-level domain."""
+    """Count a link that leads out of the crawl (``collection/outlinks.py``): to a file of an extension that
+    is not crawled (logged or ignored), or to a host outside the accepted domains, by top-level domain."""
     if decision.verdict is Verdict.LOG or decision.reason in (
         Reason.IGNORED_EXTENSION,
         Reason.UNKNOWN_EXTENSION,

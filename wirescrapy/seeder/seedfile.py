@@ -1,10 +1,10 @@
 """Reading a seeds file and adding its URLs to the collection (WIRE's seeder run with a start file).
 
 The file has one URL a line, optionally followed by whitespace and a ``# comment``; blank lines and lines
-starting with ``#`` are ignored. Seeds go through the same rules as links (``rules.py``, ``add.py``) at depth 0 and are
-flagged ``SEED``: a line that is not a URL, or a URL the rules would not fetch (another scheme, a domain not
-accepted, a reject pattern, an ignored or multimedia extension), is reported with its line number and
-skipped. The first seed of a new site also adds the site's home page (``WIRE_ADD_ROOT``).
+starting with ``#`` are ignored. Seeds go through the same rules as links (``rules.py``, ``add.py``) at depth
+0 and are flagged ``SEED``: a line that is not a URL, or a URL the rules would not fetch (another scheme, a
+domain not accepted, a reject pattern, an ignored or multimedia extension), is reported with its line number
+and skipped. The first seed of a new site also adds the site's home page (``WIRE_ADD_ROOT``).
 """
 
 from __future__ import annotations

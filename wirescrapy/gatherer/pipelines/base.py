@@ -5,8 +5,8 @@ opens, it passes every item by. A failed write to the collection (a full disk, `
 no failure of one fetch: the step sends the ``write_failed`` signal, the harvester's spider stops the
 harvest, and from then on no step writes anything.
 
-Any other failure of a step on a fetch (any exception but ``DropItem``) is logged and becomes the fetch's error,
-``FetchError.GATHERER``: the steps after it leave the fetch alone, so that a half-gathered page changes
+Any other failure of a step on a fetch (any exception but ``DropItem``) is logged and becomes the fetch's
+error, ``FetchError.GATHERER``: the steps after it leave the fetch alone, so that a half-gathered page changes
 nothing more (its links, its stored content stay as they were), except the metadata step, which records the
 error on the page (``records_failures``). A page is never lost to a bug or to what a server sent, and the
 items after it go on. Only a fetch with no document to record it under (its URL has none and gets none) is
@@ -82,8 +82,8 @@ class GathererStep:
         return item
 
     def failed(self, fetch: Fetch, harvest: Harvest, exc: Exception) -> None:
-        """``process`` raised ``exc`` on ``fetch``: it goes on as a gatherer error, for the metadata step to record.
-        A page or robots.txt with no document cannot be recorded: dropped."""
+        """``process`` raised ``exc`` on ``fetch``: it goes on as a gatherer error, for the metadata step to
+        record. A page or robots.txt with no document cannot be recorded: dropped."""
         if not fetch.doc_id and fetch.kind is not Kind.SITEMAP:
             raise DropItem(f"{type(self).__name__} failed on {fetch.url}: {exc!r}") from exc
         was = f" (after {fetch.error.label}: {fetch.message})" if fetch.error is not None else ""

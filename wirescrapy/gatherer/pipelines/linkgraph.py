@@ -2,14 +2,14 @@
 budget of new sites (``seeder/add.py``; what it refused is counted on its site and logged).
 
 A duplicate's links (content-seen: the page's content is its original's) are ignored in WIRE; with
-``WIRE_FOLLOW_DUPLICATE_LINKS`` (off by default) those that lead elsewhere than its original's links are kept, when the
-duplicate and its original are on the same site and the duplicate's path does not continue the original's
-(``follows_duplicate``): relative links in a copy stored at another path (a manual's untranslated pages
-linked into each language's tree, a version directory linked to another) reach pages no other page links
-to, and give the pages they reach their in-links; a mirror on another site, and a path that repeats one
-page under ever longer URLs (``/index.php/a/``, a directory linked to itself), stay stopped at the copy. Off by
-default because content-seen is also a trap defence: a tree of copies under ever new paths (a session id in the
-path) is stopped at its first copy, where following would crawl it to the depth and per-site limits.
+``WIRE_FOLLOW_DUPLICATE_LINKS`` (off by default) those that lead elsewhere than its original's links are kept,
+when the duplicate and its original are on the same site and the duplicate's path does not continue the
+original's (``follows_duplicate``): relative links in a copy stored at another path (a manual's untranslated
+pages linked into each language's tree, a version directory linked to another) reach pages no other page links
+to, and give the pages they reach their in-links; a mirror on another site, and a path that repeats one page
+under ever longer URLs (``/index.php/a/``, a directory linked to itself), stay stopped at the copy. Off by
+default because content-seen is also a trap defence: a tree of copies under ever new paths (a session id in
+the path) is stopped at its first copy, where following would crawl it to the depth and per-site limits.
 """
 
 from __future__ import annotations
@@ -126,7 +126,8 @@ class LinkGraphPipeline(GathererStep):
 def follows_duplicate(original_site: int, original_path: bytes, site: int, path: bytes) -> bool:
     """Whether a duplicate at (``site``, ``path``) of the page at (``original_site``, ``original_path``) has
     its links followed (``WIRE_FOLLOW_DUPLICATE_LINKS``): on the same site, and not at a path that continues
-    its original's (``/a/`` then ``/a/a/``, ``/index.php`` then ``/index.php/x/``: a trap repeating one page)."""
+    its original's (``/a/`` then ``/a/a/``, ``/index.php`` then ``/index.php/x/``: a trap repeating one
+    page)."""
     return site == original_site and not path.startswith(original_path)
 
 

@@ -235,10 +235,10 @@ _VALIDATOR_SIZES = {
 
 
 def _validators(fetch: Fetch, record) -> None:
-    """The validators a revisit sends back (If-None-Match, If-Modified-Since), exactly as the server gave them:
-    nginx, for one, answers 304 only to the exact Last-Modified string. Those of a page stored whole (a 200);
-    a 304 may bring new ones; any other response leaves no stored page they describe: none. One too long for
-    its field is not kept (a cut one would never match)."""
+    """The validators a revisit sends back (If-None-Match, If-Modified-Since), exactly as the server gave
+    them: nginx, for one, answers 304 only to the exact Last-Modified string. Those of a page stored whole (a
+    200); a 304 may bring new ones; any other response leaves no stored page they describe: none. One too long
+    for its field is not kept (a cut one would never match)."""
     ok = fetch.status == 200 and fetch.error is None and not fetch.mime_refused
     if not ok and not fetch.not_modified:
         record["etag"] = record["last_modified_header"] = b""

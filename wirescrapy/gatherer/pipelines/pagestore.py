@@ -33,9 +33,10 @@ class PageStorePipeline(GathererStep):
         previous = int(record["content_hash"])
         fetch.original = harvest.collection.store_page(fetch.doc_id, content)  # writes the new content_hash
         if fetch.raw_page is not None:
-            # A render: its DOM is stored (and is what content-seen compares), but the record keeps the hash of the
-            # raw HTML's cleaned document, as a raw fetch would, so what scripts change (a clock, a counter) is
-            # no change of the page, and a page rendered at one visit and not at the next compares alike.
+            # A render: its DOM is stored (and is what content-seen compares), but the record keeps the hash
+            # of the raw HTML's cleaned document, as a raw fetch would, so what scripts change (a clock, a
+            # counter) is no change of the page, and a page rendered at one visit and not at the next compares
+            # alike.
             record["content_hash"] = xxh3_64_intdigest(fetch.raw_page.document)
         if fetch.render_follow_up:
             fetch.changed = bool(record["flags"] & DocFlag.CHANGED)  # this batch's raw fetch decided

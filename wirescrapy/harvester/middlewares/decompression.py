@@ -1,11 +1,12 @@
 """Content-Encoding decoded up to the fetch's size limit: a gzip bomb is cut, not inflated whole.
 
-In place of Scrapy's ``HttpCompressionMiddleware`` (at 810, after scrapy-splash's middlewares as its documentation asks). Scrapy's inflates the whole body
-unless ``DOWNLOAD_MAXSIZE`` is set, and then drops the response (``IgnoreRequest``): a page 1 MB on the wire
-and 1 GB inflated either costs 1 GB or is lost. Here the decoded bytes count against the same limit as the
-bytes on the wire (:class:`~wirescrapy.harvester.middlewares.fetchlimits.FetchLimitsMiddleware`'s):
-``WIRE_MAX_FILE_SIZE`` for a page, robots.txt's 500 KiB, and inflation stops there. The page is kept cut,
-with ``meta[TRUNCATED]``, as a body too long on the wire is.
+In place of Scrapy's ``HttpCompressionMiddleware`` (at 810, after scrapy-splash's middlewares as its
+documentation asks). Scrapy's inflates the whole body unless ``DOWNLOAD_MAXSIZE`` is set, and then drops the
+response (``IgnoreRequest``): a page 1 MB on the wire and 1 GB inflated either costs 1 GB or is lost. Here the
+decoded bytes count against the same limit as the bytes on the wire
+(:class:`~wirescrapy.harvester.middlewares.fetchlimits.FetchLimitsMiddleware`'s): ``WIRE_MAX_FILE_SIZE`` for a
+page, robots.txt's 500 KiB, and inflation stops there. The page is kept cut, with ``meta[TRUNCATED]``, as a
+body too long on the wire is.
 
 A sitemap's gzip body is passed on still compressed (its ``Content-Encoding`` removed): the
 sitemap reader (:mod:`wirescrapy.seeder.sitemaps`) inflates it as it parses, a piece at a time, as it does a

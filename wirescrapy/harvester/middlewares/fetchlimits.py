@@ -48,8 +48,9 @@ if TYPE_CHECKING:
     from twisted.internet.defer import Deferred
 
 
-# A render's answer (harvester/render.py's LUA, bounded by construction): the raw body and the DOM each cut at the
-# max file size and base64-encoded (2 × 4/3), view links of at most the max file size (and their JSON quotes).
+# A render's answer (harvester/render.py's LUA, bounded by construction): the raw body and the DOM each cut
+# at the max file size and base64-encoded (2 × 4/3), view links of at most the max file size (and their
+# JSON quotes).
 RENDER_SIZE_FACTOR = 5
 
 
@@ -73,8 +74,8 @@ class FetchLimitsMiddleware:
         return middleware
 
     def process_request(self, request: Request, spider: Spider) -> Deferred[None] | None:
-        # A retry is a copy of the request before it, meta included (``get_retry_request``): what this middleware
-        # wrote of that request's response is not this one's.
+        # A retry is a copy of the request before it, meta included (``get_retry_request``): what this
+        # middleware wrote of that request's response is not this one's.
         for key in ATTEMPT_KEYS:
             request.meta.pop(key, None)
         return self._hold(request)
@@ -138,8 +139,8 @@ class FetchLimitsMiddleware:
 
 # What the middleware writes of a response (one network access), cleared before the next access of a copy.
 ATTEMPT_KEYS = (BODY_DONE, MIME_REFUSED, RECEIVED, TRUNCATED)
-# The reactor's timers wake on whole milliseconds (epoll's timeout is in ms, rounded up), so a timer ends up to
-# 1 ms late: a hold's timer is set this much short, and the rest is slept.
+# The reactor's timers wake on whole milliseconds (epoll's timeout is in ms, rounded up), so a timer ends up
+# to 1 ms late: a hold's timer is set this much short, and the rest is slept.
 TIMER_GRAIN = 0.001
 # The longest hold: the scheduler's lead, and the wall clock's drift from the monotonic one over a long wait;
 # a wall clock stepped back holds no longer.

@@ -1,13 +1,13 @@
 """The bytes on the wire, kept for an archive: the request as sent and the response as received.
 
-The decompression middleware (``DecompressionMiddleware``, 810, in place of Scrapy's ``HttpCompressionMiddleware``)
-replaces a compressed response by its decoded body and drops its ``Content-Encoding``; a WARC file is to hold
-what the server sent. This middleware sits between it and the download (815),
-so its ``process_response`` sees the response before it is decoded, and copies the headers (which the
-decoding changes in place) into an :class:`~wirescrapy.items.Exchange` in ``meta[EXCHANGE]``; the spider
-puts it on the fetch, for the WARC writer (``wirescrapy.warc``). The body is the same ``bytes`` object the
-downloader made, not a copy. It does nothing unless the harvest archives (its ``warc_dir``: ``-a warc=DIR``
-or ``WIRE_WARC_DIR``).
+The decompression middleware (``DecompressionMiddleware``, 810, in place of Scrapy's
+``HttpCompressionMiddleware``) replaces a compressed response by its decoded body and drops its
+``Content-Encoding``; a WARC file is to hold what the server sent. This middleware sits between it and the
+download (815), so its ``process_response`` sees the response before it is decoded, and copies the headers
+(which the decoding changes in place) into an :class:`~wirescrapy.items.Exchange` in ``meta[EXCHANGE]``; the
+spider puts it on the fetch, for the WARC writer (``wirescrapy.warc``). The body is the same ``bytes`` object
+the downloader made, not a copy. It does nothing unless the harvest archives (its ``warc_dir``:
+``-a warc=DIR`` or ``WIRE_WARC_DIR``).
 """
 
 from __future__ import annotations

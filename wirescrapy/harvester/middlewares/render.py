@@ -70,8 +70,8 @@ class RenderMiddleware:
         if not direct(self.mode, request.url, site, page):
             return None
         if time.monotonic() < self.paused_until:
-            # Splash refused a render a moment ago: the page is fetched raw, its render failed (it is rendered at
-            # a later visit), and the site is spared a render that would fail before its raw fetch.
+            # Splash refused a render a moment ago: the page is fetched raw, its render failed (it is rendered
+            # at a later visit), and the site is spared a render that would fail before its raw fetch.
             meta[RENDER_FAILURE] = (int(RenderState.FAILED), int(FetchError.RENDER_FAILED), "Splash is down")
             self.stats.inc_value("harvester/render/skipped_splash_down")
             return None

@@ -1,15 +1,15 @@
 """At most ``SITEMAPS_AT_ONCE`` sitemaps downloading at once, however many sites are fetched together.
 
-A sitemap may be 50 MB on the wire (the protocol's limit, ``seeder.sitemaps.MAX_BYTES``), and Scrapy keeps a body
-whole until its download ends. At a crawl's start every site's robots.txt names its sitemaps, and with
+A sitemap may be 50 MB on the wire (the protocol's limit, ``seeder.sitemaps.MAX_BYTES``), and Scrapy keeps a
+body whole until its download ends. At a crawl's start every site's robots.txt names its sitemaps, and with
 ``WIRE_CONNECTIONS`` (300) sites fetched together, as many sitemaps could be downloading at once: 15 GB for
 sites that each send 50 MB. Past the limit a sitemap's request waits here, before the network, until a sitemap
-download ends; its site stays busy meanwhile (the sitemap is that site's next access, and its one connection), and
-the wait does not count against its download timeout, which starts in the download handler.
+download ends; its site stays busy meanwhile (the sitemap is that site's next access, and its one connection),
+and the wait does not count against its download timeout, which starts in the download handler.
 
-A slot is taken in ``process_request`` and given back when the request comes back through
-``process_response`` or ``process_exception``, whichever way it ended: downloaded, failed, or answered or refused
-by a later middleware. The waiting requests get their slots in the order they came.
+A slot is taken in ``process_request`` and given back when the request comes back through ``process_response``
+or ``process_exception``, whichever way it ended: downloaded, failed, or answered or refused by a later
+middleware. The waiting requests get their slots in the order they came.
 """
 
 from __future__ import annotations

@@ -58,7 +58,8 @@ def main() -> int:
         if args.serve:
             print("seeds:\n" + "\n".join(web.seeds))
             print(
-                f"crawl with: -s 'WIRE_DNS_HOSTS={json.dumps(web.dns_hosts)}'; access log {web.server.access_log}"
+                f"crawl with: -s 'WIRE_DNS_HOSTS={json.dumps(web.dns_hosts)}'; "
+                f"access log {web.server.access_log}"
             )
             print("serving; Ctrl-C stops", flush=True)
             signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

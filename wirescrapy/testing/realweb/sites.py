@@ -91,7 +91,8 @@ def select(names: str | None) -> list[Site]:
 
 
 def missing(sites: list[Site]) -> list[Site]:
-    """Sites whose document root (with its index file), or one of the packages adding to it, is not installed."""
+    """Sites whose document root (with its index file), or one of the packages adding to it, is not
+    installed."""
     absent = not_installed([package for site in sites for package in site.also])
     return [
         site

@@ -69,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
             seeds.writelines(url + "\n" for url in server.web.seeds())
     print(
         f"{READY} http://{args.interface}:{server.port}/"
-        f" ({config.sites} sites x {config.pages_per_site} pages{'' if config.shape == 'uniform' else ' ' + config.shape},"
+        f" ({config.sites} sites x {config.pages_per_site} pages"
+        f"{'' if config.shape == 'uniform' else ' ' + config.shape},"
         f" seed {config.seed}; map *.{DOMAIN} to {args.interface} to crawl it)",
         flush=True,
     )

@@ -68,7 +68,8 @@ def raw_links(mode: str, name: str) -> tuple[str, ...]:
 
 
 def scripted_links(name: str) -> tuple[str, ...]:
-    """The hrefs (as the scripts write them, relative to ``/js/``) that only running ``name``'s scripts shows."""
+    """The hrefs (as the scripts write them, relative to ``/js/``) that only running ``name``'s scripts
+    shows."""
     return {
         "write.html": _WRITTEN,
         "insert.html": _INSERTED,
@@ -79,7 +80,10 @@ def scripted_links(name: str) -> tuple[str, ...]:
 
 def asset(name: str) -> bytes:
     if name == "lib.js":
-        return b"function wireWrite(href, text) { document.write('<a href=\"' + href + '\">' + text + '</a> '); }\n"
+        return (
+            b"function wireWrite(href, text) { "
+            b"document.write('<a href=\"' + href + '\">' + text + '</a> '); }\n"
+        )
     if name == "style.css":
         return b"body { font-family: sans-serif; }\n"
     if name == "data.json":
