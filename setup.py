@@ -90,7 +90,11 @@ setup(
         "zstandard",
         "ada-url",
         "warcio",
+        "surt",  # the CDXJ index beside every WARC file a harvest writes
+        "cdxj-indexer",
     ],
+    # The scripts that install and run the real servers the tests start (wirescrapy/testing/).
+    package_data={"wirescrapy.testing.splash": ["*.sh"], "wirescrapy.testing.pywb": ["*.sh"]},
     entry_points={"scrapy": ["settings = settings.default"]},
     zip_safe=False,
 )

@@ -26,7 +26,15 @@ Rates are Scrapy's own figures from each process's stats dump: ``harvester/fetch
    Apache manual and Python's documentation, where installed: ``apt-get install apache2-doc python3-doc``),
    ms a fetch and bytes, at warcio's own gzip level (9) and at ours (``writer.GZIP_LEVEL``), alternately, the
    best of ``--repeat``. The writer runs in the reactor thread, so this is time the harvest's sites may wait;
-   section 1's sample pages are too small to show it.
+   section 1's sample pages are too small to show it. Then the CDXJ index of the same records: the lines the
+   writer makes as it writes, against ``cdxj-indexer`` reading the file again (the time a 1,000 records).
+
+4. **A recrawl of unchanged pages** (waits 0): a batch of every page harvested with ``WIRE_WARC_DIR``, then
+   a second batch revisiting them all, archived into the same directory. Printed: the WARC bytes of
+   the second crawl against the first's (the issue's goal: at most 0.1), and the revisit records by profile
+   (server-not-modified for the 304s, identical-payload-digest for a payload the directory holds). On the
+   sample web, and on Python's documentation (``python3-doc``, real pages, where installed) served by nginx,
+   which answers 304s, and by Python's file server with no validators, which answers every revisit whole.
 
 Nothing here asserts a time: the figures are printed for a person to read.
 """
@@ -34,17 +42,29 @@ Nothing here asserts a time: the figures are printed for a person to read.
 from __future__ import annotations
 
 import argparse
+import functools
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from benchmarks.harvester import dumped_stats
 from wirescrapy.manager.batch import site_part
+from wirescrapy.testing import nginx as nginx_server
 from wirescrapy.testing.process import run_scrapy, scrapy_env
 from wirescrapy.testing.sampleweb import SampleWebProcess
+
+DOCS = Path("/usr/share/doc/python3/html")
+# Every page due again at the next cycle, changed or not.
+REVISIT_ALL = {
+    "WIRE_MINPERIOD_SUCCESSFUL_OK": 0,
+    "WIRE_MINPERIOD_SUCCESSFUL_NOT_OK": 0,
+    "WIRE_MINPERIOD_UNSUCCESSFUL": 0,
+}
 
 
 def scrapy(log: Path, *args: str, settings: dict | None = None, timeout: float = 1800) -> dict:
@@ -290,6 +310,104 @@ def nodes(options, workdir: Path) -> None:
     )
 
 
+def recrawl(options, workdir: Path) -> None:
+    print(
+        f"\n== 4. A recrawl of unchanged pages into the same WARC directory: {options.sites} sites x "
+        f"{options.pages} pages; {options.docs_pages} pages of Python's documentation ==",
+        flush=True,
+    )
+    fast = {"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0}
+    with SampleWebProcess(
+        workdir=workdir / "recrawl-web",
+        sites=options.sites,
+        pages_per_site=options.pages,
+        seed=options.seed,
+        slow_delay=0.05,
+        crawl_delay=0,
+    ) as web:
+        recrawl_ratio("sample web", workdir / "recrawl-sample", sorted(web.truth.pages), fast)
+    if nginx_server.binary() is None or not DOCS.is_dir():
+        print(
+            f"Python's documentation: skipped ({'nginx' if nginx_server.binary() is None else DOCS} missing)"
+        )
+        return
+    with nginx_server.Nginx(
+        [nginx_server.Server("docs.wire.test", "127.0.0.1", str(DOCS.resolve()))], workdir / "recrawl-nginx"
+    ) as server:
+        pages = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.html"))[: options.docs_pages]
+        urls = [f"http://docs.wire.test:{server.port}/{page}" for page in pages]
+        limits = {
+            **fast,
+            "WIRE_MAX_FILE_SIZE": 2_000_000,
+            "WIRE_MAX_STORED_SIZE": 2_000_000,
+            "WIRE_ACCEPT_DOMAIN_SUFFIXES": ".wire.test",  # not its links to python.org
+        }
+        recrawl_ratio("Python's documentation", workdir / "recrawl-docs", urls, limits)
+    # The same pages from a server that ignores validators: every revisit is a 200 with the same payload.
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_NoValidators, directory=str(DOCS)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        urls = [f"http://docs.wire.test:{server.server_port}/{page}" for page in pages]
+        recrawl_ratio("the same, no validators", workdir / "recrawl-plain", urls, limits)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _NoValidators(SimpleHTTPRequestHandler):
+    """Python's file server, answering every GET whole: no Last-Modified, so no conditional request."""
+
+    def end_headers(self):
+        self._headers_buffer = [h for h in self._headers_buffer if not h.lower().startswith(b"last-modified")]
+        super().end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def recrawl_ratio(name: str, directory: Path, urls: list[str], settings: dict) -> None:
+    """Seed ``urls`` and harvest one batch of them all, then a second batch revisiting them all, both archived
+    into one directory. The links found are refused (``WIRE_MAX_URLS_PER_SITE``: the seeds fill it), so that
+    both batches fetch the same pages."""
+    directory.mkdir()
+    collection, archive, seeds = directory / "collection", directory / "warc", directory / "seeds.txt"
+    seeds.write_text("".join(url + "\n" for url in urls))
+    per_site: dict[str, int] = {}
+    for url in urls:
+        per_site[url.split("/")[2]] = per_site.get(url.split("/")[2], 0) + 1
+    settings = {
+        **settings,
+        "WIRE_COLLECTION_DIR": collection,
+        "WIRE_WARC_DIR": archive,
+        "WIRE_MAX_URLS_PER_SITE": max(per_site.values()) + 1,  # and robots.txt
+    }
+    scrapy(directory / "seed.log", "seed", str(seeds), settings=settings)
+    crawls = []
+    for n, extra in enumerate(({}, REVISIT_ALL)):
+        scrapy(directory / f"manager-{n}.log", "manager", settings={**settings, **extra})
+        batch = max(p for p in (collection / "batches").iterdir() if p.name.isdigit())
+        before = set(archive.glob("*.warc.gz"))
+        stats = scrapy(
+            directory / f"crawl-{n}.log", "crawl", "harvester", "-a", f"batch={batch}", settings=settings
+        )
+        size = sum(f.stat().st_size for f in set(archive.glob("*.warc.gz")) - before)
+        crawls.append((stats, size))
+    (_, first_bytes), (second, second_bytes) = crawls
+    fetched = [stats.get("warc/fetched/page", 0) for stats, _ in crawls]
+    print(
+        f"{name}: first crawl {fetched[0]:.0f} pages, {first_bytes / 1e6:.3f} MB of WARC "
+        f"({first_bytes / max(fetched[0], 1) / 1000:.1f} kB a page); recrawl {fetched[1]:.0f} pages, "
+        f"{second_bytes / 1e6:.3f} MB ({second_bytes / max(fetched[1], 1) / 1000:.1f} kB a page), "
+        f"{second.get('warc/revisits/server-not-modified', 0):.0f} server-not-modified and "
+        f"{second.get('warc/revisits/identical-payload-digest', 0):.0f} identical-payload-digest revisits"
+    )
+    print(
+        f"{name}: recrawl bytes / first crawl's: {second_bytes / first_bytes if first_bytes else 0:.3f} "
+        "(goal <= 0.1)",
+        flush=True,
+    )
+
+
 REAL_HTML = ("/usr/share/doc/apache2-doc/manual/en", "/usr/share/doc/python3/html/library")
 
 
@@ -363,6 +481,48 @@ def records(options: argparse.Namespace, workdir: Path) -> None:
         print(f"{label:24s} {level}: {seconds / len(fetches) * 1000:6.3f} ms a fetch, {size / 1e6:7.2f} MB")
     (base, base_size), (mine, size) = best[9], best[ours]
     print(f"ratio ours / warcio's: time {mine / base:.3f}, bytes {size / base_size:.3f}", flush=True)
+    indexing(fetches, workdir, options.repeat)
+
+
+def indexing(fetches: list, workdir: Path, repeat: int) -> None:
+    """The CDXJ index: the writer's lines, made as it writes, against cdxj-indexer reading the file again."""
+    from wirescrapy.warc import index as warc_index
+    from wirescrapy.warc import writer as warc_writer
+
+    made = warc_index.cdxj_line
+    spent = [0.0]
+
+    def timed(*args):
+        started = time.perf_counter()
+        line = made(*args)
+        spent[0] += time.perf_counter() - started
+        return line
+
+    inline, again = float("inf"), float("inf")
+    for _ in range(repeat):
+        directory = workdir / "records-index"
+        shutil.rmtree(directory, ignore_errors=True)
+        writer = warc_writer.WarcWriter(directory, 10**12, {"batch": 1})
+        spent[0] = 0.0
+        warc_index.cdxj_line = timed
+        try:
+            for fetch in fetches:
+                writer.write(fetch)
+        finally:
+            warc_index.cdxj_line = made
+        writer.close()
+        lines = sum(len(warc_index.index_path(f).read_text().splitlines()) for f in writer.files)
+        started = time.perf_counter()
+        for file in writer.files:
+            warc_index.index_file(file)
+        again = min(again, time.perf_counter() - started)
+        inline = min(inline, spent[0])
+    per_thousand = 1000 * 1000 / lines  # ms per 1,000 records of seconds for all
+    print(
+        f"CDXJ index of {lines} records: as written {inline * per_thousand:.1f} ms per 1,000 records; "
+        f"cdxj-indexer reading the file again {again * per_thousand:.1f} ms (ratio {inline / again:.3f})",
+        flush=True,
+    )
 
 
 def main(argv=None) -> None:
@@ -370,7 +530,9 @@ def main(argv=None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--smoke", action="store_true", help="tiny sizes for CI")
-    parser.add_argument("--only", choices=("records", "archiving", "nodes"), help="run this section only")
+    parser.add_argument(
+        "--only", choices=("records", "archiving", "nodes", "recrawl"), help="run this section only"
+    )
     parser.add_argument("--record-pages", type=int, default=400, help="pages written in section 0")
     parser.add_argument("--sites", type=int, default=50)
     parser.add_argument("--pages", type=int, default=100, help="pages per site (sections 1, 2)")
@@ -378,13 +540,14 @@ def main(argv=None) -> None:
     parser.add_argument("--node-sites", type=int, default=20)
     parser.add_argument("--node-pages", type=int, default=20, help="pages per site (section 3)")
     parser.add_argument("--wait", type=float, default=0.2, help="WIRE_WAIT_NORMAL of section 3")
+    parser.add_argument("--docs-pages", type=int, default=300, help="most pages of section 4's documentation")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workdir", help="keep everything here (default: a temporary directory)")
     options = parser.parse_args(argv)
     if options.smoke:
         options.sites, options.pages, options.repeat = 6, 15, 1
         options.node_sites, options.node_pages, options.wait = 4, 6, 0.1
-        options.record_pages = 40
+        options.record_pages, options.docs_pages = 40, 30
     workdir = Path(options.workdir or tempfile.mkdtemp(prefix="wire-warc-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     print(f"WARC benchmark{' (smoke)' if options.smoke else ''}: work directory {workdir}", flush=True)
@@ -395,6 +558,8 @@ def main(argv=None) -> None:
             archiving(options, workdir)
         if options.only in (None, "nodes"):
             nodes(options, workdir)
+        if options.only in (None, "recrawl"):
+            recrawl(options, workdir)
     finally:
         if not options.workdir:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -5,6 +5,8 @@ with FastWARC (``tests/warcfiles.py``)."""
 from __future__ import annotations
 
 import gzip
+import io
+import json
 import logging
 import os
 import signal
@@ -15,13 +17,24 @@ import zlib
 from pathlib import Path
 
 import pytest
+from cdxj_indexer.main import write_cdx_index
 
 from tests.components import Bench
 from tests.warcfiles import fastwarc_records, warcio_check
 from wirescrapy.items import Exchange, Fetch, FetchError, Kind
+from wirescrapy.warc import digests as store
+from wirescrapy.warc import index
+from wirescrapy.warc.digests import PayloadDigests, payload_digest
 from wirescrapy.warc.export import write_collection_warc
 from wirescrapy.warc.reader import archived_fetches, read_fetches, warc_files, warcinfo
-from wirescrapy.warc.records import ERROR_HEADER, fetch_fields, fetch_of
+from wirescrapy.warc.records import (
+    ERROR_HEADER,
+    IDENTICAL_PAYLOAD,
+    JSON_CONTENT_TYPE,
+    NOT_MODIFIED,
+    fetch_fields,
+    fetch_of,
+)
 from wirescrapy.warc.writer import WarcWriter
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,8 +86,19 @@ def page(
     return fetch
 
 
-def written(directory: Path, *fetches: Fetch, max_size: int = 10**9) -> list[Path]:
-    writer = WarcWriter(directory, max_size, INFO)
+def not_modified(url: str = "http://site1.wire.test/a.html", *, conditional: bool = True, **fields) -> Fetch:
+    """A 304 to a revisit, with the validators of the stored page when ``conditional``."""
+    fetch = page(url, b"", status=304, **fields)
+    fetch.exchange.status, fetch.exchange.body = 304, b""
+    fetch.exchange.headers = [(b"ETag", b'"v1"')]
+    if conditional:
+        fetch.exchange.request_headers.append((b"If-None-Match", b'"v1"'))
+    return fetch
+
+
+def written(directory: Path, *fetches: Fetch, max_size: int = 10**9, revisits: bool = False) -> list[Path]:
+    """The files of a writer of ``fetches``; with ``revisits``, a harvest's with a collection."""
+    writer = WarcWriter(directory, max_size, INFO, PayloadDigests(directory) if revisits else None)
     for fetch in fetches:
         writer.write(fetch)
     writer.close()
@@ -154,7 +178,7 @@ def test_a_torn_tail_is_left_and_the_fetches_before_it_read(tmp_path, caplog):
     file.write_bytes(data[:-200])  # the last group's metadata record cut short
     with caplog.at_level(logging.WARNING):
         assert len(list(read_fetches(file))) == 4
-    assert "torn" in caplog.text
+    assert "torn" in caplog.text and f"{file} at offset " in caplog.text
 
 
 WRITE_FOREVER = """
@@ -232,3 +256,195 @@ def test_every_record_is_its_own_gzip_member(tmp_path):
         b"warcinfo",
         *[b"request", b"response", b"metadata"] * 2,
     ]
+
+
+def revisit_headers(file: Path) -> list[dict]:
+    return [headers for kind, _, headers in fastwarc_records(file) if kind == "revisit"]
+
+
+def test_a_payload_the_directory_holds_is_a_revisit_to_its_original_in_this_cycle_or_a_later_one(tmp_path):
+    a = page()
+    copy = page("http://site1.wire.test/copy.html", doc_id=4, started=T0 + 5, ended=T0 + 6)
+    other = page("http://site1.wire.test/other.html", HTML + b"!", doc_id=5)
+    (first,) = written(tmp_path, a, copy, other, revisits=True)
+    [revisit] = revisit_headers(first)
+    assert revisit["WARC-Target-URI"] == copy.url and revisit["WARC-Profile"] == IDENTICAL_PAYLOAD
+    assert revisit["WARC-Refers-To-Target-URI"] == a.url
+    assert revisit["WARC-Refers-To-Date"] == "2023-11-14T22:13:20Z"  # a's response, T0
+    assert revisit["WARC-Payload-Digest"] == payload_digest(HTML)
+    # The next cycle's writer (another process) knows the payloads from the store the first one left.
+    again = page(started=T0 + 86400, ended=T0 + 86401)
+    (second,) = set(written(tmp_path, again, other, revisits=True)) - {first}
+    assert [h["WARC-Refers-To-Target-URI"] for h in revisit_headers(second)] == [a.url, other.url]
+    warcio_check(first, second)
+    # Read back, a revisit is its response: the headers it came with, the original's body.
+    for file, fetches in ((first, (a, copy, other)), (second, (again, other))):
+        archived = list(read_fetches(file))
+        assert [(x.fields["url"], x.status, x.body) for x in archived] == [
+            (f.url, 200, f.exchange.body) for f in fetches
+        ]
+
+
+def test_a_detached_harvest_stores_every_payload(tmp_path):
+    (file,) = written(tmp_path, page(), page("http://site1.wire.test/copy.html", doc_id=4))
+    assert not revisit_headers(file) and not (tmp_path / store.FILENAME).exists()
+
+
+def test_a_304_to_a_conditional_request_is_a_server_not_modified_revisit(tmp_path):
+    (file,) = written(tmp_path, page(), not_modified(), revisits=True)
+    [revisit] = revisit_headers(file)
+    assert revisit["WARC-Profile"] == NOT_MODIFIED
+    assert revisit["WARC-Refers-To-Target-URI"] == page().url
+    assert revisit["WARC-Payload-Digest"] == payload_digest(HTML)  # the payload the server says is unchanged
+    warcio_check(file)
+    archived = list(read_fetches(file))[1]
+    assert archived.status == 304 and archived.body == b"" and ("ETag", '"v1"') in archived.headers
+    # A detached harvest knows no earlier payload: the profile alone. A 304 to no condition is a response.
+    detached = tmp_path / "detached"
+    (file,) = written(
+        detached, not_modified(), not_modified("http://site1.wire.test/b.html", conditional=False)
+    )
+    [revisit] = revisit_headers(file)
+    assert revisit["WARC-Profile"] == NOT_MODIFIED and "WARC-Refers-To-Target-URI" not in revisit
+    assert [kind for kind, _, _ in fastwarc_records(file)].count("response") == 1
+    assert [a.status for a in read_fetches(file)] == [304, 304]
+
+
+def test_a_truncated_or_refused_body_is_never_an_original(tmp_path):
+    cut = page("http://site1.wire.test/big.html", HTML, doc_id=4, truncated=True)
+    (file,) = written(tmp_path, cut, page(), revisits=True)
+    assert not revisit_headers(file)
+
+
+def test_the_store_names_only_records_of_closed_files_and_passes_a_torn_line_over(tmp_path):
+    writer = WarcWriter(tmp_path, 10**9, INFO, PayloadDigests(tmp_path))
+    writer.write(page())
+    assert not (tmp_path / store.FILENAME).exists()  # a kill now: the next harvest stores the payload again
+    writer.close()
+    lines = (tmp_path / store.FILENAME).read_bytes()
+    assert lines.count(b"\n") == 2 and payload_digest(HTML).encode() in lines
+    (tmp_path / store.FILENAME).write_bytes(lines + b"sha1:TORN 2023")
+    digests = PayloadDigests(tmp_path)
+    assert len(digests) == 1
+    assert digests.original(payload_digest(HTML)) == (page().url, "2023-11-14T22:13:20Z")
+
+
+def test_a_payload_that_does_not_match_its_digest_is_one_error_and_its_fetch_passed_over(tmp_path, caplog):
+    (file,) = written(tmp_path, page(), page("http://site1.wire.test/b.html", doc_id=4))
+    records = list(_members(file.read_bytes()))  # the warcinfo, then the first fetch's request, response…
+    response = gzip.decompress(records[2]).replace(b"xxxx", b"yyyy", 1)  # the same length, another payload
+    file.write_bytes(b"".join(records[:2]) + gzip.compress(response) + b"".join(records[3:]))
+    with caplog.at_level(logging.ERROR):
+        archived = list(read_fetches(file))
+    assert [a.fields["url"] for a in archived] == ["http://site1.wire.test/b.html"]
+    [line] = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    offset = len(records[0]) + len(records[1])
+    assert f"{file} at offset {offset}: the payload does not match its digest" in line
+    assert "\n" not in line
+
+
+def test_a_revisit_to_a_payload_no_file_holds_is_one_error(tmp_path, caplog):
+    (file,) = written(tmp_path, page(), page("http://site1.wire.test/copy.html", doc_id=4), revisits=True)
+    records = list(_members(file.read_bytes()))
+    file.write_bytes(records[0] + b"".join(records[4:]))  # the original's group gone
+    with caplog.at_level(logging.ERROR):
+        assert list(read_fetches(file)) == []
+    [line] = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert f"{file} at offset {len(records[0]) + len(records[4])}: a revisit to the payload" in line
+
+
+def _members(data: bytes):
+    """Each gzip member of ``data``, compressed as it is."""
+    while data:
+        member = zlib.decompressobj(zlib.MAX_WBITS + 16)
+        member.decompress(data)
+        yield data[: len(data) - len(member.unused_data)]
+        data = member.unused_data
+
+
+def cdxj_indexer(file: Path) -> str:
+    """The sorted CDXJ index cdxj-indexer writes of ``file``'s responses and revisits."""
+    out = io.StringIO()
+    write_cdx_index(out, [str(file)], {"sort": True, "records": "response,revisit,resource"})
+    return "".join(line for line in out.getvalue().splitlines(True) if not index.not_modified(line))
+
+
+def rendered(url: str = "http://site1.wire.test/js/a.html") -> Fetch:
+    """A render's fetch, as the spider makes it of Splash's answer: no exchange, the DOM as the body."""
+    return Fetch(
+        Kind.PAGE,
+        url,
+        9,
+        1,
+        1,
+        started=T0,
+        ended=T0 + 1,
+        status=200,
+        mime="text/html",
+        content_type="text/html; charset=utf-8",
+        body=b"<html><body><a href='/b.html'>built by a script</a></body></html>",
+        raw_body=b"<html><body><script>build()</script></body></html>",
+        render=1,
+    )
+
+
+def test_a_render_is_archived_as_the_dom_the_crawler_saw(tmp_path):
+    fetch = rendered()
+    (file,) = written(tmp_path, fetch)
+    warcio_check(file)
+    kinds = [(kind, headers.get("Content-Type")) for kind, _, headers in fastwarc_records(file)]
+    assert kinds[1:] == [("resource", "text/html; charset=utf-8"), ("metadata", "application/warc-fields")]
+    [back] = read_fetches(file)
+    again = fetch_of(back.fields, back.body)
+    assert again.body == fetch.body and again.raw_body == fetch.raw_body and again.render == 1
+
+
+def test_each_file_is_indexed_as_it_is_closed_as_cdxj_indexer_indexes_it(tmp_path):
+    fetches = [page(), page("http://site1.wire.test/copy.html", doc_id=4), not_modified(), rendered()]
+    fetches += [
+        page(f"http://site1.wire.test/{n}.html", HTML * n, doc_id=n + 5, gzipped=n % 2) for n in range(9)
+    ]
+    writer = WarcWriter(tmp_path, 6000, INFO, PayloadDigests(tmp_path))
+    for fetch in fetches:
+        writer.write(fetch)
+        assert not index.index_path(writer.path).exists() if writer.path else True  # not while it is open
+    writer.close()
+    assert len(writer.files) > 2
+    lines = 0
+    for file in writer.files:
+        text = index.index_path(file).read_text()
+        assert text == cdxj_indexer(file)
+        lines += text.count("\n")
+    assert lines == len(fetches) - 1  # a line a fetch but the 304; no request, no metadata
+    merged = list(index.merged(writer.files))
+    assert merged == sorted(merged) and len(merged) == lines
+
+
+def test_a_file_with_no_index_is_indexed_and_an_index_past_the_end_is_one_error(tmp_path):
+    files = written(tmp_path, page(), page("http://site1.wire.test/b.html", doc_id=4), max_size=1000)
+    index.index_path(files[0]).unlink()  # a harvester killed before it closed the file
+    assert len(list(index.merged(files))) == 2 and index.index_path(files[0]).exists()
+    data = files[1].read_bytes()
+    files[1].write_bytes(data[: len(data) // 2])  # cut short after it was indexed
+    with pytest.raises(index.BadIndex, match=f"past the end of {files[1]}") as error:
+        list(index.merged(files))
+    assert "at offset " in str(error.value) and "\n" not in str(error.value)
+
+
+def test_the_json_metadata_of_earlier_harvests_reads_the_same(tmp_path):
+    fetch = page()
+    writer = WarcWriter(tmp_path, 10**9, INFO)
+    records = writer.records.records(fetch)
+    fields = json.dumps(fetch_fields(fetch)).encode()
+    old = writer.records.create_warc_record(
+        fetch.url,
+        "metadata",
+        payload=io.BytesIO(fields),
+        length=len(fields),
+        warc_content_type=JSON_CONTENT_TYPE,
+        warc_headers_dict={"WARC-Refers-To": records[1].rec_headers.get_header("WARC-Record-ID")},
+    )
+    writer.write_records([*records[:2], old])
+    writer.close()
+    [back] = read_fetches(writer.files[0])
+    assert fetch_fields(fetch_of(back.fields, back.body)) == fetch_fields(fetch)

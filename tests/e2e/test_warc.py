@@ -12,19 +12,29 @@ content, links and duplicates, and the same robots.txt states; only times may di
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import io
 import json
+import os
 import shutil
+import socket
 import subprocess
+import sys
 import threading
 import time
+import urllib.request
+import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
 
+import lxml.html
 import pytest
+from cdxj_indexer.main import write_cdx_index
 from warcio.archiveiterator import ArchiveIterator
 
+from tests.browser import Browser, find_chromium
 from tests.warcfiles import fastwarc_records, warcio_check
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag
@@ -32,8 +42,13 @@ from wirescrapy.manager.batch import read_batch, site_part
 from wirescrapy.testing.process import run_scrapy, scrapy_env
 from wirescrapy.testing.sampleweb import SampleWebProcess
 from wirescrapy.testing.sampleweb.accesslog import by_host, too_close
+from wirescrapy.testing.sampleweb.scripts import scripted_links
+from wirescrapy.testing.splash import OwnSplash, SplashMissing
 from wirescrapy.url import origin
+from wirescrapy.warc.digests import payload_digest
+from wirescrapy.warc.index import index_path, not_modified
 from wirescrapy.warc.reader import read_fetches, warc_files, warcinfo
+from wirescrapy.warc.records import IDENTICAL_PAYLOAD, NOT_MODIFIED
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -303,8 +318,16 @@ def test_every_warc_passes_warcio_check_and_reads_with_fastwarc(crawls):
             if kind == "metadata" and headers.get("WIRE-Fetch-Error"):
                 kinds["failure"] = kinds.get("failure", 0) + 1
     assert kinds["warcinfo"] == len(local_files) + len(part_files)
-    assert (
-        kinds["request"] == kinds["response"] and kinds["metadata"] > kinds["response"] and kinds["failure"]
+    assert kinds["request"] == kinds["response"] + kinds.get("revisit", 0)
+    assert kinds["metadata"] > kinds["request"] and kinds["failure"]
+    # The sample web's exact duplicates: revisits where the harvest has a collection, not in a detached part.
+    local_revisits = [h for f in local_files for kind, _, h in fastwarc_records(f) if kind == "revisit"]
+    assert any(h["WARC-Profile"] == IDENTICAL_PAYLOAD for h in local_revisits)
+    assert not any(
+        h["WARC-Profile"] == IDENTICAL_PAYLOAD
+        for f in part_files
+        for kind, _, h in fastwarc_records(f)
+        if kind == "revisit"
     )
     # WIRE_WARC_DIR: the local harvest archived every fetch it recorded (a refused one has no visit, but a
     # time)
@@ -411,3 +434,292 @@ def test_a_compressed_body_is_archived_as_received_and_ingested_as_a_local_harve
         stored = a.load_page(a.lookup(url))
         assert stored and b"compressed" in stored and stored == b.load_page(b.lookup(url))
     assert snapshot(local)["docs"] == snapshot(parts)["docs"]
+
+
+REVISIT_ALL = {
+    "WIRE_MINPERIOD_SUCCESSFUL_OK": 0,
+    "WIRE_MINPERIOD_SUCCESSFUL_NOT_OK": 0,
+    "WIRE_MINPERIOD_UNSUCCESSFUL": 0,
+}
+
+
+@pytest.fixture(scope="module")
+def recrawl(tmp_path_factory):
+    """``WIRE_WARC_DIR`` over two jobs: a crawl of three cycles, then a cycle revisiting every page fetched.
+    The sample web never changes and answers a conditional request with a 304."""
+    base = tmp_path_factory.mktemp("recrawl")
+    archive, collection = base / "warc", base / "collection"
+    with SampleWebProcess(workdir=base / "web", sites=2, pages_per_site=8, seed=3) as web:
+        seeds = base / "seeds.txt"
+        seeds.write_text("\n".join(web.seeds) + "\n")
+        settings = {"WIRE_WARC_DIR": archive, "WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0}
+        scrapy(
+            "crawl",
+            "harvester",
+            "-a",
+            f"seeds={seeds}",
+            "-a",
+            "cycles=3",
+            collection=collection,
+            settings=settings,
+        )
+        first = warc_files(archive)
+        scrapy("crawl", "harvester", collection=collection, settings={**settings, **REVISIT_ALL})
+    return SimpleNamespace(
+        base=base, archive=archive, collection=collection, first=first, settings=settings, seeds=web.seeds
+    )
+
+
+def test_a_recrawl_of_unchanged_pages_archives_revisits_not_their_bytes(recrawl, caplog):
+    archive, first = recrawl.archive, recrawl.first
+    second = [f for f in warc_files(archive) if f not in first]
+    assert second
+    warcio_check(*first, *second)
+
+    def responses(files):
+        out = []
+        for f in files:
+            with open(f, "rb") as stream:
+                for record in ArchiveIterator(stream):
+                    if record.rec_type in ("response", "revisit"):
+                        out.append(
+                            (record.rec_type, record.rec_headers, record.http_headers.get_statuscode())
+                        )
+        return out
+
+    stored = {h.get_header("WARC-Payload-Digest") for kind, h, _ in responses(first) if kind == "response"}
+    dated = {(h.get_header("WARC-Target-URI"), h.get_header("WARC-Date")) for _, h, _ in responses(first)}
+    again = responses(second)
+    named = [h for kind, h, status in again if status == "304" and h.get_header("WARC-Payload-Digest")]
+    assert len(named) >= 10
+    for kind, headers, status in again:
+        digest = headers.get_header("WARC-Payload-Digest")
+        if status == "304":
+            assert kind == "revisit" and headers.get_header("WARC-Profile") == NOT_MODIFIED
+            # The record that holds the page whole, at this URL, in the first job. A page cut at the size
+            # limit has none.
+            if digest:
+                assert digest in stored
+                refers_to = (
+                    headers.get_header("WARC-Refers-To-Target-URI"),
+                    headers.get_header("WARC-Refers-To-Date"),
+                )
+                assert refers_to in dated
+        elif (
+            kind == "response" and digest != payload_digest(b"") and not headers.get_header("WARC-Truncated")
+        ):
+            assert digest not in stored  # no whole payload of the first job is stored again
+        else:
+            assert headers.get_header("WARC-Profile") == IDENTICAL_PAYLOAD and digest in stored
+    # Read back, every revisit has its page: nothing is an error.
+    with caplog.at_level("ERROR"):
+        pages = [a for f in first + second for a in read_fetches(f) if a.fields["kind"] == "page"]
+    assert pages and not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+def test_every_file_has_its_cdxj_index_and_export_writes_one_index_and_a_valid_wacz(recrawl):
+    files = warc_files(recrawl.archive)
+    for file in files:
+        out = io.StringIO()
+        write_cdx_index(out, [str(file)], {"sort": True, "records": "response,revisit,resource"})
+        expected = [line for line in out.getvalue().splitlines(True) if not not_modified(line)]
+        assert index_path(file).read_text() == "".join(expected)
+    settings = {**recrawl.settings, "WIRE_COLLECTION_DIR": recrawl.collection}
+    whole = recrawl.base / "archive.cdxj"
+    scrapy("export", "--cdxj", str(whole), collection=recrawl.collection, settings=settings)
+    lines = whole.read_text().splitlines()
+    assert lines == sorted(lines) and len(lines) == sum(
+        len(index_path(f).read_text().splitlines()) for f in files
+    )
+    assert not any('"mime": "application/warc-fields"' in line for line in lines)  # pages, never our metadata
+    wacz = recrawl.base / "crawl.wacz"
+    scrapy("export", "--wacz", str(wacz), collection=recrawl.collection, settings=settings)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from wacz.main import main; sys.exit(main())",
+            "validate",
+            "-f",
+            str(wacz),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0 and "Validation succeeded" in run.stdout, run.stdout[-2000:]
+    with zipfile.ZipFile(wacz) as archive:
+        names = set(archive.namelist())
+        assert {f"archive/{f.name}" for f in files} <= names and "pages/pages.jsonl" in names
+        listed = [json.loads(line) for line in archive.read("pages/pages.jsonl").splitlines()[1:]]
+    assert set(recrawl.seeds) <= {page["url"] for page in listed}
+
+
+def pywb_venv() -> Path:
+    """pywb's own virtualenv (``wirescrapy/testing/pywb/install.sh``, which ``.ci/run`` runs). The test skips
+    without it, or fails when ``WIRE_PYWB_VENV`` names a virtualenv that lacks it."""
+    venv = Path(os.environ.get("WIRE_PYWB_VENV", "/opt/pywb-venv"))
+    if not (venv / "bin" / "wayback").exists():
+        if os.environ.get("WIRE_PYWB_VENV"):
+            pytest.fail(f"pywb is not installed in {venv} (.ci/run runs wirescrapy/testing/pywb/install.sh)")
+        pytest.skip(f"pywb is not installed in {venv}: bash wirescrapy/testing/pywb/install.sh {venv}")
+    return venv
+
+
+@contextlib.contextmanager
+def wayback(venv: Path, directory: Path):
+    """pywb's server on 127.0.0.1, serving the collections in ``directory``; its base URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = open(directory / "wayback.log", "wb")
+    server = subprocess.Popen(
+        [str(venv / "bin" / "wayback"), "-p", str(port), "-b", "127.0.0.1"],
+        cwd=directory,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2).close()
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, (
+                    directory / "wayback.log"
+                ).read_text()
+                time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+
+
+def test_a_real_pywb_replays_the_pages_the_crawl_archived(recrawl):
+    """The archive's WARC files and the index ``scrapy export --cdxj`` writes, as a pywb collection; three
+    pages opened in headless Chromium through pywb have the text and links of the responses the crawl
+    archived, and no console errors."""
+    venv, browser = pywb_venv(), chromium()
+    collection = recrawl.base / "pywb" / "collections" / "crawl"
+    (collection / "archive").mkdir(parents=True)
+    (collection / "indexes").mkdir()
+    files = warc_files(recrawl.archive)
+    for file in files:
+        (collection / "archive" / file.name).symlink_to(file)
+    settings = {**recrawl.settings, "WIRE_COLLECTION_DIR": recrawl.collection}
+    index = collection / "indexes" / "index.cdxj"
+    scrapy("export", "--cdxj", str(index), collection=recrawl.collection, settings=settings)
+    captures = {}  # URL: timestamp of an HTML page with status 200
+    for line in index.read_text().splitlines():
+        _, timestamp, data = line.split(" ", 2)
+        entry = json.loads(data)
+        if entry.get("mime") == "text/html" and entry.get("status") == "200":
+            captures.setdefault(entry["url"], timestamp)
+    archived = {
+        a.fields["url"]: a
+        for f in files
+        for a in read_fetches(f)
+        if a.fields["url"] in captures and a.status == 200
+    }
+    pages = sorted(url for url in archived if url.endswith(".html"))[:2] + sorted(recrawl.seeds)[:1]
+    assert len(pages) == 3
+    with wayback(venv, recrawl.base / "pywb") as base, Browser(browser) as chrome:
+        for url in pages:
+            html = archived[url].body
+            if any(name.lower() == "content-encoding" for name, _ in archived[url].headers):
+                html = gzip.decompress(html)
+            expected = lxml.html.fromstring(html, base_url=url)
+            expected.make_links_absolute(url)
+            chrome.open(f"{base}/crawl/{captures[url]}mp_/{url}")
+            frame = "document.querySelector('iframe').contentDocument"  # the page, under pywb's banner
+            assert chrome.evaluate(f"{frame}.readyState") == "complete", url  # the top's load waits for it
+            assert chrome.evaluate(f"{frame}.contentType") == "text/html", url  # the page, not our metadata
+            assert chrome.evaluate(f"{frame}.title") == expected.findtext(".//title"), url
+            text = chrome.evaluate(f"{frame}.body.innerText")
+            assert text.split() == expected.body.text_content().split(), url
+            links = chrome.evaluate(f"Array.from({frame}.querySelectorAll('a')).map(a => a.href)")
+            assert links == [a.get("href") for a in expected.iter("a")], url  # wombat shows the original URLs
+            assert not chrome.console_errors(), (url, chrome.console_errors())
+
+
+def chromium() -> str:
+    """Debian's chromium, which ``.ci/run`` installs: the test skips without it, or fails in CI."""
+    executable = find_chromium()
+    if executable is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed (.ci/run installs Debian's chromium)")
+        pytest.skip("chromium is not installed: apt-get install chromium (as .ci/run does)")
+    return executable
+
+
+def test_a_page_splash_rendered_replays_as_the_crawler_saw_it(tmp_path):
+    """A script-built page of the sample web, harvested with ``WIRE_RENDER_JS``: the archive holds the DOM
+    Splash rendered (a ``resource`` record), and pywb replays it with the link only its script makes."""
+    venv, browser = pywb_venv(), chromium()
+    try:
+        splash = OwnSplash(tmp_path)
+    except SplashMissing as missing:
+        if os.environ.get("WIRE_REQUIRE_SPLASH") == "1":
+            pytest.fail(str(missing))
+        pytest.skip(str(missing))
+    archive, collection = tmp_path / "warc", tmp_path / "collection"
+    web = {"sites": 6, "pages_per_site": 4, "crawl_delay": 0, "slow_delay": 0.05, "js": "on"}
+    with splash, SampleWebProcess(workdir=tmp_path / "web", **web) as sample:
+        seeds = tmp_path / "seeds.txt"
+        url = f"http://site5.wire.test:{sample.port}/js/insert.html"
+        seeds.write_text(f"http://site5.wire.test:{sample.port}/js/\n")
+        settings = {
+            "WIRE_WARC_DIR": archive,
+            "SPLASH_URL": splash.url,
+            "WIRE_RENDER_JS": "site5.wire.test",
+            "WIRE_RENDER_WAIT": 0.2,
+            "WIRE_WAIT_NORMAL": 0,
+            "WIRE_WAIT_LARGE_SITE": 0,
+        }
+        scrapy(
+            "crawl",
+            "harvester",
+            "-a",
+            f"seeds={seeds}",
+            "-a",
+            "cycles=2",
+            collection=collection,
+            settings=settings,
+        )
+    [inserted] = scripted_links("insert.html")
+    files = warc_files(archive)
+    renders = [
+        (headers, block)
+        for f in files
+        for kind, uri, headers, block in _records(f)
+        if kind == "resource" and uri == url
+    ]
+    assert renders, "no render of the script page was archived"
+    headers, dom = renders[-1]
+    assert headers.get_header("Content-Type") == "text/html; charset=utf-8" and inserted.encode() in dom
+    pywb = tmp_path / "pywb" / "collections" / "crawl"
+    (pywb / "archive").mkdir(parents=True)
+    (pywb / "indexes").mkdir()
+    for file in files:
+        (pywb / "archive" / file.name).symlink_to(file)
+    scrapy("export", "--cdxj", str(pywb / "indexes" / "index.cdxj"), collection=collection, settings=settings)
+    with wayback(venv, tmp_path / "pywb") as base, Browser(browser) as chrome:
+        chrome.open(f"{base}/crawl/mp_/{url}")
+        frame = "document.querySelector('iframe').contentDocument"
+        hrefs = chrome.evaluate(f"Array.from({frame}.querySelectorAll('a')).map(a => a.getAttribute('href'))")
+    assert any(href and href.endswith(inserted) for href in hrefs), hrefs
+
+
+def _records(file: Path):
+    """(type, target URI, WARC headers, block) of each record of ``file``."""
+    with open(file, "rb") as stream:
+        for record in ArchiveIterator(stream):
+            yield (
+                record.rec_type,
+                record.rec_headers.get_header("WARC-Target-URI"),
+                record.rec_headers,
+                (record.content_stream().read()),
+            )

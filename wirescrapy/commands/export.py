@@ -3,9 +3,13 @@
 ``WHAT`` is ``documents`` (URL and metadata, optionally the stored document or its text; selected by doc-id
 range, URL pattern, site or depth), ``links`` (the link graph as an edge list of doc-ids), ``sites`` or
 ``seeds``; as JSON Lines or CSV, to stdout or a file. ``--warc FILE`` writes the stored pages as WARC response
-records instead (``wirescrapy/warc/export.py``; an exact duplicate as a ``revisit`` of its original). Rows are
-streamed (``wirescrapy/report/export.py``): exporting ten million documents holds one chunk of them in memory.
-It opens the collection read-only and takes no lock, as ``scrapy status`` does.
+records instead (``wirescrapy/warc/export.py``; an exact duplicate as a ``revisit`` of its original).
+``--cdxj FILE`` and ``--wacz FILE`` are of the crawl's archive (``WIRE_WARC_DIR``, every WARC file in it).
+The first writes one sorted CDXJ index of them all, pywb's format (``wirescrapy/warc/index.py``; a file's own
+index is made if a kill left it none). The second writes one WACZ file, validated with the ``wacz`` package
+(``wirescrapy/warc/wacz.py``). Rows are streamed (``wirescrapy/report/export.py``): exporting ten million
+documents holds one chunk of them in memory. It opens the collection read-only and takes no lock, as
+``scrapy status`` does.
 
 Options are grouped by what they select, so that a new kind of output is one more group and one more entry
 in ``EXPORTS``.
@@ -47,7 +51,7 @@ def _range(text: str, what: str) -> tuple[int, int | None]:
 
 class Command(WireCommand, ScrapyCommand):
     def syntax(self):
-        return f"{{{','.join(_exports().EXPORTS)}}} [options] | --warc FILE"
+        return f"{{{','.join(_exports().EXPORTS)}}} [options] | --warc FILE | --cdxj FILE | --wacz FILE"
 
     def short_desc(self):
         return "Export documents, the link graph, sites or seeds as JSON Lines or CSV"
@@ -65,6 +69,17 @@ class Command(WireCommand, ScrapyCommand):
             metavar="FILE",
             help="write the stored pages as WARC response records to FILE "
             "(gzipped per record) instead of WHAT",
+        )
+        out.add_argument(
+            "--cdxj",
+            metavar="FILE",
+            help="write one CDXJ index of the WARC files of WIRE_WARC_DIR to FILE ('-': stdout) "
+            "instead of WHAT",
+        )
+        out.add_argument(
+            "--wacz",
+            metavar="FILE",
+            help="write the WARC files of WIRE_WARC_DIR as one WACZ file instead of WHAT",
         )
         select = parser.add_argument_group("which documents (documents, links)")
         select.add_argument("--docids", metavar="A-B", help="doc-ids: N, A-B or A- (links: of the source)")
@@ -86,10 +101,19 @@ class Command(WireCommand, ScrapyCommand):
         )
 
     def run(self, args, opts):
+        chosen = [name for name in ("warc", "cdxj", "wacz") if getattr(opts, name)]
+        if len(chosen) > 1:
+            raise UsageError(f"give one of --{' / --'.join(chosen)}")
+        if chosen and args:
+            raise UsageError(f"--{chosen[0]} writes an archive: give no WHAT with it")
         if opts.warc:
-            if args:
-                raise UsageError("--warc writes the stored pages: give no WHAT with it")
             self.export_warc(opts.warc)
+            return
+        if opts.cdxj:
+            self.export_cdxj(opts.cdxj)
+            return
+        if opts.wacz:
+            self.export_wacz(opts.wacz)
             return
         export = _exports()
         if len(args) != 1 or args[0] not in export.EXPORTS:
@@ -127,6 +151,51 @@ class Command(WireCommand, ScrapyCommand):
         except OSError as exc:
             raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
         print(f"{written:,} stored pages written to {path} as WARC", file=sys.stderr)
+
+    def archive(self) -> list:
+        """The WARC files of the crawl's archive (``WIRE_WARC_DIR``)."""
+        from wirescrapy.warc.reader import WarcError, warc_files
+
+        directory = self.wire_config().warc_dir
+        if not directory:
+            raise InputError("no archive: set WIRE_WARC_DIR to the directory the harvests archived into")
+        try:
+            files = warc_files(directory)
+        except WarcError as exc:
+            raise InputError(str(exc)) from None
+        if not files:
+            raise InputError(f"{directory}: no WARC files (*.warc.gz)")
+        return files
+
+    def export_cdxj(self, path: str) -> None:
+        from wirescrapy.warc.index import BadIndex, merged
+
+        files = self.archive()
+        lines = 0
+        try:
+            target = nullcontext(sys.stdout) if path == "-" else open(path, "w", encoding="utf-8")
+            with target as out:
+                for line in merged(files):
+                    out.write(line)
+                    lines += 1
+        except BadIndex as exc:
+            raise InputError(str(exc)) from None
+        except OSError as exc:
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        print(f"{lines:,} records of {len(files):,} WARC files indexed in {path}", file=sys.stderr)
+
+    def export_wacz(self, path: str) -> None:
+        from wirescrapy.warc.index import BadIndex
+        from wirescrapy.warc.wacz import WaczError, write_wacz
+
+        files = self.archive()
+        try:
+            pages = write_wacz(files, path, title=f"wirescrapy crawl of {self.wire_config().collection_dir}")
+        except (BadIndex, WaczError) as exc:
+            raise InputError(str(exc)) from None
+        except OSError as exc:
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        print(f"{len(files):,} WARC files and {pages:,} pages written to {path} as WACZ", file=sys.stderr)
 
     @staticmethod
     def selection(opts):

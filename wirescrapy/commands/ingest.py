@@ -7,7 +7,11 @@ gatherer: document, parse, content-seen and page store, link graph, metadata, ne
 rules), in a crawl of the :class:`IngestSpider`, which holds the collection's :class:`Harvest` and announces
 it to the pipelines (the ``harvest_opened`` signal) as the harvester's spider does, and tells the harvest's
 robots.txt owner of each robots.txt fetch as the harvester's spider did. A body the harvester received
-compressed is decoded by Scrapy's own ``HttpCompressionMiddleware``, as it was in the harvest.
+compressed is decoded by Scrapy's own ``HttpCompressionMiddleware``, as it was in the harvest. A ``revisit``
+record of either WARC/1.1 profile stands for its response (``warc/reader.py``): a 304 of the
+server-not-modified profile, and the payload of the identical-payload-digest profile found in any file of the
+directories given. A record that is bad (a payload that does not match its digest, a revisit to a payload
+none of the files holds) is one line naming its file and offset, and its fetch is left for a later batch.
 
 * The part must be the collection's: ``batches/NNNNNN/part-K`` of the batch the WARC names.
 * A fetch already in the collection is passed over: its document's record has a ``last_visit`` not before
@@ -42,7 +46,7 @@ from wirescrapy.items import Kind
 from wirescrapy.manager.batch import BatchError, read_batch
 from wirescrapy.signals import harvest_opened
 from wirescrapy.url import robots_txt_url
-from wirescrapy.warc.reader import WarcError, read_fetches, warc_files, warcinfo
+from wirescrapy.warc.reader import Payloads, WarcError, read_fetches, warc_files, warcinfo
 from wirescrapy.warc.records import fetch_of
 
 logger = logging.getLogger(__name__)
@@ -146,6 +150,8 @@ class IngestSpider(scrapy.Spider):
         return directory, path, info
 
     async def start(self):
+        # A revisit's payload may be in any file of the directories given.
+        payloads = Payloads([file for directory in self.dirs for file in warc_files(directory)])
         for directory, part_dir, _ in self.parts:
             harvest = self.harvest
             if (part_dir / HARVEST_FILE).exists():
@@ -156,7 +162,7 @@ class IngestSpider(scrapy.Spider):
                 continue
             harvest.open_batch(part_dir)
             for file in warc_files(directory):
-                for archived in read_fetches(file):
+                for archived in read_fetches(file, payloads):
                     fetch = fetch_of(archived.fields, self._body(archived))
                     if fetch.kind is Kind.ROBOTS:  # what the harvester's spider told the owner, in order
                         if fetch.error is not None:

@@ -7,6 +7,11 @@ it crawls; the gatherer's pipelines come after this one). It runs before the gat
 so a fetch is written as the harvester concluded it, and a gatherer's failure on it cannot change what is
 archived. Files are rotated at ``WIRE_WARC_MAX_SIZE`` bytes and named after the batch and part being
 harvested (:mod:`~wirescrapy.warc.writer`); a new batch begins a new file. Stats under ``warc/``.
+
+A 304 to a conditional request is a ``revisit`` record in every harvest. A harvest with a collection also
+writes a ``revisit`` for a payload its archive directory holds already, from this harvest or an earlier one
+(:mod:`~wirescrapy.warc.digests`): a recrawl of unchanged pages does not store their bytes again. A detached
+harvest stores every payload, since its directory is all ``scrapy ingest`` reads.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from scrapy import signals
 from wirescrapy.config import WireConfig
 from wirescrapy.items import Fetch, Kind
 from wirescrapy.signals import harvest_opened
+from wirescrapy.warc.digests import PayloadDigests
 from wirescrapy.warc.writer import WarcWriter
 
 if TYPE_CHECKING:
@@ -37,6 +43,7 @@ class WarcPipeline:
         self.max_size = max_size
         self.harvest = None  # the harvest being archived (harvester/session.py's Harvest), if any
         self.writer: WarcWriter | None = None
+        self.digests: PayloadDigests | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -51,8 +58,10 @@ class WarcPipeline:
         if not harvest.warc_dir:
             return
         self.harvest = harvest
+        if harvest.collection is not None:
+            self.digests = PayloadDigests(harvest.warc_dir)
         if harvest.batch is not None:
-            self.writer = WarcWriter(harvest.warc_dir, self.max_size, batch_info(harvest.batch))
+            self.writer = self._writer(batch_info(harvest.batch))
             self.writer.open()
 
     def process_item(self, item, spider: Spider):
@@ -60,17 +69,22 @@ class WarcPipeline:
         if harvest is None or not isinstance(item, Fetch):
             return item
         if self.writer is None:
-            self.writer = WarcWriter(harvest.warc_dir, self.max_size)  # a harvest with no batch when it began
+            self.writer = self._writer({})  # a harvest with no batch when it began
         self.writer.begin(batch_info(harvest.batch))
         written = self.writer.write(item)
         stats = self.stats
         stats.inc_value("warc/bytes", written)
         stats.inc_value(f"warc/fetched/{item.kind.value}")
+        if self.writer.revisit is not None:
+            stats.inc_value(f"warc/revisits/{self.writer.revisit.profile.rsplit('/', 1)[-1]}")
         if item.error is not None:
             stats.inc_value(f"warc/errors/{item.error.label}")
         elif item.kind is Kind.PAGE:
             stats.inc_value(f"warc/status/{item.status}")
         return item
+
+    def _writer(self, info: dict) -> WarcWriter:
+        return WarcWriter(self.harvest.warc_dir, self.max_size, info, self.digests)
 
     def close(self, spider: Spider) -> None:
         if self.writer is not None:

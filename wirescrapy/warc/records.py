@@ -14,12 +14,28 @@ order, with one ``WARC-Record-ID`` tying them together:
     ``X-Wire-Transfer-Encoding`` (the body in the record is not chunked). A body stopped at its size limit
     has ``WARC-Truncated: length``; one stopped after its headers (a media type not accepted) is empty, with
     ``WARC-Truncated: unspecified``. ``WARC-IP-Address`` is the address it came from.
+``revisit`` (in place of the response, of a 304 or of a payload the archive holds)
+    ``application/http;msgtype=response`` with the status line and headers of the response and no body, of
+    one of two WARC/1.1 profiles (:class:`Revisit`). ``identical-payload-digest``: a whole body (of any
+    status) that, as received, is one the archive's directory holds already, at this URL or another, from
+    this harvest or an earlier one (:mod:`~wirescrapy.warc.digests`). ``server-not-modified``: a 304 to a
+    conditional request (``If-None-Match`` or ``If-Modified-Since``), written by every harvest. Both carry
+    ``WARC-Refers-To-Target-URI`` and ``WARC-Refers-To-Date``, the record that holds the payload, and its
+    ``WARC-Payload-Digest``, whenever the archive knows them (a 304's is the URL's last payload).
+``resource`` (a render: no response of its own)
+    ``text/html; charset=utf-8``: the DOM Splash rendered, which is what the crawler saw and parsed, so that a
+    replay tool shows the page as the crawl had it. The raw HTML the site sent is in the metadata's JSON.
 ``metadata`` (always, last)
-    ``application/vnd.wirescrapy.fetch+json``: what the harvester concluded (:func:`fetch_fields`: kind,
-    doc-id, depth, times, status, error kind, redirect, sitemap entries…), with the headers
+    ``application/warc-fields`` with one field, ``WIRE-Fetch``, whose value is one line of JSON: what the
+    harvester concluded (:func:`fetch_fields`: kind, doc-id, depth, times, status, error kind, redirect,
+    sitemap entries…). Being warc-fields, as Heritrix's metadata records are, replay tools leave it out of
+    their indexes (cdxj-indexer, pywb), so that a page replays as its response and never as this record.
+    A record of earlier harvests, ``application/vnd.wirescrapy.fetch+json`` with the JSON alone, reads the
+    same. With the headers
     ``WIRE-Fetch-Kind`` (``page``, ``robots``, ``sitemap``) and, for a failure with no response (DNS, timeout,
     refused, blocked address, robots.txt disallows…), ``WIRE-Fetch-Error`` (its :class:`FetchError` label),
-    so that another tool can list the failures without reading JSON. ``WARC-Refers-To`` names the response.
+    so that another tool can list the failures without reading JSON. ``WARC-Refers-To`` names the response
+    (or its revisit).
 
 A group is complete when its ``metadata`` record is there: a reader takes a ``request`` or ``response``
 without one as the torn end of a killed write and leaves it. The JSON has ``"format":
@@ -43,10 +59,15 @@ from warcio.timeutils import datetime_to_iso_date
 from wirescrapy.items import Fetch, FetchError, Kind
 
 FETCH_FORMAT = "wirescrapy-fetch/1"
-FETCH_CONTENT_TYPE = "application/vnd.wirescrapy.fetch+json"
+FETCH_CONTENT_TYPE = "application/warc-fields"
+FETCH_FIELD = "WIRE-Fetch"
+JSON_CONTENT_TYPE = "application/vnd.wirescrapy.fetch+json"  # the metadata of earlier harvests
 KIND_HEADER = "WIRE-Fetch-Kind"
 ERROR_HEADER = "WIRE-Fetch-Error"
 WARC_VERSION = "WARC/1.1"
+IDENTICAL_PAYLOAD = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+_CONDITIONAL = (b"if-none-match", b"if-modified-since")
 _HOP_BY_HOP = b"transfer-encoding"
 
 
@@ -68,14 +89,22 @@ _NOT_IN_JSON = frozenset({"body", "exchange", "page", "original", "changed", "li
 _FIELDS = tuple(f.name for f in dataclasses.fields(Fetch) if f.name not in _NOT_IN_JSON)
 # Fields of bytes (header values as sent, a render's raw HTML): in JSON as the str of the same code points.
 _BYTES = frozenset(f.name for f in dataclasses.fields(Fetch) if f.name in _FIELDS and f.default == b"")
+_DEFAULTS = {
+    f.name: f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
+    for f in dataclasses.fields(Fetch)
+    if f.name in _FIELDS and not (f.default is f.default_factory is dataclasses.MISSING)
+}
 
 
 def fetch_fields(fetch: Fetch) -> dict:
     """What the harvester concluded of a fetch, as JSON values: every field of ``Fetch`` it fills (a field
-    added to ``Fetch`` later comes along by itself), none of the gatherer's."""
+    added to ``Fetch`` later comes along by itself), none of the gatherer's. A field at its default is left
+    out (:func:`fetch_of` gives it back): a recrawl's records are mostly such fields."""
     fields = {"format": FETCH_FORMAT}
     for name in _FIELDS:
         value = getattr(fetch, name)
+        if name in _DEFAULTS and value == _DEFAULTS[name]:
+            continue
         if name == "kind":
             value = value.value
         elif name == "error":
@@ -93,6 +122,19 @@ def fetch_fields(fetch: Fetch) -> dict:
     return fields
 
 
+def fetch_json(content_type: str, block: bytes) -> dict | None:
+    """The fields of a fetch (:func:`fetch_fields`) a metadata record holds, or None if it is not one."""
+    if content_type == JSON_CONTENT_TYPE:
+        return json.loads(block)
+    if content_type != FETCH_CONTENT_TYPE:
+        return None
+    prefix = f"{FETCH_FIELD}:".encode("ascii")
+    for line in block.splitlines():
+        if line.startswith(prefix):
+            return json.loads(line[len(prefix) :])
+    return None
+
+
 def fetch_of(fields: dict, body: bytes) -> Fetch:
     """The fetch ``fields`` describe (:func:`fetch_fields`), with ``body``, the body the harvester kept."""
     if fields.get("format") != FETCH_FORMAT:
@@ -105,6 +147,40 @@ def fetch_of(fields: dict, body: bytes) -> Fetch:
     for name in _BYTES & values.keys():
         values[name] = values[name].encode("latin-1")
     return Fetch(**values, body=body[: fields["body_length"]])
+
+
+@dataclass(frozen=True, slots=True)
+class Revisit:
+    """What a ``revisit`` record says in place of a response: its profile and, when known, the payload's
+    digest and the record that holds it."""
+
+    profile: str  # IDENTICAL_PAYLOAD or NOT_MODIFIED
+    digest: str = ""  # WARC-Payload-Digest
+    uri: str = ""  # WARC-Refers-To-Target-URI
+    date: str = ""  # WARC-Refers-To-Date
+
+
+def not_modified(fetch: Fetch) -> bool:
+    """Whether ``fetch`` is a 304 to a conditional request: a revisit of the server-not-modified profile."""
+    exchange = fetch.exchange
+    return (
+        exchange is not None
+        and exchange.status == 304
+        and any(name.lower() in _CONDITIONAL for name, _ in exchange.request_headers)
+    )
+
+
+def whole(fetch: Fetch) -> bool:
+    """Whether ``fetch`` received a whole body, of any status: a payload the archive can hold once. A 304
+    is not one (:func:`not_modified`)."""
+    exchange = fetch.exchange
+    return (
+        exchange is not None
+        and exchange.status != 304
+        and bool(exchange.body)
+        and not fetch.truncated
+        and not fetch.mime_refused
+    )
 
 
 @dataclass(slots=True)
@@ -133,8 +209,10 @@ class FetchRecords(RecordBuilder):
         record.rec_headers.replace_header("WARC-Date", warc_date(at))
         return record
 
-    def records(self, fetch: Fetch) -> list:
-        """The request, response and metadata records of ``fetch`` (the first two when a response came)."""
+    def records(self, fetch: Fetch, revisit: Revisit | None = None, digest: str = "") -> list:
+        """The request, response and metadata records of ``fetch`` (the first two when a response came); the
+        response a ``revisit`` record when ``revisit`` says so. ``digest``: the response's payload digest,
+        when the caller has it already."""
         out = []
         date = warc_date(fetch.started)
         meta_headers = {
@@ -145,7 +223,7 @@ class FetchRecords(RecordBuilder):
         exchange = fetch.exchange
         if exchange is not None:
             response_id = self._make_warc_id()
-            response = self._response(fetch, date, response_id)
+            response = self._response(fetch, date, response_id, revisit, digest)
             request = self.create_warc_record(
                 fetch.url,
                 "request",
@@ -161,11 +239,25 @@ class FetchRecords(RecordBuilder):
             )
             out += [request, response]
             meta_headers["WARC-Refers-To"] = response_id
+        elif fetch.body:  # a render
+            rendered = self.create_warc_record(
+                fetch.url,
+                "resource",
+                payload=BytesIO(fetch.body),
+                length=len(fetch.body),
+                warc_content_type="text/html; charset=utf-8",
+                warc_headers_dict={"WARC-Date": date},
+            )
+            out.append(rendered)
+            meta_headers["WARC-Refers-To"] = rendered.rec_headers.get_header("WARC-Record-ID")
+            if fetch.error is not None:
+                meta_headers[ERROR_HEADER] = fetch.error.label
         elif fetch.error is not None:
             meta_headers[ERROR_HEADER] = fetch.error.label
         if exchange is not None and fetch.error is not None:
             meta_headers[ERROR_HEADER] = fetch.error.label  # a response with an error (a redirect loop…)
-        data = json.dumps(fetch_fields(fetch), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        # ASCII JSON is one line whatever the fetch holds: a warc-field's value cannot span lines.
+        data = f"{FETCH_FIELD}: {json.dumps(fetch_fields(fetch), separators=(',', ':'))}\r\n".encode("ascii")
         out.append(
             self.create_warc_record(
                 fetch.url,
@@ -178,9 +270,11 @@ class FetchRecords(RecordBuilder):
         )
         return out
 
-    def _response(self, fetch: Fetch, date: str, record_id: str):
+    def _response(self, fetch: Fetch, date: str, record_id: str, revisit: Revisit | None, digest: str):
         exchange = fetch.exchange
         headers = {"WARC-Record-ID": record_id, "WARC-Date": date}
+        if digest:
+            headers["WARC-Payload-Digest"] = digest
         if fetch.ip:
             headers["WARC-IP-Address"] = fetch.ip
         if fetch.truncated:
@@ -196,6 +290,8 @@ class FetchRecords(RecordBuilder):
             _text_pairs(pairs),
             protocol=exchange.protocol,
         )
+        if revisit is not None:
+            return self._revisit(fetch.url, http, headers, revisit)
         return self.create_warc_record(
             fetch.url,
             "response",
@@ -203,6 +299,18 @@ class FetchRecords(RecordBuilder):
             length=len(exchange.body),
             warc_headers_dict=headers,
             http_headers=http,
+        )
+
+    def _revisit(self, url: str, http: StatusAndHeaders, headers: dict, revisit: Revisit):
+        headers = {
+            **headers,
+            "WARC-Profile": revisit.profile,
+            "WARC-Payload-Digest": revisit.digest,
+            "WARC-Refers-To-Target-URI": revisit.uri,
+            "WARC-Refers-To-Date": revisit.date,
+        }
+        return self.create_warc_record(
+            url, "revisit", warc_headers_dict={k: v for k, v in headers.items() if v}, http_headers=http
         )
 
     def page(self, url: str, body: bytes, content_type: str, at: float, extra: dict | None = None):

@@ -10,6 +10,14 @@ per fetch, every record its own gzip member (WARC/1.1 Annex D), so that a reader
 file that has reached ``max_size`` bytes is closed and the next fetch opens a new one; a new batch (the next
 cycle) opens a new file too, whose warcinfo names it.
 
+A 304 to a conditional request is written as a ``revisit`` of the server-not-modified profile. Given the
+directory's :class:`~wirescrapy.warc.digests.PayloadDigests` (a harvest with a collection), a whole body whose
+payload the directory holds already is a ``revisit`` of the identical-payload-digest profile, and each file's
+new payloads go to the store once the file is closed.
+
+Each file's CDXJ index (:mod:`~wirescrapy.warc.index`) is written beside it when it is closed, from lines made
+as its records were written. A file a kill left open has none; ``scrapy export --cdxj`` makes it.
+
 Crash behaviour: a fetch's records are built in memory and appended with one ``write`` to a file opened with
 ``O_APPEND``. A process killed at any moment leaves every file a sequence of complete record groups (the
 kernel has every ``write`` that returned, and a kill does not split one); only a machine's crash, or a full
@@ -30,7 +38,18 @@ import scrapy
 from warcio.warcwriter import WARCWriter
 
 from wirescrapy.items import Fetch
-from wirescrapy.warc.records import WARC_VERSION, FetchRecords
+from wirescrapy.warc import index
+from wirescrapy.warc.digests import PayloadDigests, payload_digest
+from wirescrapy.warc.records import (
+    IDENTICAL_PAYLOAD,
+    NOT_MODIFIED,
+    WARC_VERSION,
+    FetchRecords,
+    Revisit,
+    not_modified,
+    warc_date,
+    whole,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -42,18 +61,27 @@ GZIP_LEVEL = 6
 
 
 class WarcWriter:
-    def __init__(self, directory: str | os.PathLike, max_size: int, info: dict | None = None):
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        max_size: int,
+        info: dict | None = None,
+        digests: PayloadDigests | None = None,
+    ):
         self.dir = Path(directory)
+        self.digests = digests
         self.max_size = max_size
         self.info = dict(info or {})  # the warcinfo fields: batch, part, parts, collection...
         self.records = FetchRecords()
         self._fd: int | None = None
         self._path: Path | None = None
         self._size = 0
+        self._index: list[str] = []  # the CDXJ lines of the file being written
         self._serial = 0
         self.files: list[Path] = []  # every file this writer opened
         self.fetches = 0
         self.bytes = 0
+        self.revisit: Revisit | None = None  # the last fetch's revisit, if it was written as one
 
     @property
     def path(self) -> Path | None:
@@ -73,21 +101,54 @@ class WarcWriter:
 
     def write(self, fetch: Fetch) -> int:
         """Append the records of ``fetch``; the bytes written."""
-        written = self.write_records(self.records.records(fetch))
+        self.revisit, digest = self._revisit(fetch)
+        written = self._add(self.records.records(fetch, self.revisit, digest))
+        if digest and self.digests is not None:  # with the file that holds it, before it is closed
+            self.digests.archived(digest, fetch.url, warc_date(fetch.started))
         self.fetches += 1
+        self._rotate()
         return written
+
+    def _revisit(self, fetch: Fetch) -> tuple[Revisit | None, str]:
+        """Whether ``fetch``'s response is written as a revisit, and its payload's digest if it has one."""
+        digests = self.digests
+        if not_modified(fetch):
+            digest = digests.last(fetch.url) if digests is not None else None
+            original = digests.original(digest) if digest else None
+            return Revisit(NOT_MODIFIED, digest or "", *(original or ("", ""))), ""
+        if digests is None or not whole(fetch):
+            return None, ""
+        digest = payload_digest(fetch.exchange.body)
+        original = digests.original(digest)
+        if original is None:
+            return None, digest
+        return Revisit(IDENTICAL_PAYLOAD, digest, *original), digest
 
     def write_records(self, records: list) -> int:
         """Append records built with ``self.records`` (one fetch's, or a collection's pages), in one
         ``write``; the bytes written."""
-        data = self._serialize(records)
+        written = self._add(records)
+        self._rotate()
+        return written
+
+    def _add(self, records: list) -> int:
+        members = self._serialize(records)
         if self._fd is None:
             self._open()
+        offset = self._size
+        for record, member in zip(records, members, strict=True):
+            line = index.cdxj_line(record, offset, len(member), self._path.name)
+            if line is not None:
+                self._index.append(line)
+            offset += len(member)
+        data = b"".join(members)
         self._append(data)
         self.bytes += len(data)
+        return len(data)
+
+    def _rotate(self) -> None:
         if self._size >= self.max_size:
             self.close()
-        return len(data)
 
     def _append(self, data: bytes) -> None:
         view = memoryview(data)
@@ -103,18 +164,22 @@ class WarcWriter:
             os.fsync(fd)
         finally:
             os.close(fd)
+        index.write_index(self._path, self._index)
+        self._index = []
+        if self.digests is not None:
+            self.digests.commit()  # after the fsync: every line names a record on disk
         logger.info("WARC file %(path)s closed: %(bytes)d bytes", {"path": self._path, "bytes": self._size})
         self._path = None
 
     @staticmethod
-    def _serialize(records: list) -> bytes:
-        """The records, each its own gzip member."""
+    def _serialize(records: list) -> list[bytes]:
+        """The records, each as its own gzip member."""
         members = []
         for record in records:
             buffer = BytesIO()
             WARCWriter(buffer, gzip=False, warc_version=WARC_VERSION).write_record(record)
             members.append(zlib.compress(buffer.getvalue(), GZIP_LEVEL, wbits=zlib.MAX_WBITS + 16))
-        return b"".join(members)
+        return members
 
     def _open(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -136,4 +201,4 @@ class WarcWriter:
             "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
             **{f"wirescrapy-{key}": str(value) for key, value in self.info.items()},
         }
-        self._append(self._serialize([self.records.warcinfo(name, info, time.time())]))
+        self._append(b"".join(self._serialize([self.records.warcinfo(name, info, time.time())])))
