@@ -16,11 +16,12 @@ Printed:
   - per-iteration time of PageRank and of HITS (two products), beside the memory-bandwidth bound of one
     sparse matrix × vector product: the bytes it must touch (8 per link, 4 per row for the row pointers,
     the input and the output vector) over the bandwidth of a large numpy copy measured in the same run;
-  - the end-to-end time of one manager run as ``manage`` does it (filters, the sites' shares of a batch,
-    link matrix, transpose, PageRank, OPIC, quality, freshness, profit, selection of K = WIRE_BATCH_SIZE
-    pages, writing the batch, storing the scores), with the default WIRE_SCORE_WEIGHTS, or all of them with
-    ``--all-scores``. OPIC replays the downloaded pages in order of ``first_visit``, which is random here (a
-    real crawl's order has more links between pages fetched close together, which costs it more steps);
+  - the end-to-end time of one manager run as ``manage`` does it (the path groups, read from a URL store of
+    the pages' paths; filters, the sites' shares of a batch, link matrix, transpose, PageRank, OPIC, quality,
+    freshness, profit, selection of K = WIRE_BATCH_SIZE pages, writing the batch, storing the scores), with
+    the default WIRE_SCORE_WEIGHTS, or all of them with ``--all-scores``. OPIC replays the downloaded pages
+    in order of ``first_visit``, which is random here (a real crawl's order has more links between pages
+    fetched close together, which costs it more steps);
   - peak RSS;
   - networkx's ``pagerank`` and ``hits`` on a ``--sample``-page graph of the same kind, beside ours.
 """
@@ -41,6 +42,7 @@ from scipy.sparse import csr_matrix
 from scrapy.settings import Settings
 
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE, DocFlag
+from wirescrapy.collection.urls import BLOCK, URLStore
 from wirescrapy.config import DAY, SCORE_FUNCTIONS, WireConfig, default_settings
 from wirescrapy.items import FetchError
 from wirescrapy.manager import plan, ranking
@@ -128,6 +130,35 @@ def web_records(site_of: np.ndarray, counts: csr_matrix, seed: int = 2) -> np.nd
     return records
 
 
+def url_store(site_of: np.ndarray, directory: Path) -> URLStore:
+    """A URL store holding every page's path, ``/page<doc-id>.html`` as the batches below write, opened
+    read-only. Its logs are written with numpy in the store's format (``collection/urls.py``), not URL by URL;
+    the store builds its fingerprint index on opening."""
+    pages = len(site_of) - 1
+    doc = np.arange(1, pages + 1)
+    digits = np.ones(pages, np.int64)
+    for power in range(1, 20):
+        digits += doc >= 10**power
+    length = len(b"/page.html") + digits
+    record = np.cumsum(6 + length) - (6 + length)  # each record's offset: uint32 site, uint16 length, path
+    log = np.zeros(int(record[-1] + 6 + length[-1]), np.uint8)
+    for byte in range(4):
+        log[record + byte] = site_of[1:] >> (8 * byte) & 0xFF
+    log[record + 4], log[record + 5] = length & 0xFF, length >> 8
+    for place, char in enumerate(b"/page"):
+        log[record + 6 + place] = char
+    for place in range(int(digits.max())):  # the digits, from the last
+        has = digits > place
+        log[(record + 10 + digits - place)[has]] = ord("0") + doc[has] // 10**place % 10
+    for place, char in enumerate(b".html"):
+        log[record + 11 + digits + place] = char
+    (directory / "urls.log").write_bytes(log.tobytes())
+    (directory / "urls.blk").write_bytes(record[::BLOCK].astype("<u8").tobytes())
+    sites = int(site_of.max())
+    (directory / "sites.log").write_text("".join(f"http://www.site{s}.cl\n" for s in range(1, sites + 1)))
+    return URLStore(directory, readonly=True)
+
+
 def copy_bandwidth() -> float:
     """Bytes per second of a large numpy copy (read + write), best of five."""
     source = np.ones(1 << 26, dtype=np.float32)  # 256 MiB, eight times the largest L3 cache here
@@ -178,14 +209,12 @@ def iteration_times(counts: csr_matrix, config) -> dict:
     }
 
 
-def end_to_end(records, counts, config, sites: int, out_dir: Path) -> dict:
+def end_to_end(records, counts, config, sites: int, store: URLStore, out_dir: Path) -> dict:
     docs = records[1:]
     started = time.perf_counter()
     # What a manager run reads from the URL store for the scores and estimates that need paths (the default
-    # mirrors and kinds): one pass over every URL, here the paths the batch below writes.
-    groups = path_groups(
-        config, zip(docs["siteid"].tolist(), (b"/page%d.html" % d for d in docs["docid"].tolist()))
-    )
+    # mirrors and kinds): every URL's site and path, read at once.
+    groups = path_groups(config, store.path_arrays(1, len(docs)))
     grouped = time.perf_counter()
     result = plan(
         docs,
@@ -265,19 +294,25 @@ def main() -> None:
         settings["WIRE_SCORE_WEIGHTS"] = dict.fromkeys(SCORE_FUNCTIONS, 1)
     config = WireConfig.from_settings(Settings(settings))
 
-    started = time.perf_counter()
-    counts, site_of, sites, stored = web_graph(args.pages, args.links_per_page)
-    records = web_records(site_of, counts)
-    print(
-        f"graph: {args.pages:,} pages, {sites:,} sites, {stored:,} links stored, {counts.nnz:,} distinct "
-        f"(built in {time.perf_counter() - started:.1f} s)"
-    )
-    weights = {name: w for name, w in config.score_weights.items() if w}
-    print(f"weights: {weights}; K = {config.batch_size:,}, same-site cap {config.batch_samesite}")
-
     out_dir = Path(tempfile.mkdtemp(prefix="wirescrapy-manager-bench-"))
     try:
-        run = end_to_end(records, counts, config, sites, out_dir)
+        started = time.perf_counter()
+        counts, site_of, sites, stored = web_graph(args.pages, args.links_per_page)
+        # The URL store before the records: opening it builds its index, and the temporaries of that then fit
+        # beside the graph, under the manager run's peak.
+        (out_dir / "urls").mkdir()
+        store = url_store(site_of, out_dir / "urls")
+        try:
+            records = web_records(site_of, counts)
+            print(
+                f"graph: {args.pages:,} pages, {sites:,} sites, {stored:,} links stored, {counts.nnz:,} "
+                f"distinct (built with the URL store in {time.perf_counter() - started:.1f} s)"
+            )
+            weights = {name: w for name, w in config.score_weights.items() if w}
+            print(f"weights: {weights}; K = {config.batch_size:,}, same-site cap {config.batch_samesite}")
+            run = end_to_end(records, counts, config, sites, store, out_dir / "batches")
+        finally:
+            store.close()
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
     peak = peak_rss()

@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scrapy.settings import Settings
 
 from tests.test_ranking import counts_matrix
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE
+from wirescrapy.collection.urls import PATH_PAD, URLStore
 from wirescrapy.config import WireConfig, default_settings
-from wirescrapy.manager import plan
+from wirescrapy.manager import plan, sections
 from wirescrapy.manager.sections import (
+    KIND_PREFIXES,
+    KIND_SUFFIXES,
     cross_section_links,
+    group_ids,
     kind,
     mirror_ids,
     mirror_path,
@@ -167,8 +173,6 @@ def test_mirrors_breaks_a_tie_towards_the_copy_of_a_well_linked_page():
 
 
 def test_groups_by_several_keys_in_one_pass_are_those_by_each_alone():
-    from wirescrapy.manager.sections import group_ids, mirror_path, section
-
     urls = [
         (1, b"/en/a.html"),
         (1, b"/ru/a.html?x=1"),
@@ -188,3 +192,155 @@ def test_groups_by_several_keys_in_one_pass_are_those_by_each_alone():
     assert by_section.tolist() == section_ids(urls).tolist() == [1, 2, 3, 4, 1]
     assert by_mirror.tolist() == mirror_ids(urls).tolist() == [1, 1, 2, 3, 4]
     assert [ids.tolist() for ids in group_ids([], section, mirror_path)] == [[], []]
+
+
+KEYS = (section, mirror_path, kind)
+
+
+def reference_ids(urls: list[tuple[int, bytes]], key) -> list[int]:
+    """The definition ``group_ids`` keeps: equal (site, key of the path), equal number, from 1 in the order
+    groups first appear."""
+    numbers: dict[tuple[int, bytes], int] = {}
+    return [numbers.setdefault((site_id, key(path)), len(numbers) + 1) for site_id, path in urls]
+
+
+# Pieces of paths: the bytes that cut a path (slashes, query, fragment, dots, "|"), the affixes of kinds,
+# UTF-8 and percent-encoded text, NUL, and segments longer than the 8 and 16 bytes read at once.
+PATH_PIECES = [
+    b"/",
+    b"//",
+    b"?",
+    b"#",
+    b".",
+    b"|",
+    b"en",
+    b"ru",
+    b"a",
+    b".html",
+    b"index",
+    b"x=1&y=/z",
+    "ñandú".encode(),
+    "日本語".encode(),
+    b"%2F",
+    b"\x00",
+    b"\xff",
+    b"a_rather_long_segment_name",
+    b"0123456789abcdef0123",
+    *KIND_PREFIXES,
+    *KIND_SUFFIXES,
+]
+url_paths = st.one_of(
+    st.lists(st.sampled_from(PATH_PIECES), max_size=24).map(b"".join),
+    st.binary(max_size=40),
+    st.integers(1, 200).map(lambda depth: b"/d" * depth + b"/p.html"),  # very deep
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 4), url_paths), max_size=60), st.data())
+def test_group_ids_are_the_groups_of_the_key_functions(urls, data):
+    # Some URLs again, or their paths in other sites.
+    again = data.draw(
+        st.lists(st.tuples(st.integers(1, 4), st.sampled_from(urls)), max_size=20) if urls else st.just([])
+    )
+    urls = urls + [(site_id, path) for site_id, (_, path) in again]
+    urls = data.draw(st.permutations(urls))
+    got = group_ids(urls, *KEYS)
+    for key, ids in zip(KEYS, got):
+        assert ids.dtype == np.int64
+        assert ids.tolist() == reference_ids(urls, key), key.__name__
+
+
+def test_group_ids_follow_the_key_functions_where_they_are_subtle():
+    urls = [
+        (1, b"/a|class/x.html"),  # section "a|class", no affix: the kind of ...
+        (1, b"/a/classFoo.html"),  # ... section "a" with the affix "class"
+        (1, b"/a//b.html"),  # after the first directory, "/b.html": the mirror path of ...
+        (1, b"/b.html"),  # ... a page at the top
+        (1, b"///b.html?x=/y/z"),  # leading slashes and the query do not count
+        (1, b""),
+        (1, b"?x=/a/b"),  # an empty path with a query: at the top, like ...
+        (1, b"/"),
+        (1, b"/en/"),  # trailing slashes
+        (1, b"/en//"),
+        (2, b"/en/"),  # another site
+        (1, b"/class.html"),  # only the affix: no kind
+        (1, b"/.class"),
+    ]
+    for key, ids in zip(KEYS, group_ids(urls, *KEYS)):
+        assert ids.tolist() == reference_ids(urls, key), key.__name__
+    assert kind(b"/a|class/x.html") == kind(b"/a/classFoo.html")
+    assert mirror_path(b"/a//b.html") == mirror_path(b"/b.html")
+
+
+def test_group_ids_over_many_sites_and_long_paths():
+    rng = np.random.default_rng(7)
+    pieces = np.array(PATH_PIECES, dtype=object)
+    urls = [
+        (int(site_id), b"/" + b"/".join(rng.choice(pieces, rng.integers(0, 12))))
+        for site_id in rng.integers(1, 3000, 20_000)
+    ]
+    urls += [(5, b"/" + b"x" * 65_000 + b"/y"), (5, b"/" + b"x" * 65_000 + b"/y"), (5, b"/" + b"x" * 64_999)]
+    for key, ids in zip(KEYS, group_ids(urls, *KEYS)):
+        assert ids.tolist() == reference_ids(urls, key), key.__name__
+
+
+@pytest.mark.parametrize("kept", [0, 0xC000_0000_0000_0000], ids=["one hash", "four hashes"])
+def test_group_ids_are_exact_when_hashes_collide(monkeypatch, kept):
+    # A hash that keeps a few bits or none: URLs with other keys share a hash, and the byte by byte check
+    # splits them.
+    mix = sections._mix
+    monkeypatch.setattr(sections, "_mix", lambda x: mix(x) & np.uint64(kept))
+    rng = np.random.default_rng(3)
+    pieces = np.array(PATH_PIECES, dtype=object)
+    urls = [(int(rng.integers(1, 4)), b"".join(rng.choice(pieces, rng.integers(0, 8)))) for _ in range(400)]
+    for key, ids in zip(KEYS, group_ids(urls, *KEYS)):
+        assert ids.tolist() == reference_ids(urls, key), key.__name__
+
+
+@pytest.mark.parametrize("urls_at_once, bytes_at_once", [(1, 1), (7, 1 << 21), (1 << 16, 64)])
+def test_group_ids_do_not_depend_on_how_many_urls_are_cut_at_once(monkeypatch, urls_at_once, bytes_at_once):
+    monkeypatch.setattr(sections, "_CHUNK_URLS", urls_at_once)
+    monkeypatch.setattr(sections, "_CHUNK_BYTES", bytes_at_once)
+    rng = np.random.default_rng(4)
+    pieces = np.array(PATH_PIECES, dtype=object)
+    urls = [(int(rng.integers(1, 6)), b"".join(rng.choice(pieces, rng.integers(0, 10)))) for _ in range(300)]
+    for key, ids in zip(KEYS, group_ids(urls, *KEYS)):
+        assert ids.tolist() == reference_ids(urls, key), key.__name__
+
+
+def test_group_ids_read_the_url_stores_arrays(tmp_path):
+    rng = np.random.default_rng(5)
+    pieces = np.array(PATH_PIECES, dtype=object)
+    store = URLStore(tmp_path)
+    for site in range(3):
+        store.add_site(f"http://site{site}.example")
+    urls = list(
+        dict.fromkeys(
+            (int(rng.integers(1, 4)), b"/" + b"".join(rng.choice(pieces, rng.integers(0, 10))))
+            for _ in range(500)
+        )
+    )
+    store.add_many([site_id for site_id, _ in urls], [path for _, path in urls])
+    try:
+        for first, last in [(1, None), (1, 1), (5, 16), (16, 17), (17, 40), (490, 600), (30, 20)]:
+            arrays = store.path_arrays(first, last)
+            read = [(site_id, path) for _, site_id, path in store.iter_urls(first, last)]
+            assert arrays.site_ids.tolist() == [site_id for site_id, _ in read]
+            assert [arrays.data[a : a + n].tobytes() for a, n in zip(arrays.starts, arrays.lengths)] == [
+                path for _, path in read
+            ]
+            groups = [reference_ids(read, key) for key in KEYS]
+            assert [ids.tolist() for ids in group_ids(arrays, *KEYS)] == groups
+            # The same bytes without the zeros the store puts around them.
+            bare = arrays._replace(data=arrays.data[PATH_PAD:-PATH_PAD], starts=arrays.starts - PATH_PAD)
+            assert [ids.tolist() for ids in group_ids(bare, *KEYS)] == groups
+    finally:
+        store.close()
+
+
+def test_group_ids_take_only_the_path_keys():
+    with pytest.raises(ValueError, match="no grouping by"):
+        group_ids([(1, b"/a")], len)
+    with pytest.raises(ValueError, match="32-bit"):
+        group_ids([(1 << 32, b"/a")], section)

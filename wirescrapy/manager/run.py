@@ -27,6 +27,7 @@ from .planning import Plan, pages_of_closed_sites, plan
 from .sections import group_ids, kind, mirror_path, section
 
 if TYPE_CHECKING:
+    from wirescrapy.collection.urls import PathArrays
     from wirescrapy.config import WireConfig
 
 logger = logging.getLogger(__name__)
@@ -140,7 +141,7 @@ def compute(
     )
     links = collection.links.to_csr(n_docs=n)
     ordered = collection.links.to_csr(n_docs=n, ordered=True) if config.score_weights["wlrank"] > 0 else None
-    groups = path_groups(config, ((site_id, path) for _, site_id, path in collection.urls.iter_urls(1, n)))
+    groups = path_groups(config, collection.urls.path_arrays(1, n))
     sections, mirrors, kinds = groups.get("sections"), groups.get("mirrors"), groups.get("kinds")
 
     def run() -> Computed:
@@ -329,9 +330,10 @@ def _ip_text(raw) -> str:
     return str(address.ipv4_mapped or address)
 
 
-def path_groups(config: WireConfig, urls: Iterable[tuple[int, bytes]]) -> dict[str, np.ndarray]:
+def path_groups(config: WireConfig, urls: PathArrays | Iterable[tuple[int, bytes]]) -> dict[str, np.ndarray]:
     """The groups of URL paths a manager run with ``config`` needs (``sections``, ``mirrors``, ``kinds``: each
-    page's, aligned with the documents), from (site-id, path) pairs read once (``sections.group_ids``)."""
+    page's, aligned with the documents), from the URL store's arrays (``URLStore.path_arrays``) or (site-id,
+    path) pairs, read once (``sections.group_ids``)."""
     keys = {}
     if config.score_weights["crosslinks"] > 0 or config.batch_site_unseen == "sections":
         keys["sections"] = section
