@@ -7,6 +7,7 @@
     python -m benchmarks.crawl_order --weightings '{"pr3+wl": {"pagerank": 3, "wlrank": 1}}' --uncapped pr3+wl
     python -m benchmarks.crawl_order --web real --weightings default,depth --uncapped ''   # real documents
     python -m benchmarks.crawl_order --web real --smoke --weightings default     # 3 small real sites (CI)
+    python -m benchmarks.crawl_order --web real --real-web bench --weightings default --uncapped ''  # 7 webs
 
 What it does, in one run:
 
@@ -72,6 +73,13 @@ pages each site got among the first 20 % and their PageRank; sites marked * are 
 summed apart. The lines after it say the same of each crawl: /oracle = split × choice, split the PageRank of
 each site's best pages in the counts the crawl took from it over the oracle's, choice the crawl's over that.
 
+``--real-web`` names the web (``realweb.webs``): ``docs13``, the thirteen sites above and the default, or the
+bench's ``web1`` to ``web6``; several, comma-separated, or ``bench`` for all seven, are crawled one after
+the other with the same settings. After the report of each, one table gives every web's line (the default
+weighting's crawl, or the best one): its share, the oracle's and BFS's, the crawl's over the oracle's and
+its coverage (the final graph's pages it fetched). Then the worst web, and the worst of the held-out webs
+and of those tuned on apart: a policy is judged by its worst web, not by the mean.
+
 One crawl at one K is a single draw of a chaotic process: a tie broken otherwise in an early batch moves the
 figure, while a change that tilts no tie moves nothing. So an idea is judged over several K
 (``--batch-share 0.04``, ``0.05``, ``0.06``, ``--cycles 14``), against the default at the same K.
@@ -105,7 +113,7 @@ from wirescrapy.config import SCORE_FUNCTIONS, default_settings
 from wirescrapy.manager import ranking
 from wirescrapy.manager.batch import batch_numbers, read_batch
 from wirescrapy.testing.process import ROOT, run_scrapy
-from wirescrapy.testing.realweb import RealWeb
+from wirescrapy.testing.realweb import RealWeb, webs
 from wirescrapy.testing.realweb import sites as realweb_sites
 from wirescrapy.testing.sampleweb import SampleWebProcess
 from wirescrapy.testing.sampleweb.shape import SHAPES
@@ -146,7 +154,7 @@ FULL = list(WEIGHTINGS)
 CLEARLY = 1.05  # "clearly ahead": at least 5 % more PageRank than breadth-first order
 BREADTH_FIRST = {"depth", "hub"}  # weightings that order unfetched pages by discovery
 SMOKE = ["pagerank", "opic", "default"]
-REAL_SMOKE = "scrapy,git,libxml2"  # --web real --smoke: three small sites (about 440 pages)
+REAL_SMOKE = "scrapy,git,libxml2"  # --web real --smoke: three small sites of docs13 (about 440 pages)
 # Crawled again without the per-site share of a batch (WIRE_BATCH_SITE_SHARE = 0) in a full run.
 UNCAPPED = ["pagerank", "opic", "default", "depth"]
 
@@ -346,10 +354,11 @@ def read_order(crawl: Crawl, collection_dir: Path, graph: FinalGraph) -> None:
 # -- the web crawled ----------------------------------------------------------------------------------------
 
 
-def open_web(args: argparse.Namespace, shape: str, sites, pages_per_site: int, workdir: Path):
-    """The sample web of ``shape`` or, for shape "real", the real-document web (``sites`` its sites)."""
+def open_web(args: argparse.Namespace, shape: str, sites, pages_per_site: int, workdir: Path, real_web: str):
+    """The sample web of ``shape`` or, for shape "real", the real-document web ``real_web`` (``sites`` its
+    sites)."""
     if shape == "real":
-        return RealWeb(workdir / "web", sites)
+        return RealWeb(workdir / "web", sites, web=real_web)
     # Crawl-delay 0 and a short slow page: politeness is not what is measured here.
     return SampleWebProcess(
         workdir=workdir / "web",
@@ -387,8 +396,9 @@ def describe_web(web, shape: str, sites, pages_per_site: int, seed: int) -> str:
     if isinstance(web, RealWeb):
         held = [site.name for site in web.sites if site.held_out]
         return (
-            f"real web: {len(web.sites)} sites ({', '.join(site.name for site in web.sites)}; held out: "
-            f"{', '.join(held) or 'none'}), nginx on 127.0.0.x:{web.port}"
+            f"real web {web.name}{' (held out of tuning)' if web.held_out else ''}: {len(web.sites)} sites "
+            f"({', '.join(site.name for site in web.sites)}; sites held out: {', '.join(held) or 'none'}), "
+            f"nginx on 127.0.0.x:{web.port}"
         )
     sizes = sorted((web.web.site_pages(site) for site in range(sites)), reverse=True)
     return (
@@ -495,6 +505,57 @@ def split_and_choice(
     return lines
 
 
+# -- the bench of webs ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class WebFigures:
+    """One web's line in the bench's table: the first-budget shares of one crawl, the oracle and BFS."""
+
+    web: str
+    held_out: bool
+    hosts: int
+    pages: int  # N, the final graph's pages
+    crawl: float
+    oracle: float
+    bfs: float
+    coverage: float  # the final graph's pages the crawl fetched, over N
+
+    @property
+    def of_oracle(self) -> float:
+        return self.crawl / self.oracle if self.oracle else float("nan")
+
+
+def bench_table(rows: list[WebFigures], budget: float, crawl: str) -> str:
+    """Every web's line, then the worst web's, and the worst of the held-out webs and of the tuned ones."""
+    header = (
+        f"{'web':<8} {'held out':<8} {'hosts':>5} {'pages':>6} {'crawl':>7} {'oracle':>7} {'BFS':>7} "
+        f"{'/oracle':>8} {'coverage':>8}"
+    )
+    title = f"The bench of webs: the PageRank share of the first {budget:.0%} of N pages (crawl: {crawl}):"
+    lines = [title, header, "-" * len(header)]
+    for row in rows:
+        lines.append(
+            f"{row.web:<8} {'yes' if row.held_out else 'no':<8} {row.hosts:5d} {row.pages:6d} "
+            f"{row.crawl:7.4f} {row.oracle:7.4f} {row.bfs:7.4f} {row.of_oracle:8.1%} {row.coverage:8.1%}"
+        )
+    for label, group in (
+        ("Worst web", rows),
+        ("Worst held-out web", [row for row in rows if row.held_out]),
+        ("Worst web tuned on", [row for row in rows if not row.held_out]),
+    ):
+        if group:
+            worst = min(group, key=lambda row: row.of_oracle)
+            lines.append(
+                f"{label}: {worst.web}, {worst.of_oracle:.1%} of the oracle ({worst.crawl:.4f} / "
+                f"{worst.oracle:.4f}; BFS {worst.bfs:.4f}), coverage {worst.coverage:.1%}, of {len(group)} "
+                f"web{'s' if len(group) > 1 else ''}."
+            )
+        else:
+            lines.append(f"{label}: none crawled.")
+    return "\n".join(lines)
+
+
 # -- the report ----------------------------------------------------------------------------------------------
 
 
@@ -556,9 +617,15 @@ def main() -> int:
         "apt-get installs what is missing)",
     )
     parser.add_argument(
+        "--real-web",
+        help=f"real web: the web(s) crawled, comma-separated, one after the other: {', '.join(webs.WEBS)}, "
+        f"or bench for all of them, the held-out ones ({', '.join(webs.held_out())}) last "
+        f"(default {webs.DEFAULT}, the web tuned on)",
+    )
+    parser.add_argument(
         "--real-sites",
-        help=f"real web: comma-separated sites (default: all; smoke {REAL_SMOKE}; "
-        f"{', '.join(realweb_sites.BY_NAME)})",
+        help=f"real web: comma-separated sites of the one web crawled (default: all; smoke {REAL_SMOKE}; "
+        f"{webs.DEFAULT}'s: {', '.join(realweb_sites.BY_NAME)})",
     )
     parser.add_argument(
         "--weightings",
@@ -617,11 +684,7 @@ def main() -> int:
     if args.timeout is None:
         args.timeout = 1800 if args.web == "real" else 600
     if args.web == "real":
-        try:
-            chosen = realweb_sites.select(args.real_sites or (REAL_SMOKE if args.smoke else None))
-        except ValueError as error:
-            parser.error(str(error))
-        return benchmark(args, "real", chosen, 0, names, uncapped, known, args.workdir)
+        return real_webs(parser, args, names, uncapped, known)
     shapes = args.shape.split(",")
     if unknown := [shape for shape in shapes if shape not in SHAPES]:
         parser.error(f"unknown shapes {unknown}; known: {', '.join(SHAPES)}")
@@ -631,7 +694,38 @@ def main() -> int:
         if number:
             print("\n" + "=" * 100 + "\n")
         workdir = Path(args.workdir) / shape if args.workdir and len(shapes) > 1 else args.workdir
-        status |= benchmark(args, shape, sites, pages_per_site, names, uncapped, known, workdir)
+        status |= benchmark(args, shape, sites, pages_per_site, names, uncapped, known, workdir)[0]
+    return status
+
+
+def real_webs(
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    names: list[str],
+    uncapped: list[str],
+    known: dict[str, dict[str, float]],
+) -> int:
+    """Crawl each web of ``--real-web`` in turn, then print the bench's table; 1 if a crawl failed."""
+    try:
+        chosen_webs = webs.names(args.real_web)
+        if args.real_sites and len(chosen_webs) > 1:
+            raise ValueError("--real-sites chooses the sites of one web: name one with --real-web")
+        smoke = REAL_SMOKE if args.smoke and chosen_webs == [webs.DEFAULT] else None
+        chosen = {web: webs.select(web, args.real_sites or smoke) for web in chosen_webs}
+    except ValueError as error:
+        parser.error(str(error))
+    status, rows, crawl = 0, [], ""
+    for number, web in enumerate(chosen_webs):
+        if number:
+            print("\n" + "=" * 100 + "\n")
+        workdir = Path(args.workdir) / web if args.workdir and len(chosen_webs) > 1 else args.workdir
+        failed, row = benchmark(args, "real", chosen[web], 0, names, uncapped, known, workdir, web)
+        status |= failed
+        if row is not None:
+            crawl, figures = row
+            rows.append(figures)
+    print("\n" + "=" * 100 + "\n")
+    print(bench_table(rows, args.budget, crawl))
     return status
 
 
@@ -644,14 +738,16 @@ def benchmark(
     uncapped: list[str],
     known: dict[str, dict[str, float]],
     keep: str | Path | None,
-) -> int:
-    """Crawl one sample web once per weighting and print the report; 1 if a crawl failed."""
+    real_web: str = webs.DEFAULT,
+) -> tuple[int, tuple[str, WebFigures] | None]:
+    """Crawl one web once per weighting and print the report. Returns 1 if a crawl failed (else 0), and the
+    web's line in the bench's table with the name of the crawl it is of (None if no crawl succeeded)."""
     workdir = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="wire-crawl-order-"))
     workdir.mkdir(parents=True, exist_ok=True)
     total_started = time.perf_counter()
     crawls: list[Crawl] = []
     try:
-        with open_web(args, shape, sites, pages_per_site, workdir) as web:
+        with open_web(args, shape, sites, pages_per_site, workdir, real_web) as web:
             truth = web.truth
             graph = final_graph(truth)
             n = graph.n
@@ -678,6 +774,9 @@ def benchmark(
                 f"PageRank q = {Q} (max |ours - networkx| = {difference:.1e})"
             )
             held_out = held_out_hosts(web)
+            real = isinstance(web, RealWeb)
+            name, hosts = (web.name, len(web.sites)) if real else (shape, sites)
+            web_held_out = real and web.held_out
             print(
                 f"K = {batch_size} URLs a batch ({args.batch_share:.0%} of N), budget = first {budget} pages "
                 f"({args.budget:.0%} of N), {describe_waits(args.setting)}, {len(runs)} crawls; "
@@ -842,7 +941,19 @@ def benchmark(
     failed = [c for c in crawls if c.problem]
     for crawl in failed:
         print(f"problem: {crawl.name}: {crawl.problem}", file=sys.stderr)
-    return 1 if failed else 0
+    if not ok:
+        return 1, None
+    figures = WebFigures(
+        name,
+        web_held_out,
+        hosts,
+        n,
+        share(judged.order, graph, budget),
+        oracle_share,
+        bfs_share,
+        len(judged.order) / n,
+    )
+    return (1 if failed else 0), (judged.name, figures)
 
 
 if __name__ == "__main__":

@@ -91,6 +91,7 @@ from wirescrapy.manager import plan, ranking
 from wirescrapy.manager.run import path_groups
 from wirescrapy.testing.realweb import sites as realweb_sites
 from wirescrapy.testing.realweb import truth as realweb_truth
+from wirescrapy.testing.realweb import webs as realweb_webs
 from wirescrapy.testing.sampleweb import SampleWeb, SampleWebConfig
 from wirescrapy.testing.sampleweb.shape import SHAPES
 
@@ -443,6 +444,12 @@ def main() -> int:
         help="real: the web of real documents (wirescrapy.testing.realweb), its truth read "
         "from the files (no server); prints the manager's rows and a per-site table",
     )
+    parser.add_argument(
+        "--real-web",
+        default=realweb_webs.DEFAULT,
+        help=f"real web: which web of the bench ({', '.join(realweb_webs.WEBS)}; default "
+        f"{realweb_webs.DEFAULT})",
+    )
     parser.add_argument("--real-sites", help="real web: comma-separated sites (default: all)")
     parser.add_argument(
         "--robots-docs",
@@ -490,7 +497,7 @@ def main() -> int:
         parser.error(f"unknown shapes {unknown}; known: {', '.join(SHAPES)}")
     if args.web == "real":
         try:
-            chosen = realweb_sites.select(args.real_sites)
+            chosen = realweb_webs.select(args.real_web, args.real_sites)
         except ValueError as error:
             parser.error(str(error))
         simulate_real(args, chosen)

@@ -7,11 +7,13 @@
     python -m benchmarks.realweb_makespan -s WIRE_PLAN_AHEAD=True       # the next batch planned in the tail
     python -m benchmarks.realweb_makespan --code /tmp/base --workdir W    # another checkout (a before/after)
     python -m benchmarks.realweb_makespan --mode cycles --latency          # the time between two requests
+    python -m benchmarks.realweb_makespan --mode cycles --real-web web3     # another web of the bench
 
-The real-document web (``wirescrapy.testing.realweb``: Debian documentation packages, one nginx, every site on
-its own loopback address) is crawled from its home pages to the end, in batches of ``--batch-share`` x N URLs
-(N: the ground truth's pages), with WIRE's waits scaled down (``--wait`` for small sites, ``--wait-large``
-for sites of more than WIRE_LARGE_SITE_PAGES pages), in one of two ways:
+A real-document web (``wirescrapy.testing.realweb``: Debian documentation packages, one nginx, every site on
+its own loopback address; ``--real-web`` names it, ``docs13`` by default) is crawled from its home pages to
+the end, in batches of ``--batch-share`` x N URLs (N: the ground truth's pages), with WIRE's waits scaled down
+(``--wait`` for small sites, ``--wait-large`` for sites of more than WIRE_LARGE_SITE_PAGES pages), in one of
+three ways:
 
 * ``jobs``   — one ``scrapy crawl harvester`` process per cycle (manager run + harvest), started again
   until one finds nothing more to fetch: what a scheduled recrawl (cron, Scrapyd) does;
@@ -41,7 +43,9 @@ before its first request, across batch starts (the gap spanning the moment a bat
 the previous batch, the manager's run, a process start), inside batches, and after its last request; and per
 batch, the mean tail (the batch's last request's end after the bound's site's last one in it), and per job the
 mean time from the process's start to its batch queued (start-up, opening the collection, manager run); and
-the median of the bound's site's gaps over its wait, with how many were 10 ms or more (nginx logs whole ms).
+the median of the bound's site's gaps over its wait, with how many were 10 ms or more (nginx logs whole ms);
+and the bound's site's idle time beyond its waits in each batch, from the batch queued to the next one queued
+(``idle_per_batch``): a site that sets the bound should have none from its first known pages on.
 And the CPU time the harvester processes used (user + system, from ``getrusage``): a crawl whose one process
 is busy most of the makespan is bound by its CPU (parsing, storing), not by politeness.
 
@@ -75,7 +79,7 @@ from urllib.parse import urlsplit
 from wirescrapy.collection import Collection
 from wirescrapy.testing import nginx
 from wirescrapy.testing.process import ROOT, run_scrapy
-from wirescrapy.testing.realweb import RealWeb
+from wirescrapy.testing.realweb import RealWeb, webs
 from wirescrapy.testing.realweb import sites as realweb_sites
 
 LARGE_SITE_PAGES = 100  # WIRE_LARGE_SITE_PAGES' default
@@ -363,6 +367,30 @@ def across_batch_start(previous: nginx.Request, request: nginx.Request, batches:
     return any(previous.end <= b <= request.start for b in batches)
 
 
+def idle_per_batch(
+    requests: list[nginx.Request], host: str, wait: float, batches: list[float]
+) -> list[float]:
+    """The idle time of ``host`` beyond its waits in each batch: from the batch queued (``batches``, the
+    times) to the next one queued, the last to the crawl's last response. Idle is the time it spends neither
+    fetching nor waiting ``wait`` after a fetch: before its first request (from the crawl's first), between
+    two requests beyond the wait, and after its last request."""
+    first, last = min(r.start for r in requests), max(r.end for r in requests)
+    own = sorted((r for r in requests if r.host == host), key=lambda r: r.start)
+    if not own:
+        return [0.0 for _ in batches]
+    gaps = [
+        (first, own[0].start),
+        *((previous.end + wait, request.start) for previous, request in pairwise(own)),
+        (own[-1].end, last),
+    ]
+    starts = sorted(batches)
+    ends = [*starts[1:], max(last, starts[-1])] if starts else []
+    return [
+        sum(max(min(end, to) - max(start, since), 0.0) for since, to in gaps)
+        for start, end in zip(starts, ends)
+    ]
+
+
 def where_time_goes(
     requests: list[nginx.Request],
     host: str,
@@ -412,12 +440,14 @@ def where_time_goes(
         if over
         else ""
     )
+    idle = idle_per_batch(requests, host, wait, batches)
     return (
         f"where: {host} idle {before + across + inside + after:.1f} s = {before:.1f} before its first "
         f"request + {across:.1f} across {len(batches)} batch starts + {inside:.1f} inside batches + "
         f"{after:.1f} after its last; per batch: tail without it {mean(tails)} (sum {sum(tails):.1f} s); "
         f"per job: start to batch queued {mean(startups)} (sum {sum(startups):.1f} s), spider closed to "
-        f"the next started {mean(exits)} (sum {sum(exits):.1f} s){gaps}"
+        f"the next started {mean(exits)} (sum {sum(exits):.1f} s){gaps}; its idle beyond its waits in each "
+        f"batch: {' '.join(f'{seconds:.1f}' for seconds in idle)} s (sum {sum(idle):.1f} s)"
     )
 
 
@@ -493,6 +523,13 @@ def main() -> int:
     parser.add_argument(
         "--mode", choices=("jobs", "queued", "cycles", "both"), default="both", help="both: jobs, then cycles"
     )
+    parser.add_argument(
+        "--real-web",
+        default=webs.DEFAULT,
+        choices=list(webs.WEBS),
+        help=f"the real web crawled (default {webs.DEFAULT}, the web tuned on; held out of tuning: "
+        f"{', '.join(webs.held_out())})",
+    )
     parser.add_argument("--real-sites", help="comma-separated sites of the real web (default: all)")
     parser.add_argument("--wait", type=float, default=0.2, help="WIRE_WAIT_NORMAL (default 0.2)")
     parser.add_argument("--wait-large", type=float, default=0.05, help="WIRE_WAIT_LARGE_SITE (default 0.05)")
@@ -527,7 +564,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     try:
-        chosen = realweb_sites.select(args.real_sites)
+        chosen = webs.select(args.real_web, args.real_sites)
     except ValueError as error:
         parser.error(str(error))
     workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="wire-realweb-makespan-"))
@@ -535,12 +572,13 @@ def main() -> int:
     modes = ["jobs", "cycles"] if args.mode == "both" else [args.mode]
     problems = 0  # crawls that reached no page or broke politeness: the exit status says so
     try:
-        with RealWeb(workdir / "web", chosen) as web:
+        with RealWeb(workdir / "web", chosen, web=args.real_web) as web:
             n = len(web.truth.pages)
             args.batch_size = max(1, round(args.batch_share * n))
             site_pages = {site.host: web.truth.site_pages(web.origin(site)) for site in chosen}
             print(
-                f"real web: {len(chosen)} sites, N = {n} pages, nginx on 127.0.0.x:{web.port}; "
+                f"real web {args.real_web}{' (held out of tuning)' if web.held_out else ''}: {len(chosen)} "
+                f"sites, N = {n} pages, nginx on 127.0.0.x:{web.port}; "
                 f"K = {args.batch_size} ({args.batch_share:.0%} of N); waits {args.wait} s / "
                 f"{args.wait_large} s (sites of more than {LARGE_SITE_PAGES} pages); "
                 f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",

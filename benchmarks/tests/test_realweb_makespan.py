@@ -1,9 +1,11 @@
-"""benchmarks.realweb_makespan's checks: a site's wait from the documents the crawl knew of it, and where the
-time between two requests of the bound's site goes."""
+"""benchmarks.realweb_makespan's checks: a site's wait from the documents the crawl knew of it, where the
+time between two requests of the bound's site goes, and its idle time in each batch."""
 
 from __future__ import annotations
 
-from benchmarks.realweb_makespan import known_site_docs, request_latency
+import pytest
+
+from benchmarks.realweb_makespan import idle_per_batch, known_site_docs, request_latency
 from wirescrapy.collection import Collection
 from wirescrapy.testing import nginx
 
@@ -72,3 +74,19 @@ def test_the_makespan_latency_splits_the_bound_s_site_s_time_between_two_request
     assert request_latency(requests, "python.realweb.test", 0.05, [], fetches) == (
         "latency: no fetch of python.realweb.test matched in the harvester's items"
     )
+
+
+def test_the_bound_s_site_s_idle_time_beyond_its_waits_is_split_among_the_batches():
+    """Batches queued at 0 and 10 s. The bound's site starts 1 s after the crawl's first request, keeps its
+    wait of 0.05 s once, then waits 2.95 s across the batch start (1.95 of them in the first batch), and ends
+    1 s before the crawl's last response."""
+    host, other = "apache.realweb.test", "git.realweb.test"
+    requests = [
+        nginx.Request(0.0, 0.5, other, 200, "GET / HTTP/1.1"),
+        nginx.Request(1.0, 2.0, host, 200, "GET / HTTP/1.1"),
+        nginx.Request(2.05, 8.0, host, 200, "GET /a HTTP/1.1"),
+        nginx.Request(11.0, 12.0, host, 200, "GET /b HTTP/1.1"),
+        nginx.Request(12.0, 13.0, other, 200, "GET /a HTTP/1.1"),
+    ]
+    assert idle_per_batch(requests, host, 0.05, [10.0, 0.0]) == pytest.approx([1.0 + 1.95, 1.0 + 1.0])
+    assert idle_per_batch(requests, "python.realweb.test", 0.05, [0.0]) == [0.0]  # no request of it

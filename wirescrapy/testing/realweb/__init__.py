@@ -1,13 +1,14 @@
-"""A web of real documents for benchmarks: Debian documentation packages served by nginx on loopback.
+"""Webs of real documents for benchmarks: Debian documentation packages served by nginx on loopback.
 
     with RealWeb(workdir) as web:          # installs missing packages (root), starts nginx
         web.seeds, web.dns_hosts            # the home pages; WIRE_DNS_HOSTS mapping each host to its address
         web.truth, web.pagerank             # what a polite crawl finds, read from the files
         web.requests()                      # nginx's access log so far
+    RealWeb(workdir, web="web3")            # another web of the bench (``webs.WEBS``), the same way
 
-Every site (``sites.SITES``) is one package's HTML tree on its own address 127.0.0.x, all on one free
-high port, under the host name ``<name>.realweb.test``. ``python -m wirescrapy.testing.realweb`` installs,
-serves and describes it.
+Every site of a web (``webs.WEBS``; ``docs13``, ``sites.SITES``, unless named) is one package's HTML tree on
+its own address 127.0.0.x, all on one free high port, under the host name ``<name>.realweb.test``.
+``python -m wirescrapy.testing.realweb [--web NAME]`` installs, serves and describes it.
 """
 
 from __future__ import annotations
@@ -22,23 +23,34 @@ from pathlib import Path
 from typing import Self
 
 from wirescrapy.testing import nginx
-from wirescrapy.testing.realweb import sites, truth
-from wirescrapy.testing.realweb.sites import FIRST_ADDRESS, SITES, Site
+from wirescrapy.testing.realweb import sites, truth, webs
+from wirescrapy.testing.realweb.sites import SITES, Site
 
-__all__ = ["SITES", "RealWeb", "Site", "nginx", "sites", "truth"]
+__all__ = ["SITES", "RealWeb", "Site", "nginx", "sites", "truth", "webs"]
 
 
 class RealWeb:
-    """The chosen sites served by one nginx; the ground truth computed on entering."""
+    """The chosen sites of the web named ``web`` (all of them by default) served by one nginx; the ground
+    truth computed on entering."""
 
     def __init__(
-        self, workdir: str | Path | None = None, chosen: list[Site] | None = None, install: bool = True
+        self,
+        workdir: str | Path | None = None,
+        chosen: list[Site] | None = None,
+        install: bool = True,
+        web: str = webs.DEFAULT,
     ):
-        self.sites = list(chosen or SITES)
+        if web not in webs.WEBS:
+            raise ValueError(f"unknown real web {web!r}; known: {', '.join(webs.WEBS)}")
+        if strangers := [site.name for site in chosen or () if site not in webs.WEBS[web]]:
+            raise ValueError(f"sites {strangers} are not of the real web {web!r}")
+        self.name = web
+        self.held_out = webs.is_held_out(web)
+        self.sites = list(chosen or webs.WEBS[web])
         self.keep = workdir is not None
         self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="wire-realweb-"))
         self.install = install
-        self.addresses = {site.name: f"127.0.0.{FIRST_ADDRESS + SITES.index(site)}" for site in self.sites}
+        self.addresses = {site.name: webs.address(web, site) for site in self.sites}
         self.server: nginx.Nginx | None = None
         self.truth: truth.RealTruth | None = None
         self.pagerank: dict[str, float] = {}

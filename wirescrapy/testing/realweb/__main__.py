@@ -1,8 +1,9 @@
-"""Install, serve and describe the real-document web.
+"""Install, serve and describe a real-document web.
 
 python -m wirescrapy.testing.realweb            # install what is missing, describe each site, exit
 python -m wirescrapy.testing.realweb --serve    # ... then serve until Ctrl-C (prints the crawl settings)
 python -m wirescrapy.testing.realweb --sites apache,git --workdir /tmp/rw
+python -m wirescrapy.testing.realweb --web web3  # another web of the bench (webs.py)
 """
 
 from __future__ import annotations
@@ -13,14 +14,23 @@ import signal
 import sys
 import time
 
-from wirescrapy.testing.realweb import RealWeb, sites
+from wirescrapy.testing.realweb import RealWeb, sites, webs
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--sites", help=f"comma-separated, from: {', '.join(sites.BY_NAME)} (default: all)")
+    parser.add_argument(
+        "--web",
+        default=webs.DEFAULT,
+        choices=list(webs.WEBS),
+        help=f"the web (default {webs.DEFAULT}, the one tuned on; held out: {', '.join(webs.held_out())})",
+    )
+    parser.add_argument(
+        "--sites",
+        help=f"comma-separated sites of the web (default: all); {webs.DEFAULT}'s: {', '.join(sites.BY_NAME)}",
+    )
     parser.add_argument("--serve", action="store_true", help="keep serving until interrupted")
     parser.add_argument(
         "--workdir", help="nginx's configuration and logs here (default: a temporary directory)"
@@ -28,12 +38,12 @@ def main() -> int:
     parser.add_argument("--no-install", action="store_true", help="fail instead of running apt-get")
     args = parser.parse_args()
     try:
-        chosen = sites.select(args.sites)
+        chosen = webs.select(args.web, args.sites)
     except ValueError as error:
         parser.error(str(error))
     started = time.perf_counter()
     try:
-        web = RealWeb(args.workdir, chosen, install=not args.no_install)
+        web = RealWeb(args.workdir, chosen, install=not args.no_install, web=args.web)
         web.start()
     except RuntimeError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -41,7 +51,8 @@ def main() -> int:
     try:
         truth, rank = web.truth, web.pagerank
         print(
-            f"real web: {len(chosen)} sites on port {web.port}, {len(truth.pages)} pages, "
+            f"real web {args.web}{' (held out of tuning)' if web.held_out else ''}: {len(chosen)} sites on "
+            f"port {web.port}, {len(truth.pages)} pages, "
             f"{sum(len(v) for v in truth.links.values())} links, {len(truth.redirects)} redirects, "
             f"{len(truth.errors)} broken links, {len(truth.too_deep)} too deep "
             f"({time.perf_counter() - started:.1f} s)"

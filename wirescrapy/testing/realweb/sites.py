@@ -1,13 +1,14 @@
-"""The sites of the real-document web: one Debian documentation package per host.
+"""The sites of the real-document webs: one Debian documentation package per host.
 
-Each site is the HTML tree a package installs, served as it is, on its own loopback address. They were
-chosen for the variety of their structure: a Doxygen API reference (Eigen), a Doxygen manual,
+Each site is the HTML tree a package installs, served as it is, on its own loopback address. ``SITES`` is
+the web the crawl order was tuned on (``docs13`` in ``webs.py``, which names the bench's other webs). Its
+sites were chosen for the variety of their structure: a Doxygen API reference (Eigen), a Doxygen manual,
 the Apache HTTP Server manual in eleven languages, DocBook books (PostgreSQL, the Debian Reference),
 Sphinx documentation (Python, Scrapy, Django), gtk-doc (GIO), a hand-written site (SQLite), asciidoc
 manual pages (Git) and a Doxygen reference of a Java-style API (Xerces-C).
 
 ``held_out`` sites are kept out of any tuning of the crawl order: figures for them are reported apart, to
-show what carries over to sites nobody looked at.
+show what carries over to sites nobody looked at. The bench holds out whole webs (``webs.held_out``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 from wirescrapy.testing import nginx
 
 DOMAIN = "realweb.test"  # reserved top-level domain (RFC 2606): never a real host
-FIRST_ADDRESS = 2  # site i listens on 127.0.0.(FIRST_ADDRESS + i)
+FIRST_ADDRESS = 2  # site i of a web listens on 127.0.0.(FIRST_ADDRESS + i)
 
 
 @dataclass(frozen=True)
@@ -81,13 +82,21 @@ BY_NAME = {site.name: site for site in SITES}
 
 
 def select(names: str | None) -> list[Site]:
-    """Sites named in a comma-separated list (all when None or empty); ValueError for unknown names."""
+    """Sites of the tuned web named in a comma-separated list (all when None or empty); ValueError for
+    unknown names. ``webs.select`` chooses in any web."""
+    return pick(SITES, names)
+
+
+def pick(sites: tuple[Site, ...], names: str | None) -> list[Site]:
+    """The ``sites`` named in a comma-separated list, in its order (all when None or empty); ValueError for
+    unknown names."""
     if not names:
-        return list(SITES)
+        return list(sites)
+    by_name = {site.name: site for site in sites}
     chosen = [name.strip() for name in names.split(",") if name.strip()]
-    if unknown := [name for name in chosen if name not in BY_NAME]:
-        raise ValueError(f"unknown real-web sites {unknown}; known: {', '.join(BY_NAME)}")
-    return [BY_NAME[name] for name in chosen]
+    if unknown := [name for name in chosen if name not in by_name]:
+        raise ValueError(f"unknown real-web sites {unknown}; known: {', '.join(by_name)}")
+    return [by_name[name] for name in chosen]
 
 
 def missing(sites: list[Site]) -> list[Site]:

@@ -121,12 +121,18 @@ def _parse(body: bytes) -> tuple[list[tuple[str, bool]], str | None, bool]:
 
 def _normalise(url: str) -> str | None:
     """An absolute http URL as the crawler keeps it: no fragment, lower-case host, escapes upper-case
-    (unreserved ones decoded), non-ASCII characters percent-encoded as UTF-8; None if not http."""
+    (unreserved ones decoded), non-ASCII characters percent-encoded as UTF-8; None if not http, or if its
+    host or port is no host or port (``http://[user@]host/``, ``http://host:port/``): a browser parses no
+    URL there, so the link leads nowhere."""
     url = urldefrag(url)[0]
-    split = urlsplit(url)
-    if split.scheme not in ("http", "https") or not split.hostname:
+    try:
+        split = urlsplit(url)
+        hostname, port = split.hostname, split.port
+    except ValueError:
         return None
-    netloc = split.hostname.lower() + (f":{split.port}" if split.port and split.port != 80 else "")
+    if split.scheme not in ("http", "https") or not hostname:
+        return None
+    netloc = hostname.lower() + (f":{port}" if port and port != 80 else "")
     path = split.path or "/"  # urljoin has removed the dot segments
 
     def escape(text: str) -> str:
@@ -157,15 +163,25 @@ def _rejected(url: str) -> bool:
 
 
 def page_links(body: bytes, url: str) -> tuple[list[str], set[str]]:
-    """The absolute links of a page (unique, in order) and those of them not to be followed."""
+    """The absolute links of a page (unique, in order) and those of them not to be followed. An href that
+    is no URL is no link, and a ``<base href>`` that is none is ignored, as a browser does."""
     found, base, meta_nofollow = _parse(body)
-    base = urljoin(url, base) if base else url
+    base = (_join(url, base) or url) if base else url
     links: dict[str, bool] = {}
     for href, nofollow in found:
-        resolved = _normalise(urljoin(base, href))
+        joined = _join(base, href)
+        resolved = _normalise(joined) if joined is not None else None
         if resolved is not None:
             links[resolved] = links.get(resolved, True) and (nofollow or meta_nofollow)
     return list(links), {link for link, nofollow in links.items() if nofollow}
+
+
+def _join(base: str, href: str) -> str | None:
+    """``href`` resolved against ``base``; None if urllib cannot split it (``http://[user@]host/``)."""
+    try:
+        return urljoin(base, href)
+    except ValueError:
+        return None
 
 
 def _serve(host: Host, url: str) -> tuple[str, object]:
