@@ -5,13 +5,17 @@ with exit status 2. A ``scrapy`` subprocess takes about a second: the pure parts
 from __future__ import annotations
 
 import argparse
+import logging
+import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 from scrapy.cmdline import _get_commands_from_module
 from scrapy.commands import ScrapyHelpFormatter
 from scrapy.settings import Settings
 
+from tests.e2e.test_diskfull import fill, small_disk  # noqa: F401 (a fixture)
 from wirescrapy.collection import Collection
 from wirescrapy.collection.lock import CollectionLockedError
 from wirescrapy.commands.base import input_error_message
@@ -319,3 +323,104 @@ def test_a_part_of_another_collection_s_batch_is_refused_in_one_line(tmp_path):
     )
     with Collection(fresh, readonly=True) as collection:
         assert collection.documents.count == 0 and collection.pages.count() == 0
+
+
+def visited(directory: Path) -> list[str]:
+    """The URLs the collection at ``directory`` records a visit of, by document id."""
+    with Collection(directory, readonly=True) as collection:
+        visits = collection.documents.records[: collection.documents.count + 1]["visits"]
+        return [collection.url(int(doc_id)) for doc_id in np.flatnonzero(visits)]
+
+
+def detached_part(directory: Path, warc: Path, pages: int, size: int = 0) -> tuple[Path, Path, Path]:
+    """A collection at ``directory`` with batch 1, and in ``warc`` that batch's ``pages`` pages (of ``size``
+    bytes more) as a detached harvest archives them, finished; the collection, WARC and part directories."""
+    from tests.test_warc import HTML, page
+    from wirescrapy.manager.batch import BatchSite, BatchURL, read_batch, write_batch
+    from wirescrapy.warc.writer import WarcWriter
+
+    urls = [f"http://site0.wire.test/{n}.html" for n in range(pages)]
+    collection_of(directory, *urls)
+    with Collection(directory) as collection:
+        ids = [collection.lookup(url) for url in urls]
+    (part,) = write_batch(
+        directory / "batches",
+        1,
+        [BatchURL(doc_id, 1, 0, False, 1.0, 0.0, url) for doc_id, url in zip(ids, urls)],
+        [BatchSite(1, "http://site0.wire.test")],
+    )
+    info = {"batch": 1, "part": 0, "parts": 1, "batch-created": read_batch(part).info["created"]}
+    writer = WarcWriter(warc, 10**9, info)
+    for n, (doc_id, url) in enumerate(zip(ids, urls)):
+        text = bytes(f"<p>page {n}: ", "ascii") + bytes(random.Random(n).choices(range(97, 123), k=size))
+        writer.write(page(url, HTML.replace(b"</body>", text + b"</p></body>"), doc_id=doc_id))
+    writer.close()
+    (warc / "harvest.json").write_text("{}")  # a finished harvest: the part would be complete
+    return directory, warc, part
+
+
+def test_an_ingest_stops_at_a_failed_write_in_one_line_keeping_what_is_stored(tmp_path, caplog):
+    import asyncio
+    import errno
+
+    from scrapy.utils.log import LogCounterHandler
+    from scrapy.utils.reactor import install_reactor, is_reactor_installed
+    from scrapy.utils.test import get_crawler
+
+    from tests.components import REACTOR
+    from wirescrapy.commands.ingest import IngestSpider
+    from wirescrapy.signals import write_failed
+
+    directory, warc, part = detached_part(tmp_path / "c", tmp_path / "warc", 3)
+
+    if not is_reactor_installed():
+        install_reactor(REACTOR)
+    crawler = get_crawler(IngestSpider, {"WIRE_COLLECTION_DIR": str(directory)})
+    spider = IngestSpider.from_crawler(crawler, dirs=[str(warc)])
+    spider.crawler = crawler
+
+    async def read() -> list:
+        fetches, stream = [], spider.start()
+        async for fetch in stream:
+            fetches.append(fetch)
+            full = OSError(errno.ENOSPC, "No space left on device", str(directory / "pages"))
+            crawler.signals.send_catch_log(write_failed, exc=full)
+            crawler.signals.send_catch_log(write_failed, exc=full)  # said once
+        return fetches
+
+    assert len(asyncio.run(read())) == 1  # no fetch read after the failed write
+    stopped = [r.getMessage() for r in caplog.records if "the ingest stops" in r.getMessage()]
+    said = (
+        f"collection {directory}: disk full (writing {directory / 'pages'}): the ingest stops; what is "
+        "stored is kept, and an ingest run again once there is room goes on where it stopped"
+    )
+    assert stopped == [said]
+    assert crawler.stats.get_value("harvester/stopped") == f"collection {directory}: disk full"
+    spider._closed("finished")
+    for handler in logging.root.handlers[:]:  # get_crawler's log counter, left for the engine to remove
+        if isinstance(handler, LogCounterHandler) and handler.crawler is crawler:
+            logging.root.removeHandler(handler)
+    assert not (part / "harvest.json").exists()  # not in whole: an ingest run again goes on
+    with Collection(directory) as collection:
+        assert collection.documents.count == 3
+
+
+def test_an_ingest_onto_a_full_disk_stops_in_one_line_and_goes_on_once_there_is_room(
+    tmp_path,
+    small_disk,  # noqa: F811 (the fixture imported above)
+):
+    directory, warc, part = detached_part(small_disk / "c", tmp_path / "warc", 12, size=40_000)
+    filler = fill(small_disk, 60 * 1024)
+    run = scrapy("ingest", str(warc), "-s", f"WIRE_COLLECTION_DIR={directory}")
+    assert run.returncode == 1, run.stderr[-3000:]
+    said = [line for line in run.stderr.splitlines() if "the ingest stops" in line]
+    assert len(said) == 1 and f"collection {directory}: disk full" in said[0], run.stderr[-3000:]
+    assert "Traceback" not in run.stderr, run.stderr[-3000:]
+    assert not (part / "harvest.json").exists()
+    assert 0 < len(visited(directory)) < 12
+
+    filler.unlink()
+    again = scrapy("ingest", str(warc), "-s", f"WIRE_COLLECTION_DIR={directory}")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert (part / "harvest.json").exists()
+    assert visited(directory) == [f"http://site0.wire.test/{n}.html" for n in range(12)]

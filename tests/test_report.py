@@ -21,6 +21,7 @@ from wirescrapy.config import WireConfig, default_settings
 from wirescrapy.gatherer.language import identify
 from wirescrapy.report import build_report, export, render
 from wirescrapy.report.render import render_html, render_plot, render_section, render_table, write_report
+from wirescrapy.report.replay import replay_of
 from wirescrapy.report.structure import COMPONENTS, MAIN_PARTS, bowtie
 from wirescrapy.report.tables import (
     MIN_BARS,
@@ -264,6 +265,44 @@ def test_a_ranking_of_pages_lists_no_robots_txt(small_crawl):
     assert status["a site's robots.txt"] == 1  # still a document: counted, scored, not ranked among pages
     pagerank = tables["scores-pagerank"]
     assert sum(pagerank.rows[1]) == 10
+
+
+def test_the_report_links_its_top_pages_to_their_replay_where_the_archive_has_an_index(small_crawl, tmp_path):
+    directory, _ = small_crawl
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    (archive / "harvest-1.warc.gz").write_bytes(b"")  # a WARC file a kill left with no index yet
+    for warc_dir in ("", str(archive)):  # no archive; an archive with no index: the report as ever
+        with Collection(directory, readonly=True) as collection:
+            report = build_report(
+                collection, config(WIRE_WARC_DIR=warc_dir), NOW, "http://localhost:8080/crawl/"
+            )
+        table = next(t for t in report.sections[1].tables if t.name == "scores-top-pagerank")
+        assert report.replay is None and "replay" not in table.columns
+        assert 'id="replay"' not in render_html(report) and "localhost:8080" not in render_html(report)
+
+    (archive / "harvest-1.cdxj").write_text("")
+    with Collection(directory, readonly=True) as collection:
+        report = build_report(
+            collection, config(WIRE_WARC_DIR=str(archive)), NOW, "http://localhost:8080/crawl"
+        )
+    table = next(t for t in report.sections[1].tables if t.name == "scores-top-pagerank")
+    column = dict(zip(table.columns, table.rows))
+    assert column["replay"][0] == "http://localhost:8080/crawl/http://a.example/p0"
+    assert [f"http://localhost:8080/crawl/{url}" for url in column["url"]] == column["replay"]
+    assert table.csv().splitlines()[1].startswith("http://a.example/p0,http://localhost:8080/crawl/http://a.")
+    page = render_html(report)
+    assert '<h2 id="replay">Replay</h2>' in page
+    assert (
+        f"scrapy export --wacz crawl.wacz -s WIRE_WARC_DIR={archive} &amp;&amp; wb-manager init crawl "
+        "&amp;&amp; wb-manager add --unpack-wacz crawl crawl.wacz &amp;&amp; wayback</pre>"
+    ) in page
+    link = "http://localhost:8080/crawl/http://a.example/p0"
+    assert f'<a href="{link}">{link}</a>' in render_table(table)
+    assert replay_of(archive, "http://10.0.0.1:8090/wire/").command.endswith(
+        "wb-manager init wire && wb-manager add --unpack-wacz wire wire.wacz && wayback -p 8090"
+    )
+    assert replay_of(archive, "") is None  # no base: no link
 
 
 def curve(points: int, kind: str = "ccdf") -> Plot:

@@ -20,6 +20,9 @@ none of the files holds) is one line naming its file and offset, and its fetch i
 * When every fetch of a finished harvest is in, the part gets its ``harvest.json`` in the collection, as a
   part harvested locally does: the manager stops holding its pages back (``WIRE_PART_TIMEOUT``), and once
   every part of a batch has one, the batch has its own too.
+* A write to the collection that fails (a full disk: the ``write_failed`` signal) stops the ingest, saying so
+  in one line, as it stops a harvest. What is stored stays and no part gets its ``harvest.json``: run again
+  once there is room, the ingest goes on where it stopped.
 """
 
 from __future__ import annotations
@@ -38,13 +41,14 @@ from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddlewa
 from scrapy.exceptions import UsageError
 from scrapy.http import Headers, Response
 
+from wirescrapy.collection.writes import failure_message, is_write_failure
 from wirescrapy.commands.base import InputError, WireCommand
 from wirescrapy.config import WireConfig
 from wirescrapy.harvester.robots import fetch_origin
 from wirescrapy.harvester.session import HARVEST_FILE, Harvest
 from wirescrapy.items import Kind
 from wirescrapy.manager.batch import BatchError, read_batch
-from wirescrapy.signals import harvest_opened
+from wirescrapy.signals import harvest_opened, write_failed
 from wirescrapy.url import robots_txt_url
 from wirescrapy.warc.reader import Payloads, WarcError, read_fetches, warc_files, warcinfo
 from wirescrapy.warc.records import fetch_of
@@ -105,6 +109,7 @@ class IngestSpider(scrapy.Spider):
             raise
         crawler.signals.connect(spider._opened, signal=signals.spider_opened)
         crawler.signals.connect(spider._closed, signal=signals.spider_closed)
+        crawler.signals.connect(spider._write_failed, signal=write_failed)
         return spider
 
     def _opened(self) -> None:
@@ -150,6 +155,15 @@ class IngestSpider(scrapy.Spider):
         return directory, path, info
 
     async def start(self):
+        try:
+            async for fetch in self._fetches():
+                yield fetch
+        except OSError as exc:  # the batch's or robots.txt's own files, on a full disk
+            if not is_write_failure(exc):
+                raise
+            self._write_failed(exc)
+
+    async def _fetches(self):
         # A revisit's payload may be in any file of the directories given.
         payloads = Payloads([file for directory in self.dirs for file in warc_files(directory)])
         for directory, part_dir, _ in self.parts:
@@ -163,6 +177,8 @@ class IngestSpider(scrapy.Spider):
             harvest.open_batch(part_dir)
             for file in warc_files(directory):
                 for archived in read_fetches(file, payloads):
+                    if harvest.stopped:
+                        return
                     fetch = fetch_of(archived.fields, self._body(archived))
                     if fetch.kind is Kind.ROBOTS:  # what the harvester's spider told the owner, in order
                         if fetch.error is not None:
@@ -219,10 +235,25 @@ class IngestSpider(scrapy.Spider):
         local harvest does not make."""
         return fetch.kind is Kind.PAGE and fetch.hops > 0 and self.harvest.redirect_target_done(fetch.url)
 
+    def _write_failed(self, exc: OSError) -> None:
+        """A write to the collection failed (``collection/writes.py``: a full disk): stop, once, and say so
+        in one line. From then on the item pipelines pass each fetch on unrecorded (``harvest.stopped``), and
+        no more are read. The ``harvester/stopped`` stat makes the command exit non-zero, as for a harvest."""
+        harvest = self.harvest
+        if harvest.stopped:
+            return
+        harvest.stopped = failure_message(harvest.collection.dir, exc)
+        self.logger.error(
+            "%(message)s%(file)s: the ingest stops; what is stored is kept, and an ingest run again once "
+            "there is room goes on where it stopped",
+            {"message": harvest.stopped, "file": f" (writing {exc.filename})" if exc.filename else ""},
+        )
+        self.crawler.stats.set_value("harvester/stopped", harvest.stopped)
+
     def _closed(self, reason: str) -> None:
         harvest = self.harvest
         try:
-            if reason == "finished":
+            if reason == "finished" and not harvest.stopped:
                 for directory, part_dir in self.complete:
                     self._finish(directory, part_dir)
             logger.info(
@@ -236,7 +267,18 @@ class IngestSpider(scrapy.Spider):
                 },
             )
         finally:
+            self._close(harvest)
+
+    def _close(self, harvest: Harvest) -> None:
+        try:
             harvest.close()
+        except OSError as exc:  # its checkpoints, on a full disk: the next open replays the logs
+            if not is_write_failure(exc):
+                raise
+            self.logger.info(
+                "%(message)s: the collection closed without its checkpoints (the next open rebuilds them)",
+                {"message": failure_message(harvest.collection.dir, exc)},
+            )
 
     def _finish(self, directory: Path, part_dir: Path) -> None:
         """The part is in: its harvest.json (the WARC harvest's, with when it was ingested), then the batch's

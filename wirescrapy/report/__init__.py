@@ -5,7 +5,8 @@ as plain data — tables of numpy columns, plots as series, headline figures (``
 group of sections: ``documents.py``, ``scores.py``, ``sites.py`` (with the bow-tie of ``structure.py``) and
 ``crawl.py`` (languages, links out of the crawl, harvests, politeness). ``write_report`` writes them:
 ``index.html`` (one self-contained page, the plots inline as SVG: ``render.py``), ``data/*.csv`` (every table,
-WIRE's ``value,documents,fraction`` for histograms) and ``report.json`` (the headline figures).
+WIRE's ``value,documents,fraction`` for histograms) and ``report.json`` (the headline figures). Where the
+crawl's archive has an index, the report says how to replay it, and links its top pages there (``replay.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .crawl import (
 )
 from .data import CrawlData
 from .documents import documents_section
+from .replay import Replay, replay_of
 from .scores import scores_section
 from .sites import site_table, sites_section, structure_section
 from .tables import Section
@@ -34,10 +36,14 @@ class Report:
     sections: list[Section]
     costs: dict[str, float] = field(default_factory=dict)  # seconds per step, for the benchmark
     cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds of this process per step
+    replay: Replay | None = None  # where the archive replays; None: no archive with an index
 
 
-def build_report(collection, config, as_of: float | None = None) -> Report:
+def build_report(collection, config, as_of: float | None = None, replay: str = "") -> Report:
+    """The report of ``collection``; with ``replay`` (pywb's root of the collection, ``scrapy report
+    --replay``), its pages link to their replay when ``WIRE_WARC_DIR`` holds an index."""
     data = CrawlData(collection, config, as_of)
+    replayed = replay_of(config.warc_dir, replay)
     costs: dict[str, float] = {}
     cpu: dict[str, float] = {}
 
@@ -55,7 +61,7 @@ def build_report(collection, config, as_of: float | None = None) -> Report:
     columns = timed("site figures", lambda: site_table(data))
     sections = [
         timed("documents", lambda: documents_section(data)),
-        timed("scores", lambda: scores_section(data)),
+        timed("scores", lambda: scores_section(data, replayed)),
         timed("sites", lambda: sites_section(data, columns)),
         timed("structure", lambda: structure_section(data, columns)),
         timed("languages", lambda: languages_section(data, columns)),
@@ -63,7 +69,7 @@ def build_report(collection, config, as_of: float | None = None) -> Report:
         timed("harvests", lambda: harvests_section(data)),
         timed("politeness", lambda: politeness_section(data, columns)),
     ]
-    return Report(str(data.directory), data.as_of, summary(data, sections), sections, costs, cpu)
+    return Report(str(data.directory), data.as_of, summary(data, sections), sections, costs, cpu, replayed)
 
 
 def summary(data: CrawlData, sections: list[Section]) -> dict:

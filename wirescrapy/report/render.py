@@ -162,6 +162,7 @@ def render_html(report) -> str:
         ),
         '<h2 id="summary">Summary</h2>',
         _figures_table(_summary_rows(summary)),
+        *([_replay_note(report.replay)] if report.replay is not None else []),
         "<nav><h2>Contents</h2><ol>",
         *(f'<li><a href="#{s.key}">{_e(s.title)}</a></li>' for s in report.sections),
         "</ol></nav>",
@@ -174,6 +175,16 @@ def render_html(report) -> str:
     )
     parts.append("</body></html>\n")
     return "\n".join(parts)
+
+
+def _replay_note(replay) -> str:
+    return (
+        '<h2 id="replay">Replay</h2>'
+        f"<p>The crawl's archive (<code>{_e(replay.archive)}</code>) has an index: pywb replays its pages at "
+        f'<a href="{_e(replay.base)}">{_e(replay.base)}</a> once started with</p>'
+        f'<pre class="scroll">{_e(replay.command)}</pre>'
+        "<p>The pages with the highest PageRank link to their latest capture there.</p>"
+    )
 
 
 def _summary_rows(summary: dict) -> list[tuple[str, str]]:

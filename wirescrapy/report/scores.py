@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .data import CrawlData
+from .replay import Replay
 from .tables import Plot, Section, Series, Table, ccdf, log_bin_table
 
 FLOOR = 1e-6  # a score × N below this counts as no score: a millionth of the average page's
@@ -23,7 +24,7 @@ SCORES = {
 }
 
 
-def scores_section(data: CrawlData) -> Section:
+def scores_section(data: CrawlData, replay: Replay | None = None) -> Section:
     section = Section(
         "scores",
         "Link scores",
@@ -101,18 +102,21 @@ def scores_section(data: CrawlData) -> Section:
     top = np.argsort(-pagerank, kind="stable")[:TOP]
     top = top[pagerank[top] > 0]
     urls = [data.collection.url(int(i)) for i in top]
-    section.tables.append(
-        Table(
-            "scores-top-pagerank",
-            "Pages with the highest PageRank",
-            ["url", "depth", "in_degree", *(f"{k}_x_n" for k in SCORES)],
-            [
-                urls,
-                data.doc("depth")[top],
-                data.in_degree[top],
-                *(scores[k][top].astype(np.float64) * n for k in SCORES),
-            ],
-            links={"url": "url"},
-        )
+    table = Table(
+        "scores-top-pagerank",
+        "Pages with the highest PageRank",
+        ["url", "depth", "in_degree", *(f"{k}_x_n" for k in SCORES)],
+        [
+            urls,
+            data.doc("depth")[top],
+            data.in_degree[top],
+            *(scores[k][top].astype(np.float64) * n for k in SCORES),
+        ],
+        links={"url": "url"},
     )
+    if replay is not None:
+        table.columns.insert(1, "replay")
+        table.rows.insert(1, [replay.url(url) for url in urls])
+        table.links["replay"] = "replay"
+    section.tables.append(table)
     return section
