@@ -35,6 +35,9 @@ FIGURES = re.compile(
             r"\b\d+\.\d+(?:\s?[-–]\s?\d+\.\d+)?\s?(?:s|ms|µs|min)\b",
             r"\b\d+(?:\s?[-–]\s?\d+)?\s?(?:ms|µs)\b",
             r"\b\d{3,}\s?s\b",
+            # approximate sizes and rates: "about 2 GiB", "~30 bytes"; an exact one is a format's contract
+            r"(?:about|around|roughly|nearly|~)\s?\d+(?:[.,]\d+)?\s?(?:[KMGT]i?B|kB|bytes?)\b",
+            r"\b\d+(?:[.,]\d+)?\s?[KMG]i?B (?:on the wire )?(?:for|per|a|an) ",
             # dates: when something was measured or changed
             r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b",
         ]
@@ -122,6 +125,9 @@ def test_allowed_phrases_are_still_there(file, phrase):
         "150 s instead of 158 s",
         "the default since 2026-11-27",
         "114.1-115.7 s with the rule",
+        "a queued URL costs about 30 bytes",
+        "about 1 KB on the wire for each MB it inflates to",
+        "the kernel reads at most about 2 GiB a call",
     ],
 )
 def test_a_figure_is_found(text):
@@ -141,6 +147,8 @@ def test_a_figure_is_found(text):
         "a 0x number",
         "RFC 9309 §2.3.1.4",
         "fetched 2 or 3 times",
+        "27 bytes a row plus the path",
+        "a sitemap may be 50 MB on the wire",
     ],
 )
 def test_a_contract_is_not_a_figure(text):

@@ -347,7 +347,7 @@ class URLStore:
         padded = np.zeros(PATH_PAD + end - start + PATH_PAD, np.uint8)
         data = padded[PATH_PAD:-PATH_PAD]
         done = 0
-        while done < len(data):  # the kernel reads at most about 2 GiB a call
+        while done < len(data):  # one call may read less than asked (Linux caps a read)
             read = os.preadv(self._log_fd, [memoryview(data)[done:]], start + done)
             if read <= 0:
                 raise URLStoreError(f"urls.log ends before byte {start + len(data)}")

@@ -4,14 +4,14 @@ loopback), so that one server is as many sites as a test names.
 
 Paths, on any site:
 
-* ``/bomb.html``: a page in ``Content-Encoding: gzip``, about 1 KB on the wire for each MB it inflates to,
+* ``/bomb.html``: a page in ``Content-Encoding: gzip``, a run of zeros deflate shrinks at its highest ratio,
   ``bomb_size`` bytes of HTML in all;
 * ``/sitemap.xml``: a sitemap bombed the same way (``Content-Encoding: gzip``), ``bomb_size`` bytes of
   ``<url>`` entries, every one the same page, ``/listed.html``;
 * ``/sitemap.xml.gz``: the same sitemap as a raw ``.xml.gz`` file (``Content-Type: application/gzip``);
 * ``/headers.html``: a status line and then header lines without end, as fast as the client takes them, for
   at most ``endless_seconds``;
-* ``/many-headers.html``: a small page after ``MANY_HEADERS`` short header lines (20 KB in all);
+* ``/many-headers.html``: a small page after ``MANY_HEADERS`` short header lines;
 * ``/page/N.html``: a small page linking to the next three, up to ``pages`` (a normal crawl to compare with);
 * ``/robots.txt``: on a site whose name starts with ``sitemap``, names both sitemaps; with ``ce-sitemap``
   or ``gz-sitemap``, only the ``Content-Encoding`` or the ``.xml.gz`` one; elsewhere 404;
