@@ -41,11 +41,11 @@ from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddlewa
 from scrapy.exceptions import UsageError
 from scrapy.http import Headers, Response
 
-from wirescrapy.collection.writes import failure_message, is_write_failure
+from wirescrapy.collection.writes import is_write_failure
 from wirescrapy.commands.base import InputError, WireCommand
 from wirescrapy.config import WireConfig
 from wirescrapy.harvester.robots import fetch_origin
-from wirescrapy.harvester.session import HARVEST_FILE, Harvest
+from wirescrapy.harvester.session import CLOSED_WITHOUT_CHECKPOINTS, HARVEST_FILE, Harvest
 from wirescrapy.items import Kind
 from wirescrapy.manager.batch import BatchError, read_batch
 from wirescrapy.signals import harvest_opened, write_failed
@@ -239,16 +239,15 @@ class IngestSpider(scrapy.Spider):
         """A write to the collection failed (``collection/writes.py``: a full disk): stop, once, and say so
         in one line. From then on the item pipelines pass each fetch on unrecorded (``harvest.stopped``), and
         no more are read. The ``harvester/stopped`` stat makes the command exit non-zero, as for a harvest."""
-        harvest = self.harvest
-        if harvest.stopped:
+        message = self.harvest.stop_writing(exc)
+        if message is None:
             return
-        harvest.stopped = failure_message(harvest.collection.dir, exc)
         self.logger.error(
             "%(message)s%(file)s: the ingest stops; what is stored is kept, and an ingest run again once "
             "there is room goes on where it stopped",
-            {"message": harvest.stopped, "file": f" (writing {exc.filename})" if exc.filename else ""},
+            {"message": message, "file": f" (writing {exc.filename})" if exc.filename else ""},
         )
-        self.crawler.stats.set_value("harvester/stopped", harvest.stopped)
+        self.crawler.stats.set_value("harvester/stopped", message)
 
     def _closed(self, reason: str) -> None:
         harvest = self.harvest
@@ -270,15 +269,8 @@ class IngestSpider(scrapy.Spider):
             self._close(harvest)
 
     def _close(self, harvest: Harvest) -> None:
-        try:
-            harvest.close()
-        except OSError as exc:  # its checkpoints, on a full disk: the next open replays the logs
-            if not is_write_failure(exc):
-                raise
-            self.logger.info(
-                "%(message)s: the collection closed without its checkpoints (the next open rebuilds them)",
-                {"message": failure_message(harvest.collection.dir, exc)},
-            )
+        if message := harvest.close_after_failure():
+            self.logger.info(CLOSED_WITHOUT_CHECKPOINTS, {"message": message})
 
     def _finish(self, directory: Path, part_dir: Path) -> None:
         """The part is in: its harvest.json (the WARC harvest's, with when it was ingested), then the batch's

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from wirescrapy.collection import Collection
+from wirescrapy.collection.writes import failure_message, is_write_failure
 from wirescrapy.harvester.robots import RobotsTxt, origin_of
 from wirescrapy.manager import manage
 from wirescrapy.manager.batch import (
@@ -70,6 +71,12 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 __all__ = ["HARVEST_FILE", "Harvest", "batch_figures"]
+
+
+# Logged when a harvest or an ingest closes without its collection's checkpoints (``close_after_failure``).
+CLOSED_WITHOUT_CHECKPOINTS = (
+    "%(message)s: the collection closed without its checkpoints (the next open rebuilds them)"
+)
 
 
 class Harvest:
@@ -114,6 +121,25 @@ class Harvest:
     def close(self) -> None:
         if self.collection is not None:
             self.collection.close()
+
+    def stop_writing(self, exc: OSError) -> str | None:
+        """Stop the harvest after a write to the collection failed (``collection/writes.py``), once. Returns
+        the one-line reason, or None when it was stopped already."""
+        if self.stopped:
+            return None
+        self.stopped = failure_message(self.collection.dir, exc)
+        return self.stopped
+
+    def close_after_failure(self) -> str | None:
+        """``close``; when writing the checkpoints fails for want of room, the one-line reason instead of an
+        error: the next open replays the logs."""
+        try:
+            self.close()
+        except OSError as exc:
+            if not is_write_failure(exc):
+                raise
+            return failure_message(self.collection.dir, exc)
+        return None
 
     # -- the cycle -----------------------------------------------------------------------------------
 

@@ -47,7 +47,7 @@ from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, IgnoreRequest, NotConfigured
 from twisted.python.failure import Failure
 
-from wirescrapy.collection.writes import DISK_FULL, failure_message, is_write_failure
+from wirescrapy.collection.writes import DISK_FULL, is_write_failure
 from wirescrapy.config import WireConfig
 from wirescrapy.harvester.arguments import check_arguments
 from wirescrapy.harvester.batchend import BatchEnd
@@ -57,7 +57,7 @@ from wirescrapy.harvester.middlewares import AlreadyFetched, RobotsNotReady
 from wirescrapy.harvester.redirects import ROBOTS_MAX_REDIRECTS, decide_redirect, is_redirect
 from wirescrapy.harvester.robots import origin_of
 from wirescrapy.harvester.scheduler import FOLLOW_UP_PRIORITY, WireScheduler
-from wirescrapy.harvester.session import Harvest, batch_figures
+from wirescrapy.harvester.session import CLOSED_WITHOUT_CHECKPOINTS, Harvest, batch_figures
 from wirescrapy.harvester.sitefiles import SiteFiles
 from wirescrapy.harvester.splash import SplashRenders, after_render
 from wirescrapy.harvester.startup import before_waiting, freeze_loaded
@@ -279,16 +279,15 @@ class HarvesterSpider(scrapy.Spider):
         """A write to the collection failed (``collection/writes.py``: a full disk): stop the harvest, once,
         and say so in one line. What was stored stays, and the batch is left unfinished: a harvester started
         again once there is room resumes it, fetching only the pages not recorded."""
-        harvest = self.harvest
-        if harvest.stopped:
+        message = self.harvest.stop_writing(exc)
+        if message is None:
             return
-        harvest.stopped = failure_message(harvest.collection.dir, exc)
         self.logger.error(
             "%(message)s%(file)s: the harvest stops; what is stored is kept, and a harvest "
             "started again once there is room resumes the batch",
-            {"message": harvest.stopped, "file": f" (writing {exc.filename})" if exc.filename else ""},
+            {"message": message, "file": f" (writing {exc.filename})" if exc.filename else ""},
         )
-        self.crawler.stats.set_value("harvester/stopped", harvest.stopped)
+        self.crawler.stats.set_value("harvester/stopped", message)
         # No request more; the crawl closes when it is idle (``_idle``), not here, inside the engine's call
         # that led to the write: the engine would go on with a slot the close took away.
         self._stop_reason = "disk_full" if exc.errno in DISK_FULL else "write_error"
@@ -299,16 +298,8 @@ class HarvesterSpider(scrapy.Spider):
         try:
             self.summary.take(reason, self.harvest, self.cycles_done)
         finally:
-            try:
-                self.harvest.close()
-            except OSError as exc:  # its checkpoints, on a full disk: the next open replays the logs
-                if not is_write_failure(exc):
-                    raise
-                self.logger.info(
-                    "%(message)s: the collection closed without its checkpoints (the next "
-                    "open rebuilds them)",
-                    {"message": failure_message(self.harvest.collection.dir, exc)},
-                )
+            if message := self.harvest.close_after_failure():
+                self.logger.info(CLOSED_WITHOUT_CHECKPOINTS, {"message": message})
 
     # -- responses -----------------------------------------------------------------------------------
 
