@@ -18,11 +18,23 @@ import subprocess
 import tempfile
 import time
 
+import pytest
+
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
 
 
 def find_chromium() -> str | None:
     return next((path for path in map(shutil.which, CANDIDATES) if path), None)
+
+
+def chromium() -> str:
+    """Debian's chromium, which ``.ci/run`` installs: the test skips without it, or fails in CI."""
+    executable = find_chromium()
+    if executable is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed (.ci/run installs Debian's chromium)")
+        pytest.skip("chromium is not installed: apt-get install chromium (as .ci/run does)")
+    return executable
 
 
 class BrowserError(Exception):

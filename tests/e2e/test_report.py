@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from tests.browser import Browser, find_chromium
+from tests.browser import Browser, chromium
 from wirescrapy.testing.process import ROOT, run_scrapy
 
 SECTIONS = ("documents", "scores", "sites", "structure", "languages", "outlinks", "harvests", "politeness")
@@ -96,16 +96,6 @@ def small_report(tmp_path_factory):
     run = scrapy("report", "--out", str(base / "report"), "-s", f"WIRE_COLLECTION_DIR={collection}")
     assert run.returncode == 0, run.stderr
     return base / "report" / "index.html"
-
-
-def chromium() -> str:
-    """Debian's chromium, which ``.ci/run`` installs: the test skips without it, or fails in CI."""
-    executable = find_chromium()
-    if executable is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed (.ci/run installs Debian's chromium)")
-        pytest.skip("chromium is not installed: apt-get install chromium (as .ci/run does)")
-    return executable
 
 
 @pytest.mark.timeout(240)

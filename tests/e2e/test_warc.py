@@ -34,7 +34,7 @@ import pytest
 from cdxj_indexer.main import write_cdx_index
 from warcio.archiveiterator import ArchiveIterator
 
-from tests.browser import Browser, find_chromium
+from tests.browser import Browser, chromium
 from tests.warcfiles import fastwarc_records, warcio_check
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag
@@ -643,16 +643,6 @@ def test_a_real_pywb_replays_the_pages_the_crawl_archived(recrawl):
             links = chrome.evaluate(f"Array.from({frame}.querySelectorAll('a')).map(a => a.href)")
             assert links == [a.get("href") for a in expected.iter("a")], url  # wombat shows the original URLs
             assert not chrome.console_errors(), (url, chrome.console_errors())
-
-
-def chromium() -> str:
-    """Debian's chromium, which ``.ci/run`` installs: the test skips without it, or fails in CI."""
-    executable = find_chromium()
-    if executable is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed (.ci/run installs Debian's chromium)")
-        pytest.skip("chromium is not installed: apt-get install chromium (as .ci/run does)")
-    return executable
 
 
 def test_a_page_splash_rendered_replays_as_the_crawler_saw_it(tmp_path):
