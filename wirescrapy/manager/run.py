@@ -141,7 +141,8 @@ def compute(
     )
     links = collection.links.to_csr(n_docs=n)
     ordered = collection.links.to_csr(n_docs=n, ordered=True) if config.score_weights["wlrank"] > 0 else None
-    groups = path_groups(config, collection.urls.path_arrays(1, n))
+    # The URLs are read only when a manager run needs their groups.
+    groups = path_groups(config, collection.urls.path_arrays(1, n)) if group_keys(config) else {}
     sections, mirrors, kinds = groups.get("sections"), groups.get("mirrors"), groups.get("kinds")
 
     def run() -> Computed:
@@ -334,6 +335,12 @@ def path_groups(config: WireConfig, urls: PathArrays | Iterable[tuple[int, bytes
     """The groups of URL paths a manager run with ``config`` needs (``sections``, ``mirrors``, ``kinds``: each
     page's, aligned with the documents), from the URL store's arrays (``URLStore.path_arrays``) or (site-id,
     path) pairs, read once (``sections.group_ids``)."""
+    keys = group_keys(config)
+    return dict(zip(keys, group_ids(urls, *keys.values()))) if keys else {}
+
+
+def group_keys(config: WireConfig) -> dict:
+    """The path groups a manager run with ``config`` needs, by name, with the key function of each."""
     keys = {}
     if config.score_weights["crosslinks"] > 0 or config.batch_site_unseen == "sections":
         keys["sections"] = section
@@ -341,4 +348,4 @@ def path_groups(config: WireConfig, urls: PathArrays | Iterable[tuple[int, bytes
         keys["mirrors"] = mirror_path
     if config.batch_site_unseen == "kinds":
         keys["kinds"] = kind
-    return dict(zip(keys, group_ids(urls, *keys.values()))) if keys else {}
+    return keys
