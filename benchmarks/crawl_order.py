@@ -4,10 +4,11 @@
     python -m benchmarks.crawl_order --smoke         # 6 sites x 30 pages, 3 crawls (CI)
     python -m benchmarks.crawl_order --shape uniform,weblike    # both web shapes, one after the other
     python -m benchmarks.crawl_order --weightings pagerank,default --sites 30 --pages 100
-    python -m benchmarks.crawl_order --weightings '{"pr3+wl": {"pagerank": 3, "wlrank": 1}}' --uncapped pr3+wl
-    python -m benchmarks.crawl_order --web real --weightings default,depth --uncapped ''   # real documents
+    python -m benchmarks.crawl_order --weightings '{"pr3+wl": {"pagerank": 3, "wlrank": 1}}' --explore ''
+    python -m benchmarks.crawl_order --web real --weightings default,depth --explore ''   # real documents
+    python -m benchmarks.crawl_order --web real --weightings default --explore 0,0.1,0.4  # exploring's worth
     python -m benchmarks.crawl_order --web real --smoke --weightings default     # 3 small real sites (CI)
-    python -m benchmarks.crawl_order --web real --real-web bench --weightings default --uncapped ''  # 7 webs
+    python -m benchmarks.crawl_order --web real --real-web bench --weightings default --explore ''  # 7 webs
 
 What it does, in one run:
 
@@ -41,11 +42,12 @@ References, computed in the same run:
 * **oracle** — the pages of the final graph by decreasing final PageRank: the best any order can do.
 
 Weightings (``WEIGHTINGS``): each score alone, the default of WIRE_SCORE_WEIGHTS (4 pagerank + 1 depth),
-WIRE's own default (pagerank + queuesize) and a few combinations, all with the manager's other defaults: a
-batch is shared among the sites with pages to fetch in proportion to their estimated share of the PageRank
-(WIRE_BATCH_SITE_SHARE = 1, WIRE_BATCH_SITE_SPLIT = pagerank, ``wirescrapy.manager.sites``), the scores
-choosing the pages inside each site's share. ``UNCAPPED`` ones (``--uncapped``) are crawled again with
-WIRE_BATCH_SITE_SHARE = 0, i.e. WIRE_BATCH_SAMESITE (500) alone: no cap at this K, as WIRE had it.
+WIRE's own default (pagerank + queuesize) and a few combinations, all with the manager's other defaults: the
+batch planner (``wirescrapy.manager.planner``) shares a batch among the sites with pages to fetch by their
+estimated share of the PageRank (``wirescrapy.manager.sites``), a part of it (WIRE_BATCH_EXPLORE) by their
+known pages not fetched yet, and the scores choose the pages inside each site's share. Each value of
+``--explore`` crawls the default weighting again with WIRE_BATCH_EXPLORE set to it (``EXPLORE`` in a full
+run: 0, the planner without exploration), beside the same BFS and oracle.
 ``hub`` and ``depth`` order unfetched pages by discovery (an unfetched page has no links, so its hub score
 is 0; ties go to the lower doc-id): they are breadth-first crawls inside each site's share, which the
 manager's link analysis sets, and are printed beside the verdict.
@@ -155,8 +157,8 @@ CLEARLY = 1.05  # "clearly ahead": at least 5 % more PageRank than breadth-first
 BREADTH_FIRST = {"depth", "hub"}  # weightings that order unfetched pages by discovery
 SMOKE = ["pagerank", "opic", "default"]
 REAL_SMOKE = "scrapy,git,libxml2"  # --web real --smoke: three small sites of docs13 (about 440 pages)
-# Crawled again without the per-site share of a batch (WIRE_BATCH_SITE_SHARE = 0) in a full run.
-UNCAPPED = ["pagerank", "opic", "default", "depth"]
+# WIRE_BATCH_EXPLORE values the default weighting is crawled again with in a full run.
+EXPLORE = [0.0]
 
 
 # -- the final graph ---------------------------------------------------------------------------------------
@@ -633,9 +635,9 @@ def main() -> int:
         f"or a JSON object name -> weights (default: all; smoke: {','.join(SMOKE)})",
     )
     parser.add_argument(
-        "--uncapped",
-        help="comma-separated weightings crawled again with WIRE_BATCH_SITE_SHARE=0 "
-        f"(default: {','.join(UNCAPPED)}; smoke: none; '' for none)",
+        "--explore",
+        help="comma-separated values of WIRE_BATCH_EXPLORE (0 to 1) the default weighting is crawled "
+        f"again with (default: {','.join(map(str, EXPLORE))}; smoke: none; '' for none)",
     )
     parser.add_argument("--batch-share", type=float, default=0.05, help="K as a share of N (default 0.05)")
     parser.add_argument("--budget", type=float, default=0.20, help="share of N scored (default 0.20)")
@@ -672,19 +674,21 @@ def main() -> int:
         names = list(given)
     else:
         names = args.weightings.split(",") if args.weightings else (SMOKE if args.smoke else FULL)
-    uncapped = args.uncapped.split(",") if args.uncapped is not None else ([] if args.smoke else UNCAPPED)
-    uncapped = [name for name in uncapped if name]
-    unknown = [name for name in names + uncapped if name not in known]
+    try:
+        explore = explore_values(args.explore, args.smoke)
+    except ValueError as error:
+        parser.error(str(error))
+    unknown = [name for name in names if name not in known]
     if unknown:
         parser.error(f"unknown weightings {unknown}; known: {', '.join(known)}")
-    for name in names + uncapped:
+    for name in names:
         bad = [score for score in known[name] if score not in SCORE_FUNCTIONS]
         if bad:
             parser.error(f"weighting {name}: unknown scores {bad}; known: {', '.join(SCORE_FUNCTIONS)}")
     if args.timeout is None:
         args.timeout = 1800 if args.web == "real" else 600
     if args.web == "real":
-        return real_webs(parser, args, names, uncapped, known)
+        return real_webs(parser, args, names, explore, known)
     shapes = args.shape.split(",")
     if unknown := [shape for shape in shapes if shape not in SHAPES]:
         parser.error(f"unknown shapes {unknown}; known: {', '.join(SHAPES)}")
@@ -694,15 +698,32 @@ def main() -> int:
         if number:
             print("\n" + "=" * 100 + "\n")
         workdir = Path(args.workdir) / shape if args.workdir and len(shapes) > 1 else args.workdir
-        status |= benchmark(args, shape, sites, pages_per_site, names, uncapped, known, workdir)[0]
+        status |= benchmark(args, shape, sites, pages_per_site, names, explore, known, workdir)[0]
     return status
+
+
+def explore_values(given: str | None, smoke: bool) -> list[float]:
+    """The WIRE_BATCH_EXPLORE values of ``--explore`` (comma-separated; None: ``EXPLORE``, none in a smoke
+    run). A value outside 0 to 1 is a ValueError."""
+    if given is None:
+        return [] if smoke else list(EXPLORE)
+    values = []
+    for text in filter(None, (part.strip() for part in given.split(","))):
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"--explore: {text!r} is not a number") from None
+        if not 0 <= value <= 1:
+            raise ValueError(f"--explore: {text} is not between 0 and 1")
+        values.append(value)
+    return values
 
 
 def real_webs(
     parser: argparse.ArgumentParser,
     args: argparse.Namespace,
     names: list[str],
-    uncapped: list[str],
+    explore: list[float],
     known: dict[str, dict[str, float]],
 ) -> int:
     """Crawl each web of ``--real-web`` in turn, then print the bench's table; 1 if a crawl failed."""
@@ -719,7 +740,7 @@ def real_webs(
         if number:
             print("\n" + "=" * 100 + "\n")
         workdir = Path(args.workdir) / web if args.workdir and len(chosen_webs) > 1 else args.workdir
-        failed, row = benchmark(args, "real", chosen[web], 0, names, uncapped, known, workdir, web)
+        failed, row = benchmark(args, "real", chosen[web], 0, names, explore, known, workdir, web)
         status |= failed
         if row is not None:
             crawl, figures = row
@@ -735,7 +756,7 @@ def benchmark(
     sites,
     pages_per_site: int,
     names: list[str],
-    uncapped: list[str],
+    explore: list[float],
     known: dict[str, dict[str, float]],
     keep: str | Path | None,
     real_web: str = webs.DEFAULT,
@@ -758,12 +779,12 @@ def benchmark(
             runs = [Run(DESCRIPTIONS.get(name, name), name, known[name], list(settings)) for name in names]
             runs += [
                 Run(
-                    f"{DESCRIPTIONS.get(name, name)}, no site share",
-                    name,
-                    known[name],
-                    [*settings, "WIRE_BATCH_SITE_SHARE=0"],
+                    f"{DESCRIPTIONS['default']}, explore {value:g}",
+                    "default",
+                    known["default"],
+                    [*settings, f"WIRE_BATCH_EXPLORE={value}"],
                 )
-                for name in uncapped
+                for value in explore
             ]
             seeds_file = workdir / "seeds.txt"
             seeds_file.write_text("".join(seed + "\n" for seed in web.seeds), encoding="utf-8")

@@ -4,8 +4,8 @@ truth.
     python -m benchmarks.crawl_order_sim                      # 25 sites x 80 pages, in seconds
     python -m benchmarks.crawl_order_sim --sites 30 --pages 100 --seed 2 --samesite 0,4 --weightings ''
     python -m benchmarks.crawl_order_sim --scores '' --weightings '{"pr2+opic": {"pagerank": 2, "opic": 1}}'
-    python -m benchmarks.crawl_order_sim --shape uniform,weblike --site-share 1,3,0   # both web shapes
-    python -m benchmarks.crawl_order_sim --webs six --shape weblike,uniform --site-split pagerank,pages,even
+    python -m benchmarks.crawl_order_sim --shape uniform,weblike --explore 0.2,0   # both web shapes
+    python -m benchmarks.crawl_order_sim --webs six --shape weblike,uniform --explore 0.2,0
 
 No server and no harvester: a crawl is simulated on the sample web's final graph (``crawl_order.final_graph``)
 in batches of K pages, as the manager plans them — the seeds are known at the start; a batch is the K known,
@@ -46,7 +46,7 @@ WIRE_BATCH_SITE_GROWTH, so the second batch takes 8 pages a site, not 4), and ``
 makes a page whose file has an earlier fetched page's bytes a duplicate, whose links are not followed — or,
 with ``-s WIRE_FOLLOW_DUPLICATE_LINKS=true``, those its original's do not reach, as the gatherer then does
 (the Apache manual's language trees are mostly symbolic links to the English pages). The manager runs with
-waits 0, as ``benchmarks.crawl_order`` crawls (WIRE_BATCH_TIME_SHARE then sets no limit). With waits set
+waits 0, as ``benchmarks.crawl_order`` crawls (the sites' capacity then sets no limit). With waits set
 (``-s WIRE_WAIT_NORMAL=0.2 -s WIRE_WAIT_LARGE_SITE=0.05``) each site's share of a batch is cut to what it
 fetches in the batch's time, its wait set by its known documents as the harvester sets it; the batches are
 still harvested whole (no softmin), so this is the manager's side only. Each document's section
@@ -55,9 +55,9 @@ A single K is one draw of a chaotic process (``benchmarks.crawl_order``'s docstr
 several (``--batch-share`` 0.035 to 0.065), and crawl it for real before believing it.
 
 Printed: share / oracle of each score's order at budgets of 5, 10, 20 and 40 % of N, per samesite cap
-(``--samesite`` caps the scores' batches), then the manager's rows per ``--site-share`` and
-``--site-split``; for each web shape of ``--shape`` in turn. ``--webs`` prints instead the share / oracle at
-20 % of BFS and of the manager's weightings on several webs, with their mean and least.
+(``--samesite`` caps the scores' batches), then the manager's rows per ``--explore``; for each web shape of
+``--shape`` in turn. ``--webs`` prints instead the share / oracle at 20 % of BFS and of the manager's
+weightings on several webs, with their mean and least.
 
 The ``weblike`` shape (``wirescrapy.testing.sampleweb.shape``: Zipf site sizes, cross-site links in
 proportion to site size, popular pages at any depth) is harder for every order.
@@ -66,7 +66,6 @@ proportion to site size, popular pages at any depth) is harder for every order.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import math
 import pickle
@@ -81,7 +80,6 @@ from scrapy.settings import Settings
 from benchmarks import crawl_order
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE, SITE_DTYPE, DocFlag
 from wirescrapy.config import (
-    SITE_SPLITS,
     WireConfig,
     WireSettingsError,
     default_settings,
@@ -339,8 +337,7 @@ def manager_crawl(
     sim: Simulation,
     weights: dict[str, float],
     batch_size: int,
-    site_share: float,
-    site_split: str = "pagerank",
+    explore: float | None = None,
 ) -> list[int]:
     """Final-graph pages in the manager's order (batch by batch, each in decreasing profit)."""
     config = WireConfig.from_settings(
@@ -349,12 +346,11 @@ def manager_crawl(
                 **default_settings(),
                 "WIRE_BATCH_SIZE": batch_size,
                 "WIRE_SCORE_WEIGHTS": weights,
-                "WIRE_BATCH_SITE_SHARE": site_share,
-                "WIRE_BATCH_SITE_SPLIT": site_split,
-                # crawl_order.py's crawls: waits 0 (WIRE_BATCH_TIME_SHARE: no limit)
+                # crawl_order.py's crawls: waits 0 (no capacity limit)
                 "WIRE_WAIT_NORMAL": 0,
                 "WIRE_WAIT_LARGE_SITE": 0,
                 **EXTRA_SETTINGS,
+                **({} if explore is None else {"WIRE_BATCH_EXPLORE": explore}),
             }
         )
     )
@@ -376,7 +372,6 @@ def manager_crawl(
             site_records=site_records,
             sections=groups.get("sections"),
             mirrors=groups.get("mirrors"),
-            kinds=groups.get("kinds"),
             rng=np.random.default_rng(0),
             exclude=np.asarray(list(records.robots.values()), dtype=np.int64),
         )
@@ -395,6 +390,11 @@ def manager_crawl(
                 records.docs[robots : robots + 1]["first_visit"] = now + tick * 1e-3
                 records.docs[robots : robots + 1]["last_visit"] = now + tick * 1e-3
         now += BATCH_SECONDS
+
+
+def explore_values(args: argparse.Namespace) -> list[float | None]:
+    """``--explore``'s values (None: the setting's default, or -s's)."""
+    return [float(value) for value in args.explore.split(",") if value] or [None]
 
 
 def weightings(text: str) -> dict[str, dict[str, float]]:
@@ -427,15 +427,10 @@ def main() -> int:
         "name -> WIRE_SCORE_WEIGHTS ('' for none; default: all of WEIGHTINGS)",
     )
     parser.add_argument(
-        "--site-split",
-        default="pagerank",
-        help="WIRE_BATCH_SITE_SPLIT values the manager's weightings run with, comma-separated: "
-        f"{', '.join(SITE_SPLITS)} (default pagerank)",
-    )
-    parser.add_argument(
-        "--site-share",
-        default="1,0",
-        help="WIRE_BATCH_SITE_SHARE values the manager's weightings run with (default 1,0)",
+        "--explore",
+        default="",
+        help="WIRE_BATCH_EXPLORE values the manager's weightings run with, comma-separated (default: the "
+        "setting's, or -s's)",
     )
     parser.add_argument(
         "--web",
@@ -516,11 +511,11 @@ SIX_WEBS = "25x80:1,25x80:2,30x100:4,20x60:5,6x30:1,50x40:9"
 
 
 def summarize(args: argparse.Namespace, shapes: list[str], webs_text: str) -> None:
-    """Share / oracle at 20 % of BFS and of the manager's weightings (WIRE_BATCH_SITE_SHARE 1, each
-    ``--site-split``) on each web of ``webs_text``, with their mean and least."""
+    """Share / oracle at 20 % of BFS and of the manager's weightings (each ``--explore``) on each web of
+    ``webs_text``, with their mean and least."""
     webs = [tuple(map(int, web.replace(":", "x").split("x"))) for web in webs_text.split(",")]
-    print(f"share / oracle at 20 % on {len(webs)} webs ({webs_text}), WIRE_BATCH_SITE_SHARE = 1")
-    print(f"{'shape':<8} {'split':<9} {'order':<20} {'mean':>6} {'least':>6}   per web")
+    print(f"share / oracle at 20 % on {len(webs)} webs ({webs_text})")
+    print(f"{'shape':<8} {'explore':<9} {'order':<20} {'mean':>6} {'least':>6}   per web")
     for shape in shapes:
         rows: dict[tuple[str, str], list[float]] = {}
         for sites, pages, seed in webs:
@@ -539,10 +534,12 @@ def summarize(args: argparse.Namespace, shapes: list[str], webs_text: str) -> No
             rows.setdefault(("-", "BFS (FIFO)"), []).append(
                 crawl_order.share(crawl_order.bfs_order(truth, graph), graph, budget) / best
             )
-            for split in args.site_split.split(","):
+            for explore in explore_values(args):
                 for name, weights in weightings(args.weightings).items():
-                    order = manager_crawl(sim, weights, batch_size, 1.0, split)
-                    rows.setdefault((split, name), []).append(crawl_order.share(order, graph, budget) / best)
+                    order = manager_crawl(sim, weights, batch_size, explore)
+                    rows.setdefault((f"{explore}", name), []).append(
+                        crawl_order.share(order, graph, budget) / best
+                    )
         for (split, name), values in rows.items():
             print(
                 f"{shape:<8} {split:<9} {name:<20} {np.mean(values):6.1%} {min(values):6.1%}   "
@@ -591,17 +588,10 @@ def simulate(args: argparse.Namespace, shape: str) -> None:
                 for b in budgets
             ]
             print(f"{name:<16} {cap or 'none':>8} " + " ".join(f"{c:7.1%}" for c in cells), flush=True)
-    for site_share, site_split in itertools.product(
-        map(float, args.site_share.split(",")), args.site_split.split(",")
-    ):
-        if site_share == 0 and site_split != args.site_split.split(",")[0]:
-            continue  # no share, no split
-        print(
-            f"the manager, WIRE_BATCH_SITE_SHARE={site_share:g}"
-            + (f", WIRE_BATCH_SITE_SPLIT={site_split}:" if site_share else ":")
-        )
+    for explore in explore_values(args):
+        print(f"the manager, WIRE_BATCH_EXPLORE={'default' if explore is None else explore}:")
         for name, weights in weightings(args.weightings).items():
-            order = manager_crawl(sim, weights, batch_size, site_share, site_split)
+            order = manager_crawl(sim, weights, batch_size, explore)
             cells = [
                 crawl_order.share(order, graph, math.ceil(b * n))
                 / crawl_order.share(oracle, graph, math.ceil(b * n))
@@ -668,14 +658,10 @@ def simulate_real(args: argparse.Namespace, chosen) -> None:
     )
     print(f"{'order':<40} " + " ".join(f"{b:>7.0%}" for b in budgets))
     orders = [("BFS (FIFO)", bfs)]
-    for site_share, site_split in itertools.product(
-        map(float, args.site_share.split(",")), args.site_split.split(",")
-    ):
+    for explore in explore_values(args):
         for name, weights in weightings(args.weightings).items():
-            label = f"{name} share={site_share:g} {site_split if site_share else ''}".strip()
-            orders.append((label, manager_crawl(sim, weights, batch_size, site_share, site_split)))
-            if site_share == 0:
-                break
+            label = name if explore is None else f"{name} explore={explore:g}"
+            orders.append((label, manager_crawl(sim, weights, batch_size, explore)))
     for label, order in orders:
         cells = [
             crawl_order.share(order, graph, math.ceil(b * n))

@@ -27,22 +27,22 @@ Policies, each adding one change to the one before:
 * ``overlap``    — the manager plans the next batch while the current one finishes (its run hidden behind
   the harvest's tail), so a cycle costs no idle manager time.
 
-The crawler's policies run its own code, not a model of it: the batch is ``select_batches``' share
-(``site_caps``, in proportion to the pages left as the estimated PageRank share, at most samesite) within
-``WIRE_BATCH_TIME_SHARE``'s limits (``wirescrapy.manager.timeshare.time_limits``, from each site's wait):
+The crawler's policies run its own code, not a model of it: the batch is the planner's share (``site_caps``,
+in proportion to the pages left as the estimated PageRank share, at most samesite) within what each site can
+fetch in the batch's time (``wirescrapy.manager.timeshare.time_limits``, from each site's wait):
 
-* ``crawler``               — WIRE_BATCH_TIME_SHARE, each cycle paying its manager run, no softmin;
+* ``crawler``               — the time share, each cycle paying its manager run, no softmin;
 * ``crawler+ahead``         — and WIRE_PLAN_AHEAD: the manager's run starts when ``plan_due`` says (the
   batch's pages left need less than twice its last run), so it is hidden behind the tail when the tail is
   long enough (the first one paid);
-* ``crawler+softmin``       — the crawler's defaults without ``WIRE_BATCH_TIME_LEAD``: ``crawler`` with its
-  softmin, on by default: ``softmin_due`` with WIRE_SOFTMIN and WIRE_SOFTMIN_TIME at their defaults
+* ``crawler+softmin``       — the crawler without the planner's lead (``planner.py``, rule 5): ``crawler``
+  with its softmin, on by default: ``softmin_due`` with WIRE_SOFTMIN and WIRE_SOFTMIN_TIME at their defaults
   (``wirescrapy.config``), looked at every ``batchend.TICK`` like the spider's timer, the restart a
   manager run;
 * ``crawler+softmin+ahead`` — both. The restart softmin weighs is what the crawler measures: from the
   previous batch's end to this one's start, the part of the plan's run not hidden behind the tail, and a
   whole run more when softmin dropped pages the plan had left out (the crawler plans again then).
-* ``crawler+softmin+lead`` — the crawler's defaults: ``crawler+softmin`` with ``WIRE_BATCH_TIME_LEAD``: the
+* ``crawler+softmin+lead`` — the crawler's defaults: ``crawler+softmin`` with the lead: the
   batch shared by the manager's ``site_time_limits`` (the slowest site's own share, by pages left, may set the
   batch's time, within its reserve; the critical sites take their whole limit), and a led batch's softmin
   weighing what its stragglers keep the slowest site idle in every cycle, its critical sites no stragglers of
@@ -69,14 +69,13 @@ from dataclasses import dataclass
 import numpy as np
 from scrapy.settings import Settings
 
-from wirescrapy.collection.metadata import SITE_DTYPE
 from wirescrapy.config import WireConfig, default_settings
 from wirescrapy.harvester.batchend import TICK, critical_idle, plan_due, softmin_due
-from wirescrapy.manager.profit import site_caps
-from wirescrapy.manager.timeshare import site_time_limits, time_limits
+from wirescrapy.manager.shares import site_caps
+from wirescrapy.manager.timeshare import site_time_limits, site_waits, time_limits
 
 # The crawler's policies: whether softmin is on (at the crawler's defaults), whether it plans ahead, and
-# whether the slowest site leads (WIRE_BATCH_TIME_LEAD).
+# whether the slowest site leads (the planner's rule 5).
 CRAWLER = {
     "crawler": (False, False, False),
     "crawler+ahead": (False, True, False),
@@ -137,15 +136,14 @@ def share_by_crawler(left: np.ndarray, size: int, samesite: int, waits: np.ndarr
     proportion to the pages left within the time limits."""
     live = np.flatnonzero(left)
     counts = np.minimum(left[live], time_limits(left[live], waits[live], size))
-    caps = np.minimum(site_caps(size, samesite, counts, 1.0, left[live].astype(np.float64)), counts)
+    caps = np.minimum(site_caps(size, samesite, counts, left[live].astype(np.float64)), counts)
     batch = np.zeros_like(left)
     batch[live] = caps
     return batch
 
 
 def lead_config(args: argparse.Namespace) -> WireConfig:
-    """The crawler's settings with ``WIRE_BATCH_TIME_LEAD`` on, at the simulated web's batch size and
-    waits."""
+    """The crawler's settings at the simulated web's batch size and waits."""
     settings = Settings(default_settings())
     settings.setdict(
         {
@@ -154,7 +152,6 @@ def lead_config(args: argparse.Namespace) -> WireConfig:
             "WIRE_WAIT_NORMAL": args.wait,
             "WIRE_WAIT_LARGE_SITE": args.wait_large,
             "WIRE_LARGE_SITE_PAGES": args.large_pages,
-            "WIRE_BATCH_TIME_LEAD": True,
         },
         priority="cmdline",
     )
@@ -162,21 +159,26 @@ def lead_config(args: argparse.Namespace) -> WireConfig:
 
 
 def share_by_lead(left: np.ndarray, sizes: np.ndarray, config: WireConfig) -> tuple[np.ndarray, np.ndarray]:
-    """Pages of each site in a batch as the crawler's manager shares it with ``WIRE_BATCH_TIME_LEAD``
-    (``site_time_limits``, the manager's own code, site-ids from 1; the sites' pages left are their share and
-    what the manager estimates they have left), the critical sites taking their whole limit; and which sites
-    were critical (a led batch's, for softmin)."""
+    """Pages of each site in a batch as the crawler's manager shares it with the lead (``site_time_limits``,
+    the manager's own code, site-ids from 1; every page of a site, ``sizes``, is known, and its candidates are
+    the ``left`` not fetched yet; the sites' pages left are their share and what the manager estimates they
+    have left), the critical sites taking their whole limit; and which sites were critical (a led batch's,
+    for softmin)."""
     count = len(left)
-    site_ids = np.repeat(np.arange(1, count + 1), left)
-    records = np.zeros(count + 1, SITE_DTYPE)
-    records["docs"][1:] = sizes
+    site_ids = np.repeat(np.arange(1, count + 1), sizes)
+    place = np.arange(len(site_ids)) - np.repeat(np.cumsum(sizes) - sizes, sizes)  # in its site
+    candidates = place >= np.repeat(sizes - left, sizes)
+    known = np.concatenate([[0], sizes])
+    waits = site_waits(
+        known, np.zeros(count + 1), config.wait_normal, config.wait_large_site, config.large_site_pages
+    )
     weights = np.concatenate([[0.0], left.astype(np.float64)])
     shared = site_time_limits(
         site_ids,
-        np.ones(len(site_ids), bool),
-        records,
-        config,
-        count,
+        candidates,
+        waits,
+        size=config.batch_size,
+        samesite=config.batch_samesite,
         weights=weights,
         left=np.concatenate([[0], left]),
     )
@@ -188,7 +190,6 @@ def share_by_lead(left: np.ndarray, sizes: np.ndarray, config: WireConfig) -> tu
             config.batch_size,
             config.batch_samesite,
             counts,
-            1.0,
             np.where(critical[live], np.inf, weights[1:][live]),
         ),
         counts,

@@ -116,13 +116,11 @@ def test_softmin_may_end_early_a_batch_resumed_that_does_not_say_what_its_sites_
 
 
 def test_softmin_weighs_a_batch_the_slowest_site_led_by_that_site_s_idle_time_in_every_cycle(tmp_path):
-    """A batch whose time the slowest site's share set (WIRE_BATCH_TIME_LEAD: batch.json's "time_led") lets
+    """A batch whose time the slowest site's share set (the planner's lead: batch.json's "time_led") lets
     the sites with slack end before that site on purpose: in a harvester's earlier cycle too, ending it gains
     only what the stragglers keep the slowest site idle — nothing when the straggler is that site — where
     another batch gains the longest queue's time."""
-    spider, _, _ = spider_over(
-        tmp_path, WIRE_WAIT_NORMAL=2.0, WIRE_WAIT_LARGE_SITE=2.0, WIRE_SOFTMIN=2, WIRE_BATCH_TIME_LEAD=True
-    )
+    spider, _, _ = spider_over(tmp_path, WIRE_WAIT_NORMAL=2.0, WIRE_WAIT_LARGE_SITE=2.0, WIRE_SOFTMIN=2)
     try:
         spider.cycles, spider.cycles_done = 5, 0  # the first of five cycles
         spider.harvest.seed([*(f"{SITE}/{n}.html" for n in range(4)), "http://b.cl/"])

@@ -16,6 +16,8 @@ from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag, RobotsState
 from wirescrapy.config import DAY, WireConfig, default_settings
 from wirescrapy.manager import manage, read_batch
+from wirescrapy.manager.sites import LEFT_GUARD
+from wirescrapy.settingnames import REMOVED
 from wirescrapy.testing.process import run_scrapy
 
 NOW = 1_700_000_000.0
@@ -79,38 +81,36 @@ def test_command_writes_batches(collection_dir):
         "-s",
         "WIRE_BATCH_SIZE=10",
         "-s",
-        "WIRE_BATCH_SAMESITE=4",
+        "WIRE_BATCH_SAMESITE=2",
         "--batches",
         "2",
         "-s",
         "WIRE_BATCH_SITE_GROWTH=0",
-        "-s",
-        "WIRE_BATCH_TIME_SHARE=False",
     )
     assert run.returncode == 0, run.stderr
     out = run.stdout
     assert (
         "25 documents, 22 eligible now (4 downloaded before)" in out
     )  # less robots.txt, duplicate, too recent
-    # WIRE_BATCH_SAMESITE=4, and a batch of 10 is shared among the 3 sites by their known pages.
-    assert "batch 000001: 10 URLs" in out and "batch 000002: 9 URLs" in out
+    # The three sites wait 15 s (a.example's Crawl-delay is shorter), so in the time of a batch of 10 each
+    # fetches 3 pages (timeshare.py); WIRE_BATCH_SAMESITE=2 holds each to 2.
+    assert "batch 000001: 6 URLs" in out and "batch 000002: 6 URLs" in out
     assert "top URLs by profit:" in out and f"written: {collection_dir / 'batches' / '000001'}" in out
 
     first, second = (read_batch(collection_dir / "batches" / name) for name in ("000001", "000002"))
-    assert (len(first.urls), len(second.urls)) == (10, 9)
+    assert (len(first.urls), len(second.urls)) == (6, 6)
     assert not {u.doc_id for u in first.urls} & {u.doc_id for u in second.urls}
     with Collection(collection_dir, readonly=True) as collection:
         known = {
             int(r["siteid"]): int(r["docs"]) for r in collection.sites.records[1 : collection.sites.count + 1]
         }
-    # known pages 9, 8, 8: caps 4, 3, 3
     assert {site_id: (site.urls, known[site_id]) for site_id, site in first.sites.items()} == {
-        1: (4, 9),
-        2: (3, 8),
-        3: (3, 8),
+        1: (2, 9),
+        2: (2, 8),
+        3: (2, 8),
     }
     for batch in (first, second):
-        assert all(site.urls <= 4 for site in batch.sites.values())
+        assert all(site.urls <= 2 for site in batch.sites.values())
         assert [u.profit for u in batch.urls] == sorted((u.profit for u in batch.urls), reverse=True)
     urls = {u.url for b in (first, second) for u in b.urls}
     assert SITES[0] + "/robots.txt" not in urls
@@ -119,8 +119,13 @@ def test_command_writes_batches(collection_dir):
     assert first.urls[0].url == SITES[0] + "/"  # most linked-to, a front page
     site = first.sites[1]
     assert (site.origin, site.ip, site.robots_txt, site.crawl_delay) == (SITES[0], "192.0.2.7", ROBOTS, 2.0)
-    # Each site's eligible pages left for later batches: 22 eligible, 10 in the first batch, 9 in the second.
-    assert sum(site.left for site in first.sites.values()) == 22 - 10
+    # Each site's pages left for later batches, batch by batch: at least its eligible pages not in the batch
+    # (7, 7 and 8 eligible), more where the manager expects to find more (sites.pages_left). The eight pages
+    # of b.example and of c.example each link one other page of their site, once: the estimate stops at the
+    # guard.
+    eligible = {1: 7, 2: 7, 3: 8}
+    assert all(first.sites[s].left >= eligible[s] - first.sites[s].urls for s in eligible)
+    assert [first.sites[s].left for s in (2, 3)] == [LEFT_GUARD * 8 - 2] * 2
     assert all(second.sites[s].left == first.sites[s].left - second.sites[s].urls for s in second.sites)
 
     with Collection(collection_dir, readonly=True) as collection:
@@ -144,6 +149,16 @@ def test_command_dry_run_writes_nothing(collection_dir):
 def test_command_usage_errors(tmp_path):
     run = scrapy_manager(tmp_path / "missing", "--dry-run")
     assert run.returncode != 0 and "no collection" in run.stderr
+
+
+def test_command_names_a_removed_batch_setting_in_one_line(collection_dir):
+    run = scrapy_manager(collection_dir, "-s", "WIRE_BATCH_SITE_SPLIT=even")
+    assert run.returncode == 2, run.stderr[-3000:]
+    instead = REMOVED["WIRE_BATCH_SITE_SPLIT"]
+    message = f"invalid setting: WIRE_BATCH_SITE_SPLIT: removed, {instead} (docs/planner.md)"
+    (line,) = run.stderr.rstrip().splitlines()  # one line, no traceback
+    assert line.endswith(f": error: {message}")
+    assert not (collection_dir / "batches").exists()
 
 
 def test_parts_and_all_scores(collection_dir):
@@ -204,11 +219,20 @@ def test_every_manager_module_is_reachable_as_a_module():
     # A name that ``wirescrapy.manager`` hands on must not hide a module: ``import wirescrapy.manager.profit``
     # once gave the function ``profit``.
     names = [module.name for module in pkgutil.iter_modules(wirescrapy.manager.__path__)]
-    assert {"batch", "freshness", "planning", "profit", "ranking", "run", "sites"} <= set(names)
+    assert {
+        "batch",
+        "freshness",
+        "planner",
+        "planning",
+        "profit",
+        "ranking",
+        "run",
+        "shares",
+        "sites",
+    } <= set(names)
     for name in names:
-        assert getattr(wirescrapy.manager, name) is importlib.import_module(f"wirescrapy.manager.{name}"), (
-            name
-        )
+        module = importlib.import_module(f"wirescrapy.manager.{name}")  # one the package does not import too
+        assert getattr(wirescrapy.manager, name) is module, name
 
 
 def test_command_discards_a_damaged_batch(collection_dir):
@@ -217,53 +241,3 @@ def test_command_discards_a_damaged_batch(collection_dir):
     assert run.returncode == 0, run.stderr
     assert f"batch 000003 set aside as {collection_dir / 'batches' / '000003.discarded'}" in run.stdout
     assert not (collection_dir / "batches" / "000003").exists()
-
-
-def test_site_sizes_by_section_read_the_sections_from_the_url_store(collection_dir):
-    # Every page of the fixture is at the top of its site (one section a site): as "found" decides.
-    with Collection(collection_dir) as collection:
-        by_section = manage(
-            collection, config(collection_dir, WIRE_BATCH_SITE_UNSEEN="sections"), NOW, dry_run=True
-        )
-        found = manage(collection, config(collection_dir, WIRE_BATCH_SITE_UNSEEN="found"), NOW, dry_run=True)
-    assert len(by_section.plan.batches[0]) > 0
-    assert by_section.plan.batches[0].tolist() == found.plan.batches[0].tolist()
-
-
-def test_site_sizes_by_kind_read_the_kinds_from_the_url_store(tmp_path):
-    # test_sites.reference_crawl in a collection: its batch with the kinds read from the URL store is the one
-    # plan() makes with them, and not the one without.
-    from tests.test_sites import reference_crawl
-
-    docs, links, urls = reference_crawl()
-    origins = {1: "http://ref.example", 2: "http://b.example"}
-    with Collection(tmp_path / "collection") as collection:
-        for (site, path), record in zip(urls, docs):
-            doc_id, _ = collection.add_url(origins[site] + path.decode(), int(record["depth"]))
-            assert doc_id == record["docid"]
-        for doc_id in range(1, len(docs) + 1):
-            targets = links.indices[links.indptr[doc_id] : links.indptr[doc_id + 1]]
-            if len(targets):
-                collection.links.set_links(doc_id, targets.astype(np.uint32))
-        stored = collection.documents.records
-        for record in docs[docs["visits"] > 0]:
-            doc_id = int(record["docid"])
-            stored[doc_id]["visits"], stored[doc_id]["status"] = 1, 200
-            stored[doc_id]["first_visit"] = stored[doc_id]["last_visit"] = NOW - DAY
-        settings = {
-            "WIRE_BATCH_SIZE": 10,
-            "WIRE_BATCH_SITE_GROWTH": 0,
-            "WIRE_BATCH_TIME_SHARE": False,
-            "WIRE_BATCH_SITE_CATCHUP": False,
-        }
-        by_kind = manage(
-            collection, config(tmp_path, WIRE_BATCH_SITE_UNSEEN="kinds", **settings), NOW, dry_run=True
-        )
-        found = manage(
-            collection, config(tmp_path, WIRE_BATCH_SITE_UNSEEN="found", **settings), NOW, dry_run=True
-        )
-    per_site = [
-        np.bincount(docs["siteid"][result.plan.batches[0] - 1], minlength=3).tolist()
-        for result in (by_kind, found)
-    ]
-    assert per_site == [[0, 5, 5], [0, 4, 6]]

@@ -12,15 +12,13 @@ from scrapy.settings import Settings
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE, DocFlag
 from wirescrapy.config import DAY, WireConfig, default_settings
 from wirescrapy.items import FetchError
+from wirescrapy.manager.planner import select_batches
 from wirescrapy.manager.profit import (
     eligible,
     intrinsic_quality,
     log_scale,
     pages_to_download,
     profit,
-    select_batches,
-    site_cap,
-    site_caps,
     too_recent,
     within_site_limit,
 )
@@ -197,16 +195,16 @@ def test_quality_age_and_random():
 # -- the batch -------------------------------------------------------------------------------------------
 
 
-def greedy(profits, sites, candidates, size, samesite, count, share):
+def greedy(profits, sites, candidates, size, samesite, count):
     """Reference: walk the pages by decreasing profit, taking those whose site is not full yet; a site is
-    full at samesite or, with a share, at the largest cap c such that the sites with pages left would
-    give at most share × size pages, Σ min(c, pages left), at least 1."""
+    full at the largest cap c such that the sites with pages left would give at most size pages,
+    Σ min(c, pages left), at least 1, and never more than samesite."""
     order = sorted(np.flatnonzero(candidates), key=lambda i: (-profits[i], i))
     taken, batches = set(), []
     for _ in range(count):
         left = Counter(sites[i] for i in order if i not in taken).values()
-        fits = [c for c in range(1, samesite + 1) if sum(min(c, n) for n in left) <= share * size]
-        cap = max(fits, default=1) if share else samesite
+        fits = [c for c in range(1, samesite + 1) if sum(min(c, n) for n in left) <= size]
+        cap = max(fits, default=1)
         per_site, batch = {}, []
         for i in order:
             if i in taken or per_site.get(sites[i], 0) >= cap:
@@ -222,32 +220,16 @@ def greedy(profits, sites, candidates, size, samesite, count, share):
     return batches
 
 
-@pytest.mark.parametrize("share", [1.0, 0.0, 2.5])
-@pytest.mark.parametrize("seed", range(5))
-def test_selection_equals_the_greedy_reference(seed, share):
+@pytest.mark.parametrize("seed", range(10))
+def test_selection_equals_the_greedy_reference(seed):
     rng = np.random.default_rng(seed)
     n = 2000
     profits = np.round(rng.random(n), 2).astype(np.float32)  # rounded: many ties
     sites = rng.integers(1, 40, size=n).astype(np.uint32)
     candidates = rng.random(n) < 0.8
     size, samesite, count = int(rng.integers(1, 300)), int(rng.integers(1, 30)), int(rng.integers(1, 6))
-    got = select_batches(
-        profits, sites, candidates, size=size, samesite=samesite, count=count, site_share=share
-    )
-    assert [b.tolist() for b in got] == greedy(profits, sites, candidates, size, samesite, count, share)
-
-
-def test_site_cap_is_an_even_share_of_the_batch():
-    many = np.full(25, 80)
-    assert site_cap(101, 500, many) == 4  # the sample web: 25 sites, K = 5 % of 2029 pages: K // 25
-    assert site_cap(100_000, 500, np.full(40, 10_000)) == 500  # WIRE's setting bounds it
-    assert site_cap(10, 500, np.full(30, 5)) == 1  # more sites than URLs: one each, at least
-    assert site_cap(101, 500, many, share=2) == 8
-    assert site_cap(101, 500, many, share=0) == 500  # off: WIRE_BATCH_SAMESITE alone
-    # Sites with fewer candidates than the share leave their slots to the others.
-    assert site_cap(100, 500, np.array([1] * 20 + [200] * 5)) == 16  # 20 + 5 × 16 = 100
-    assert site_cap(100, 500, np.array([10, 20, 30])) == 500  # everything fits
-    assert site_cap(100, 40, np.array([10, 200, 300])) == 40
+    got = select_batches(profits, sites, candidates, size=size, samesite=samesite, count=count)
+    assert [b.tolist() for b in got] == greedy(profits, sites, candidates, size, samesite, count)
 
 
 def test_the_batch_spreads_over_the_sites():
@@ -257,19 +239,6 @@ def test_the_batch_spreads_over_the_sites():
     first, second = select_batches(profits, sites, np.ones(14, bool), size=6, samesite=500, count=2)
     assert first.tolist() == [0, 1, 10, 11, 12, 13]
     assert second.tolist() == [2, 3, 4, 5, 6, 7]  # one site left: the whole batch may be its pages
-    alone = select_batches(profits, sites, np.ones(14, bool), size=6, samesite=500, site_share=0)
-    assert alone[0].tolist() == [0, 1, 2, 3, 4, 5]
-
-
-def test_site_caps_follow_the_site_weights():
-    counts = np.array([100, 100, 100, 100])
-    assert site_caps(20, 500, counts, 1, np.array([1, 3, 3, 0.75])).tolist() == [2, 8, 8, 2]
-    assert site_caps(20, 500, counts, 1, np.full(4, 3.0)).tolist() == [5] * 4  # equal weights: site_cap
-    assert site_caps(20, 500, counts, 1, None).tolist() == [5] * 4
-    assert site_caps(20, 6, counts, 1, np.array([1, 3, 3, 0.75])).tolist() == [5, 6, 6, 3]  # samesite bounds
-    assert site_caps(20, 500, np.array([1, 100, 100]), 1, np.array([1, 3, 1])).tolist() == [1, 14, 4]
-    assert site_caps(20, 500, counts, 0, np.array([1, 3, 3, 1])).tolist() == [500] * 4  # share 0: off
-    assert site_caps(2, 500, counts, 1, np.array([1, 3, 3, 1])).tolist() == [1] * 4  # at least 1 each
 
 
 def test_a_larger_site_gets_more_of_the_batch():

@@ -15,11 +15,8 @@ from wirescrapy.collection.urls import PATH_PAD, URLStore
 from wirescrapy.config import WireConfig, default_settings
 from wirescrapy.manager import plan, sections
 from wirescrapy.manager.sections import (
-    KIND_PREFIXES,
-    KIND_SUFFIXES,
     cross_section_links,
     group_ids,
-    kind,
     mirror_ids,
     mirror_path,
     mirrored,
@@ -35,17 +32,6 @@ def test_a_section_is_the_first_directory_of_the_path():
     assert section(b"/index.html") == b""
     assert section(b"/classFoo.html?x=a/b") == b""  # the query is not the path
     assert section(b"/search.html#a/b") == b""
-
-
-def test_a_kind_is_the_section_and_the_affix_a_generator_gives_a_kind_of_page():
-    assert kind(b"/classEigen_1_1Matrix.html") == b"|class"
-    assert kind(b"/unsupported/dir_8d80.html") == b"unsupported|dir_"
-    assert kind(b"/Matrix_8h_source.html") == b"|_source"  # a prefix first, then a suffix: _source before _8h
-    assert kind(b"/structFoo.html?a=/b") == b"|struct"
-    assert kind(b"/en/mod/core.html") == b"en"  # no affix: the section
-    assert kind(b"/class.html") == b""  # the affix alone names no kind
-    assert kind(b"/") == b"" and kind(b"/index.html") == b""
-    assert kind(b"/tutorial/classes") == b"tutorial|class"
 
 
 def test_section_ids_are_equal_within_a_site_and_section():
@@ -194,7 +180,7 @@ def test_groups_by_several_keys_in_one_pass_are_those_by_each_alone():
     assert [ids.tolist() for ids in group_ids([], section, mirror_path)] == [[], []]
 
 
-KEYS = (section, mirror_path, kind)
+KEYS = (section, mirror_path)
 
 
 def reference_ids(urls: list[tuple[int, bytes]], key) -> list[int]:
@@ -204,15 +190,14 @@ def reference_ids(urls: list[tuple[int, bytes]], key) -> list[int]:
     return [numbers.setdefault((site_id, key(path)), len(numbers) + 1) for site_id, path in urls]
 
 
-# Pieces of paths: the bytes that cut a path (slashes, query, fragment, dots, "|"), the affixes of kinds,
-# UTF-8 and percent-encoded text, NUL, and segments longer than the 8 and 16 bytes read at once.
+# Pieces of paths: the bytes that cut a path (slashes, query, fragment), dots, UTF-8 and percent-encoded
+# text, NUL, and segments longer than the 8 bytes read at once.
 PATH_PIECES = [
     b"/",
     b"//",
     b"?",
     b"#",
     b".",
-    b"|",
     b"en",
     b"ru",
     b"a",
@@ -226,8 +211,6 @@ PATH_PIECES = [
     b"\xff",
     b"a_rather_long_segment_name",
     b"0123456789abcdef0123",
-    *KIND_PREFIXES,
-    *KIND_SUFFIXES,
 ]
 url_paths = st.one_of(
     st.lists(st.sampled_from(PATH_PIECES), max_size=24).map(b"".join),
@@ -253,8 +236,6 @@ def test_group_ids_are_the_groups_of_the_key_functions(urls, data):
 
 def test_group_ids_follow_the_key_functions_where_they_are_subtle():
     urls = [
-        (1, b"/a|class/x.html"),  # section "a|class", no affix: the kind of ...
-        (1, b"/a/classFoo.html"),  # ... section "a" with the affix "class"
         (1, b"/a//b.html"),  # after the first directory, "/b.html": the mirror path of ...
         (1, b"/b.html"),  # ... a page at the top
         (1, b"///b.html?x=/y/z"),  # leading slashes and the query do not count
@@ -264,12 +245,9 @@ def test_group_ids_follow_the_key_functions_where_they_are_subtle():
         (1, b"/en/"),  # trailing slashes
         (1, b"/en//"),
         (2, b"/en/"),  # another site
-        (1, b"/class.html"),  # only the affix: no kind
-        (1, b"/.class"),
     ]
     for key, ids in zip(KEYS, group_ids(urls, *KEYS)):
         assert ids.tolist() == reference_ids(urls, key), key.__name__
-    assert kind(b"/a|class/x.html") == kind(b"/a/classFoo.html")
     assert mirror_path(b"/a//b.html") == mirror_path(b"/b.html")
 
 

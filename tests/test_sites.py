@@ -11,10 +11,9 @@ from scrapy.settings import Settings
 import wirescrapy.manager.sites as site_estimates
 from tests.test_ranking import Q, counts_matrix
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE
-from wirescrapy.config import WireConfig, WireSettingsError, default_settings
+from wirescrapy.config import WireConfig, default_settings
 from wirescrapy.manager import batch_site_weights, plan
-from wirescrapy.manager.profit import site_catchup, site_growth
-from wirescrapy.manager.sections import group_ids, kind, section
+from wirescrapy.manager.planner import SiteState, plan_batches, select_batches, site_catchup, site_growth
 from wirescrapy.manager.sites import (
     LEFT_GUARD,
     pages_left,
@@ -186,34 +185,25 @@ def two_site_crawl():
     return docs, counts_matrix(38, edges)
 
 
-def test_the_split_setting_decides_what_the_sites_get():
+def test_a_site_is_valued_by_its_estimated_share_of_the_pagerank():
     docs, links = two_site_crawl()
     site_of = np.concatenate([[0], docs["siteid"]])
-    by_rank = batch_site_weights(links, site_of, 2, config())
-    assert by_rank[1] > by_rank[2]  # Chao1: site 1 has 24 pages seen once; site 2 none once
-    assert batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_SPLIT="pages")).tolist() == [
-        1,
-        25,
-        13,
-    ]
-    assert batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_SPLIT="even")) is None
-    assert batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_SHARE=0)) is None
-    with pytest.raises(WireSettingsError, match="WIRE_BATCH_SITE_SPLIT"):
-        config(WIRE_BATCH_SITE_SPLIT="size")
+    values = batch_site_weights(links, site_of, 2, config())
+    assert values[1] > values[2] > 0  # Chao1: site 1 has 24 pages seen once; site 2 none once
+    assert values[1:].sum() == pytest.approx(1.0)
+    # No page known yet: every site alike, so the planner always has a value to share a batch by.
+    assert batch_site_weights(csr_matrix((1, 1)), np.zeros(1, np.int64), 2, config()).tolist() == [1.0] * 3
 
 
 def test_found_unseen_pages_are_those_the_known_pages_left_can_reveal():
     # Site 1: 24 pages linked once (f0 = 24 * 23 / 2 = 276 unseen under Chao) and 23 known pages left to
     # fetch, expected to reveal 276 (1 - (1 - 24 / (2 * 276 + 24))^23) = 172 of them; site 2 has no page
-    # linked once: its estimate is the same either way, so site 1's share is smaller with "found".
+    # linked once: its estimate is the same either way, so site 1's share is smaller with the pages fetched.
     docs, links = two_site_crawl()
     site_of = np.concatenate([[0], docs["siteid"]])
     visited = docs["visits"] > 0
-    chao = batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="chao"), visited)
-    found = batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="found"), visited)
-    assert (
-        chao.tolist() == batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="chao")).tolist()
-    )
+    chao = batch_site_weights(links, site_of, 2, config())
+    found = batch_site_weights(links, site_of, 2, config(), visited)
     assert found[1] / found[2] < chao[1] / chao[2]
     assert found[1] > found[2]
     sizes = site_estimates.site_sizes(
@@ -221,33 +211,45 @@ def test_found_unseen_pages_are_those_the_known_pages_left_can_reveal():
     )
     assert sizes[1] == pytest.approx(25 + 276 * (1 - (1 - 24 / (2 * 276 + 24)) ** 23))
     assert sizes[2] == 13
-    with pytest.raises(WireSettingsError, match="WIRE_BATCH_SITE_UNSEEN"):
-        config(WIRE_BATCH_SITE_UNSEEN="ace")
 
 
 def test_a_batch_goes_mostly_to_the_site_estimated_larger():
     docs, links = two_site_crawl()
-    # The split alone: with both sites at one wait, WIRE_BATCH_TIME_SHARE would give each what it fetches in
-    # the batch's time (test_timeshare.py), here 5 each.
+    # The split alone: with both sites at one wait, the time share would give each what it fetches in the
+    # batch's time (test_timeshare.py); at a wait of 0 no site is limited by time.
     result = plan(
         docs,
         links,
-        config(WIRE_BATCH_SIZE=10, WIRE_BATCH_SITE_GROWTH=0, WIRE_BATCH_TIME_SHARE=False),
+        config(WIRE_BATCH_SIZE=10, WIRE_BATCH_SITE_GROWTH=0, WIRE_WAIT_NORMAL=0, WIRE_WAIT_LARGE_SITE=0),
         2000.0,
         count=1,
     )
     batch = result.batches[0]
     per_site = np.bincount(docs["siteid"][batch - 1], minlength=3)
     assert per_site[1] > per_site[2] >= 1
-    even = plan(
-        docs,
-        links,
-        config(WIRE_BATCH_SIZE=10, WIRE_BATCH_SITE_SPLIT="even", WIRE_BATCH_SITE_GROWTH=0),
-        2000.0,
-        count=1,
-    )
-    assert np.bincount(docs["siteid"][even.batches[0] - 1], minlength=3).tolist() == [0, 5, 5]
+    assert per_site.sum() == 10
     assert "site shares" in result.timings
+
+
+def test_the_explore_setting_shares_a_batch_by_the_sites_known_pages_left():
+    """WIRE_BATCH_EXPLORE 1: the whole batch by the sites' known pages not fetched yet (23 and 9), whatever
+    their value; 0: by value alone, where site 1 is estimated larger and behind its share."""
+    docs, links = two_site_crawl()
+
+    def per_site(explore):
+        cfg = config(
+            WIRE_BATCH_SIZE=10,
+            WIRE_BATCH_SITE_GROWTH=0,
+            WIRE_WAIT_NORMAL=0,
+            WIRE_WAIT_LARGE_SITE=0,
+            WIRE_BATCH_EXPLORE=explore,
+        )
+        return np.bincount(
+            docs["siteid"][plan(docs, links, cfg, 2000.0, count=1).batches[0] - 1], minlength=3
+        )
+
+    assert per_site(0).tolist() == [0, 9, 1]
+    assert per_site(1).tolist() == [0, 7, 3]
 
 
 def test_a_site_gets_no_more_of_a_batch_than_its_fetched_pages_allow():
@@ -285,26 +287,25 @@ def test_catchup_weights_are_each_site_s_shortfall_plus_a_quarter_of_its_share()
 
 
 def test_catchup_gives_a_batch_to_the_site_the_earlier_batches_shortchanged():
-    """Two sites estimated alike; site 1 got 2 pages so far, site 2 four: with WIRE_BATCH_SITE_CATCHUP the
-    batch goes mostly to site 1, without it alike."""
-    docs, links = two_site_crawl()
-    # No weights, and no limit from the sites' waits (WIRE_BATCH_TIME_SHARE: 15 s sites fetch 1 page in a
-    # short batch)
-    settings = {
-        "WIRE_BATCH_SIZE": 6,
-        "WIRE_BATCH_SITE_GROWTH": 0,
-        "WIRE_BATCH_SITE_SPLIT": "even",
-        "WIRE_BATCH_TIME_SHARE": False,
-    }
-    even = plan(docs, links, config(**settings), 2000.0, count=1).batches[0]
-    assert np.bincount(docs["siteid"][even - 1], minlength=3).tolist() == [0, 3, 3]
-    docs_pages = {**settings, "WIRE_BATCH_SITE_SPLIT": "pages"}
-    # Split by known pages: site 1 knows 25 pages, site 2 13; fetched 2 and 4 of 6, 12 after the batch:
-    # targets 7.9 and 4.1, shortfalls 5.9 and 0.1, plus a quarter of each share of the batch (1.0, 0.5).
-    plain = plan(docs, links, config(**docs_pages, WIRE_BATCH_SITE_CATCHUP=False), 2000.0, count=1).batches[0]
-    caught = plan(docs, links, config(**docs_pages, WIRE_BATCH_SITE_CATCHUP=True), 2000.0, count=1).batches[0]
-    assert np.bincount(docs["siteid"][plain - 1], minlength=3).tolist() == [0, 4, 2]
-    assert np.bincount(docs["siteid"][caught - 1], minlength=3).tolist() == [0, 5, 1]
+    """Two sites valued by their known pages (25 and 13); site 1 got 2 pages so far, site 2 four. Shared by
+    the values alone, a batch of 6 goes 4 / 2; caught up, mostly to site 1."""
+    docs, _ = two_site_crawl()
+    site_ids = docs["siteid"].astype(np.int64)
+    visited = docs["visits"] > 0
+    profits = np.ones(len(docs), dtype=np.float32)
+    values = np.array([0.0, 25.0, 13.0])
+
+    def per_site(batch):
+        return np.bincount(site_ids[batch], minlength=3).tolist()
+
+    (plain,) = select_batches(profits, site_ids, ~visited, size=6, samesite=500, site_weights=values)
+    assert per_site(plain) == [0, 4, 2]
+    # Fetched 2 and 4 of 6, 12 after the batch: targets 7.9 and 4.1, shortfalls 5.9 and 0.1, plus a quarter
+    # of each share of the batch (1.0, 0.5). No wait: the sites' time does not limit them.
+    state = SiteState(values, None, np.zeros(3))
+    caught = plan_batches(profits, site_ids, ~visited, visited, state, size=6, samesite=500)
+    assert per_site(caught.batches[0]) == [0, 5, 1]
+    assert caught.critical is None
 
 
 def test_the_growth_limit_lets_a_site_s_start_pages_into_its_first_batch():
@@ -361,120 +362,3 @@ def test_pages_left_are_the_estimate_less_what_was_fetched_never_more_than_the_g
     assert pages_left(links, site_of, visited).tolist() == [0.0, 8.0, LEFT_GUARD * 24 - 4]
     # The manager hands over the pass over the links its site shares read: the same estimate.
     assert pages_left(links, site_of, visited, read=site_links(links, site_of)).tolist() == [0.0, 8.0, 44.0]
-
-
-def test_site_sizes_by_section_sum_each_sections_estimate():
-    # One site, two sections. Section A (pages 1-6): 1 and 2 fetched, 3..6 each linked twice (all seen).
-    # Section B (pages 7-10): page 7 fetched, linking 8, 9, 10 once each (f1 = 3, f2 = 0: 3 unseen).
-    # Over the whole site f1 = 3, f2 = 4: 3 * 2 / 10 = 0.6 unseen; by section, 3.
-    site_of = np.array([0] + [1] * 10)
-    sections = np.array([0] + [1] * 6 + [2] * 4)
-    edges = (
-        [(1, page) for page in range(3, 7)] + [(2, page) for page in range(3, 7)] + [(7, 8), (7, 9), (7, 10)]
-    )
-    captures = site_links(counts_matrix(10, edges), site_of).captures
-    assert site_sizes(site_of, captures).tolist() == [0.0, pytest.approx(10.6)]
-    assert site_sizes(site_of, captures, sections=sections).tolist() == [0.0, 13.0]
-    fetched = np.array([False, True, True, False, False, False, False, True, False, False, False])
-    # With the pages left: section B's 3 known pages left reveal 3 (1 - (1 - 3 / (1 * 3 + 3))^3) of its 3.
-    assert site_sizes(site_of, captures, fetched=fetched, sections=sections)[1] == pytest.approx(
-        10 + 3 * (1 - 0.5**3)
-    )
-
-
-def test_the_sections_estimate_without_the_sections_takes_each_site_as_one_section():
-    docs, links = two_site_crawl()
-    site_of = np.concatenate([[0], docs["siteid"]])
-    visited = docs["visits"] > 0
-    cfg = config(WIRE_BATCH_SITE_UNSEEN="sections")
-    found = batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="found"), visited)
-    chao = batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="chao"), visited)
-    assert found.tolist() != pytest.approx(chao.tolist())  # so that the equalities below tell them apart
-    one_section = np.concatenate([[0], docs["siteid"]]).astype(np.int64)  # each site a single section
-    assert batch_site_weights(links, site_of, 2, cfg, visited, one_section).tolist() == pytest.approx(
-        found.tolist()
-    )
-    assert batch_site_weights(links, site_of, 2, cfg, visited).tolist() == pytest.approx(found.tolist())
-
-
-def reference_crawl():
-    """Site 1, an API reference in one section: its home page (fetched) links three class pages; the three,
-    fetched, link each other, three more class pages and each its own source listing, which nothing else
-    links (class pages D, E and F, not fetched, are linked twice each). Site 2: two_site_crawl's site 2 (13
-    pages, all seen). Paths as a URL store would give them."""
-    paths = (
-        [b"/index.html"]
-        + [b"/class%s.html" % name for name in (b"A", b"B", b"C", b"D", b"E", b"F")]
-        + [b"/%s_8h_source.html" % name for name in (b"A", b"B", b"C")]
-        + [b"/"]
-        + [b"/p%d.html" % i for i in range(12)]
-    )
-    docs = np.zeros(len(paths), DOCUMENT_DTYPE)
-    docs["docid"] = np.arange(1, len(paths) + 1)
-    docs["siteid"] = [1] * 10 + [2] * 13
-    docs["depth"] = [0] + [1] * 3 + [2] * 6 + [0] + [1] * 12
-    fetched = np.array([1, 2, 3, 4, 11, 12, 13, 14])
-    docs["visits"][fetched - 1] = 1
-    docs["status"][fetched - 1] = 200
-    docs["first_visit"][fetched - 1] = docs["last_visit"][fetched - 1] = 1000.0
-    edges = [(1, 2), (1, 3), (1, 4)]
-    edges += [(source, target) for source in (2, 3, 4) for target in (2, 3, 4) if target != source]
-    edges += [(2, 5), (2, 6), (3, 6), (3, 7), (4, 7), (4, 5)]  # D, E, F: each linked twice
-    edges += [(2, 8), (3, 9), (4, 10)]
-    edges += [(source, target) for source in (11, 12, 13, 14) for target in range(12, 24) if target != source]
-    sites = [1] * 10 + [2] * 13
-    return docs, counts_matrix(len(paths), edges), list(zip(sites, paths))
-
-
-def test_site_sizes_by_kind_estimate_each_kind_of_page_apart():
-    # Site 1 is one section. Over it, the class pages (each linked two or three times) and the source
-    # listings (each once) mix: f1 = 3, f2 = 3, 3 * 2 / 8 = 0.75 unseen. By kind, the class pages have no
-    # page linked once and the listings f1 = 3, f2 = 0: 3 unseen, the listings not found yet.
-    docs, links, urls = reference_crawl()
-    site_of = np.concatenate([[0], docs["siteid"]])
-    kinds = np.concatenate([[0], group_ids(urls, kind)[0]])
-    sections = np.concatenate([[0], group_ids(urls, section)[0]])
-    captures = site_estimates.site_links(links, site_of).captures
-    assert len(set(kinds[1:11].tolist())) == 3 and len(set(sections[1:11].tolist())) == 1
-    assert site_estimates.site_sizes(site_of, captures, sections=sections).tolist() == [0.0, 10.75, 13.0]
-    assert site_estimates.site_sizes(site_of, captures, sections=kinds).tolist() == [0.0, 13.0, 13.0]
-    # In a plan: the estimate by kind gives the reference more of the PageRank, and of the batch.
-    visited = docs["visits"] > 0
-    by_section = batch_site_weights(
-        links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="sections"), visited, sections
-    )
-    by_kind = batch_site_weights(links, site_of, 2, config(WIRE_BATCH_SITE_UNSEEN="kinds"), visited, kinds)
-    assert by_kind[1] / by_kind[2] > by_section[1] / by_section[2]
-
-
-def test_the_kinds_estimate_reads_the_kinds_given_to_plan():
-    docs, links, urls = reference_crawl()
-    settings = {
-        "WIRE_BATCH_SIZE": 10,
-        "WIRE_BATCH_SITE_GROWTH": 0,
-        "WIRE_BATCH_TIME_SHARE": False,
-        "WIRE_BATCH_SITE_CATCHUP": False,
-    }
-    kinds = group_ids(urls, kind)[0]
-    by_kind = plan(
-        docs, links, config(WIRE_BATCH_SITE_UNSEEN="kinds", **settings), 2000.0, count=1, kinds=kinds
-    )
-    by_section = plan(
-        docs,
-        links,
-        config(WIRE_BATCH_SITE_UNSEEN="sections", **settings),
-        2000.0,
-        count=1,
-        sections=group_ids(urls, section)[0],
-    )
-    # Without the kinds, each site is one stratum: as "found" (and, the reference being one section,
-    # "sections").
-    alone = plan(docs, links, config(WIRE_BATCH_SITE_UNSEEN="kinds", **settings), 2000.0, count=1)
-    found = plan(docs, links, config(WIRE_BATCH_SITE_UNSEEN="found", **settings), 2000.0, count=1)
-    assert alone.batches[0].tolist() == found.batches[0].tolist() == by_section.batches[0].tolist()
-    # With them, the listings not found yet count for the reference: half the batch rather than 4 of 10.
-    per_site = [
-        np.bincount(docs["siteid"][result.batches[0] - 1], minlength=3).tolist()
-        for result in (by_kind, found)
-    ]
-    assert per_site == [[0, 5, 5], [0, 4, 6]]

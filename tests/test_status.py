@@ -41,8 +41,10 @@ def collection_dir(tmp_path):
                     **default_settings(),
                     "WIRE_COLLECTION_DIR": str(directory),
                     "WIRE_BATCH_SIZE": 3,
-                    "WIRE_BATCH_SITE_GROWTH": 0,  # full batches of 3
-                    "WIRE_BATCH_TIME_SHARE": False,
+                    # Full batches of 3: no limit from the pages fetched or from the sites' waits.
+                    "WIRE_BATCH_SITE_GROWTH": 0,
+                    "WIRE_WAIT_NORMAL": 0,
+                    "WIRE_WAIT_LARGE_SITE": 0,
                 }
             )
         )

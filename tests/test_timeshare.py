@@ -106,33 +106,24 @@ def test_no_site_keeps_the_batch_open_longer_than_the_pace_or_the_even_time(seed
 
 def test_the_manager_limits_sites_by_their_waits():
     """Site 1 has 25 documents (the large-site wait, 1 s), site 2 13 (the normal wait, 4 s): in a batch of 12
-    site 2 gets a quarter of site 1's time's worth; without WIRE_BATCH_TIME_SHARE the PageRank share alone."""
+    site 2 gets a quarter of site 1's time's worth."""
     docs, links = two_site_crawl()
     sites = np.zeros(3, SITE_DTYPE)
     sites["docs"][1:] = [25, 13]
     settings = {
         "WIRE_BATCH_SIZE": 12,
         "WIRE_BATCH_SITE_GROWTH": 0,
-        "WIRE_BATCH_SITE_SPLIT": "even",
         "WIRE_WAIT_NORMAL": 4.0,
         "WIRE_WAIT_LARGE_SITE": 1.0,
         "WIRE_LARGE_SITE_PAGES": 20,
     }
-    limits = site_time_limits(docs["siteid"], np.ones(len(docs), bool), sites, config(**settings), 2).limits
+    waits = site_waits(sites["docs"], sites["crawl_delay"], 4.0, 1.0, 20)
+    assert waits.tolist() == [4.0, 1.0, 4.0]
+    limits = site_time_limits(docs["siteid"], np.ones(len(docs), bool), waits, size=12, samesite=500).limits
     timed = plan(docs, links, config(**settings), 2000.0, count=1, site_records=sites)
     per_site = np.bincount(docs["siteid"][timed.batches[0] - 1], minlength=3)
     assert 1 <= per_site[2] <= limits[2] < per_site[1] <= limits[1]
     assert (per_site[2] - 1) * 4.0 <= (limits[1] - 1) * 1.0  # site 2 is not the one the batch waits for
-    untimed = plan(
-        docs, links, config(**settings, WIRE_BATCH_TIME_SHARE=False), 2000.0, count=1, site_records=sites
-    )
-    assert np.bincount(docs["siteid"][untimed.batches[0] - 1], minlength=3).tolist() == [0, 6, 6]
-    assert (
-        site_time_limits(
-            docs["siteid"], np.ones(len(docs), bool), sites, config(WIRE_BATCH_TIME_SHARE=False), 2
-        )
-        is None
-    )
 
 
 def test_a_batch_s_time_is_the_even_time_or_the_slowest_site_s_pace():
@@ -162,10 +153,10 @@ def test_critical_sites_are_the_leader_and_those_near_the_slowest_fitted_in_the_
     assert critical(math.inf) == ([False] * 4, math.inf)  # everything fits: no limit to fill
 
 
-def test_with_the_time_lead_the_slowest_site_takes_its_share_and_the_others_its_time():
+def test_the_slowest_site_leads_with_its_share_and_the_others_take_its_time():
     """Site 1 (25 documents, 23 to fetch) has the most time left: 47 s, its pages left as estimated (48), at
     the large-site wait of 1 s. Site 2 (13 documents, 9 to fetch, also a large site here) has 8 s. In a batch
-    of 12, the even time gives each 6 pages. With WIRE_BATCH_TIME_LEAD, site 1's PageRank share (11) sets the
+    of 12, the even time gives each 6 pages. The slowest site leads: site 1's PageRank share (11) sets the
     batch's time (10 s): it keeps more than site 2's time left and a fifth of its own (8 + 5 s) for the
     crawl's end, and it is given all of that time. Site 2, whose known time left (8 s) is more than 10 s
     short of the longest (site 1's 22 s), has slack: it takes its share of what is left."""
@@ -178,7 +169,6 @@ def test_with_the_time_lead_the_slowest_site_takes_its_share_and_the_others_its_
         "WIRE_WAIT_NORMAL": 4.0,
         "WIRE_WAIT_LARGE_SITE": 1.0,
         "WIRE_LARGE_SITE_PAGES": 10,
-        "WIRE_BATCH_TIME_LEAD": False,
     }
 
     def per_site(**more):
@@ -186,71 +176,56 @@ def test_with_the_time_lead_the_slowest_site_takes_its_share_and_the_others_its_
         counts = np.bincount(docs["siteid"][result.batches[0] - 1], minlength=3).tolist()
         return counts, result.site_left, result.time_led
 
-    assert per_site() == ([0, 6, 6], None, False)
-    counts, left, led = per_site(WIRE_BATCH_TIME_LEAD=True)
+    candidates = docs["visits"] == 0
+    waits = site_waits(sites["docs"], sites["crawl_delay"], 4.0, 1.0, 10)
+    even = site_time_limits(docs["siteid"], candidates, waits, size=12, samesite=500)
+    assert even.limits.tolist() == [1, 6, 6] and not even.led  # no weights: no lead
+    counts, left, led = per_site()
     assert counts == [0, 11, 1] and led
     assert left.tolist() == [0.0, 48.0, 9.0]  # site 1: 25 known, 2 fetched, estimated at the guard's 50
     # The batch names the sites planned to fetch through it (sites.jsonl's "critical", which softmin reads).
-    led_plan = plan(
-        docs, links, config(**{**settings, "WIRE_BATCH_TIME_LEAD": True}), 2000.0, count=1, site_records=sites
-    )
-    assert led_plan.critical.tolist() == [False, True, False]
-    assert plan(docs, links, config(**settings), 2000.0, count=1, site_records=sites).critical is None
-    everything = np.ones(len(docs), bool)
-    shared = site_time_limits(
-        docs["siteid"],
-        everything,
-        sites,
-        config(**settings),
-        2,
-        weights=np.array([0.0, 17.7, 0.19]),
-        left=left,
-    )  # without the lead: as before
-    assert (
-        shared.limits.tolist()
-        == site_time_limits(docs["siteid"], everything, sites, config(**settings), 2).limits.tolist()
-    )
-    assert not shared.critical.any()
-    untimed, _, _ = per_site(WIRE_BATCH_TIME_SHARE=False)
-    assert per_site(WIRE_BATCH_TIME_LEAD=True, WIRE_BATCH_TIME_SHARE=False) == (untimed, None, False)
-    assert per_site(WIRE_BATCH_TIME_LEAD=True, WIRE_BATCH_SIZE=6)[::2] == ([0, 5, 1], True)  # even: 3 / 3
+    assert plan(docs, links, config(**settings), 2000.0, count=1, site_records=sites).critical.tolist() == [
+        False,
+        True,
+        False,
+    ]
+    assert per_site(WIRE_BATCH_SIZE=6)[::2] == ([0, 5, 1], True)  # even: 3 / 3
     # Site 2 at the normal wait of 4.5 s has 36 s left: site 1's 47 s less its reserve (36 + 5 s) leave 6 s,
-    # no more than the batch's time without the lead. The batch is not led, and is shared as without it.
+    # no more than the batch's time without the lead: the batch is not led. Its time is the pace of site 2,
+    # slowest by its known pages (36 s over 4 batches: 10 and 3 pages); both sites are fetched through it,
+    # and in 12 they fit only at their even time: 9 and 2.
     slow = {"WIRE_LARGE_SITE_PAGES": 20, "WIRE_WAIT_NORMAL": 4.5}
-    assert per_site(WIRE_BATCH_TIME_LEAD=True, **slow)[::2] == (per_site(**slow)[0], False)
+    waits = site_waits(sites["docs"], sites["crawl_delay"], 4.5, 1.0, 20)
+    assert site_time_limits(docs["siteid"], candidates, waits, size=12, samesite=500).limits.tolist() == [
+        1,
+        10,
+        3,
+    ]
+    assert per_site(**slow)[::2] == ([0, 9, 2], False)
 
 
-def test_with_the_time_lead_the_slowest_site_keeps_its_reserve_while_other_sites_have_pages():
-    """Everything fits in a batch of 100: site 1 (100 documents, 40 to fetch, 39 s at 1 s) and site 2 (5 to
-    fetch, 4 s). While site 2 has pages, what they link to may come yet, so with the lead site 1 takes only
-    what is beyond its reserve (a fifth of its 100 documents' time, 20 s): 20 pages in 19 s. Without the lead,
-    once site 2 has nothing left, or unless jobs are queued on the collection (WIRE_COLLECTION_WAIT: the next
-    batch follows at once; a single job, or a cron recrawl's, fetches everything that fits), it takes all
-    40."""
-    sites = np.zeros(3, SITE_DTYPE)
-    sites["docs"][1:] = [100, 30]
-    site_ids = np.array([1] * 40 + [2] * 5)
-    settings = {
-        "WIRE_BATCH_SIZE": 100,
-        "WIRE_WAIT_NORMAL": 4.0,
-        "WIRE_WAIT_LARGE_SITE": 1.0,
-        "WIRE_LARGE_SITE_PAGES": 20,
-        "WIRE_BATCH_TIME_LEAD": False,
-    }
+def test_the_slowest_site_keeps_its_reserve_while_other_sites_have_pages_in_queued_jobs():
+    """Everything fits in a batch of 100: site 1 (100 documents, 40 to fetch, 39 s at 1 s) and site 2 (30
+    documents, 5 to fetch, 4 s). While site 2 has pages, what they link to may come yet, so when jobs are
+    queued on the collection (WIRE_COLLECTION_WAIT: the next batch follows at once) site 1 takes only what is
+    beyond its reserve (a fifth of its 100 documents' time, 20 s): 20 pages in 19 s. A single job, or a cron
+    recrawl's, fetches everything that fits: all 40, as it does once site 2 has nothing left."""
+    site_ids = np.array([1] * 100 + [2] * 30)
+    fetched = np.ones(len(site_ids), bool)
+    fetched[60:100] = fetched[100:105] = False
+    waits = site_waits(np.array([0, 100, 30]), np.zeros(3), 4.0, 1.0, 20)
+    assert waits.tolist() == [4.0, 1.0, 1.0]
     weights = np.array([0.0, 0.5, 0.5])
 
     def limits(candidates, **more):
-        shared = site_time_limits(
-            site_ids, candidates, sites, config(**{**settings, **more}), 2, weights=weights
-        )
+        shared = site_time_limits(site_ids, candidates, waits, size=100, samesite=500, **more)
         return shared.limits.tolist(), shared.led
 
-    everything = np.ones(len(site_ids), bool)
-    queued = {"WIRE_BATCH_TIME_LEAD": True, "WIRE_COLLECTION_WAIT": 60.0}
-    assert limits(everything, **queued) == ([1, 20, 5], False)
-    assert limits(everything, WIRE_BATCH_TIME_LEAD=True) == ([1, 40, 5], False)
+    everything = ~fetched
+    assert limits(everything, weights=weights, queued=True) == ([1, 20, 5], False)
+    assert limits(everything, weights=weights) == ([1, 40, 5], False)
     assert limits(everything) == ([1, 40, 5], False)
-    assert limits(site_ids == 1, **queued) == ([1, 40, 1], False)
+    assert limits(everything & (site_ids == 1), weights=weights, queued=True) == ([1, 40, 1], False)
 
 
 def test_softmin_ends_a_batch_with_few_sites_left_when_it_pays():

@@ -1,9 +1,11 @@
 """benchmarks.crawl_order's table of the bench of webs: every web's line, then the worst web, and the worst
-of the held-out webs and of the webs tuned on apart."""
+of the held-out webs and of the webs tuned on apart; and its ``--explore`` values."""
 
 from __future__ import annotations
 
-from benchmarks.crawl_order import WebFigures, bench_table
+import pytest
+
+from benchmarks.crawl_order import EXPLORE, WebFigures, bench_table, explore_values
 
 ROWS = [
     WebFigures("web1", False, 15, 12000, 0.45, 0.60, 0.30, 0.99),  # 75 % of the oracle
@@ -41,3 +43,14 @@ def test_a_bench_without_held_out_webs_says_so():
     table = bench_table(ROWS[:1], 0.2, "default").splitlines()
     assert table[-3].endswith("of 1 web.")
     assert table[-2] == "Worst held-out web: none crawled."
+
+
+def test_explore_values_are_the_planner_s_exploration_parts_crawled_beside_the_default():
+    assert explore_values(None, smoke=False) == EXPLORE
+    assert explore_values(None, smoke=True) == []
+    assert explore_values("", smoke=False) == []
+    assert explore_values("0, 0.1,1", smoke=True) == [0.0, 0.1, 1.0]
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        explore_values("0.2,1.5", smoke=False)
+    with pytest.raises(ValueError, match="not a number"):
+        explore_values("lots", smoke=False)

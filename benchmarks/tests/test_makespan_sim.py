@@ -122,9 +122,9 @@ def test_time_left_is_the_politeness_queue_s():
 
 
 def test_the_lead_gives_the_slowest_site_its_share_with_the_manager_s_own_code():
-    """``crawler+softmin+lead`` shares a batch with ``site_time_limits`` and WIRE_BATCH_TIME_LEAD: the site of
-    60 pages leads with its share (13 of 40) where the even time gives it and the site of 30 nine each, and it
-    is the batch's critical site, which softmin does not count as a straggler."""
+    """``crawler+softmin+lead`` shares a batch with the planner's ``site_time_limits``, weights given: the
+    site of 60 pages leads with its share (13 of 40) where the even time gives it and the site of 30 nine
+    each, and it is the batch's critical site, which softmin does not count as a straggler."""
     sizes = np.array([60, 30] + [4] * 20)
     args = makespan_sim.options().parse_args(["--batch", "40"])
     batch, critical = makespan_sim.share_by_lead(sizes.copy(), sizes, makespan_sim.lead_config(args))

@@ -20,14 +20,13 @@ WEB = {"sites": 3, "pages_per_site": 30, "seed": 5, "crawl_delay": 0.2, "slow_de
 # Every site stays small (the normal wait, 0.5 s here): site0's 30 pages take 15 s and more, the others' one
 # page each much less; softmin ends the batch once site0 is the only site left, after 1.5 s, as its pages left
 # need far more than twice the harvester's start (the batch is the process's first). No limit on a site's
-# part of a batch but its time (WIRE_BATCH_SITE_GROWTH would give site0 4 x its few pages fetched, and the
-# pages found on them could take the place of a seed left over).
+# part of a batch but its time: every page known fits in a batch (WIRE_BATCH_SITE_GROWTH would give site0 4 x
+# its few pages fetched, and the pages found on them could take the place of a seed left over).
 SETTINGS = {
     "WIRE_LARGE_SITE_PAGES": 10_000,
     "WIRE_SOFTMIN": 2,
     "WIRE_SOFTMIN_TIME": 1.5,
     "WIRE_WAIT_NORMAL": 0.5,
-    "WIRE_BATCH_SITE_SHARE": 0,
     "WIRE_BATCH_SITE_GROWTH": 0,
     "WIRE_PLAN_AHEAD": True,
 }

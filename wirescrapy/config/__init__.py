@@ -24,7 +24,6 @@ from wirescrapy.config.table import (  # noqa: F401  (re-exported: the package's
     DAY,
     SCORE_FUNCTIONS,
     SETTINGS,
-    SITE_SPLITS,
     Setting,
     WireSettingsError,
     default_settings,
@@ -95,13 +94,8 @@ class WireConfig:
     max_depth_dynamic: int
     batch_size: int
     batch_samesite: int
-    batch_site_share: float
     batch_site_growth: float
-    batch_site_catchup: bool
-    batch_time_share: bool
-    batch_time_lead: bool
-    batch_site_split: str
-    batch_site_unseen: str
+    batch_explore: float
     batch_count: int
     max_errors_same_batch: int
     max_errors_different_batch: int

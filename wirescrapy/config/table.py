@@ -60,10 +60,6 @@ def _suffixes(values: Sequence[str]) -> str | None:
     return None
 
 
-SITE_SPLITS = ("pagerank", "pages", "even")
-SITE_UNSEEN = ("chao", "found", "sections", "kinds")
-
-
 def _render_js(value: str) -> str | None:
     if value.strip().lower() in ("off", "auto"):
         return None
@@ -186,8 +182,8 @@ SETTINGS: tuple[Setting, ...] = (
             'writing by ...". 0: it fails at once. For jobs queued on one collection, such as recrawls '
             "scheduled on Scrapyd before the previous one ended: each starts up (its imports, its "
             "crawler) while the previous one harvests, and takes the collection the moment it is "
-            "closed; the next batch then follows at once, so the manager may keep the slowest site's "
-            "reserve back for it (WIRE_BATCH_TIME_LEAD).",
+            "closed; the next batch then follows at once, so the manager's planner keeps the slowest site's "
+            "reserve back for it (wirescrapy/manager/timeshare.py).",
             0,
         ),
         Setting(
@@ -384,19 +380,9 @@ SETTINGS: tuple[Setting, ...] = (
             "manager/batch/samesite",
             500,
             "int",
-            "Most URLs from one site in a batch (see also WIRE_BATCH_SITE_SHARE).",
+            "Most URLs from one site in a batch (WIRE's cap; the planner shares a batch among sites "
+            "within it).",
             1,
-        ),
-        Setting(
-            "WIRE_BATCH_SITE_SHARE",
-            "",
-            1.0,
-            "float",
-            "Most URLs from one site in a batch, as a multiple of its share of the batch among the "
-            "sites with pages to fetch (see WIRE_BATCH_SITE_SPLIT; the slots a site cannot fill go to "
-            "the others; at least 1 each): a batch spreads over the sites whatever its size (PageRank "
-            "alone piles batches onto the sites crawled most). 0: WIRE_BATCH_SAMESITE alone.",
-            0,
         ),
         Setting(
             "WIRE_BATCH_SITE_GROWTH",
@@ -404,75 +390,22 @@ SETTINGS: tuple[Setting, ...] = (
             4.0,
             "float",
             "Most URLs from one site in a batch, as a multiple of the documents fetched from it so far "
-            "(at least 1, and at least its pages at depth 0 not fetched yet: seeds): a site's part of the "
-            "batches grows as it is seen, so early batches stay short rather than staking themselves on "
-            "sites the manager has barely seen (4: the most PageRank first on the real-document web, "
-            "benchmarks/crawl_order.py --web real). 0: no such limit.",
+            "(at least 1, and at least its seeds not fetched yet): what the manager knows of a site comes "
+            "from its fetched pages, so a site's part of the batches grows as it is seen (the planner's rule "
+            "3, wirescrapy/manager/planner.py). 0: no such limit.",
             0,
         ),
         Setting(
-            "WIRE_BATCH_SITE_CATCHUP",
+            "WIRE_BATCH_EXPLORE",
             "",
-            True,
-            "bool",
-            "Share each batch among sites by what each is behind its estimated share (WIRE_BATCH_SITE_SPLIT) "
-            "of all the pages fetched so far and in this batch (at most its pages left to fetch), plus a "
-            "quarter of its share, rather than by the share alone: what early batches gave the sites the "
-            "estimates of the time overrated goes to the others later (wirescrapy/manager/profit.py "
-            "site_catchup). False: by the share alone.",
-        ),
-        Setting(
-            "WIRE_BATCH_TIME_SHARE",
-            "",
-            True,
-            "bool",
-            "Most URLs from one site in a batch, from what it can fetch in the batch's time (1 + the "
-            "batch's time / the site's wait, Crawl-delay included): no site keeps a batch open while the "
-            "others are done, and the site that takes the whole crawl longest is fetched in every batch, "
-            "paced to end after the others (wirescrapy/manager/timeshare.py). Sites with a wait of 0 are "
-            "not limited.",
-        ),
-        Setting(
-            "WIRE_BATCH_TIME_LEAD",
-            "",
-            True,
-            "bool",
-            "With WIRE_BATCH_TIME_SHARE, a batch's time is at least what the slowest site's own share of "
-            "it (WIRE_BATCH_SITE_SPLIT) takes, as long as that site keeps a reserve for the crawl's end; "
-            "then that site and those near it get their whole time and the others may idle on their "
-            "slack. It trades the crawl's length for the best pages sooner: the slowest site's pages are "
-            "fetched as they are worth, and the whole crawl takes somewhat longer, most in queued jobs "
-            "(benchmarks/crawl_order.py and benchmarks/realweb_makespan.py measure both). At WIRE's "
-            "scale WIRE_BATCH_SAMESITE caps the shares and no batch is led "
-            "(wirescrapy/manager/timeshare.py). The slowest site keeps its reserve back while other "
-            "sites have pages only in jobs queued with WIRE_COLLECTION_WAIT, where the next batch "
-            "follows at once: any other job fetches everything that fits. False: every batch's time is "
-            "the even time or the slowest site's pace, whatever its pages are worth.",
-        ),
-        Setting(
-            "WIRE_BATCH_SITE_SPLIT",
-            "",
-            "pagerank",
-            "str",
-            "How a batch is shared among sites: `pagerank`, in proportion to each site's estimated "
-            "share of the PageRank (a walk over sites along the links found, jumping to sites in "
-            "proportion to their estimated pages; wirescrapy/manager/sites.py); `pages`, to the pages "
-            "known of each site; `even`, WIRE_BATCH_SIZE // sites.",
-            check=lambda v: None if v in SITE_SPLITS else f"must be one of {', '.join(SITE_SPLITS)}",
-        ),
-        Setting(
-            "WIRE_BATCH_SITE_UNSEEN",
-            "",
-            "kinds",
-            "str",
-            "The pages of a site not found yet, in its estimated size (WIRE_BATCH_SITE_SPLIT = pagerank): "
-            "`chao`, Chao's estimate from the pages linked once and twice (what endless sampling would "
-            "find); `found`, the part of it the known pages left to fetch are expected to reveal "
-            "(Shen, Chao & Lin 2003; manager/sites.py); `sections`, `found` per section of a site (its first "
-            "directory), summed: a manual's language trees, found one at a time, are not taken as all known; "
-            "`kinds`, per section and kind of page its file names say (manager/sections.py kind: Doxygen's "
-            "class, _source pages).",
-            check=lambda v: None if v in SITE_UNSEEN else f"must be one of {', '.join(SITE_UNSEEN)}",
+            0.2,
+            "float",
+            "The part of every batch shared among the sites by their known pages not fetched yet, whatever "
+            "their estimated value (the planner's rule 2, wirescrapy/manager/planner.py): a site whose pages "
+            "have not been fetched shows few links and a low value, and would stay unexplored; "
+            "docs/planner.md says why. 0: by value alone.",
+            0,
+            1,
         ),
         Setting("WIRE_BATCH_COUNT", "manager/batch/count", 1, "int", "Batches written per manager run.", 1),
         Setting(

@@ -242,7 +242,7 @@ class BatchEnd:
         later = self._later
         if later is not None:
             later = {site: left * queue.wait_of(site) for site, left in later.items()}
-        # A batch whose time the slowest site's share set (WIRE_BATCH_TIME_LEAD: batch.json's "time_led") is
+        # A batch whose time the slowest site's share set (the planner's lead: batch.json's "time_led") is
         # weighed as a last cycle's in every cycle: the manager let the sites with slack end before that site
         # on purpose (manager/timeshare.py), and its "left" counts the pages it expects to find too.
         led = self._batch is not None and bool(self._batch.info.get("time_led"))

@@ -44,7 +44,7 @@ Layout (all text is UTF-8)::
     collection, for the large-site wait>, "urls": <its pages in this batch>, "left": <its pages the manager
     could have chosen, left for later batches: the crawl time the site still needs beyond this batch, which
     ``WIRE_SOFTMIN`` weighs; absent from batches written before it, read as None: not known, which is not 0>,
-    and in a batch the slowest site's share timed (``WIRE_BATCH_TIME_LEAD``, batch.json's ``time_led``)
+    and in a batch the slowest site's share timed (the planner's lead, batch.json's ``time_led``)
     ``"critical": true`` on the sites planned to fetch through the whole of it and end together}``.
 
 A part is chosen per site by ``site_part``: xxh3-64 of the origin modulo the number of parts, so each site

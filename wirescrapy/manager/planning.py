@@ -9,9 +9,8 @@
    (``profit.intrinsic_quality``);
 3. estimates Pr(fresh) of every downloaded page (``freshness``);
 4. computes the profit of downloading each page, quality × (1 − Pr(fresh) × visited);
-5. takes the K pages of highest profit, at most ``WIRE_BATCH_SAMESITE`` per site and, by default, no more
-   than a share of the batch in proportion to the site's estimated share of the PageRank
-   (``WIRE_BATCH_SITE_SHARE``, ``WIRE_BATCH_SITE_SPLIT``, ``sites``), ``WIRE_BATCH_COUNT`` times.
+5. estimates each site's share of the final PageRank and its pages left (``sites``), and has the planner
+   choose the batch from the profits (``planner.plan_batches``), ``WIRE_BATCH_COUNT`` times.
 
 ``run.manage`` feeds it from a collection and writes what it chose. The PageRank of the previous run (in the
 records) is the starting guess of this one, which saves most of the iterations when the graph changed
@@ -32,18 +31,11 @@ from wirescrapy.collection.metadata import DocFlag, RobotsState
 
 from . import ranking
 from .freshness import freshness
-from .profit import (
-    eligible,
-    intrinsic_quality,
-    pages_to_download,
-    profit,
-    select_batches,
-    site_catchup,
-    site_growth,
-)
+from .planner import SiteState, plan_batches
+from .profit import eligible, intrinsic_quality, pages_to_download, profit
 from .sections import cross_section_links, mirrored
 from .sites import SiteLinks, pages_left, site_links, site_shares
-from .timeshare import site_time_limits
+from .timeshare import site_waits
 
 
 @dataclass
@@ -62,16 +54,12 @@ class Plan:
     )  # pagerank, wlrank, hub, authority, opic; siterank
     iterations: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
-    site_left: np.ndarray | None = (
-        None  # WIRE_BATCH_TIME_LEAD: each site's pages left as estimated (by site-id)
-    )
-    critical: np.ndarray | None = (
-        None  # in a led batch, the sites planned to fetch through it (bool, by site-id)
-    )
+    site_left: np.ndarray | None = None  # each site's pages left as estimated (by site-id)
+    critical: np.ndarray | None = None  # in a led batch, the sites planned to fetch through it (by site-id)
 
     @property
     def time_led(self) -> bool:
-        """WIRE_BATCH_TIME_LEAD: the slowest site's share set the batch's time."""
+        """The slowest site's share set the batch's time (``planner``, rule 5)."""
         return self.critical is not None
 
 
@@ -89,20 +77,15 @@ def plan(
     site_records: np.ndarray | None = None,
     sections: np.ndarray | None = None,
     mirrors: np.ndarray | None = None,
-    kinds: np.ndarray | None = None,
 ) -> Plan:
     """Steps 1–5 of a manager run over ``docs`` (the records of doc-ids 1..n) and ``links`` (the link
     counts as ``LinkGraph.to_csr(n)`` gives them). ``links_in_page_order`` returns the links with each
     page's list in page order, for the weighted link rank (default: ``links``). ``sites``: the highest
     site-id (default: the highest in ``docs``). ``site_records``: the site records (indexed by site-id), for
-    each site's wait (``WIRE_BATCH_TIME_SHARE``; without them every site has the normal wait). ``sections``:
-    each page's section (aligned with ``docs``, ``sections.section_ids``), needed when "crosslinks" has a
-    weight; with ``WIRE_BATCH_SITE_UNSEEN = sections`` each site's size is estimated section by section
-    (without them, each site is one section). ``mirrors``: each page's group of copies in its site's sections
-    (aligned with ``docs``, ``sections.mirror_ids``), needed when "mirrors" has a weight. ``kinds``: each
-    page's kind (aligned with ``docs``, ``sections.group_ids`` with ``sections.kind``), which
-    ``WIRE_BATCH_SITE_UNSEEN = kinds`` estimates each site's size by (without them, each site is one stratum,
-    as `found`)."""
+    each site's wait (without them every site has the normal wait). ``sections``: each page's section
+    (aligned with ``docs``, ``sections.section_ids``), needed when "crosslinks" has a weight. ``mirrors``:
+    each page's group of copies in its site's sections (aligned with ``docs``, ``sections.mirror_ids``),
+    needed when "mirrors" has a weight."""
     n = len(docs)
     if links.shape != (n + 1, n + 1):
         raise ValueError(f"links must be ({n + 1}, {n + 1}) for {n} documents, got {links.shape}")
@@ -132,27 +115,10 @@ def plan(
     if sections is not None:
         section_of = np.zeros(n + 1, dtype=np.int64)
         section_of[1:] = sections
-    strata_of = section_of
-    if config.batch_site_unseen == "kinds":
-        strata_of = None
-        if kinds is not None:
-            strata_of = np.zeros(n + 1, dtype=np.int64)
-            strata_of[1:] = kinds
-    # WIRE_BATCH_TIME_LEAD estimates each site's pages left from the same pass over the links as its share.
-    lead = config.batch_time_share and config.batch_time_lead
-    read = site_links(links, site_of, sites) if lead and config.batch_site_split == "pagerank" else None
-    site_weights = batch_site_weights(links, site_of, sites, config, visited, strata_of, read)
-    if site_weights is not None and config.batch_site_catchup:
-        site_weights = site_catchup(
-            site_weights,
-            docs["siteid"],
-            visited,
-            ok & ~visited,
-            config.batch_size * (count or config.batch_count),
-        )
-    site_left = None
-    if lead and site_weights is not None:
-        site_left = pages_left(links, site_of, visited, sites, strata_of, read)
+    # The planner's estimates of each site come from one pass over the links.
+    read = site_links(links, site_of, sites)
+    site_values = batch_site_weights(links, site_of, sites, config, visited, read)
+    site_left = pages_left(links, site_of, visited, sites, read=read)
     del read
     lap("site shares")
     scores, iterations, per_page = {}, {}, {}
@@ -229,33 +195,27 @@ def plan(
     fresh = freshness(docs, now)
     lap("freshness")
     profits = profit(quality, fresh, visited)
-    site_limits = site_growth(
-        docs["siteid"], visited, config.batch_site_growth, sites, start=docs["depth"] == 0
-    )
-    shared = site_time_limits(
-        docs["siteid"],
-        ok,
-        site_records,
-        config,
-        sites,
-        weights=site_weights,
-        limits=site_limits,
-        left=site_left,
-    )
-    if shared is not None:
-        site_limits = _smaller(site_limits, shared.limits)
-        if shared.critical.any():  # WIRE_BATCH_TIME_LEAD: the critical sites take their whole limit
-            site_weights = np.where(shared.critical, np.inf, site_weights)
-    chosen = select_batches(
+    waits = np.full(sites + 1, config.wait_normal)
+    if site_records is not None:
+        known = min(len(site_records), sites + 1)
+        pages = np.zeros(sites + 1, dtype=np.int64)
+        delays = np.zeros(sites + 1)
+        pages[:known] = site_records["docs"][:known]
+        delays[:known] = site_records["crawl_delay"][:known]
+        waits = site_waits(pages, delays, config.wait_normal, config.wait_large_site, config.large_site_pages)
+    chosen = plan_batches(
         profits,
         docs["siteid"],
         ok,
+        visited,
+        SiteState(site_values, site_left, waits),
         size=config.batch_size,
         samesite=config.batch_samesite,
         count=count or config.batch_count,
-        site_share=config.batch_site_share,
-        site_weights=site_weights,
-        site_limits=site_limits,
+        explore=config.batch_explore,
+        growth=config.batch_site_growth,
+        start=docs["depth"] == 0,
+        queued=config.collection_wait > 0,
     )
     lap("selection")
     return Plan(
@@ -264,18 +224,13 @@ def plan(
         quality,
         fresh,
         profits,
-        [ids + 1 for ids in chosen],
+        [ids + 1 for ids in chosen.batches],
         scores,
         iterations,
         timings,
         site_left,
-        shared.critical if shared is not None and shared.led else None,
+        chosen.critical,
     )
-
-
-def _smaller(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
-    """The smaller of two per-site limits (None: no limit)."""
-    return b if a is None else a if b is None else np.minimum(a, b)
 
 
 def _returning(value):
@@ -289,28 +244,18 @@ def batch_site_weights(
     sites: int,
     config,
     visited: np.ndarray | None = None,
-    section_of: np.ndarray | None = None,
     read: SiteLinks | None = None,
-) -> np.ndarray | None:
-    """What a batch is shared among sites in proportion to (indexed by site-id; ``WIRE_BATCH_SITE_SPLIT``):
-    each site's estimated share of the PageRank, its known pages, or None for an even share. ``visited``
-    (aligned with the pages, doc-id order): the pages fetched, which ``WIRE_BATCH_SITE_UNSEEN`` `found`
-    `sections` and `kinds` need (without, Chao's estimate whole); ``section_of`` (indexed by doc-id): each
-    page's section, or its kind for `kinds`, which those estimate each site by (without, each site is one
-    section, as `found`). ``read``: ``site_links``' pass over ``links``, when the caller has it already."""
-    if config.batch_site_share <= 0 or config.batch_site_split == "even" or not site_of[1:].any():
-        return None
-    if config.batch_site_split == "pages":
-        return np.maximum(np.bincount(site_of[1:], minlength=sites + 1), 1).astype(np.float64)
-    fetched = strata = None
-    if visited is not None and config.batch_site_unseen in ("found", "sections", "kinds"):
-        fetched = np.concatenate([[False], visited])
-    if config.batch_site_unseen in ("sections", "kinds"):
-        # Without the pages' URLs (a caller of plan() that has only the records), each site is one section:
-        # the estimate is then `found`'s.
-        strata = site_of if section_of is None else section_of
+) -> np.ndarray:
+    """Each site's estimated share of the final PageRank (indexed by site-id, > 0 for every site; entry 0
+    unused), the value the planner shares a batch by (``sites.site_shares``). ``visited`` (aligned with the
+    pages, doc-id order): the pages fetched, so that a site's unseen pages are those its known pages left can
+    reveal (without, Chao's estimate whole). ``read``: ``site_links``' pass over ``links``, when the caller
+    has it already."""
+    if not site_of[1:].any():
+        return np.ones(sites + 1)
+    fetched = None if visited is None else np.concatenate([[False], visited])
     shares = site_shares(
-        links, site_of, sites, config.pagerank_damping, config.siterank_max_error, fetched, strata, read
+        links, site_of, sites, config.pagerank_damping, config.siterank_max_error, fetched, read=read
     )
     return np.maximum(shares, np.finfo(np.float64).tiny)
 

@@ -24,7 +24,7 @@ from wirescrapy.collection.metadata import DocFlag, RobotsState
 
 from .batch import BatchSite, BatchURL, next_batch_number, pages_out, write_batch
 from .planning import Plan, pages_of_closed_sites, plan
-from .sections import group_ids, kind, mirror_path, section
+from .sections import group_ids, mirror_path, section
 
 if TYPE_CHECKING:
     from wirescrapy.collection.urls import PathArrays
@@ -39,13 +39,8 @@ MANAGER_SETTINGS = (
     "max_urls_per_site",
     "batch_size",
     "batch_samesite",
-    "batch_site_share",
     "batch_site_growth",
-    "batch_site_catchup",
-    "batch_time_share",
-    "batch_time_lead",
-    "batch_site_split",
-    "batch_site_unseen",
+    "batch_explore",
     "batch_count",
     "max_errors_different_batch",
     "score_weights",
@@ -143,7 +138,7 @@ def compute(
     ordered = collection.links.to_csr(n_docs=n, ordered=True) if config.score_weights["wlrank"] > 0 else None
     # The URLs are read only when a manager run needs their groups.
     groups = path_groups(config, collection.urls.path_arrays(1, n)) if group_keys(config) else {}
-    sections, mirrors, kinds = groups.get("sections"), groups.get("mirrors"), groups.get("kinds")
+    sections, mirrors = groups.get("sections"), groups.get("mirrors")
 
     def run() -> Computed:
         started = time.perf_counter()
@@ -160,7 +155,6 @@ def compute(
             site_records=sites,
             sections=sections,
             mirrors=mirrors,
-            kinds=kinds,
         )
         return Computed(now, n, site_count, result, time.perf_counter() - started)
 
@@ -198,7 +192,7 @@ def write(
     }
     # Each site's pages the manager could have chosen and left for later batches, batch by batch.
     left = np.bincount(docs["siteid"][result.eligible], minlength=len(sites)).astype(np.int64)
-    if result.site_left is not None:  # WIRE_BATCH_TIME_LEAD: the pages the manager expects to find count too
+    if result.site_left is not None:  # the pages the manager expects to find count too
         known = min(len(left), len(result.site_left))
         left[:known] = np.maximum(left[:known], np.round(result.site_left[:known]).astype(np.int64))
     for number, doc_ids in enumerate(result.batches, start=first):
@@ -332,8 +326,8 @@ def _ip_text(raw) -> str:
 
 
 def path_groups(config: WireConfig, urls: PathArrays | Iterable[tuple[int, bytes]]) -> dict[str, np.ndarray]:
-    """The groups of URL paths a manager run with ``config`` needs (``sections``, ``mirrors``, ``kinds``: each
-    page's, aligned with the documents), from the URL store's arrays (``URLStore.path_arrays``) or (site-id,
+    """The groups of URL paths a manager run with ``config`` needs (``sections``, ``mirrors``: each page's,
+    aligned with the documents), from the URL store's arrays (``URLStore.path_arrays``) or (site-id,
     path) pairs, read once (``sections.group_ids``)."""
     keys = group_keys(config)
     return dict(zip(keys, group_ids(urls, *keys.values()))) if keys else {}
@@ -342,10 +336,8 @@ def path_groups(config: WireConfig, urls: PathArrays | Iterable[tuple[int, bytes
 def group_keys(config: WireConfig) -> dict:
     """The path groups a manager run with ``config`` needs, by name, with the key function of each."""
     keys = {}
-    if config.score_weights["crosslinks"] > 0 or config.batch_site_unseen == "sections":
+    if config.score_weights["crosslinks"] > 0:
         keys["sections"] = section
     if config.score_weights["mirrors"] > 0:
         keys["mirrors"] = mirror_path
-    if config.batch_site_unseen == "kinds":
-        keys["kinds"] = kind
     return keys

@@ -1,23 +1,9 @@
-"""A site's sections and kinds of pages, the links that reach a page from outside its own section (the score
-"crosslinks"), and a page's copies in the site's other sections (the score "mirrors").
+"""A site's sections, the links that reach a page from outside its own section (the score "crosslinks"), and
+a page's copies in the site's other sections (the score "mirrors").
 
 A site's *section* is the first segment of its URL paths' directories: ``/en/mod/core.html`` is in section
 ``en``, ``/library/os.html`` in ``library``; a page at the top of the site (``/``, ``/index.html``,
-``/classFoo.html``) is in the site's root section. Pages of other sites are in other sections. A page's
-*kind* is its section and, when its file name has one of the prefixes or suffixes that documentation
-generators give a kind of page (Doxygen's ``class``, ``struct``, ``group__``, ``dir_``, ``namespace``,
-``_source``, ...), that affix: ``/classFoo.html`` is of kind ``|class``, ``/Matrix_8h_source.html`` of
-``|_source``, ``/en/mod/core.html`` of ``en``.
-
-Why kinds of pages (``WIRE_BATCH_SITE_UNSEEN = kinds``, ``sites.site_sizes``)
-    A site's size is estimated from how often its known pages are linked, section by section, since a
-    manual's language trees are found one at a time. A generated API reference is one section whose kinds
-    of pages are linked in very different ways: each class page from the class lists and the other class
-    pages, each source listing once, from its class page. Estimated together, the class pages' repeated
-    links take the reference as nearly all known while its source listings, found late and each linked
-    once, are most of what is not; estimated kind by kind, the listings found say there are many more
-    (the Eigen reference of ``benchmarks/crawl_order.py --web real`` is such a site). A site without such
-    file names is estimated as by section.
+``/classFoo.html``) is in the site's root section. Pages of other sites are in other sections.
 
 Why the links from other sections
     PageRank on the graph crawled so far favours the part of a site crawled most: its fetched pages link
@@ -70,42 +56,21 @@ def section(path: bytes) -> bytes:
     return first if slash else b""
 
 
-# File-name affixes that name a kind of page (Doxygen's, and DocBook's examples), kept by ``kind``.
-KIND_PREFIXES = (b"class", b"struct", b"union", b"interface", b"group__", b"dir_", b"namespace", b"page_")
-KIND_SUFFIXES = (b"_source", b"_8h", b"-members", b"-example")
-
-
-def kind(path: bytes) -> bytes:
-    """The kind of page of a URL path: its section and, after ``|``, the first of ``KIND_PREFIXES`` its file
-    name (without extension) starts with, or else of ``KIND_SUFFIXES`` it ends with, if any (a name that is
-    only the affix has none); the query does not count."""
-    name = path.split(b"?", 1)[0].split(b"#", 1)[0].rpartition(b"/")[2]
-    stem = name.rpartition(b".")[0] or name
-    place = section(path)
-    for prefix in KIND_PREFIXES:
-        if stem.startswith(prefix) and len(stem) > len(prefix):
-            return place + b"|" + prefix
-    for suffix in KIND_SUFFIXES:
-        if stem.endswith(suffix) and len(stem) > len(suffix):
-            return place + b"|" + suffix
-    return place
-
-
 def group_ids(
     urls: PathArrays | Iterable[tuple[int, bytes]], *keys: Callable[[bytes], bytes]
 ) -> list[np.ndarray]:
-    """For each of ``keys`` (``section``, ``mirror_path`` or ``kind``), a number per URL (int64, in the order
+    """For each of ``keys`` (``section`` or ``mirror_path``), a number per URL (int64, in the order
     given, from 1 in the order groups first appear) that is equal for two URLs exactly when they are of the
     same site and their paths have the same key. ``urls``: (site-id, path) pairs, or the same as arrays
     (``URLStore.path_arrays``, which a manager run reads).
 
     A manager run groups every URL of the collection, so the paths are cut with numpy over their bytes, not
-    one by one: each key is a tag (a kind's affix; the ``/`` that starts a mirror path) and a piece of the
+    one by one: each key is a tag (the ``/`` that starts a mirror path) and a piece of the
     path, hashed eight bytes at a time. Each URL is then compared byte by byte with the first URL of its
     hash, and a group whose hashes collide is split again: the groups are exact."""
     unknown = [key for key in keys if key not in _PIECES]
     if unknown:
-        raise ValueError(f"no grouping by {unknown}; the keys are section, mirror_path and kind")
+        raise ValueError(f"no grouping by {unknown}; the keys are section and mirror_path")
     paths = urls if isinstance(urls, PathArrays) else _path_arrays(urls)
     count = len(paths.site_ids)
     if not count:
@@ -121,7 +86,7 @@ def group_ids(
     found = [_Keys(count) for _ in keys]
     chunks = list(_chunks(lengths))
     for lo, hi in chunks:
-        cut = _cut(data, starts[lo:hi], lengths[lo:hi], kinds=kind in keys)
+        cut = _cut(data, starts[lo:hi], lengths[lo:hi])
         head = sites[lo:hi].astype(np.uint64) << np.uint64(32)
         for key, out in zip(keys, found):
             out.put(lo, hi, head, *_PIECES[key](cut, data, words), words)
@@ -166,14 +131,11 @@ class _Cut(NamedTuple):
     top: np.ndarray  # its first byte after the leading slashes
     slash: np.ndarray  # the slash after its first directory, if ``directory``
     directory: np.ndarray  # whether it has one (bool)
-    name: np.ndarray  # where its file name begins
-    stem: np.ndarray  # where the file name's extension begins, or ``end``
-    pipe: np.ndarray  # the last "|" before ``slash``, or any position before ``top``
 
 
-def _cut(data: np.ndarray, start: np.ndarray, length: np.ndarray, kinds: bool) -> _Cut:
-    """Where the pieces of each path are (``_first_directory``, ``kind``), found in sorted lists of the
-    positions of a few bytes in the range (``stem`` and ``pipe`` only if ``kinds``)."""
+def _cut(data: np.ndarray, start: np.ndarray, length: np.ndarray) -> _Cut:
+    """Where the pieces of each path are (``_first_directory``), found in sorted lists of the positions of a
+    few bytes in the range."""
     lo, hi = int(start.min()), int((start + length).max())
     part = data[lo:hi]
 
@@ -183,9 +145,6 @@ def _cut(data: np.ndarray, start: np.ndarray, length: np.ndarray, kinds: bool) -
         for char in chars[1:]:
             found |= part == ord(char)
         return np.concatenate([[-1], np.flatnonzero(found) + lo, [hi + 1]])
-
-    def before(sorted_marks: np.ndarray, at: np.ndarray) -> np.ndarray:
-        return sorted_marks[np.searchsorted(sorted_marks, at) - 1]
 
     queries = marks(b"?", b"#")
     end = np.minimum(queries[np.searchsorted(queries, start)], start + length)
@@ -200,14 +159,7 @@ def _cut(data: np.ndarray, start: np.ndarray, length: np.ndarray, kinds: bool) -
     # The first slash after the leading ones (if they reach ``end``, one after it: there is no directory).
     slash = slashes[np.where(leading, past_run[at], at)]
     directory = slash < end
-    name = np.maximum(before(slashes, end) + 1, start)
-    if kinds:
-        dot = before(marks(b"."), end)
-        stem = np.where(dot > name, dot, end)
-        pipe = before(marks(b"|"), slash)
-    else:
-        stem = pipe = end
-    return _Cut(start, end, top, slash, directory, name, stem, pipe)
+    return _Cut(start, end, top, slash, directory)
 
 
 def _section_piece(cut: _Cut, data: np.ndarray, words: np.ndarray):
@@ -222,62 +174,6 @@ def _mirror_piece(cut: _Cut, data: np.ndarray, words: np.ndarray):
     lead = cut.directory & (rest < cut.end) & (data[rest] == ord("/"))
     begin = np.where(cut.directory, rest + lead, cut.top)
     return (lead | ~cut.directory).astype(np.uint64), begin, cut.end - begin
-
-
-# A kind's affixes, in the order ``kind`` tries them; at most 16 bytes each (``_PAD``).
-_AFFIXES = KIND_PREFIXES + KIND_SUFFIXES
-
-
-def _kind_piece(cut: _Cut, data: np.ndarray, words: np.ndarray):
-    """``kind``: the section, tagged with its affix's place in ``_AFFIXES`` (from 1). The key of a section
-    ``a|class`` without an affix is that of section ``a`` with ``class``: it gets that tag and piece."""
-    _, begin, length = _section_piece(cut, data, words)
-    tag = np.zeros(len(begin), dtype=np.uint64)
-    stem = cut.stem - cut.name
-    head, tail = words[cut.name], words[cut.stem - 8]
-    for number, affix in reversed(list(enumerate(_AFFIXES, start=1))):  # the first that fits is kept
-        if affix in KIND_PREFIXES:
-            fits = _starts(words, cut.name, head, affix)
-        else:
-            fits = _ends(words, cut.stem, tail, affix)
-        tag[fits & (stem > len(affix))] = number
-    piped = np.flatnonzero(cut.directory & (tag == 0) & (cut.pipe >= cut.top))
-    if len(piped):
-        after = cut.pipe[piped] + 1
-        for number, affix in enumerate(_AFFIXES, start=1):
-            same = piped[
-                (cut.slash[piped] - after == len(affix)) & _starts(words, after, words[after], affix)
-            ]
-            tag[same] = number
-            length[same] = cut.pipe[same] - cut.top[same]
-    return tag, begin, length
-
-
-def _starts(words: np.ndarray, at: np.ndarray, word: np.ndarray, text: bytes) -> np.ndarray:
-    """Whether the bytes from each of ``at`` on start with ``text``; ``word``: the 8 bytes from each ``at``
-    on. The bytes past them are read only where those match."""
-    equal = (word & _MASKS[min(len(text), 8)]) == _word(text[:8])
-    for offset in range(8, len(text), 8):
-        maybe = np.flatnonzero(equal)
-        part = text[offset : offset + 8]
-        equal[maybe] = (words[at[maybe] + offset] & _MASKS[len(part)]) == _word(part)
-    return equal
-
-
-def _ends(words: np.ndarray, end: np.ndarray, word: np.ndarray, text: bytes) -> np.ndarray:
-    """Whether the bytes before each of ``end`` end with ``text``; ``word``: the 8 bytes before each
-    ``end``."""
-    last = text[-8:]
-    equal = word >> np.uint64(64 - 8 * len(last)) == _word(last)
-    if len(text) > 8:
-        maybe = np.flatnonzero(equal)
-        at = end[maybe] - len(text)
-        equal[maybe] = _starts(words, at, words[at], text[:-8])
-    return equal
-
-
-def _word(text: bytes) -> np.uint64:
-    return np.uint64(int.from_bytes(text, "little"))
 
 
 _MASKS = np.array([(1 << 8 * n) - 1 for n in range(9)], dtype=np.uint64)  # the first n bytes of a word
@@ -447,7 +343,7 @@ def mirror_path(path: bytes) -> bytes:
 
 
 # How ``group_ids`` finds each key in the paths' bytes.
-_PIECES = {section: _section_piece, mirror_path: _mirror_piece, kind: _kind_piece}
+_PIECES = {section: _section_piece, mirror_path: _mirror_piece}
 
 
 def mirror_ids(urls: Iterable[tuple[int, bytes]]) -> np.ndarray:

@@ -1,5 +1,5 @@
 """How large each site is and how much of the PageRank it holds, estimated from a partial crawl; the
-manager shares a batch among sites by the second (``WIRE_BATCH_SITE_SPLIT = "pagerank"``).
+manager's planner shares a batch among sites by the second (``planner.py``, rule 1).
 
 Why sites need an estimate of their own
     The pages of a batch should be the ones that will turn out most important, and most of that is a
@@ -9,7 +9,7 @@ Why sites need an estimate of their own
     only shows its pages as they are fetched, so PageRank or OPIC on the partial graph favour the sites
     crawled most, while an even split of the batch starves the large sites. So the manager estimates, for
     each site, its share of the final PageRank, and a batch gives each site a share in proportion
-    (``profit.site_caps``); page scores decide which pages of a site are taken. How close each split comes
+    (``planner.py``); page scores decide which pages of a site are taken. How close each split comes
     to the best order is measured by ``benchmarks/crawl_order.py`` and ``crawl_order_sim.py``.
 
 Pages of a site (``site_sizes``)
@@ -123,40 +123,25 @@ def site_sizes(
     captures: np.ndarray,
     sites: int | None = None,
     fetched: np.ndarray | None = None,
-    sections: np.ndarray | None = None,
 ) -> np.ndarray:
     """Estimated pages of each site (float64, indexed by site-id, entry 0 = 0): Chao's bias-corrected
     estimator (module docstring) from ``captures`` (``SiteLinks.captures``); every doc-id of ``site_of``
     (entry 0 unused) is a page known of its site. With ``fetched`` (per doc-id, entry 0 unused: whether
     the page was fetched), the pages not seen yet are only those the site's known pages still to fetch
-    are expected to reveal (``unseen_found``). With ``sections`` (per doc-id, entry 0 unused: a number
-    for each site and section, ``sections.section_ids``), each section of a site is estimated on its own
-    and the site is their sum.
-
-    Why by section: capture–recapture assumes every page as likely to be linked. A site explored from
-    its top breaks that most: a manual's language trees, or a book's parts, are found one at a time, and
-    the pages of a part barely explored are linked far less often than those of the parts well fetched,
-    so the estimate over the whole site sees few pages linked once and takes most of it as known.
-    Estimating each stratum apart and summing is the usual remedy for such heterogeneity (a section
-    where little was fetched shows many pages linked once)."""
+    are expected to reveal (``unseen_found``).
+    """
     site_ids = np.asarray(site_of)[1:].astype(np.int64)
     if sites is None:
         sites = int(site_ids.max(initial=0))
-    groups = site_ids if sections is None else np.asarray(sections)[1:].astype(np.int64)
-    size = int(groups.max(initial=0)) + 1 if sections is not None else sites + 1
     captures = np.asarray(captures)[1:]
-    known = np.bincount(groups, minlength=size).astype(np.float64)
-    once = np.bincount(groups, weights=captures == 1, minlength=size)
-    twice = np.bincount(groups, weights=captures == 2, minlength=size)
+    known = np.bincount(site_ids, minlength=sites + 1).astype(np.float64)
+    once = np.bincount(site_ids, weights=captures == 1, minlength=sites + 1)
+    twice = np.bincount(site_ids, weights=captures == 2, minlength=sites + 1)
     unseen = once * np.maximum(once - 1, 0) / (2 * (twice + 1))
     if fetched is not None:
-        samples = np.bincount(groups, weights=np.asarray(fetched, dtype=bool)[1:], minlength=size)
+        samples = np.bincount(site_ids, weights=np.asarray(fetched, dtype=bool)[1:], minlength=sites + 1)
         unseen = unseen_found(unseen, once, samples, np.maximum(known - samples, 0))
     estimate = known + unseen
-    if sections is not None:
-        site_of_group = np.zeros(size, dtype=np.int64)
-        site_of_group[groups] = site_ids
-        estimate = np.bincount(site_of_group, weights=estimate, minlength=sites + 1)
     estimate[0] = 0
     return estimate
 
@@ -206,11 +191,10 @@ def pages_left(
     site_of: np.ndarray,
     visited: np.ndarray,
     sites: int | None = None,
-    sections: np.ndarray | None = None,
     read: SiteLinks | None = None,
 ) -> np.ndarray:
     """Each site's pages left to fetch as estimated now (float64, indexed by site-id): ``site_sizes`` (with
-    what its known pages still to fetch are expected to reveal; ``sections`` passed on) less its pages
+    what its known pages still to fetch are expected to reveal) less its pages
     ``visited`` (aligned with the pages, doc-id order), the estimate at most ``LEFT_GUARD`` times the pages
     known of the site. Why the guard: Chao's estimator leaps when a site shows many pages linked once and few
     twice, as when a new section of it was just found, and such a leap would make a small site the crawl's
@@ -221,7 +205,7 @@ def pages_left(
         read = site_links(links, site_of, sites)
     count = read.graph.shape[0] - 1
     fetched = np.concatenate([[False], np.asarray(visited, dtype=bool)])
-    sizes = site_sizes(site_of, read.captures, count, fetched, sections)
+    sizes = site_sizes(site_of, read.captures, count, fetched)
     site_ids = site_of[1:].astype(np.int64)
     known = np.bincount(site_ids, minlength=count + 1)[: count + 1]
     done = np.bincount(site_ids, weights=fetched[1:], minlength=count + 1)[: count + 1]
@@ -235,12 +219,11 @@ def site_shares(
     q: float = 0.15,
     max_error: float = 1e-6,
     fetched: np.ndarray | None = None,
-    sections: np.ndarray | None = None,
     read: SiteLinks | None = None,
 ) -> np.ndarray:
-    """``site_pagerank`` with ``site_sizes`` (``fetched`` and ``sections`` passed on), from one pass over
+    """``site_pagerank`` with ``site_sizes`` (``fetched`` passed on), from one pass over
     ``links`` (``read``: that pass's ``site_links``, when the caller has it already)."""
     if read is None:
         read = site_links(links, site_of, sites)
-    sizes = site_sizes(site_of, read.captures, read.graph.shape[0] - 1, fetched, sections)
+    sizes = site_sizes(site_of, read.captures, read.graph.shape[0] - 1, fetched)
     return site_pagerank(read.graph, sizes, q, max_error)

@@ -1,11 +1,12 @@
-"""A site's part of a batch from what it can fetch in the batch's time (``WIRE_BATCH_TIME_SHARE``).
+"""A site's part of a batch from what it can fetch in the batch's time (the planner's rules 4 and 5,
+``planner.py``).
 
 The harvester fetches a site one page at a time, with the site's wait between two fetches (WIRE's
 ``harvester/wait/normal``, ``big`` for sites of more than ``countbig`` pages, never less than the site's
 Crawl-delay), so a site given n pages of a batch keeps the batch open for at least (n − 1) × its wait. A
-batch shared by PageRank alone gives the largest sites parts that take longer than every other site's, and
+batch shared by value alone gives the largest sites parts that take longer than every other site's, and
 ends with one site fetched alone while every connection but one is idle; worse, the site that sets the
-whole crawl's politeness bound (the largest site's pages × its wait) is idle between its batches.
+whole crawl's politeness bound (the most pages left × its wait) is idle between its batches.
 
 ``time_limits`` caps each site's part at what it can fetch in the batch's time T: 1 + floor(T / its wait)
 pages. T is the larger of
@@ -14,46 +15,28 @@ pages. T is the larger of
   candidates ending together;
 * the pace of the slowest site: the time its candidates need, spread over the batches the known
   candidates need at least and half as many again (⌈Σ candidates / K × (1 + ``PACE_SLACK``)⌉), so that it
-  is fetched in every batch, at a pace that ends it with the crawl, and no other site keeps a batch open
-  longer than it does.
+  is fetched in every batch, at a pace that ends it with the crawl. The slack is there because a crawl finds
+  pages to its end: paced over the known candidates alone, the slowest site's last pages would come with the
+  other sites' last known pages, and what those link to would be fetched after it, alone.
 
-Why the slack: a crawl finds pages until its end, and the batches the known candidates need are fewer than
-the crawl will take. Paced over those alone, the slowest site's last pages come in the batch that fetches the
-other sites' last known pages, and what those link to comes after it, while every connection but one is idle.
-Paced over half as many batches again, the slowest site takes less of each batch, the other sites take the
-rest by their share and are done before it, and what their last pages find is fetched beside the slowest
-site's pages kept for it. The slowest site is still fetched in every batch; the crawl may take more batches,
-each a batch start.
-
-The limits go to ``select_batches`` as ``site_limits`` (with any other limits, the smaller wins): within
-them, the batch is still shared by the sites' estimated PageRank. A site with a wait of 0 is not limited.
-
-**The slowest site leads** (``WIRE_BATCH_TIME_LEAD``). The even time gives the large sites the same number
-of pages a batch, whatever their pages are worth, so a site that holds much of the PageRank gets fewer of the
-first pages than the best order gives it. With the lead, T is also at least the time the slowest site's own
-share of the batch takes (its share by ``site_weights``), so it is fetched as its pages are worth, and the
-others are limited to that time. The slowest site is the one with the most time left at its wait, its pages
-left as the manager estimates them (``sites.pages_left``: a large site shows its pages a section at a time).
+**The slowest site leads** (``site_time_limits`` with weights). T is also at least the time the slowest
+site's own value share of the batch takes, so it is fetched as its pages are worth. The slowest site is the
+one with the most time left at its wait, its pages left as the manager estimates them (``sites.pages_left``:
+a large site shows its pages a section at a time).
 
 * **Its reserve.** The lead takes no more than leaves the slowest site, after the batch, the next site's time
-  left and ``LEAD_RESERVE`` of its own known pages' time. A crawl finds pages to its end, and what the other
-  sites' last pages link to must be fetched beside the slowest site's last pages, not after them. Without the
-  reserve, the lead would spend the slowest site early, and the crawl would end with those last links
-  fetched alone. In a batch that is not led, while the other sites have pages to fetch, the slowest site
-  takes no more than its pages beyond the reserve, or the time the others need in the batch (the crawl's last
-  batches, where everything fits). It holds that back only when jobs are queued on the collection
-  (``WIRE_COLLECTION_WAIT``), where the next batch follows at once: a single job, or a cron recrawl's,
-  fetches everything that fits, rather than leaving some of it to a next job that may come hours later. One
-  job of many cycles holds nothing back either: there softmin's cuts keep the slowest site's pages for the
-  last batches.
-* **Who may not idle.** When its share sets T (the batch is *led*), it and the sites whose known time left is
-  within T of the longest (``critical_sites``) are given their whole limit: an idle stretch of theirs would
-  end the crawl later. When those limits do not fit in the batch, T shrinks until they do, so that they end
-  together. The others may take less and idle on their slack, and softmin (``harvester/batchend.py``) ends a
-  led batch early only if its stragglers keep the slowest site idle.
+  left and ``LEAD_RESERVE`` of its own known pages' time: what the other sites' last pages link to must be
+  fetched beside the slowest site's last pages, not after them. When jobs are queued on the collection the
+  next batch follows at once, so in a batch that is not led the slowest site also holds that reserve back
+  while the other sites have pages. A single job, or a cron recrawl's, fetches everything that fits rather
+  than leave some of it to a next job that may come hours later.
+* **Who may not idle** (``critical_sites``). The slowest site and the sites whose known time left is within
+  T of the longest are given their whole limit in every batch: an idle stretch of theirs would end the crawl
+  later. When those limits do not fit in the batch, T shrinks until they do, so that they end together. When
+  the slowest site's share set T (the batch is *led*), the batch names them, and softmin
+  (``harvester/batchend.py``) does not count them as stragglers of one another.
 
-What this trades, the share of the PageRank fetched first against the crawl's time over its politeness
-bound, is measured by ``benchmarks/crawl_order.py`` and ``benchmarks/realweb_makespan.py``.
+A site with a wait of 0 is not limited.
 """
 
 from __future__ import annotations
@@ -63,7 +46,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .profit import site_caps
+from .shares import site_caps
 
 PACE_SLACK = 0.5  # the slowest site is paced over this share more batches than its known candidates need
 LEAD_RESERVE = (
@@ -182,37 +165,32 @@ class TimeShare(NamedTuple):
 def site_time_limits(
     site_ids: np.ndarray,
     candidates: np.ndarray,
-    sites: np.ndarray,
-    config,
-    count: int,
+    waits: np.ndarray,
     *,
+    size: int,
+    samesite: int,
     weights: np.ndarray | None = None,
     limits: np.ndarray | None = None,
     left: np.ndarray | None = None,
-) -> TimeShare | None:
-    """``time_limits`` indexed by site-id, from the document records' ``site_ids``, which of them are
-    ``candidates`` (bool) and the site records ``sites`` (``docs``, ``crawl_delay``; indexed by site-id);
-    None when ``WIRE_BATCH_TIME_SHARE`` is off. ``count``: the highest site-id. With ``WIRE_BATCH_TIME_LEAD``
-    and ``weights`` (indexed by site-id: how the batch is shared among sites, ``select_batches``'
-    ``site_weights``), the slowest site leads (the module docstring): ``limits``, any other limits by site-id
-    (``site_growth``), bound its own share; ``left``, each site's pages left to fetch as the manager estimates
-    them (indexed by site-id; default its candidates; never fewer), which site is slowest and what it keeps
-    (which sites are critical goes by their candidates)."""
-    if not config.batch_time_share:
-        return None
-    per_site = np.bincount(np.asarray(site_ids, dtype=np.int64)[candidates], minlength=count + 1)
-    pages = np.zeros(count + 1, dtype=np.int64)
-    delays = np.zeros(count + 1, dtype=np.float64)
-    if sites is not None:
-        known = min(len(sites), count + 1)
-        pages[:known] = sites["docs"][:known]
-        delays[:known] = sites["crawl_delay"][:known]
-    waits = site_waits(pages, delays, config.wait_normal, config.wait_large_site, config.large_site_pages)
+    queued: bool = False,
+) -> TimeShare:
+    """``time_limits`` indexed by site-id, from the pages' ``site_ids``, which of them are ``candidates``
+    (bool) and each site's wait (``waits``, indexed by site-id: ``site_waits``). With ``weights`` (indexed by
+    site-id: how the batch is shared among sites, ``select_batches``' ``site_weights``), the slowest site
+    leads (the module docstring): ``limits``, any other limits by site-id (``site_growth``), bound its own
+    share; ``left``, each site's pages left to fetch as the manager estimates them (indexed by site-id;
+    default its candidates; never fewer), which site is slowest and what it keeps (which sites are critical
+    goes by their candidates). ``queued``: the next batch follows at once (jobs queued on the collection),
+    so the slowest site keeps its reserve back while the others have pages."""
+    waits = np.asarray(waits, dtype=np.float64)
+    count = len(waits) - 1
+    per_site = np.bincount(np.asarray(site_ids, dtype=np.int64)[candidates], minlength=count + 1)[: count + 1]
     critical = np.zeros(count + 1, dtype=bool)
     if not per_site.any():
         return TimeShare(np.maximum(per_site, 1), critical)
-    lead = config.batch_time_lead and weights is not None
-    wanted = 0.0
+    lead = weights is not None
+    wanted = reserve = 0.0
+    slowest = 0
     if lead:
         need = per_site.copy()
         if left is not None:
@@ -220,31 +198,22 @@ def site_time_limits(
             need[: len(given)] = np.maximum(need[: len(given)], given)
         times = remaining_times(need, waits)
         slowest = int(np.argmax(times))
-        reserve = LEAD_RESERVE * float(pages[slowest] * waits[slowest])
+        known = np.bincount(np.asarray(site_ids, dtype=np.int64), minlength=count + 1)[slowest]
+        reserve = LEAD_RESERVE * float(known * waits[slowest])
         if per_site[slowest]:  # its share of the batch, at its wait
             live = np.flatnonzero(per_site)
             counts = per_site if limits is None else np.minimum(per_site, np.maximum(limits, 1))
-            shares = site_caps(
-                config.batch_size,
-                config.batch_samesite,
-                counts[live],
-                config.batch_site_share,
-                np.asarray(weights, dtype=np.float64)[live],
-            )
+            shares = site_caps(size, samesite, counts[live], np.asarray(weights, dtype=np.float64)[live])
             wanted = (int(shares[np.searchsorted(live, slowest)]) - 1) * float(waits[slowest])
             # ... within the reserve it keeps for the crawl's end: the next site's time left and a share of
             # its own.
             keep = np.delete(times, slowest).max(initial=0.0) + reserve
             wanted = min(wanted, float(times[slowest] - keep))
-    base = batch_time(per_site, waits, config.batch_size)
+    base = batch_time(per_site, waits, size)
     led = lead and wanted > base  # the slowest site's share sets the batch's time
     t = max(base, wanted)
     timed = limits_at(per_site, waits, t)
-    if led:
-        whole = timed if limits is None else np.minimum(timed, np.maximum(limits, 1))
-        critical, t = critical_sites(per_site, waits, t, whole, config.batch_size, slowest)
-        timed = limits_at(per_site, waits, t)
-    elif lead and config.collection_wait > 0 and per_site[slowest] and np.delete(per_site, slowest).any():
+    if not led and lead and queued and per_site[slowest] and np.delete(per_site, slowest).any():
         # While other sites have pages to fetch, what they link to may come yet: the slowest site takes no
         # more than its pages beyond its reserve, or the time the other sites need in the batch.
         known = remaining_times(per_site, waits)
@@ -253,4 +222,9 @@ def site_time_limits(
         if kept < t:
             t = kept
             timed = limits_at(per_site, waits, t)
+    if lead:
+        # Led or not, the slowest site and those near it are fetched through the whole batch.
+        whole = timed if limits is None else np.minimum(timed, np.maximum(limits, 1))
+        critical, t = critical_sites(per_site, waits, t, whole, size, slowest)
+        timed = limits_at(per_site, waits, t)
     return TimeShare(np.maximum(timed, 1), critical, led)
