@@ -22,18 +22,21 @@ from cdxj_indexer.main import write_cdx_index
 from tests.components import Bench
 from tests.warcfiles import fastwarc_records, warcio_check
 from wirescrapy.items import Exchange, Fetch, FetchError, Kind
+from wirescrapy.manager.batch import BatchError, BatchSite, BatchURL, read_batch, site_part, write_batch
 from wirescrapy.warc import digests as store
 from wirescrapy.warc import index
 from wirescrapy.warc.digests import PayloadDigests, payload_digest
 from wirescrapy.warc.export import write_collection_warc
-from wirescrapy.warc.reader import archived_fetches, read_fetches, warc_files, warcinfo
+from wirescrapy.warc.reader import Payloads, archived_fetches, read_fetches, warc_files, warcinfo
 from wirescrapy.warc.records import (
     ERROR_HEADER,
     IDENTICAL_PAYLOAD,
     JSON_CONTENT_TYPE,
     NOT_MODIFIED,
+    Revisit,
     fetch_fields,
     fetch_of,
+    warc_date,
 )
 from wirescrapy.warc.writer import WarcWriter
 
@@ -285,9 +288,90 @@ def test_a_payload_the_directory_holds_is_a_revisit_to_its_original_in_this_cycl
         ]
 
 
-def test_a_detached_harvest_stores_every_payload(tmp_path):
+def test_a_writer_with_no_store_stores_every_payload(tmp_path):
     (file,) = written(tmp_path, page(), page("http://site1.wire.test/copy.html", doc_id=4))
     assert not revisit_headers(file) and not (tmp_path / store.FILENAME).exists()
+
+
+def stored(directory: Path, *lines: tuple[str, float, str]) -> PayloadDigests:
+    """A store of ``directory`` holding ``lines`` (digest, Unix time, URI), as harvests would leave it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    digests = PayloadDigests(directory)
+    for digest, at, uri in lines:
+        digests.archived(digest, uri, warc_date(at))
+    digests.commit()
+    return PayloadDigests(directory)
+
+
+def test_a_store_ships_the_last_payload_of_each_uri_of_some_sites_and_the_record_that_holds_it(tmp_path):
+    a, b, c = (payload_digest(bytes([n])) for n in range(3))
+    one, two = "http://site1.wire.test", "http://site2.wire.test"
+    full = stored(
+        tmp_path,
+        (a, T0, f"{two}/x.html"),  # the first record of a: another site's
+        (a, T0 + 1, f"{one}/copy.html"),
+        (b, T0 + 2, f"{one}/copy.html"),  # changed, then changed back
+        (a, T0 + 3, f"{one}/copy.html"),
+        (c, T0 + 4, f"{one}/c.html"),
+        (b, T0 + 5, f"{two}/b.html"),
+    )
+    part = tmp_path / "part"
+    part.mkdir()
+    (part / store.FILENAME).write_bytes(full.for_sites({one}))
+    (tmp_path / "out").mkdir()
+    shipped = PayloadDigests(tmp_path / "out", shipped=part / store.FILENAME)
+    for uri in (f"{one}/copy.html", f"{one}/c.html"):
+        assert shipped.last(uri) == full.last(uri)
+        assert shipped.original(shipped.last(uri)) == full.original(full.last(uri))
+    assert shipped.original(a) == (f"{two}/x.html", warc_date(T0))  # a record of another part's directory
+    assert shipped.original(b) is None and shipped.last(f"{two}/b.html") is None  # not of these sites
+    # Read-only: what the harvest archives goes to its own store.
+    shipped.archived(b, f"{one}/new.html", warc_date(T0 + 9))
+    shipped.commit()
+    assert (part / store.FILENAME).read_bytes() == full.for_sites({one})
+    assert PayloadDigests(tmp_path / "out").original(b) == (f"{one}/new.html", warc_date(T0 + 9))
+
+
+def test_a_batch_ships_each_part_its_sites_payloads_checked_as_its_other_files(tmp_path):
+    one, two = "http://site1.wire.test:80", "http://site2.wire.test:80"
+    assert site_part(one, 2) != site_part(two, 2)
+    collection = tmp_path / "collection"
+    stored(collection, (payload_digest(b"1"), T0, f"{one}/a.html"), (payload_digest(b"2"), T0, f"{two}/b"))
+    urls = [BatchURL(1, 1, 0, False, 1.0, T0, f"{one}/a.html"), BatchURL(2, 2, 0, False, 1.0, T0, f"{two}/b")]
+    sites = [BatchSite(1, one), BatchSite(2, two)]
+    for path in write_batch(collection / "batches", 1, urls, sites, parts=2):
+        batch = read_batch(path)
+        [url] = batch.urls
+        digests = PayloadDigests(tmp_path / "out", shipped=path / store.FILENAME)
+        assert len(digests) == 1 and digests.last(url.url)
+        (path / store.FILENAME).write_bytes((path / store.FILENAME).read_bytes()[:-1])
+        with pytest.raises(BatchError, match="payload-digests.txt: size or checksum differs"):
+            read_batch(path)
+    # A collection that has ingested no payload ships none.
+    (path,) = write_batch(tmp_path / "other" / "batches", 1, urls, sites)
+    assert not (path / store.FILENAME).exists() and read_batch(path).urls == urls
+
+
+def test_a_reader_gives_the_digest_of_each_whole_payload_and_looks_in_earlier_parts(tmp_path, caplog):
+    cut = page("http://site1.wire.test/big.html", doc_id=4, truncated=True)
+    (first,) = written(tmp_path / "first", page(), revisits=True)
+    (second,) = written(tmp_path / "second", cut, not_modified(), revisits=True)
+    assert [a.digest for a in read_fetches(first)] == [payload_digest(HTML)]
+    assert [a.digest for a in read_fetches(second)] == ["", ""]
+    # A detached harvest given the first's store writes a revisit to its record, in another directory.
+    shipped = tmp_path / "shipped.txt"
+    shipped.write_bytes(PayloadDigests(tmp_path / "first").for_sites({"http://site1.wire.test"}))
+    third = tmp_path / "third"
+    writer = WarcWriter(third, 10**9, INFO, PayloadDigests(third, shipped=shipped))
+    writer.write(page("http://site1.wire.test/copy.html", doc_id=5))
+    writer.close()
+    assert [h["WARC-Profile"] for h in revisit_headers(writer.files[0])] == [IDENTICAL_PAYLOAD]
+    warcio_check(writer.files[0])
+    [back] = read_fetches(writer.files[0], Payloads(warc_files(third), earlier=[first]))
+    assert back.body == HTML and back.digest == payload_digest(HTML)
+    with caplog.at_level(logging.ERROR):
+        assert list(read_fetches(writer.files[0])) == []  # its own directory alone does not hold it
+    assert "which no WARC file read" in caplog.records[-1].getMessage()
 
 
 def test_a_304_to_a_conditional_request_is_a_server_not_modified_revisit(tmp_path):
@@ -299,7 +383,7 @@ def test_a_304_to_a_conditional_request_is_a_server_not_modified_revisit(tmp_pat
     warcio_check(file)
     archived = list(read_fetches(file))[1]
     assert archived.status == 304 and archived.body == b"" and ("ETag", '"v1"') in archived.headers
-    # A detached harvest knows no earlier payload: the profile alone. A 304 to no condition is a response.
+    # A writer that knows no earlier payload: the profile alone. A 304 to no condition is a response.
     detached = tmp_path / "detached"
     (file,) = written(
         detached, not_modified(), not_modified("http://site1.wire.test/b.html", conditional=False)
@@ -308,6 +392,44 @@ def test_a_304_to_a_conditional_request_is_a_server_not_modified_revisit(tmp_pat
     assert revisit["WARC-Profile"] == NOT_MODIFIED and "WARC-Refers-To-Target-URI" not in revisit
     assert [kind for kind, _, _ in fastwarc_records(file)].count("response") == 1
     assert [a.status for a in read_fetches(file)] == [304, 304]
+
+
+def test_a_revisit_holds_its_fetchs_fields_where_earlier_harvests_wrote_a_metadata_record(tmp_path):
+    fetch = not_modified(error=FetchError.REDIRECT_LOOP)
+    (file,) = written(tmp_path, page(), fetch, revisits=True)
+    records = fastwarc_records(file)
+    assert [kind for kind, _, _ in records] == [
+        "warcinfo",
+        "request",
+        "response",
+        "metadata",
+        "request",
+        "revisit",
+    ]
+    revisit = records[-1][2]
+    assert revisit["WIRE-Fetch-Kind"] == "page" and revisit[ERROR_HEADER] == "redirect_loop"
+    assert json.loads(revisit["WIRE-Fetch"]) == fetch_fields(fetch)
+    warcio_check(file)
+    # As earlier harvests wrote it: the revisit with no fields, then the fetch's metadata record.
+    earlier = tmp_path / "earlier"
+    writer = WarcWriter(earlier, 10**9, INFO)
+    revisit = Revisit(NOT_MODIFIED)
+    request, response = writer.records.records(fetch, revisit)
+    response.rec_headers.remove_header("WIRE-Fetch")
+    block = f"WIRE-Fetch: {json.dumps(fetch_fields(fetch))}\r\n".encode()
+    metadata = writer.records.create_warc_record(
+        fetch.url,
+        "metadata",
+        payload=io.BytesIO(block),
+        length=len(block),
+        warc_content_type="application/warc-fields",
+        warc_headers_dict={"WARC-Refers-To": response.rec_headers.get_header("WARC-Record-ID")},
+    )
+    writer.write_records([request, response, metadata])
+    writer.close()
+    for path in (file, *writer.files):
+        back = list(read_fetches(path))[-1]
+        assert fetch_fields(fetch_of(back.fields, back.body)) == fetch_fields(fetch) and back.status == 304
 
 
 def test_a_truncated_or_refused_body_is_never_an_original(tmp_path):

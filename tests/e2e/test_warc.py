@@ -17,6 +17,7 @@ import gzip
 import io
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -270,7 +271,7 @@ def _end_of_fetch(file: Path, count: int) -> int:
     with open(file, "rb") as stream:
         records = ArchiveIterator(stream)
         for record in records:
-            if record.rec_type == "metadata":
+            if record.rec_type == "metadata" or record.rec_headers.get_header("WIRE-Fetch"):
                 seen += 1
             if seen == count:
                 records.read_to_end(record)
@@ -319,16 +320,12 @@ def test_every_warc_passes_warcio_check_and_reads_with_fastwarc(crawls):
                 kinds["failure"] = kinds.get("failure", 0) + 1
     assert kinds["warcinfo"] == len(local_files) + len(part_files)
     assert kinds["request"] == kinds["response"] + kinds.get("revisit", 0)
-    assert kinds["metadata"] > kinds["request"] and kinds["failure"]
-    # The sample web's exact duplicates: revisits where the harvest has a collection, not in a detached part.
-    local_revisits = [h for f in local_files for kind, _, h in fastwarc_records(f) if kind == "revisit"]
-    assert any(h["WARC-Profile"] == IDENTICAL_PAYLOAD for h in local_revisits)
-    assert not any(
-        h["WARC-Profile"] == IDENTICAL_PAYLOAD
-        for f in part_files
-        for kind, _, h in fastwarc_records(f)
-        if kind == "revisit"
-    )
+    # A fetch's group ends with its metadata record or its revisit; a failure with no response has no request.
+    assert kinds["metadata"] + kinds.get("revisit", 0) > kinds["request"] and kinds["failure"]
+    # The sample web's exact duplicates: revisits, where the harvest has a collection and in detached parts.
+    for files in (local_files, part_files):
+        revisits = [h for f in files for kind, _, h in fastwarc_records(f) if kind == "revisit"]
+        assert any(h["WARC-Profile"] == IDENTICAL_PAYLOAD for h in revisits)
     # WIRE_WARC_DIR: the local harvest archived every fetch it recorded (a refused one has no visit, but a
     # time)
     with Collection(crawls.local, readonly=True) as collection:
@@ -356,17 +353,12 @@ def test_a_killed_detached_harvest_run_again_fetches_only_what_its_warc_files_la
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if (
-            outdir.is_dir()
-            and sum(1 for f in warc_files(outdir) for a in read_fetches(f) if a.fields["kind"] == "page") >= 8
-        ):
+        if outdir.is_dir() and len(_pages(outdir)) >= 8:
             break
         time.sleep(0.2)
     job.kill()
     job.communicate()
-    first = {
-        a.fields["url"] for f in warc_files(outdir) for a in read_fetches(f) if a.fields["kind"] == "page"
-    }
+    first = {a.fields["url"] for a in _pages(outdir)}
     assert len(first) >= 8 and not (outdir / "harvest.json").exists()
     warcio_check(*warc_files(outdir))  # the kill left every record whole
     again_at = time.time()
@@ -377,13 +369,15 @@ def test_a_killed_detached_harvest_run_again_fetches_only_what_its_warc_files_la
     }
     pages = {url.url for url in read_batch(batch).urls}
     assert not first & requested  # fetched before the kill: not again
-    archived = [
-        a.fields["url"]
-        for f in warc_files(outdir)
-        for a in read_fetches(f)
-        if a.fields["kind"] == "page" and a.fields["doc_id"]
-    ]
+    archived = [a.fields["url"] for a in _pages(outdir) if a.fields["doc_id"]]
     assert set(archived) == pages and len(archived) == len(pages)
+
+
+def _pages(outdir: Path) -> list:
+    """The pages fetched into ``outdir``; a revisit's payload may be in an earlier part's directory."""
+    return [
+        a for f in warc_files(outdir) for a in read_fetches(f, bodies=False) if a.fields["kind"] == "page"
+    ]
 
 
 class _Gzipped(BaseHTTPRequestHandler):
@@ -515,6 +509,78 @@ def test_a_recrawl_of_unchanged_pages_archives_revisits_not_their_bytes(recrawl,
     with caplog.at_level("ERROR"):
         pages = [a for f in first + second for a in read_fetches(f) if a.fields["kind"] == "page"]
     assert pages and not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+@pytest.fixture(scope="module")
+def detached_recrawl(tmp_path_factory):
+    """Three cycles of a batch in two parts harvested detached at once, each revisiting every page fetched
+    before, each ingested before the manager writes the next: each part ships its sites' payloads."""
+    base = tmp_path_factory.mktemp("detached-recrawl")
+    collection = base / "collection"
+    settings = {**REVISIT_ALL, "WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0}
+    with SampleWebProcess(workdir=base / "web", sites=4, pages_per_site=8, seed=3) as web:
+        seeds = base / "seeds.txt"
+        seeds.write_text("\n".join(web.seeds) + "\n")
+        scrapy("seed", str(seeds), collection=collection, settings=settings)
+        cycles, ingests = [], []
+        for cycle in range(3):
+            scrapy("manager", "--parts", "2", collection=collection, settings=settings)
+            parts = newest_parts(collection)
+            outdirs = [base / f"warc-{cycle}-{n}" for n in range(2)]
+            jobs = [
+                scrapy("crawl", "harvester", "-a", f"batch={part}", "-a", f"warc={outdir}", wait=False)
+                for part, outdir in zip(parts, outdirs, strict=True)
+            ]
+            for job in jobs:
+                finished(job)
+            ingests.append(scrapy("ingest", *map(str, outdirs), collection=collection, settings=settings))
+            cycles.append(SimpleNamespace(parts=parts, outdirs=outdirs))
+    return SimpleNamespace(collection=collection, cycles=cycles, ingests=ingests, seeds=web.seeds)
+
+
+def test_detached_parts_recrawling_unchanged_pages_write_revisits_that_ingest_takes(detached_recrawl):
+    cycles = detached_recrawl.cycles
+    stored: dict[str, set[str]] = {}  # URL: the whole payloads stored for it, in the cycles before
+    records: dict[tuple[str, str], str] = {}  # (URI, date) of each response and revisit: its digest
+    profiles = {IDENTICAL_PAYLOAD: 0, NOT_MODIFIED: 0}
+    for number, cycle in enumerate(cycles):
+        shipped = [part / "payload-digests.txt" for part in cycle.parts]
+        assert all(file.exists() for file in shipped) == (number > 0)  # once the collection has some
+        files = [file for outdir in cycle.outdirs for file in warc_files(outdir)]
+        warcio_check(*files)
+        new = []
+        for file in files:
+            for kind, uri, headers, _ in _records(file):
+                digest = headers.get_header("WARC-Payload-Digest")
+                if kind == "response" and not headers.get_header("WARC-Truncated"):
+                    assert digest not in stored.get(uri, ()), uri  # stored again though the part knew it
+                    new.append((uri, digest))
+                if kind in ("response", "revisit"):
+                    records[(uri, headers.get_header("WARC-Date"))] = digest
+                if kind == "revisit":
+                    profiles[headers.get_header("WARC-Profile")] += 1
+                    refers_to = (
+                        headers.get_header("WARC-Refers-To-Target-URI"),
+                        headers.get_header("WARC-Refers-To-Date"),
+                    )
+                    if refers_to[0] or headers.get_header("WARC-Profile") == IDENTICAL_PAYLOAD:
+                        assert records.get(refers_to) == digest  # a record of this part or an earlier one
+        for uri, digest in new:
+            stored.setdefault(uri, set()).add(digest)
+    assert profiles[NOT_MODIFIED] >= 20 and profiles[IDENTICAL_PAYLOAD] >= 1, profiles
+    # scrapy ingest found every revisit's payload and read every fetch.
+    for cycle, ingest in zip(cycles, detached_recrawl.ingests, strict=True):
+        assert "ERROR" not in ingest.stderr, ingest.stderr[-3000:]
+        files = [f for outdir in cycle.outdirs for f in warc_files(outdir)]
+        fetches = sum(  # a group ends with its metadata record, or a revisit holding the fetch's fields
+            kind == "metadata" or (kind == "revisit" and bool(headers.get_header("WIRE-Fetch")))
+            for f in files
+            for kind, _, headers, _ in _records(f)
+        )
+        said = re.search(r"Ingested (\d+) fetches \((\d+) already", ingest.stderr)
+        ingested, skipped = map(int, said.groups())
+        assert ingested + skipped == fetches and ingested > 0
+    assert (detached_recrawl.collection / "payload-digests.txt").exists()
 
 
 def test_every_file_has_its_cdxj_index_and_export_writes_one_index_and_a_valid_wacz(recrawl):

@@ -10,8 +10,15 @@ robots.txt owner of each robots.txt fetch as the harvester's spider did. A body 
 compressed is decoded by Scrapy's own ``HttpCompressionMiddleware``, as it was in the harvest. A ``revisit``
 record of either WARC/1.1 profile stands for its response (``warc/reader.py``): a 304 of the
 server-not-modified profile, and the payload of the identical-payload-digest profile found in any file of the
-directories given. A record that is bad (a payload that does not match its digest, a revisit to a payload
-none of the files holds) is one line naming its file and offset, and its fetch is left for a later batch.
+directories given or, for a revisit against the payloads the batch shipped, of the parts ingested before (the
+WARC directory each part's ``harvest.json`` names). A record that is bad (a payload that does not match its
+digest, a revisit to a payload none of the files holds) is one line naming its file and offset, and its fetch
+is left for a later batch.
+
+Each whole payload read (a response's, or a revisit's of the identical-payload-digest profile) goes into the
+collection's payload digests (``payload-digests.txt`` in its directory, :mod:`~wirescrapy.warc.digests`) with
+the record that holds it, once each WARC file is read: the manager ships each batch its sites' part of them,
+against which a detached harvest writes revisits.
 
 * The part must be the collection's: ``batches/NNNNNN/part-K`` of the batch the WARC names.
 * A fetch already in the collection is passed over: its document's record has a ``last_visit`` not before
@@ -31,6 +38,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
@@ -50,8 +58,9 @@ from wirescrapy.items import Kind
 from wirescrapy.manager.batch import BatchError, read_batch
 from wirescrapy.signals import harvest_opened, write_failed
 from wirescrapy.url import robots_txt_url
+from wirescrapy.warc.digests import PayloadDigests
 from wirescrapy.warc.reader import Payloads, WarcError, read_fetches, warc_files, warcinfo
-from wirescrapy.warc.records import fetch_of
+from wirescrapy.warc.records import fetch_of, warc_date
 
 logger = logging.getLogger(__name__)
 
@@ -164,8 +173,11 @@ class IngestSpider(scrapy.Spider):
             self._write_failed(exc)
 
     async def _fetches(self):
-        # A revisit's payload may be in any file of the directories given.
-        payloads = Payloads([file for directory in self.dirs for file in warc_files(directory)])
+        # A revisit's payload may be in any file of the directories given, or of the parts ingested before.
+        payloads = Payloads(
+            [file for directory in self.dirs for file in warc_files(directory)], self._earlier_files()
+        )
+        digests = PayloadDigests(self.harvest.collection.dir)
         for directory, part_dir, _ in self.parts:
             harvest = self.harvest
             if (part_dir / HARVEST_FILE).exists():
@@ -179,6 +191,10 @@ class IngestSpider(scrapy.Spider):
                 for archived in read_fetches(file, payloads):
                     if harvest.stopped:
                         return
+                    if archived.digest:
+                        digests.archived(
+                            archived.digest, archived.fields["url"], warc_date(archived.fields["started"])
+                        )
                     fetch = fetch_of(archived.fields, self._body(archived))
                     if fetch.kind is Kind.ROBOTS:  # what the harvester's spider told the owner, in order
                         if fetch.error is not None:
@@ -190,6 +206,7 @@ class IngestSpider(scrapy.Spider):
                         continue
                     self.ingested += 1
                     yield fetch
+                digests.commit()
             if (directory / HARVEST_FILE).exists():
                 self.complete.append((directory, part_dir))
             else:
@@ -198,6 +215,20 @@ class IngestSpider(scrapy.Spider):
                     "ingested; ingest it again when it has",
                     {"dir": directory, "file": HARVEST_FILE},
                 )
+
+    def _earlier_files(self) -> Iterator[Path]:
+        """The WARC files of the parts ingested before (each part's ``harvest.json`` names its directory),
+        newest batch first: where a revisit against a payload the batch shipped finds it."""
+        given = {directory.resolve() for directory in self.dirs}
+        batches = self.harvest.batches_dir
+        records = [*batches.glob(f"*/{HARVEST_FILE}"), *batches.glob(f"*/part-*/{HARVEST_FILE}")]
+        for record in sorted(records, reverse=True):
+            try:
+                directory = Path(json.loads(record.read_text(encoding="utf-8")).get("warc") or "")
+            except (OSError, ValueError):
+                continue
+            if directory.name and directory.resolve() not in given and directory.is_dir():
+                yield from warc_files(directory)
 
     def _body(self, archived) -> bytes:
         """The body the harvester handed on: the one received, decoded as Scrapy decoded it in the harvest."""

@@ -36,6 +36,13 @@ Layout (all text is UTF-8)::
     canonical URL (tab, CR and LF percent-encoded, so a line is one URL). Version 1 had the first six columns
     and the URL.
 
+``payload-digests.txt`` (when the collection has its store of ingested payloads,
+``<collection>/payload-digests.txt``)
+    The payloads a detached harvest of the batch writes revisits against: for each URI of its sites the last
+    payload ``scrapy ingest`` brought in, and the record that holds it (``warc/digests.py`` describes the
+    format). Listed in ``batch.json``'s ``files`` and checked as the others are; a batch without it is
+    harvested storing every payload its WARC directory does not hold.
+
 ``sites.jsonl``
     One object a line, by site-id: ``{"siteid", "origin": "scheme://host[:port]", "ip": "" or the
     address, "robots_state": "UNKNOWN" | "VALID" | "MISSING" | "UNREACHABLE", "robots_fetched": <Unix
@@ -47,8 +54,9 @@ Layout (all text is UTF-8)::
     and in a batch the slowest site's share timed (the planner's lead, batch.json's ``time_led``)
     ``"critical": true`` on the sites planned to fetch through the whole of it and end together}``.
 
-A part is chosen per site by ``site_part``: xxh3-64 of the origin modulo the number of parts, so each site
-is in exactly one part and politeness holds across machines.
+A part is chosen per server group (``WIRE_POLITENESS_GROUP``, ``collection/groups.py``) by ``site_part``:
+xxh3-64 of the group's key modulo the number of parts, so each group, and each site, is in exactly one part
+and politeness holds across machines.
 
 A part is **out** while it has no ``harvest.json`` (written when a harvest of the part finishes here, or when
 ``scrapy ingest`` has brought its WARC files in): it may be being harvested on another machine, so the
@@ -75,8 +83,11 @@ from pathlib import Path
 
 from xxhash import xxh3_64_hexdigest, xxh3_64_intdigest
 
+from wirescrapy.collection.groups import group_key
 from wirescrapy.collection.metadata import RobotsState
 from wirescrapy.collection.writes import fsync_directory
+from wirescrapy.warc.digests import FILENAME as DIGESTS_FILE
+from wirescrapy.warc.digests import PayloadDigests
 
 FORMAT = "wirescrapy-batch"
 VERSION = 2
@@ -144,11 +155,14 @@ class Batch:
     sites: dict[int, BatchSite] = field(default_factory=dict)
 
 
-def site_part(origin: str, parts: int) -> int:
-    """The part a site belongs to: the same on every machine and every run."""
+def site_part(origin: str, parts: int, group: str = "") -> int:
+    """The part a site belongs to: its server group's (``group``, its key by
+    :func:`~wirescrapy.collection.groups.group_key`; its host's when not given), so that no two machines fetch
+    from one server at once. The same on every machine and every run."""
     if parts < 1:
         raise ValueError("parts must be >= 1")
-    return xxh3_64_intdigest(origin.encode("utf-8")) % parts
+    key = group or group_key("host", origin)
+    return xxh3_64_intdigest(key.encode("utf-8")) % parts
 
 
 def batch_numbers(batches_dir: str | os.PathLike) -> list[int]:
@@ -222,10 +236,12 @@ def write_batch(
     parts: int = 1,
     info: dict | None = None,
     created: float | None = None,
+    group_mode: str = "host",
 ) -> list[Path]:
     """Write batch ``number`` atomically; returns the directories a harvester reads: the batch, or its
     parts. ``urls`` in the order they should be listed (decreasing profit); ``sites`` at least those of
-    the urls; ``info`` goes into ``batch.json``; ``created`` is the manager's clock (default: now)."""
+    the urls; ``info`` goes into ``batch.json``; ``created`` is the manager's clock (default: now);
+    ``group_mode``: ``WIRE_POLITENESS_GROUP``, the server groups parts split by."""
     if parts < 1:
         raise ValueError("parts must be >= 1")
     batches_dir = Path(batches_dir)
@@ -251,17 +267,28 @@ def write_batch(
     missing = {url.site_id for url in urls} - by_site.keys()
     if missing:
         raise ValueError(f"urls of sites without a BatchSite: {sorted(missing)[:5]}")
+    # The collection's ingested payloads (beside its batches directory), of which each part gets its sites'.
+    digests = None
+    if (batches_dir.parent / DIGESTS_FILE).exists():
+        digests = PayloadDigests(batches_dir.parent)
     if parts == 1:
-        _write_part(tmp, urls, by_site, {**common, "part": 0, "parts": 1})
+        _write_part(tmp, urls, by_site, {**common, "part": 0, "parts": 1}, digests)
         subdirs = [final]
     else:
-        part_of = {site_id: site_part(site.origin, parts) for site_id, site in by_site.items()}
+        part_of = {
+            site_id: site_part(site.origin, parts, group_key(group_mode, site.origin, site.ip))
+            for site_id, site in by_site.items()
+        }
         summary = []
         for part in range(parts):
             part_urls = [url for url in urls if part_of[url.site_id] == part]
             part_sites = {s: site for s, site in by_site.items() if part_of[s] == part}
             counts = _write_part(
-                tmp / f"part-{part}", part_urls, part_sites, {**common, "part": part, "parts": parts}
+                tmp / f"part-{part}",
+                part_urls,
+                part_sites,
+                {**common, "part": part, "parts": parts},
+                digests,
             )
             summary.append({"dir": f"part-{part}", **counts})
         _write_json(
@@ -282,7 +309,13 @@ def write_batch(
     return subdirs
 
 
-def _write_part(directory: Path, urls: list[BatchURL], sites: dict[int, BatchSite], info: dict) -> dict:
+def _write_part(
+    directory: Path,
+    urls: list[BatchURL],
+    sites: dict[int, BatchSite],
+    info: dict,
+    digests: PayloadDigests | None = None,
+) -> dict:
     directory.mkdir(exist_ok=True)
     counts = {url.site_id: 0 for url in urls}
     lines = [URLS_HEADER]
@@ -321,6 +354,9 @@ def _write_part(directory: Path, urls: list[BatchURL], sites: dict[int, BatchSit
     files[SITES_FILE] = _write_file(
         directory / SITES_FILE, "".join(line + "\n" for line in site_lines).encode("utf-8")
     )
+    if digests is not None:
+        origins = {sites[site_id].origin for site_id in counts}
+        files[DIGESTS_FILE] = _write_file(directory / DIGESTS_FILE, digests.for_sites(origins))
     new_pages = sum(1 for url in urls if url.last_visit <= 0)
     counts_info = {
         "urls": len(urls),
@@ -412,7 +448,7 @@ def read_batch(path: str | os.PathLike) -> Batch:
         dirs = ", ".join(part["dir"] for part in info.get("part_dirs", []))
         raise BatchError(f"{path}: batch split into {info.get('parts')} parts; read one of them ({dirs})")
     data = {}
-    for name in (URLS_FILE, SITES_FILE):
+    for name in (URLS_FILE, SITES_FILE, *({DIGESTS_FILE} & info["files"].keys())):
         try:
             data[name] = (path / name).read_bytes()
         except FileNotFoundError:

@@ -20,6 +20,14 @@ file opened with ``O_APPEND``. So every line names a record on disk. Originals o
 file still open are known in memory only. A kill loses them, and the next harvest stores those payloads again
 as responses, which costs bytes but is never a revisit to nothing. A torn last line (a machine's crash) is
 passed over. Revisits name only records of this directory, so the directory replays on its own.
+
+A collection whose batches are harvested detached keeps a store of the same format in its own directory: the
+payloads ``scrapy ingest`` brought in, with the records of the parts' WARC directories that hold them. The
+manager ships with each batch, in its directory, the lines of its sites (:meth:`PayloadDigests.for_sites`:
+the last payload of each of their URIs and the record that holds it). A detached harvest loads that file
+read-only beside its own store, and writes revisits against both. What it holds is bounded by the sites of the
+part, not the collection. Those revisits name records of other directories: keep the parts' WARC directories
+together to replay them, as ``scrapy ingest`` needs them to read them.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import base64
 import hashlib
 import logging
 import os
+from collections.abc import Container
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
@@ -42,12 +51,16 @@ def payload_digest(payload: bytes) -> str:
 
 
 class PayloadDigests:
-    def __init__(self, directory: str | os.PathLike):
+    """The store of ``directory``, and, read-only, the lines of the file ``shipped`` (a batch's), if any."""
+
+    def __init__(self, directory: str | os.PathLike, shipped: str | os.PathLike | None = None):
         self.path = Path(directory) / FILENAME
         self._originals: dict[str, tuple[str, str]] = {}  # digest: (URI, date) of the first record
-        self._last: dict[str, str] = {}  # URI: the digest of its last payload
+        self._last: dict[str, tuple[str, str]] = {}  # URI: (digest, date) of its last payload's record
         self._pending: list[tuple[str, str, str]] = []  # (digest, date, URI) of the file still open
-        self._load()
+        if shipped is not None:
+            self._load(Path(shipped))
+        self._load(self.path)
 
     def __len__(self) -> int:
         return len(self._originals)
@@ -58,7 +71,8 @@ class PayloadDigests:
 
     def last(self, uri: str) -> str | None:
         """The digest of the last payload archived for ``uri`` (a response's or a revisit's), if any."""
-        return self._last.get(uri)
+        last = self._last.get(uri)
+        return last[0] if last else None
 
     def archived(self, digest: str, uri: str, date: str) -> None:
         """A response, or a revisit of the identical-payload-digest profile, of ``uri`` dated ``date`` was
@@ -66,8 +80,8 @@ class PayloadDigests:
         new = digest not in self._originals
         if new:
             self._originals[digest] = (uri, date)
-        if new or self._last.get(uri) != digest:
-            self._last[uri] = digest
+        if new or self.last(uri) != digest:
+            self._last[uri] = (digest, date)
             self._pending.append((digest, date, uri))
 
     def commit(self) -> None:
@@ -85,23 +99,44 @@ class PayloadDigests:
             os.close(fd)
         self._pending.clear()
 
-    def _load(self) -> None:
+    def for_sites(self, origins: Container[str]) -> bytes:
+        """A store of this format for the sites ``origins`` (``scheme://host[:port]``): for each of their
+        URIs, the line of the record that first held its last payload, then, after all those, the line of
+        its last one. So a detached harvest of those sites writes revisits of both profiles as one with this
+        store would."""
+        first: dict[tuple[str, str, str], None] = {}
+        last = []
+        for uri, (digest, date) in self._last.items():
+            if _site(uri) in origins:
+                original, original_date = self._originals[digest]
+                first[(digest, original_date, original)] = None
+                last.append((digest, date, uri))
+        return HEADER + b"".join(f"{d} {date} {uri}\n".encode() for d, date, uri in (*first, *last))
+
+    def _load(self, path: Path) -> None:
         try:
-            data = self.path.read_bytes()
+            data = path.read_bytes()
         except FileNotFoundError:
             return
         if not data.startswith(HEADER):
-            raise ValueError(f"{self.path} at offset 0: not a payload digest store")
+            raise ValueError(f"{path} at offset 0: not a payload digest store")
         offset = len(HEADER)
         for line in data[offset:].split(b"\n")[:-1]:  # what follows the last newline is a torn line
             fields = line.decode("utf-8", "replace").split(" ", 2)
             if len(fields) == 3 and fields[0].startswith("sha1:"):
                 digest, date, uri = fields
                 self._originals.setdefault(digest, (uri, date))
-                self._last[uri] = digest
+                self._last[uri] = (digest, date)
             else:
                 logger.warning(
                     "%(path)s at offset %(offset)d: not a digest line, passed over",
-                    {"path": self.path, "offset": offset},
+                    {"path": path, "offset": offset},
                 )
             offset += len(line) + 1
+
+
+def _site(uri: str) -> str:
+    """The origin of a URI the harvester archived (a canonical URL): what precedes its path."""
+    start = uri.find("://")
+    end = uri.find("/", start + 3) if start >= 0 else -1
+    return uri if end < 0 else uri[:end]

@@ -8,10 +8,12 @@ so a fetch is written as the harvester concluded it, and a gatherer's failure on
 archived. Files are rotated at ``WIRE_WARC_MAX_SIZE`` bytes and named after the batch and part being
 harvested (:mod:`~wirescrapy.warc.writer`); a new batch begins a new file. Stats under ``warc/``.
 
-A 304 to a conditional request is a ``revisit`` record in every harvest. A harvest with a collection also
-writes a ``revisit`` for a payload its archive directory holds already, from this harvest or an earlier one
+A 304 to a conditional request is a ``revisit`` record in every harvest. A harvest also writes a ``revisit``
+for a payload its archive directory holds already, from this harvest or an earlier one
 (:mod:`~wirescrapy.warc.digests`): a recrawl of unchanged pages does not store their bytes again. A detached
-harvest stores every payload, since its directory is all ``scrapy ingest`` reads.
+harvest knows too, read-only, the payloads its batch ships (``payload-digests.txt`` in the batch's directory:
+the last payload of each URI of its sites that the collection ingested), held in the WARC directories of
+earlier parts, where ``scrapy ingest`` finds them.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from scrapy import signals
 from wirescrapy.config import WireConfig
 from wirescrapy.items import Fetch, Kind
 from wirescrapy.signals import harvest_opened
+from wirescrapy.warc.digests import FILENAME as DIGESTS_FILE
 from wirescrapy.warc.digests import PayloadDigests
 from wirescrapy.warc.writer import WarcWriter
 
@@ -58,8 +61,11 @@ class WarcPipeline:
         if not harvest.warc_dir:
             return
         self.harvest = harvest
-        if harvest.collection is not None:
-            self.digests = PayloadDigests(harvest.warc_dir)
+        shipped = None
+        if harvest.detached and harvest.batch is not None:
+            shipped = harvest.batch.path / DIGESTS_FILE
+            shipped = shipped if shipped.exists() else None
+        self.digests = PayloadDigests(harvest.warc_dir, shipped)
         if harvest.batch is not None:
             self.writer = self._writer(batch_info(harvest.batch))
             self.writer.open()

@@ -25,7 +25,7 @@ order, with one ``WARC-Record-ID`` tying them together:
 ``resource`` (a render: no response of its own)
     ``text/html; charset=utf-8``: the DOM Splash rendered, which is what the crawler saw and parsed, so that a
     replay tool shows the page as the crawl had it. The raw HTML the site sent is in the metadata's JSON.
-``metadata`` (always, last)
+``metadata`` (last; for every fetch but a revisit's)
     ``application/warc-fields`` with one field, ``WIRE-Fetch``, whose value is one line of JSON: what the
     harvester concluded (:func:`fetch_fields`: kind, doc-id, depth, times, status, error kind, redirect,
     sitemap entries…). Being warc-fields, as Heritrix's metadata records are, replay tools leave it out of
@@ -37,9 +37,16 @@ order, with one ``WARC-Record-ID`` tying them together:
     so that another tool can list the failures without reading JSON. ``WARC-Refers-To`` names the response
     (or its revisit).
 
-A group is complete when its ``metadata`` record is there: a reader takes a ``request`` or ``response``
-without one as the torn end of a killed write and leaves it. The JSON has ``"format":
-"wirescrapy-fetch/1"``.
+A revisit has no ``metadata`` record: its own WARC header holds the same named fields (``WIRE-Fetch``,
+``WIRE-Fetch-Kind``, ``WIRE-Fetch-Error``), extension fields as WARC/1.1 allows. A recrawl of unchanged
+pages is mostly revisits, and a record of its own (its WARC header, digests and gzip member) weighs about as
+much as the revisit. warcprox and Browsertrix write a request and a revisit, and nothing more, for such a
+visit; replay tools read only the revisit's standard fields. A file of earlier harvests, with a revisit's
+``metadata`` record after it, reads the same.
+
+A group is complete when its ``metadata`` record, or a revisit with ``WIRE-Fetch``, is there: a reader takes a
+``request`` or ``response`` without one as the torn end of a killed write and leaves it. The JSON has
+``"format": "wirescrapy-fetch/1"``.
 """
 
 from __future__ import annotations
@@ -47,6 +54,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import random
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from http import HTTPStatus
@@ -122,6 +131,12 @@ def fetch_fields(fetch: Fetch) -> dict:
     return fields
 
 
+def fetch_line(fetch: Fetch) -> str:
+    """:func:`fetch_fields` as one line of ASCII JSON, whatever the fetch holds: a warc-field's value
+    cannot span lines."""
+    return json.dumps(fetch_fields(fetch), separators=(",", ":"))
+
+
 def fetch_json(content_type: str, block: bytes) -> dict | None:
     """The fields of a fetch (:func:`fetch_fields`) a metadata record holds, or None if it is not one."""
     if content_type == JSON_CONTENT_TYPE:
@@ -192,6 +207,7 @@ class Archived:
     status: int = 0  # the response record's, 0 if none
     headers: list[tuple[str, str]] | None = None  # the response's headers as received; None: no response
     body: bytes = b""  # the response's body as received
+    digest: str = ""  # its payload's WARC-Payload-Digest when whole (a response's or a revisit's), else ""
 
     @property
     def ended(self) -> float:
@@ -203,6 +219,13 @@ class FetchRecords(RecordBuilder):
 
     def __init__(self):
         super().__init__(warc_version=WARC_VERSION)
+        self._ids = random.Random()  # seeded once from the system's entropy
+
+    def _make_warc_id(self) -> str:
+        """A record's ID, a random (version 4) UUID as warcio's own, drawn from a generator seeded once.
+        warcio reads the system's entropy for each, a call that lets go of the GIL: the reactor thread then
+        waits to take it back while the parse workers' threads run, once for every record."""
+        return f"<urn:uuid:{uuid.UUID(int=self._ids.getrandbits(128), version=4)}>"
 
     def warcinfo(self, filename: str, info: dict, at: float):
         record = self.create_warcinfo_record(filename, info)
@@ -256,8 +279,9 @@ class FetchRecords(RecordBuilder):
             meta_headers[ERROR_HEADER] = fetch.error.label
         if exchange is not None and fetch.error is not None:
             meta_headers[ERROR_HEADER] = fetch.error.label  # a response with an error (a redirect loop…)
-        # ASCII JSON is one line whatever the fetch holds: a warc-field's value cannot span lines.
-        data = f"{FETCH_FIELD}: {json.dumps(fetch_fields(fetch), separators=(',', ':'))}\r\n".encode("ascii")
+        if revisit is not None:
+            return out  # the revisit holds the fields (``_response``)
+        data = f"{FETCH_FIELD}: {fetch_line(fetch)}\r\n".encode("ascii")
         out.append(
             self.create_warc_record(
                 fetch.url,
@@ -291,6 +315,10 @@ class FetchRecords(RecordBuilder):
             protocol=exchange.protocol,
         )
         if revisit is not None:
+            headers[KIND_HEADER] = fetch.kind.value
+            if fetch.error is not None:
+                headers[ERROR_HEADER] = fetch.error.label
+            headers[FETCH_FIELD] = fetch_line(fetch)
             return self._revisit(fetch.url, http, headers, revisit)
         return self.create_warc_record(
             fetch.url,
