@@ -1,8 +1,10 @@
 """Packaging for pip and for Scrapyd eggs (scrapyd-deploy builds the egg from this file).
 
-The gatherer's scanner is a C extension (``wirescrapy/gatherer/_scanner.c``); its table of HTML character
-references is generated at build time from Python's own copy of the HTML Standard's list
-(``html.entities.html5``) into ``_entities.h`` next to it.
+Four C extensions: the manager's sparse products (``wirescrapy/manager/_product.c``), the near-duplicate
+fingerprint's kernels (``wirescrapy/gatherer/_simhash.c``) and index lookup
+(``wirescrapy/collection/_nearindex.c``), and the gatherer's scanner (``wirescrapy/gatherer/_scanner.c``),
+whose table of HTML character references is generated at build time from Python's own copy of the HTML
+Standard's list (``html.entities.html5``) into ``_entities.h`` next to it.
 """
 
 from html.entities import html5
@@ -74,7 +76,26 @@ setup(
             ["wirescrapy/gatherer/_scanner.c"],
             depends=["wirescrapy/gatherer/_entities.h"],
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers"],
-        )
+        ),
+        # The near-duplicate fingerprint's kernels: the shingles, the SimHash, a site's template sketch.
+        Extension(
+            "wirescrapy.gatherer._simhash",
+            ["wirescrapy/gatherer/_simhash.c"],
+            extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra"],
+        ),
+        # The near-duplicate index's lookup: its scattered reads in flight together.
+        Extension(
+            "wirescrapy.collection._nearindex",
+            ["wirescrapy/collection/_nearindex.c"],
+            extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra"],
+        ),
+        # The manager's sparse products, on every core (threads of its own: no OpenMP runtime to install).
+        Extension(
+            "wirescrapy.manager._product",
+            ["wirescrapy/manager/_product.c"],
+            extra_compile_args=["-O2", "-std=c11", "-pthread", "-Wall", "-Wextra"],
+            extra_link_args=["-pthread"],
+        ),
     ],
     cmdclass={"build_ext": BuildExt},
     python_requires=">=3.11",
@@ -92,6 +113,7 @@ setup(
         "warcio",
         "surt",  # the CDXJ index beside every WARC file a harvest writes
         "cdxj-indexer",
+        "tldextract",  # server groups by registered domain (collection/groups.py)
     ],
     # The scripts that install and run the real servers the tests start (wirescrapy/testing/).
     package_data={"wirescrapy.testing.splash": ["*.sh"], "wirescrapy.testing.pywb": ["*.sh"]},

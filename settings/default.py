@@ -48,6 +48,8 @@ DOWNLOADER_MIDDLEWARES = {
     "wirescrapy.harvester.middlewares.render.RenderMiddleware": 130,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "wirescrapy.harvester.middlewares.retry.WireRetryMiddleware": 550,
+    # A 429 or 503 with Retry-After goes back to its queue, its server held, before the retries see it.
+    "wirescrapy.harvester.middlewares.serverhold.ServerHoldMiddleware": 560,
     "wirescrapy.harvester.middlewares.sitemapslots.SitemapSlotsMiddleware": 945,  # at most 8 sitemaps at once
     "wirescrapy.harvester.middlewares.fetchlimits.FetchLimitsMiddleware": 950,
     # scrapy-splash (WIRE_RENDER_JS): a render's request becomes the request to Splash's /execute (SPLASH_URL)
@@ -71,6 +73,7 @@ ITEM_PIPELINES = {
     "wirescrapy.gatherer.pipelines.document.DocumentPipeline": 100,
     "wirescrapy.gatherer.pipelines.parse.ParsePipeline": 200,
     "wirescrapy.gatherer.pipelines.pagestore.PageStorePipeline": 300,
+    "wirescrapy.gatherer.pipelines.nearduplicates.NearDuplicatePipeline": 350,
     "wirescrapy.gatherer.pipelines.linkgraph.LinkGraphPipeline": 400,
     "wirescrapy.gatherer.pipelines.metadata.MetadataPipeline": 500,
 }

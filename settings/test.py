@@ -8,6 +8,7 @@ WIRE_BLOCKED_IPS = [net for net in BLOCKED_NETWORKS if net not in ("127.0.0.0/8"
 WIRE_DNS_HOSTS = {"wire.test": "127.0.0.1"}
 WIRE_WAIT_NORMAL = 0.2
 WIRE_WAIT_LARGE_SITE = 0.05
+WIRE_POLITENESS_GROUP = "host"  # every sample site is on 127.0.0.1: by address, one site at a time
 # Whole batches: softmin's early end depends on timing, and tests compare what a cycle fetched (its own test,
 # tests/e2e/test_batch_end.py, sets it; benchmarks/realweb_makespan.py runs the crawler's default).
 WIRE_SOFTMIN = 0

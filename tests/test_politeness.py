@@ -6,6 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wirescrapy.harvester.politeness import Counts, DocTable, PolitenessQueue, Waits
+from wirescrapy.harvester.retryafter import retry_after
 
 
 def queue(normal=15.0, large=5.0, pages=100):
@@ -299,3 +300,144 @@ def test_no_site_is_fetched_twice_at_once_nor_before_its_wait(ops):
             pages[op[1]] = op[2]
         assert q.fetching == len(in_flight)
         assert len(q) == sum(map(len, expected.values()))
+
+
+# -- server groups -------------------------------------------------------------------------------------------
+
+
+def grouped(sites, normal=10.0, max_backoff=600.0):
+    """A queue of ``sites`` (site -> group), two items each."""
+    q = PolitenessQueue(Waits(normal, normal, 100), max_backoff=max_backoff)
+    for site, group in sites.items():
+        q.set_group(site, group)
+        q.add(site, site + "/1")
+        q.add(site, site + "/2")
+    return q
+
+
+def drain(q, now=0.0):
+    """Fetch everything, each fetch taking no time: [(time, site)]."""
+    fetched = []
+    while len(q):
+        ready = q.next_ready_time()
+        now = max(now, ready)
+        site, _ = q.pop_ready(now)
+        fetched.append((now, site))
+        q.finished(site, now)
+    return fetched
+
+
+def test_a_group_has_one_fetch_at_a_time_with_the_wait_after_each_and_its_sites_take_turns():
+    q = grouped({"http://a.cl": "ip:10.0.0.1", "http://b.cl": "ip:10.0.0.1", "http://c.cl": "ip:10.0.0.2"})
+    site, _ = q.pop_ready(0.0)
+    assert site == "http://a.cl"
+    assert q.pop_ready(0.0) == ("http://c.cl", "http://c.cl/1")  # another server
+    assert q.pop_ready(1e9) is None  # b.cl shares a.cl's server, which is fetching
+    q.finished("http://a.cl", 1.0)
+    q.finished("http://c.cl", 1.0)
+    shared = [(t, s) for t, s in drain(q, 1.0) if s != "http://c.cl"]
+    assert shared == [(11.0, "http://b.cl"), (21.0, "http://a.cl"), (31.0, "http://b.cl")]
+
+
+def test_a_group_of_one_site_keeps_the_site_s_politeness():
+    assert drain(grouped({"http://a.cl": "host:a.cl"})) == [(0.0, "http://a.cl"), (10.0, "http://a.cl")]
+
+
+def test_a_parked_site_is_not_fetched_until_it_has_a_group_and_a_site_moves_when_its_fetch_ends():
+    q = grouped({"http://a.cl": "ip:10.0.0.1", "http://b.cl": None})
+    assert q.pop_ready(0.0)[0] == "http://a.cl"
+    assert q.pop_ready(0.0) is None and len(q) == 3  # b.cl waits for its address
+    q.set_group("http://b.cl", "ip:10.0.0.1")
+    assert q.pop_ready(0.0) is None  # now behind a.cl's fetch
+    q.set_group("http://a.cl", "ip:10.0.0.9")  # a.cl's address changed meanwhile
+    assert q.group_of("http://a.cl") == "ip:10.0.0.1"
+    q.finished("http://a.cl", 1.0)
+    assert q.group_of("http://a.cl") == "ip:10.0.0.9"
+    # b.cl waits a.cl's wait, which its server just served; a.cl its own wait on its new server.
+    assert sorted(q.site_times(1.0)) == ["http://a.cl", "http://b.cl"]
+    assert sorted(drain(q, 1.0)) == [(11.0, "http://a.cl"), (11.0, "http://b.cl"), (21.0, "http://b.cl")]
+
+
+def test_a_hold_keeps_the_whole_group_until_its_time_and_is_new_once():
+    q = grouped({"http://a.cl": "ip:1", "http://b.cl": "ip:1", "http://c.cl": "ip:2"})
+    site, _ = q.pop_ready(0.0)
+    q.finished(site, 1.0)
+    assert q.hold("http://a.cl", 100.0, 1.0) is True
+    assert q.hold("http://b.cl", 50.0, 2.0) is False  # the group is held already: one hold, logged once
+    assert q.pop_ready(99.0)[0] == "http://c.cl"
+    assert q.pop_ready(99.9) is None
+    assert q.pop_ready(100.0)[0] == "http://b.cl"
+    assert q.hold("http://c.cl", 10.0, 200.0) is True  # a hold long over does not count as held
+
+
+def test_5xx_answers_back_a_group_off_up_to_the_cap_and_successes_bring_it_back():
+    q = grouped({"http://a.cl": "ip:1"}, normal=10.0, max_backoff=35.0)
+    assert q.wait_of("http://a.cl") == 10.0
+    q.strike("http://a.cl")
+    assert q.wait_of("http://a.cl") == 20.0
+    q.strike("http://a.cl")
+    q.strike("http://a.cl")
+    assert q.wait_of("http://a.cl") == 35.0  # capped
+    site, _ = q.pop_ready(0.0)
+    q.finished(site, 0.0)
+    assert q.next_ready_time() == 35.0
+    q.success(site)
+    assert q.wait_of(site) == 35.0 and q.next_ready_time() == 35.0  # 40 s, capped
+    q.success(site)
+    q.success(site)
+    q.success(site)
+    assert q.wait_of(site) == 10.0 and q.next_ready_time() == 10.0
+
+
+def test_softmin_drops_the_pages_of_a_group_s_sites_and_their_turns():
+    q = grouped({"http://a.cl": "ip:1", "http://b.cl": "ip:1"})
+    assert sorted(q.drop_rows()) == [] and len(q) == 4  # str items are no rows
+    q = PolitenessQueue(Waits(10.0, 10.0, 100))
+    for site in ("http://a.cl", "http://b.cl"):
+        q.set_group(site, "ip:1")
+        q.add(site, 1)
+    assert sorted(q.drop_rows()) == [1, 1] and q.next_ready_time() is None and q.pop_ready(1e9) is None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.tuples(st.integers(0, 7), st.integers(0, 2)), min_size=1, max_size=40),
+    st.lists(st.floats(0.0, 3.0), min_size=1, max_size=40),
+)
+def test_every_gap_in_a_group_is_at_least_the_wait_of_the_site_before(adds, durations):
+    q = PolitenessQueue(Waits(2.0, 1.0, 3))
+    for site, group in adds:
+        q.set_group(f"s{site}", f"g{group}")
+        q.add(f"s{site}", 0)
+        q.set_pages(f"s{site}", site)  # some large sites, with the short wait
+    now, last = 0.0, {}
+    durations = deque(durations)
+    while len(q):
+        now = max(now, q.next_ready_time())
+        site, _ = q.pop_ready(now)
+        group = q.group_of(site)
+        if group in last:
+            end, wait = last[group]
+            assert now >= end + wait - 1e-9
+        end = now + durations[0]
+        durations.rotate()
+        q.finished(site, end)
+        last[group] = (end, q.wait_of(site))
+        now = end
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        (b"3", 3.0),
+        ("120", 120.0),
+        (b"Wed, 21 Oct 2015 07:28:00 GMT", 10.0),  # an HTTP date, 10 s after "now"
+        (b"Wed, 21 Oct 2015 07:27:00 GMT", 0.0),  # a date gone by: no wait
+        (b"-5", None),
+        (b"soon", None),
+        (b"Wed, 21 Oct 2015 07:28:00", None),  # a date without its zone is no HTTP date
+        (None, None),
+    ],
+)
+def test_retry_after_is_seconds_or_an_http_date(value, seconds):
+    assert retry_after(value, 1445412470.0) == seconds

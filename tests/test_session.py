@@ -1,4 +1,5 @@
-"""The harvest's session over a collection: what a person is told when the batch to harvest is damaged."""
+"""The harvest's session over a collection: what a person is told when the batch to harvest is damaged, the
+sites a part's harvest owns, and the figures of a batch's harvest."""
 
 from __future__ import annotations
 
@@ -126,3 +127,44 @@ def test_a_redirect_target_visited_within_its_revisit_period_is_not_fetched_agai
     assert not harvest.redirect_target_done("http://a.test/never-seen.html")
     records[fetched]["last_visit"] = now - 8 * 86400
     assert not harvest.redirect_target_done("http://a.test/page.html")
+
+
+def test_a_batch_in_parts_by_address_gives_each_server_to_one_harvest(tmp_path):
+    """Split by address, a part's harvest owns the sites of its servers, the batch's and the others a redirect
+    may lead to: virtual hosts of one address are all one part's, as the manager wrote them."""
+    import ipaddress
+
+    from wirescrapy.manager import manage
+    from wirescrapy.manager.batch import site_part
+
+    config = WireConfig.from_settings(BaseSettings({"WIRE_POLITENESS_GROUP": "ip"}))
+    shared = [f"http://v{n}.example" for n in range(8)]  # all on 127.0.0.2
+    own = [f"http://own{n}.example" for n in range(4)]  # each on an address of its own
+    assert len({site_part(site, 2) for site in shared}) == 2  # by host they would be split
+    with Collection(tmp_path / "c") as collection:
+        for n, site in enumerate(shared + own):
+            collection.add_url(site + "/")
+            address = "127.0.0.2" if site in shared else f"127.0.1.{n}"
+            site_id = collection.urls.site_id(site)
+            collection.sites.records[site_id]["ip"] = ipaddress.IPv6Address(f"::ffff:{address}").packed
+        paths = manage(collection, config, now=1e9, batches=1, parts=2).paths
+        harvest = Harvest(config, collection, "wirescrapy/0.1")
+        owned = []
+        for path in paths:
+            batch, _ = harvest.open_batch(path)
+            owned.append({site for site in shared + own if harvest.owns_site(site + "/page.html")})
+            assert owned[-1] == {site.origin for site in batch.sites.values()}
+        assert owned[0].isdisjoint(owned[1]) and owned[0] | owned[1] == set(shared + own)
+        assert set(shared) <= owned[0] or set(shared) <= owned[1]
+
+
+def test_the_batchs_harvest_figures_count_what_servers_asked_for():
+    from pathlib import Path
+
+    from wirescrapy.harvester.session import batch_figures
+    from wirescrapy.manager.batch import Batch
+
+    before = {"harvester/holds/groups": 1, "harvester/holds/requeued": 2}
+    after = {"harvester/holds/groups": 3, "harvester/holds/requeued": 7, "harvester/backoff/strikes": 4}
+    figures = batch_figures(Batch(Path("b"), 1, 0, 1, {}), before, after)
+    assert (figures["holds"], figures["held_pages"], figures["backoffs"]) == (2, 5, 4)

@@ -75,7 +75,9 @@ class Command(WireCommand, ScrapyCommand):
         )
 
     def run(self, args, opts):
-        # The demo talks to its own server on loopback only: allow loopback (WIRE refuses it by default).
+        # The demo talks to its own server on loopback only: allow loopback (WIRE refuses it by default). Its
+        # politeness is by host name (WIRE_POLITENESS_GROUP): every sample site is on 127.0.0.1, which by
+        # address would be one server, its sites fetched one at a time.
         self.settings.setmodule("settings.test", priority="project")
         self.settings.set("WIRE_COLLECTION_DIR", opts.dir, priority="cmdline")
         if args:

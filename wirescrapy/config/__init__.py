@@ -22,6 +22,7 @@ from wirescrapy.config.page import settings_page, settings_table  # noqa: F401  
 from wirescrapy.config.table import (  # noqa: F401  (re-exported: the package's public names)
     BLOCKED_NETWORKS,
     DAY,
+    POLITENESS_GROUPS,
     SCORE_FUNCTIONS,
     SETTINGS,
     Setting,
@@ -116,6 +117,10 @@ class WireConfig:
     wait_large_site: float
     large_site_pages: int
     connections: int
+    politeness_group: str
+    max_sites_per_group: int
+    max_retry_after: float
+    max_backoff: float
     softmin: int
     softmin_time: float
     plan_ahead: bool
@@ -146,6 +151,8 @@ class WireConfig:
     follow_duplicate_links: bool
     parse_workers: int
     parse_timeout: float
+    near_duplicates: bool
+    near_duplicate_distance: int
 
     def __reduce__(self):
         # Pickled for a parse worker (gatherer/workers.py): its read-only mappings travel as dicts.

@@ -60,6 +60,9 @@ def _suffixes(values: Sequence[str]) -> str | None:
     return None
 
 
+POLITENESS_GROUPS = ("host", "ip", "domain")  # WIRE_POLITENESS_GROUP (collection/groups.py)
+
+
 def _render_js(value: str) -> str | None:
     if value.strip().lower() in ("off", "auto"):
         return None
@@ -591,6 +594,51 @@ SETTINGS: tuple[Setting, ...] = (
             1,
         ),
         Setting(
+            "WIRE_POLITENESS_GROUP",
+            "",
+            "ip",
+            "str",
+            "What one connection at a time, and the wait after each access, are kept for: `ip`, the server "
+            "a site's name resolved to; `host`, each host name; `domain`, each registered domain by the "
+            "Public Suffix List. The default is `ip` because servers, not names, are what a crawl can "
+            "overload: shared hosting puts many sites on one address, and many connections to one server "
+            "is what gets a crawler blocked. Sites of one group take turns. `host` is faster where many "
+            "unrelated sites share one address (a CDN).",
+            check=lambda value: (
+                None
+                if value in POLITENESS_GROUPS
+                else f"{value!r} is not one of {', '.join(POLITENESS_GROUPS)}"
+            ),
+        ),
+        Setting(
+            "WIRE_MAX_SITES_PER_GROUP",
+            "",
+            0,
+            "int",
+            "Sites of one server group (WIRE_POLITENESS_GROUP) a batch holds at most, so that one server's "
+            "many sites do not fill a batch they can only be fetched from one at a time. 0: no bound.",
+            0,
+        ),
+        Setting(
+            "WIRE_MAX_RETRY_AFTER",
+            "",
+            3600.0,
+            "float",
+            "Seconds a server's `Retry-After` (on a 429 or 503, robots.txt included) holds its whole server "
+            "group at most. The page asked for waits, and is fetched again in this batch or the next, "
+            "while its holds add up to less than this.",
+            0,
+        ),
+        Setting(
+            "WIRE_MAX_BACKOFF",
+            "",
+            600.0,
+            "float",
+            "Seconds a server group's wait may grow to: each 5xx answer or time-out doubles it, each "
+            "other answer halves it back to the site's wait.",
+            0,
+        ),
+        Setting(
             "WIRE_SOFTMIN",
             "harvester/nthreads/softmin",
             3,
@@ -919,6 +967,29 @@ SETTINGS: tuple[Setting, ...] = (
             "again one at a time, and a page that hangs a worker parsing it alone is recorded as the "
             "gatherer's error (fetched again in a later batch) while the crawl goes on. 0: no limit.",
             0,
+        ),
+        Setting(
+            "WIRE_NEAR_DUPLICATES",
+            "",
+            True,
+            "bool",
+            "Fingerprint each page's text (SimHash, the site's template left out) and cluster "
+            "near-duplicates: pages that differ from an earlier one only in a date, a counter or a mirror's "
+            "name (nearduplicates.rec; scrapy export documents --near-duplicates; the report). A revisit "
+            "that changed only within its cluster counts as unchanged for freshness. On by default: the "
+            "shingles are computed in the parse workers, and what is left in the crawl's thread is a small "
+            "part of a page's gathering (benchmarks/README.md).",
+        ),
+        Setting(
+            "WIRE_NEAR_DUPLICATE_DISTANCE",
+            "",
+            7,
+            "int",
+            "Bits two pages' fingerprints may differ in and be near-duplicates: 7, the best on labelled "
+            "real near-copies (a date, a counter, a version, another template). Up to 3 a lookup reads one "
+            "bucket in each of the index's four tables; 4 to 7 it reads 17 (benchmarks/README.md).",
+            0,
+            7,
         ),
     ),
 )

@@ -61,6 +61,11 @@ BODY_DONE = "wire_body_done"
 # Bytes of body received so far (FetchLimitsMiddleware, which adds to it). Read by the spider
 # (Fetch.raw_length).
 RECEIVED = "wire_received"
+# Seconds the page has been held by its server's Retry-After so far, its holds added up
+# (ServerHoldMiddleware, which sends it back to its queue). Read by ServerHoldMiddleware (past
+# WIRE_MAX_RETRY_AFTER the answer goes on to the spider) and WireScheduler (a robots.txt sent back ends its
+# site's hold on its answer).
+HELD = "wire_held"
 # The body was cut at its size limit (FetchLimitsMiddleware). Read by the spider (Fetch.truncated).
 TRUNCATED = "wire_truncated"
 # The media type that stopped the download after its headers (FetchLimitsMiddleware). Read by the spider

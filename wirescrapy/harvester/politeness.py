@@ -1,24 +1,28 @@
-"""WIRE's short-term scheduling: a queue per site and a heap of sites by next visit (thesis §7.2.2).
+"""WIRE's short-term scheduling: a queue per site and a heap of server groups by next visit (thesis §7.2.2).
 
-The harvester keeps one FIFO queue of pages per site and a priority queue of sites keyed by the time each
-may next be visited (the "penalty box"). A site is in exactly one of three states:
+The harvester keeps one FIFO queue of pages per site and a priority queue keyed by the time each may next be
+visited (the "penalty box"). WIRE keys it by site; here by *server group*, the sites one server serves
+(``WIRE_POLITENESS_GROUP``: an address, a host, a registered domain; a site alone when not told). A group is
+in exactly one of three states:
 
-* **fetching**: one of its requests is in flight. It is in no heap: at most one connection per site.
-* **queued**: it has pages and sits in the heap until its next visit time, ``end of its last fetch +
-  its wait``; the wait starts when a fetch *ends*, success or failure.
+* **fetching**: one of its sites' requests is in flight. It is in no heap: at most one connection per group.
+* **queued**: its sites have pages and it sits in the heap until its next visit time, ``end of its last fetch
+  + the wait of the site fetched``, and not before the next site in turn has waited its own wait since its
+  own last fetch, nor before a server's hold (``Retry-After``) is over. The wait starts when a fetch *ends*,
+  success or failure. The group's sites take turns, in the order they were queued.
 * **empty**: nothing queued and nothing in flight (WIRE's idle site that exhausted its pages). It leaves
   the heap; a new page puts it back at its next visit time, which may already have passed.
+
+A server's 5xx answers and time-outs double its group's waits, up to a cap, and its other answers halve them
+back: a struggling server is given room, and a recovered one its pace again.
 
 The wait of a site is ``WIRE_WAIT_NORMAL`` (15 s), or ``WIRE_WAIT_LARGE_SITE`` (5 s) once the site has
 more than ``WIRE_LARGE_SITE_PAGES`` (100) pages, or its robots.txt Crawl-delay when that is longer. Page
 count and Crawl-delay can change at any time (robots.txt is fetched first, and its Crawl-delay arrives
 after the site is already waiting): a waiting site's next visit is then recomputed from its last fetch.
 
-Memory: the per-doc data of a batch is held column-wise in a :class:`DocTable` (arrays of machine ints
-and one ``bytearray`` of URL paths), and a site's queue is an ``array('q')`` of row numbers, so a queued
-URL costs its table row and one 8-byte queue entry, plus its path, and no Python object. A queue item that
-is not a non-negative ``int`` (a full Scrapy request: a redirect follow-up, a robots.txt fetch) is kept by
-reference behind a negative handle in the same FIFO, so both kinds keep their order.
+Memory: a queued URL is a row of the batch's :class:`~wirescrapy.harvester.doctable.DocTable` and one 8-byte
+entry of its site's FIFO (:class:`~wirescrapy.harvester.sitequeue.Site`), and no Python object.
 
 Everything here is pure: no reactor, no I/O, no clock. Every method that depends on time takes ``now``
 (any monotonic float, seconds), so tests and benchmarks drive it with a fake clock.
@@ -28,20 +32,16 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from array import array
-from collections import deque
 from dataclasses import dataclass
-from math import inf, isfinite
+from math import isfinite
 from typing import TYPE_CHECKING, Any
+
+from wirescrapy.harvester.doctable import DocTable  # noqa: F401  (re-exported: the batch's rows)
+from wirescrapy.harvester.sitequeue import EMPTY, FETCHING, QUEUED, Group, Site
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-# Consumed items at the head of a site's array are dropped in one move once they are this many and at
-# least half of it: O(1) amortised per pop, and a drained queue never holds its old rows.
-_COMPACT_AT = 4096
-
-_EMPTY, _QUEUED, _FETCHING = 0, 1, 2
 
 # How long before its wait ends a site's next request may be handed out (``PolitenessQueue.pop_due``):
 # what the engine and the downloader middlewares do for a request then overlaps the wait instead of adding
@@ -107,51 +107,30 @@ class Counts:
     fetches: int  # fetches ended so far (a network access, success or failure)
 
 
-class _Site:
-    __slots__ = (
-        "crawl_delay",
-        "entry",
-        "front",
-        "head",
-        "items",
-        "key",
-        "last_end",
-        "pages",
-        "state",
-        "wait",
-    )
-
-    def __init__(self, key: str, wait: float):
-        self.key = key
-        self.items = array("q")  # row numbers (>= 0) and object handles (< 0); items[head:] are queued
-        self.head = 0
-        self.front: deque[Any] | None = None  # items put in front, taken before ``items``
-        self.state = _EMPTY
-        self.last_end = -inf  # when its last fetch ended
-        self.pages = 0
-        self.crawl_delay = 0.0
-        self.wait = wait
-        self.entry = 0  # sequence number of its valid heap entry
-
-    def __len__(self) -> int:
-        return len(self.items) - self.head + (len(self.front) if self.front else 0)
-
-
 class PolitenessQueue:
-    """Per-site FIFO queues behind a heap of sites keyed by next visit time.
+    """Per-site FIFO queues in server groups, behind a heap of groups keyed by next visit time.
 
-    ``add`` queues an item for a site, ``pop_ready(now)`` takes the first item of the site whose visit
-    time came first (if it has come) and marks the site fetching, ``finished(site, now)`` ends that
-    fetch and starts the site's wait. Sites are any hashable keys; use :func:`wirescrapy.url.origin` for URLs.
+    ``add`` queues an item for a site, ``pop_ready(now)`` takes the first item of the next site in turn of the
+    group whose visit time came first (if it has come) and marks the group fetching, ``finished(site, now)``
+    ends that fetch and starts the group's wait. Sites are any hashable keys; use
+    :func:`wirescrapy.url.origin` for URLs.
+
+    A site is its own group until :meth:`set_group` puts it in another (``WIRE_POLITENESS_GROUP``): a group
+    has one fetch at a time, and after each it waits the wait of the site fetched. Its sites take turns, in
+    the order they were queued, and each site's own wait holds too. A server's signals act on the group:
+    :meth:`hold` keeps it until a time (``Retry-After``), :meth:`strike` doubles its waits (a 5xx answer or
+    a time-out, up to ``max_backoff`` seconds) and :meth:`success` halves them back.
     """
 
-    def __init__(self, waits: Waits | None = None):
+    def __init__(self, waits: Waits | None = None, max_backoff: float = 600.0):
+        if not max_backoff >= 0:
+            raise ValueError(f"max_backoff must be >= 0, got {max_backoff!r}")
         self.waits = waits or Waits()
-        self._sites: dict[str, _Site] = {}
-        self._heap: list[tuple[float, int, _Site]] = []
+        self.max_backoff = max_backoff
+        self._sites: dict[str, Site] = {}
+        self._groups: dict[str, Group] = {}
+        self._heap: list[tuple[float, int, Group]] = []
         self._seq = itertools.count(1)
-        self._objects: dict[int, Any] = {}
-        self._handles = itertools.count(-1, -1)
         self._urls = 0
         self._queued_sites = 0
         self._fetching = 0
@@ -164,90 +143,93 @@ class PolitenessQueue:
         must come before the pages, or an urgent follow-up). A non-negative ``int`` is stored in 8
         bytes; anything else is kept by reference."""
         entry = self._site(site)
-        if front:
-            if entry.front is None:
-                entry.front = deque()
-            entry.front.appendleft(item)
-        elif type(item) is int and item >= 0:
-            entry.items.append(item)
-        else:
-            handle = next(self._handles)
-            self._objects[handle] = item
-            entry.items.append(handle)
+        entry.put(item, front)
         self._urls += 1
-        if entry.state == _EMPTY:
-            entry.state = _QUEUED
+        if entry.state == EMPTY:
+            entry.state = QUEUED
             self._queued_sites += 1
-            self._push(entry)
+            self._join_turns(entry)
 
     def pop_ready(self, now: float) -> tuple[str, Any] | None:
-        """The next ``(site, item)`` whose site may be visited at ``now``, the site marked fetching; or
-        None. Among ready sites, the one that became ready first (then the one queued first) wins."""
+        """The next ``(site, item)`` whose group may be visited at ``now``, the site marked fetching; or
+        None. Among ready groups, the one that became ready first (then the one queued first) wins."""
         popped = self.pop_due(now)
         return None if popped is None else popped[:2]
 
     def pop_due(self, now: float, lead: float = 0.0) -> tuple[str, Any, float] | None:
-        """``pop_ready`` for a site that may be visited by ``now + lead``: ``(site, item, ready)``, where
-        ``ready`` is when it may be (its request must not reach the network before; ``-inf`` for a site
-        never visited)."""
+        """``pop_ready`` for a group that may be visited by ``now + lead``: ``(site, item, ready)``, where
+        ``ready`` is when it may be (its request must not reach the network before; ``-inf`` for a group and
+        site never visited)."""
         heap = self._heap
         while heap:
-            ready, seq, site = heap[0]
-            if site.entry != seq or site.state != _QUEUED:
-                heapq.heappop(heap)  # superseded by a later entry of the same site
+            ready, seq, group = heap[0]
+            if group.entry != seq or group.state != QUEUED:
+                heapq.heappop(heap)  # superseded by a later entry of the same group
                 continue
             if ready > now + lead:
                 return None
             heapq.heappop(heap)
-            site.entry = 0
-            site.state = _FETCHING
+            group.entry = 0
+            group.state = FETCHING
+            site = group.turns.pop(0)
+            site.state = FETCHING
             self._queued_sites -= 1
             self._fetching += 1
             self._urls -= 1
-            return site.key, self._take(site), ready
+            return site.key, site.take(), ready
         return None
 
     def next_ready_time(self) -> float | None:
-        """When the next queued site may be visited (``-inf``: it never was), or None if none is queued.
-        Sites fetching are not counted: they have no time until their fetch ends."""
+        """When the next queued group may be visited (``-inf``: it never was), or None if none is queued.
+        Groups fetching are not counted: they have no time until their fetch ends."""
         heap = self._heap
         while heap:
-            ready, seq, site = heap[0]
-            if site.entry == seq and site.state == _QUEUED:
+            ready, seq, group = heap[0]
+            if group.entry == seq and group.state == QUEUED:
                 return ready
             heapq.heappop(heap)
         return None
 
     def finished(self, site: str, now: float, *, fetched: bool = True) -> None:
-        """The fetch in flight for ``site`` ended at ``now``: its wait starts. ``fetched=False`` when the
-        request never reached the network (refused by a middleware, served from a cache): the site is
+        """The fetch in flight for ``site`` ended at ``now``: its group's wait starts. ``fetched=False`` when
+        the request never reached the network (refused by a middleware, served from a cache): the group is
         released without a new wait, its next visit still counted from its last real fetch."""
         entry = self._sites.get(site)
-        if entry is None or entry.state != _FETCHING:
+        if entry is None or entry.state != FETCHING:
             raise ValueError(f"{site!r} has no fetch in flight")
+        group = entry.group
+        assert group is not None
         self._fetching -= 1
         if fetched:
             self._fetches += 1
             entry.last_end = max(entry.last_end, now)
-        if len(entry):
-            entry.state = _QUEUED
+            group.last_end = max(group.last_end, now)
+            group.last_site = entry
+        entry.state = EMPTY
+        group.state = EMPTY
+        if entry.moving_to is not None:
+            key, entry.moving_to = entry.moving_to, None
+            self._move(entry, key)
+        if entry.has_items():
+            entry.state = QUEUED
             self._queued_sites += 1
-            self._push(entry)
-        else:
-            entry.state = _EMPTY
+            self._join_turns(entry)
+        if group.state == EMPTY:
+            self._settle(group)  # its other sites' turn
 
     def drop_rows(self) -> list[int]:
         """Take every queued row (a non-negative ``int`` item: a batch's page) out of the queue, leaving the
-        other items (robots.txt, follow-ups) queued and the sites' last fetches as they were; returns the
+        other items (robots.txt, follow-ups) queued and the groups' last fetches as they were; returns the
         rows dropped (``WIRE_SOFTMIN``: the batch ends and its pages left go to the next)."""
         dropped: list[int] = []
         for site in self._sites.values():
-            queued = site.items[site.head :]
-            dropped += (item for item in queued if item >= 0)
-            site.items, site.head = array("q", (item for item in queued if item < 0)), 0
-            if site.state == _QUEUED and not len(site):
-                site.state = _EMPTY  # its heap entry is ignored from now on
+            dropped += site.drop_rows()
+            if site.state == QUEUED and not len(site):
+                site.state = EMPTY
                 self._queued_sites -= 1
+                if site.group is not None:
+                    site.group.turns.remove(site)
+                    self._settle(site.group)
         self._urls -= len(dropped)
         return dropped
 
@@ -257,7 +239,50 @@ class PolitenessQueue:
         entry = self._site(site)
         if now > entry.last_end:
             entry.last_end = now
-            self._requeue(entry)
+            self._requeue(entry.group)
+
+    # -- groups and the servers' signals ---------------------------------------------------------------
+
+    def set_group(self, site: str, group: str | None) -> None:
+        """Put ``site`` in server group ``group`` (None: parked, not fetched until it has one, while its
+        address is being resolved). A site fetching moves when its fetch ends."""
+        entry = self._site(site)
+        if entry.state == FETCHING:
+            entry.moving_to = group if group is not None else entry.key
+            return
+        entry.moving_to = None
+        self._move(entry, group)
+
+    def group_of(self, site: str) -> str | None:
+        """The key of ``site``'s group (None: parked)."""
+        entry = self._site(site)
+        return entry.group.key if entry.group is not None else None
+
+    def hold(self, site: str, until: float, now: float) -> bool:
+        """A server asked not to be visited before ``until`` (``Retry-After``): ``site``'s whole group waits
+        until then. Whether the group was not held already at ``now`` (a new hold, to log once)."""
+        group = self._site(site).group
+        if group is None:
+            return False
+        new = group.hold_until <= now
+        if until > group.hold_until:
+            group.hold_until = until
+            self._requeue(group)
+        return new
+
+    def strike(self, site: str) -> None:
+        """``site``'s server answered 5xx or not at all: its group's waits double, up to ``max_backoff``."""
+        group = self._site(site).group
+        if group is not None and group.strikes < 32:
+            group.strikes += 1
+            self._requeue(group)
+
+    def success(self, site: str) -> None:
+        """``site``'s server answered: its group's waits halve back towards the plain wait."""
+        group = self._site(site).group
+        if group is not None and group.strikes:
+            group.strikes -= 1
+            self._requeue(group)
 
     # -- per-site parameters ---------------------------------------------------------------------------
 
@@ -279,9 +304,11 @@ class PolitenessQueue:
         self._rewait(entry)
 
     def wait_of(self, site: str) -> float:
-        """Seconds ``site`` waits after each fetch."""
+        """Seconds ``site``'s group waits after a fetch of it (its own wait, longer while backing off)."""
         entry = self._sites.get(site)
-        return entry.wait if entry is not None else self.waits.normal
+        if entry is None:
+            return self.waits.normal
+        return entry.group.gap(entry, self.max_backoff) if entry.group is not None else entry.wait
 
     # -- state -----------------------------------------------------------------------------------------
 
@@ -291,12 +318,12 @@ class PolitenessQueue:
 
     @property
     def fetching(self) -> int:
-        """Sites (so requests) in flight."""
+        """Sites (so requests, and groups) in flight."""
         return self._fetching
 
     def is_fetching(self, site: str) -> bool:
         entry = self._sites.get(site)
-        return entry is not None and entry.state == _FETCHING
+        return entry is not None and entry.state == FETCHING
 
     def queued(self, site: str) -> int:
         """URLs queued for ``site``."""
@@ -304,8 +331,8 @@ class PolitenessQueue:
         return len(entry) if entry is not None else 0
 
     def counts(self, now: float) -> Counts:
-        """Sites by state at ``now``; O(sites waiting), meant for a progress line, not a loop."""
-        ready = sum(1 for when, seq, site in self._heap if when <= now and site.entry == seq)
+        """Sites by state at ``now``; O(groups waiting), meant for a progress line, not a loop."""
+        ready = sum(len(group.turns) for when, seq, group in self._heap if when <= now and group.entry == seq)
         return Counts(
             fetching=self._fetching,
             ready=ready,
@@ -321,107 +348,95 @@ class PolitenessQueue:
 
     def site_times(self, now: float) -> dict[str, float]:
         """Per site with URLs queued or a fetch in flight, the least time its queued URLs can take, fetch
-        times aside: the time until the site is ready plus one wait per URL after its first (0 for a site
-        with a fetch in flight and nothing queued). O(sites), for a progress line or a timer."""
+        times aside: the time until its group is ready plus one wait per URL of the group after its first
+        (0 for a site with a fetch in flight and nothing queued). The sites of a group take turns, so they
+        all get the group's time. O(sites), for a progress line or a timer."""
         return dict(self._site_times(now))
 
     def _site_times(self, now: float) -> Iterator[tuple[str, float]]:
-        for key, site in self._sites.items():
-            queued = len(site)
-            if queued:
-                ready = max(site.last_end + site.wait - now, 0.0) if site.state == _QUEUED else site.wait
-                yield key, ready + (queued - 1) * site.wait
-            elif site.state == _FETCHING:
-                yield key, 0.0
+        members: dict[Group, list[Site]] = {}
+        for site in self._sites.values():
+            if site.group is None:
+                if len(site):
+                    yield site.key, len(site) * site.wait  # parked: its group is not known yet
+            elif len(site) or site.state == FETCHING:
+                members.setdefault(site.group, []).append(site)
+        for group, sites in members.items():
+            waits = sum(len(site) * group.gap(site, self.max_backoff) for site in sites)
+            if not waits and group.state == FETCHING:
+                seconds = 0.0  # its last fetch in flight
+            elif group.state == QUEUED:
+                head = group.turns[0]
+                seconds = (
+                    max(group.ready(self.max_backoff) - now, 0.0) + waits - group.gap(head, self.max_backoff)
+                )
+            else:
+                seconds = waits
+            for site in sites:
+                yield site.key, max(seconds, 0.0)
 
     def pending(self) -> Iterator[tuple[str, Any]]:
         """Every queued ``(site, item)``, site by site in FIFO order, without taking them."""
         for key, site in self._sites.items():
-            if site.front:
-                for item in site.front:
-                    yield key, item
-            for index in range(site.head, len(site.items)):
-                item = site.items[index]
-                yield key, (self._objects[item] if item < 0 else item)
+            for item in site.pending():
+                yield key, item
 
     # -- internals -------------------------------------------------------------------------------------
 
-    def _site(self, key: str) -> _Site:
+    def _site(self, key: str) -> Site:
         site = self._sites.get(key)
         if site is None:
-            site = self._sites[key] = _Site(key, self.waits.normal)
+            site = self._sites[key] = Site(key, self.waits.normal, EMPTY)
+            self._move(site, key)
         return site
 
-    def _push(self, site: _Site) -> None:
-        seq = next(self._seq)
-        site.entry = seq
-        heapq.heappush(self._heap, (site.last_end + site.wait, seq, site))
+    def _move(self, site: Site, key: str | None) -> None:
+        # A site not fetching leaves its group (and its turns) for group ``key``, at the back of its turns.
+        old = site.group
+        new = None if key is None else self._groups.get(key)
+        if key is not None and new is None:
+            new = self._groups[key] = Group(key)
+        if new is old:
+            return
+        if old is not None:
+            if site.state == QUEUED:
+                old.turns.remove(site)
+            self._settle(old)  # an empty group is kept: its last fetch still bounds the next
+        site.group = new
+        if new is not None and site.state == QUEUED:
+            self._join_turns(site)
 
-    def _rewait(self, site: _Site) -> None:
+    def _join_turns(self, site: Site) -> None:
+        group = site.group
+        if group is None:
+            return
+        group.turns.append(site)
+        if group.state == EMPTY:
+            group.state = QUEUED
+            self._push(group)
+
+    def _settle(self, group: Group) -> None:
+        # After a fetch ends or a site leaves: the group waits its turn again, or is empty.
+        if group.state == FETCHING:
+            return
+        if group.turns:
+            group.state = QUEUED
+            self._push(group)
+        else:
+            group.state = EMPTY
+
+    def _push(self, group: Group) -> None:
+        seq = next(self._seq)
+        group.entry = seq
+        heapq.heappush(self._heap, (group.ready(self.max_backoff), seq, group))
+
+    def _rewait(self, site: Site) -> None:
         wait = self.waits.of(site.pages, site.crawl_delay)
         if wait != site.wait:
             site.wait = wait
-            self._requeue(site)
+            self._requeue(site.group)
 
-    def _requeue(self, site: _Site) -> None:
-        # The old heap entry stays behind, ignored: its sequence number is no longer the site's.
-        if site.state == _QUEUED:
-            self._push(site)
-
-    def _take(self, site: _Site) -> Any:
-        if site.front:
-            return site.front.popleft()
-        items = site.items
-        item = items[site.head]
-        site.head += 1
-        if site.head == len(items):
-            del items[:]
-            site.head = 0
-        elif site.head >= _COMPACT_AT and 2 * site.head >= len(items):
-            del items[: site.head]
-            site.head = 0
-        return self._objects.pop(item) if item < 0 else item
-
-
-class DocTable:
-    """The per-doc data of a batch, column-wise: append-only rows of doc-id, site-id, depth, a small tag
-    and the URL's path (its part after the site, UTF-8): 27 bytes a row (ids 8 + 8, depth 2, tag 1, the
-    path's end 8) plus the path.
-
-    Rows are never removed; the table lives as long as its batch.
-    """
-
-    def __init__(self) -> None:
-        self.doc_ids = array("q")
-        self.site_ids = array("q")
-        self.depths = array("H")
-        self.tags = array("B")
-        self._ends = array("Q", [0])
-        self._paths = bytearray()
-
-    def append(self, doc_id: int, site_id: int, depth: int, path: str, tag: int = 0) -> int:
-        """Store a row and return its number. ``OverflowError`` if depth or tag do not fit (0–65535,
-        0–255) or an id is over 2**63, and the table is left as it was."""
-        row = len(self.doc_ids)
-        data = path.encode("utf-8")
-        columns = (self.depths, self.tags, self.site_ids, self.doc_ids)
-        try:
-            for column, value in zip(columns, (depth, tag, site_id, doc_id)):
-                column.append(value)
-        except (OverflowError, TypeError):
-            for column in columns:
-                del column[row:]
-            raise
-        self._paths += data
-        self._ends.append(len(self._paths))
-        return row
-
-    def __len__(self) -> int:
-        return len(self.doc_ids)
-
-    def path(self, row: int) -> str:
-        return self._paths[self._ends[row] : self._ends[row + 1]].decode("utf-8")
-
-    def get(self, row: int) -> tuple[int, int, int, str, int]:
-        """``(doc_id, site_id, depth, path, tag)`` of a row."""
-        return self.doc_ids[row], self.site_ids[row], self.depths[row], self.path(row), self.tags[row]
+    def _requeue(self, group: Group | None) -> None:
+        # The old heap entry stays behind, ignored: its sequence number is no longer the group's.
+        if group is not None and group.state == QUEUED:
+            self._push(group)

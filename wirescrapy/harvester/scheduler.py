@@ -1,4 +1,4 @@
-"""WIRE's politeness as a Scrapy scheduler: one request in flight per site, and a wait after each fetch.
+"""WIRE's politeness as a Scrapy scheduler: one request in flight per server, and a wait after each fetch.
 
 Enable it with ``SCHEDULER = "wirescrapy.harvester.scheduler.WireScheduler"``. The policy is the pure
 :class:`~wirescrapy.harvester.politeness.PolitenessQueue`; this class connects it to the engine:
@@ -20,6 +20,15 @@ Enable it with ``SCHEDULER = "wirescrapy.harvester.scheduler.WireScheduler"``. T
   manager wrote each doc-id once). A revisit of a page whose server gave validators is conditional:
   ``If-None-Match`` and ``If-Modified-Since``, exactly as the server sent ``ETag`` and ``Last-Modified``.
 * ``next_request`` pops the first ready site and marks it fetching.
+
+Politeness is kept per server group (``WIRE_POLITENESS_GROUP``, :mod:`wirescrapy.collection.groups`): one
+request in flight per group, the wait of the site fetched after each access, the group's sites in turn. By
+address, a site's group is the address its batch record names; a site with none waits, parked, while its name
+resolves (the crawl's resolver, whose cache the download then uses), so that its first access keeps to its
+server's turn too; a fetch that went to another address (``meta[IP]``) moves the site to that group. A
+server's signals act on its group when the fetch ends: a 429 or 503 with ``Retry-After`` holds it until then
+(at most ``WIRE_MAX_RETRY_AFTER``; the page goes back to its queue through ``ServerHoldMiddleware``), a 5xx
+answer or a time-out doubles its wait (at most ``WIRE_MAX_BACKOFF``), any other answer halves it back.
 
 When a fetch ends, the site's wait starts. The signals used, and why:
 
@@ -74,6 +83,7 @@ from wirescrapy.harvester.meta import (
     DEPTH,
     DOC_ID,
     ENDED,
+    HELD,
     HOLD_SITE,
     HOPS,
     NOT_BEFORE,
@@ -87,6 +97,7 @@ from wirescrapy.harvester.politeness import (
     dispatch_lead,
 )
 from wirescrapy.harvester.render import page_url
+from wirescrapy.harvester.servergroups import ServerGroups
 from wirescrapy.url import origin, split
 
 if TYPE_CHECKING:
@@ -142,7 +153,8 @@ class WireScheduler(BaseScheduler):
         self.dupefilter = dupefilter
         self.connections: int = config.connections
         self.queue = PolitenessQueue(
-            Waits(config.wait_normal, config.wait_large_site, config.large_site_pages)
+            Waits(config.wait_normal, config.wait_large_site, config.large_site_pages),
+            max_backoff=config.max_backoff,
         )
         self.lead = dispatch_lead(
             build_component_list(crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES"))
@@ -153,6 +165,15 @@ class WireScheduler(BaseScheduler):
         ] = {}  # row -> redirect hops, ETag, Last-Modified (when any)
         self.spider: Spider | None = None
         self._clock = clock
+        self.groups = ServerGroups(
+            self.queue,
+            config.politeness_group,
+            config.max_retry_after,
+            config.dns_hosts,
+            self.stats,
+            clock,
+            self._wake_engine,
+        )
         self._factories: list[tuple[Callable | None, Callable | None]] = []
         self._in_flight: dict[Request, str] = {}  # request -> its site
         self._not_reached: dict[Request, None] = {}  # in flight, not yet at the downloader (ordered set)
@@ -162,6 +183,7 @@ class WireScheduler(BaseScheduler):
         self._stopped = False
         crawler.signals.connect(self._reached_downloader, signal=signals.request_reached_downloader)
         crawler.signals.connect(self._left_downloader, signal=signals.request_left_downloader)
+        crawler.signals.connect(self._response_downloaded, signal=signals.response_downloaded)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -208,7 +230,11 @@ class WireScheduler(BaseScheduler):
             return False
         # A render's request goes to Splash, but it is an access of the page's site: queued, and counted,
         # there (scrapy-splash's middleware sends the request to Splash back here, with a higher priority).
-        self.queue.add(origin(page_url(request)), request, front=request.priority > 0)
+        site = origin(page_url(request))
+        self.groups.assign(site)
+        if request.meta.get(HELD) and request.meta.get(HOLD_SITE):
+            self.release_site(site)  # a robots.txt held by its server: its site's hold ends with its answer
+        self.queue.add(site, request, front=request.priority > 0)
         self.stats.inc_value("scheduler/enqueued")
         self.stats.inc_value("scheduler/enqueued/request")
         return True
@@ -271,6 +297,7 @@ class WireScheduler(BaseScheduler):
         tag = self._factory(callback, errback)
         for site in (sites or {}).values():
             key = origin(site.origin)
+            self.groups.assign(key, site.ip)
             self.queue.set_pages(key, site.docs)
             self.queue.set_crawl_delay(key, site.crawl_delay)
         queue, docs = self.queue, self.docs
@@ -280,6 +307,7 @@ class WireScheduler(BaseScheduler):
             if url.doc_id in skip:
                 continue
             site, path = split(url.url)
+            self.groups.assign(site)
             try:
                 row = docs.append(url.doc_id, url.site_id, url.depth, path, tag)
             except (OverflowError, TypeError) as exc:
@@ -357,9 +385,15 @@ class WireScheduler(BaseScheduler):
     def _reached_downloader(self, request: Request, spider: Spider) -> None:
         self._not_reached.pop(request, None)
 
+    def _response_downloaded(self, response, request: Request, spider: Spider) -> None:
+        self.groups.downloaded(response, request, self._in_flight)
+
     def _left_downloader(self, request: Request, spider: Spider) -> None:
         lag = access_lag(request.meta.get(BODY_DONE), now := time.time())
         request.meta[ENDED] = now - lag
+        site = self._in_flight.get(request)
+        if site is not None:
+            self.groups.left(site, request)
         if request.meta.get(HOLD_SITE) and request in self._in_flight:
             self._held[request] = self._clock() - lag  # the spider releases it (release_held)
             return
@@ -407,9 +441,14 @@ class WireScheduler(BaseScheduler):
         self._not_reached.pop(request, None)
         self._held.pop(request, None)
         self.queue.finished(site, self._clock() if ended is None else ended, fetched=fetched)
+        self.groups.ended(site, request, fetched)
         if fetched and self.lead:
             self._ends[site] = request.meta.get(ENDED) or time.time()
         self.stats.inc_value("scheduler/released/fetched" if fetched else "scheduler/released/not_fetched")
+
+    def timed_out(self, request: Request) -> None:
+        """``request``'s server did not answer in time (``ServerHoldMiddleware``): its group backs off."""
+        self.groups.timed_out(origin(page_url(request)))
 
     # -- waking the engine -----------------------------------------------------------------------------
 

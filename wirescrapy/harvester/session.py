@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from wirescrapy.collection import Collection
+from wirescrapy.collection.groups import group_key, ip_text
 from wirescrapy.collection.writes import failure_message, is_write_failure
 from wirescrapy.harvester.robots import RobotsTxt, origin_of
 from wirescrapy.manager import manage
@@ -103,6 +104,7 @@ class Harvest:
         )
         self._batch_docs: dict[str, int] = {}  # detached: the batch's URLs and their doc-ids
         self._fetched: set[int] = set()  # detached: the batch's doc-ids fetched
+        self._site_ips: dict[str, str] = {}  # the batch's sites -> the address it names ("" none)
 
     @classmethod
     def open(cls, config: WireConfig, user_agent: str, warc_dir: str | os.PathLike = "") -> Harvest:
@@ -244,6 +246,7 @@ class Harvest:
             return self._open_detached(batch, archived)
         check_owner(batch, self.collection.dir, self.collection.id)
         self.batch = batch
+        self._site_ips = {site.origin: site.ip for site in batch.sites.values()}
         self.started = time.time()
         self.sites_at_start = self.collection.urls.site_count
         self.robots.new_batch()
@@ -260,6 +263,7 @@ class Harvest:
 
     def _open_detached(self, batch: Batch, archived: Iterable[tuple[str, int]]) -> tuple[Batch, set[int]]:
         self.batch, self.started, self.created = batch, time.time(), float(batch.info.get("created", 0))
+        self._site_ips = {site.origin: site.ip for site in batch.sites.values()}
         self.robots.new_batch()
         self._batch_docs = {url.url: url.doc_id for url in batch.urls}
         self._fetched = set()
@@ -274,14 +278,26 @@ class Harvest:
             self._fetched.add(doc_id)
 
     def owns_site(self, url: str) -> bool:
-        """Whether this harvest may access ``url``'s site: a batch split into parts gives each site to
-        one part (``site_part``), and another part's site may be being fetched at the same time on
-        another machine."""
+        """Whether this harvest may access ``url``'s site: a batch split into parts gives each server group
+        to one part (``site_part``), and another part's server may be being fetched at the same time on
+        another machine. The group is the one the manager split by: from the address the batch names for
+        the site, else the one its site record holds, else (by address) its host's."""
         batch = self.batch
         if batch is None or batch.parts <= 1:
             return True
         origin = origin_of(url)
-        return bool(origin) and site_part(origin, batch.parts) == batch.part
+        if not origin:
+            return False
+        group = group_key(self.config.politeness_group, origin, self._site_ip(origin))
+        return site_part(origin, batch.parts, group) == batch.part
+
+    def _site_ip(self, origin: str) -> str:
+        """The address of site ``origin`` as the manager knew it when it wrote the batch: the batch's, when
+        the site is one of this part's, else its site record's; ``""`` when neither names one."""
+        if origin in self._site_ips:
+            return self._site_ips[origin]
+        record = self._site_record(origin)
+        return ip_text(record["ip"]) if record is not None else ""
 
     def _batch_number(self, path: str | os.PathLike) -> int | None:
         """The number of the collection's batch at ``path`` (the batch itself or one of its parts)."""
@@ -429,5 +445,8 @@ def batch_figures(batch: Batch, before: dict, after: dict, prefix: str = "harves
         "links_known": delta("gatherer/links/known"),
         "links_new_sites": delta("gatherer/links/new_sites"),
         "bytes": delta("harvester/bytes"),
+        "holds": delta("harvester/holds/groups"),
+        "held_pages": delta("harvester/holds/requeued"),
+        "backoffs": delta("harvester/backoff/strikes"),
         "errors": {k: v for k, v in errors.items() if v},
     }

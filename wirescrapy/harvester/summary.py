@@ -42,6 +42,12 @@ NEW_SITES = (
     "not counted before on the site linking them (new_sites_refused: each once a linking site)"
 )
 
+SLOWED = (
+    "Servers asked for slowness: %(groups)d holds of a server group (Retry-After, at most "
+    "WIRE_MAX_RETRY_AFTER %(cap).0f s), %(pages)d pages held to be fetched again; %(strikes)d 5xx answers "
+    "or time-outs backed their group off (WIRE_MAX_BACKOFF %(backoff).0f s)"
+)
+
 Line = tuple[int, str, dict]  # a log line: level, message template, values
 
 
@@ -141,6 +147,16 @@ class HarvestSummary:
         ]
         if warn:
             lines.append((logging.WARNING, BLOCKED_WARNING, {"blocked": blocked, "pages": pages}))
+        holds, strikes = stats.get("harvester/holds/groups", 0), stats.get("harvester/backoff/strikes", 0)
+        if holds or strikes:
+            values = {
+                "groups": holds,
+                "pages": stats.get("harvester/holds/requeued", 0),
+                "strikes": strikes,
+                "cap": self.config.max_retry_after,
+                "backoff": self.config.max_backoff,
+            }
+            lines.append((logging.INFO, SLOWED, values))
         refused = stats.get("gatherer/new_sites/refused", 0)
         if refused:
             lines.append(

@@ -259,7 +259,9 @@ def politeness_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Secti
         f"For each site, its accesses and the shortest gap between the last visits of two of its "
         f"documents, against the wait it was due: {normal:g} s ({large:g} s past {large_pages:,} pages) "
         f"or its Crawl-delay if longer — the shortest waits any harvest used (harvest.json), else the "
-        f"settings'. The gap runs from one fetch's end to the next one's end.",
+        f"settings'. The gap runs from one fetch's end to the next one's end. Servers that asked for "
+        "slowness: the holds of a server group by a Retry-After, the pages held to be fetched again, and "
+        "the 5xx answers or time-outs that backed a group off, as the harvests counted them (harvest.json).",
     )
     visit = data.doc("last_visit")
     visited = data.real & (visit > 0) & data.fetched
@@ -285,6 +287,7 @@ def politeness_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Secti
         "sites_with_two_visits": int(measured.sum()),
         "sites_below_wait": int(below.sum()),
         "shortest_gap_seconds": float(gap[measured].min()) if measured.any() else None,
+        **server_signals(data),
     }
     ratio = np.zeros(size)
     ratio[measured] = gap[measured] / due[measured]
@@ -322,6 +325,14 @@ def politeness_section(data: CrawlData, columns: dict[str, np.ndarray]) -> Secti
             )
         )
     return section
+
+
+def server_signals(data: CrawlData) -> dict[str, int]:
+    """What servers asked of every harvest, summed over their ``harvest.json``: the holds of a server group
+    (``Retry-After``), the pages held, and the answers that backed a group off."""
+    keys = {"server_holds": "holds", "pages_held": "held_pages", "backoffs": "backoffs"}
+    harvests = [h for _, _, h in data.batch_files() if h]
+    return {name: int(sum(h.get(key, 0) for h in harvests)) for name, key in keys.items()}
 
 
 def waits(data: CrawlData) -> tuple[float, float, int]:

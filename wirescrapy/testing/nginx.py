@@ -67,6 +67,7 @@ class Request:
     bytes: int = 0  # body bytes sent
     if_none_match: str = ""
     if_modified_since: str = ""
+    address: str = ""  # the server address the request came to
 
 
 def binary() -> str | None:
@@ -238,6 +239,7 @@ def read_log(path: str | Path, since: float = 0.0) -> list[Request]:
                         int(entry["bytes"]),
                         entry["if_none_match"],
                         entry["if_modified_since"],
+                        entry.get("server_addr", ""),
                     )
                 )
     return requests
