@@ -745,10 +745,11 @@ def test_each_pipeline_does_its_part_in_order(bench):
         "DocumentPipeline",
         "ParsePipeline",
         "PageStorePipeline",
+        "NearDuplicatePipeline",
         "LinkGraphPipeline",
         "MetadataPipeline",
     ]
-    _, document, parse, pagestore, linkgraph, metadata = bench.pipelines
+    _, document, parse, pagestore, _near, linkgraph, metadata = bench.pipelines
     assert document.process_item(fetch, bench.spider) is fetch and (fetch.doc_id, fetch.site_id) == (1, 1)
     assert parse.process_item(fetch, bench.spider) is fetch and [link.url for link in fetch.page.links] == [
         SITE + "/b.html"

@@ -49,6 +49,10 @@ class ParsedPage:
     noindex: bool = False  # robots meta noindex/none
     original_size: int = 0  # bytes of the body as downloaded
     language: str | None = None  # ISO 639-1 code of its text, "" too short to tell (None: not identified yet)
+    # The text's shingle hashes for its near-duplicate fingerprint (``gatherer/simhash.py``: a numpy array),
+    # computed by a parse worker; None: not computed, the near-duplicate step computes them. Derived from
+    # ``text``: pages compare (and print) without it.
+    shingles: object = field(default=None, compare=False, repr=False)
 
 
 @dataclass(slots=True)

@@ -32,6 +32,7 @@ Layout of the directory::
     sites.rec       site metadata records            documents.rec                    document metadata
     outlinks.json   links out of the crawl, counted  refused.fpi      new sites refused, per linking site
     pages.idx/.dat  page store                       links.idx/.dat                   link graph
+    nearduplicates.rec  each document's near-duplicate fingerprint and cluster (nearduplicates.py)
     batches/        batches written by the manager
 """
 

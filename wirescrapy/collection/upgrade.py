@@ -7,6 +7,10 @@ and later keep the server's status and our conclusion apart (``status`` and ``er
 negative status becomes ``error`` with ``status`` 0 (the 3xx of a redirect error was not kept by
 ``document/1``).
 
+A side file added since needs no conversion: a collection without ``nearduplicates.rec`` is one whose pages
+have no near-duplicate fingerprint yet (``nearduplicates.py``); the first harvest creates the file, and each
+page gets its fingerprint at its next visit.
+
 Crash behaviour: the new file is written beside the old one (``documents.rec.upgrade``), flushed to disk,
 then renamed over it: a kill leaves the old file or the new one, never a mix, and a leftover ``.upgrade``
 file is written again by the next try. Only a writer upgrades (``Collection`` opened for writing, under its

@@ -1,7 +1,8 @@
 """``scrapy export WHAT``: the collection for those who analyse it elsewhere (WIRE's ``wire-info-extract``).
 
 ``WHAT`` is ``documents`` (URL and metadata, optionally the stored document or its text; selected by doc-id
-range, URL pattern, site or depth), ``links`` (the link graph as an edge list of doc-ids), ``sites`` or
+range, URL pattern, site or depth; ``--near-duplicates``: the near-duplicate pages, each with its cluster and
+its representative's URL), ``links`` (the link graph as an edge list of doc-ids), ``sites`` or
 ``seeds``; as JSON Lines or CSV, to stdout or a file. ``--warc FILE`` writes the stored pages as WARC response
 records instead (``wirescrapy/warc/export.py``; an exact duplicate as a ``revisit`` of its original).
 ``--cdxj FILE`` and ``--wacz FILE`` are of the crawl's archive (``WIRE_WARC_DIR``, every WARC file in it).
@@ -93,6 +94,12 @@ class Command(WireCommand, ScrapyCommand):
         )
         select.add_argument("--depth", metavar="A-B", help="depth: N, A-B or A-")
         select.add_argument("--fetched", action="store_true", help="fetched documents only")
+        select.add_argument(
+            "--near-duplicates",
+            action="store_true",
+            help="documents: the near-duplicate pages only (not their clusters' representatives), with "
+            "their cluster and its representative's URL",
+        )
         select.add_argument(
             "--content",
             choices=export.CONTENTS,
@@ -199,8 +206,13 @@ class Command(WireCommand, ScrapyCommand):
 
     @staticmethod
     def selection(opts):
+        if opts.near_duplicates and opts.content != "none":
+            raise UsageError("--near-duplicates lists URLs and clusters: give no --content with it")
         selection = _exports().Selection(
-            sites=tuple(opts.site), content=opts.content, fetched_only=opts.fetched
+            sites=tuple(opts.site),
+            content=opts.content,
+            fetched_only=opts.fetched,
+            near_duplicates=opts.near_duplicates,
         )
         if opts.docids:
             selection.first, selection.last = _range(opts.docids, "--docids")

@@ -6,9 +6,10 @@ millisecond it spends on a page is a millisecond a site whose wait has ended wai
 large pages that adds up to much of a crawl's time. What the gatherer does to a page before it touches the
 collection is pure, so it runs in a pool of worker processes (``concurrent.futures``, other cores), and only
 its result comes back (``parse_page``): the parse (``Parser.parse``: bytes and a URL in, a ``ParsedPage``
-out), the language of its text (``language.identify``) and each link's decision by the seeder's rules
-(``SeederRules.classify``: canonical form, domain, patterns, extension, depth), which the link-graph step then
-applies to the collection. What touches the collection stays in the reactor thread.
+out), the language of its text (``language.identify``), the text's shingles for its near-duplicate
+fingerprint (``simhash.shingles``) and each link's decision by the seeder's rules (``SeederRules.classify``:
+canonical form, domain, patterns, extension, depth), which the link-graph step then applies to the
+collection. What touches the collection stays in the reactor thread.
 
 The workers are started with ``spawn``: they hold none of the crawl's open files (the collection's lock
 stays the crawl's alone), each builds its own parser and rules from the crawl's ``WireConfig`` and loads the
@@ -47,6 +48,7 @@ from typing import Any
 from wirescrapy.config import WireConfig
 from wirescrapy.gatherer.language import identify
 from wirescrapy.gatherer.parser import Parser
+from wirescrapy.gatherer.simhash import shingles
 from wirescrapy.items import ParsedPage
 from wirescrapy.seeder.rules import Decision, SeederRules
 
@@ -78,12 +80,16 @@ def parse_page(
     raw_body: bytes | None,
     rules: SeederRules | None = None,
     depth: int = 0,
+    shingled: bool = False,
 ) -> Parsed:
     """A page parsed, its language found and, given ``rules``, its links' decisions as links of a page at
     ``depth``: what a worker returns (the reactor thread, with no workers, leaves the decisions to the
-    link-graph step, which makes them only for the pages it adds links of)."""
+    link-graph step, which makes them only for the pages it adds links of). ``shingled``: with its text's
+    shingles for the near-duplicate step (``WIRE_NEAR_DUPLICATES``), the costly part of its fingerprint."""
     page = parser.parse(body, url, content_type)
     page.language = identify(page.text)
+    if shingled:
+        page.shingles = shingles(page.text)
     raw_page = parser.parse(raw_body, url, RAW_CONTENT_TYPE) if raw_body else None
     decisions = [rules.classify(link.url, depth) for link in page.links] if rules is not None else None
     return page, raw_page, decisions
@@ -91,12 +97,14 @@ def parse_page(
 
 _parser: Parser | None = None  # a worker's own parser and rules (``_start_worker``)
 _rules: SeederRules | None = None
+_shingled = False  # whether it computes the shingles (``WIRE_NEAR_DUPLICATES``)
 
 
 def _start_worker(config: WireConfig, parent: int) -> None:
-    global _parser, _rules
+    global _parser, _rules, _shingled
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _parser, _rules = Parser.from_config(config), SeederRules(config)
+    _shingled = config.near_duplicates
     identify("the language model loads on first use: now, not at the first page")
     threading.Thread(target=_watch_parent, args=(parent,), name="parent-watch", daemon=True).start()
 
@@ -115,7 +123,7 @@ def _ready() -> None:
 def _parse_in_worker(
     body: bytes, url: str, content_type: str | None, raw_body: bytes | None, depth: int
 ) -> Parsed:
-    return parse_page(_parser, body, url, content_type, raw_body, _rules, depth)
+    return parse_page(_parser, body, url, content_type, raw_body, _rules, depth, _shingled)
 
 
 def _kill(pool: ProcessPoolExecutor) -> None:

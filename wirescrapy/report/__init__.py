@@ -22,6 +22,7 @@ from .crawl import (
 )
 from .data import CrawlData
 from .documents import documents_section
+from .nearduplicates import near_duplicates_section
 from .replay import Replay, replay_of
 from .scores import scores_section
 from .sites import site_table, sites_section, structure_section
@@ -61,6 +62,7 @@ def build_report(collection, config, as_of: float | None = None, replay: str = "
     columns = timed("site figures", lambda: site_table(data))
     sections = [
         timed("documents", lambda: documents_section(data)),
+        timed("near-duplicates", lambda: near_duplicates_section(data)),
         timed("scores", lambda: scores_section(data, replayed)),
         timed("sites", lambda: sites_section(data, columns)),
         timed("structure", lambda: structure_section(data, columns)),

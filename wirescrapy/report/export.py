@@ -1,9 +1,10 @@
 """What ``scrapy export`` writes (WIRE's ``wire-info-extract``): the collection as rows, streamed.
 
 Each export is a generator of rows (dicts of JSON-ready values) over a read-only collection: ``documents``
-(URL, metadata and optionally the stored content, selected by ``Selection``), ``links`` (the link graph as
-an edge list), ``sites`` and ``seeds``. Documents are read in chunks of ``CHUNK`` doc-ids — a copy of that
-many records and one sequential read of their URLs — so memory stays bounded whatever the collection's size.
+(URL, metadata and optionally the stored content, selected by ``Selection``; or the near-duplicates with
+their clusters, ``nearduplicates.py``), ``links`` (the link graph as an edge list), ``sites`` and ``seeds``.
+Documents are read in chunks of ``CHUNK`` doc-ids — a copy of that many records and one sequential read of
+their URLs — so memory stays bounded whatever the collection's size.
 ``RowWriter`` writes rows as JSON Lines or CSV. A new kind of export is one more generator in ``EXPORTS``.
 """
 
@@ -20,6 +21,8 @@ import numpy as np
 from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag, RobotsState
 from wirescrapy.items import FetchError
+
+from .nearduplicates import near_duplicate_rows
 
 CHUNK = 1 << 16
 FORMATS = ("jsonl", "csv")
@@ -66,6 +69,7 @@ class Selection:
     max_depth: int | None = None
     content: str = "none"
     fetched_only: bool = False
+    near_duplicates: bool = False  # only the near-duplicates, not their clusters' representatives
 
 
 def flag_names(flags: int) -> str:
@@ -73,6 +77,9 @@ def flag_names(flags: int) -> str:
 
 
 def documents(collection: Collection, selection: Selection) -> Iterator[dict]:
+    if selection.near_duplicates:
+        yield from near_duplicate_rows(collection, selection)
+        return
     count = min(collection.documents.count, collection.urls.count)
     last = count if selection.last is None else min(selection.last, count)
     pattern = re.compile(selection.pattern) if selection.pattern else None

@@ -1,8 +1,8 @@
 """The gatherer inside the crawl: item pipelines that put each fetch into the collection (thesis §7.2.3).
 
 Each :class:`~wirescrapy.items.Fetch` goes through, in order (``ITEM_PIPELINES`` in
-``settings/default.py``; one module each — ``document``, ``parse``, ``pagestore``, ``linkgraph``,
-``metadata`` — on the shared ``base.GathererStep``):
+``settings/default.py``; one module each — ``document``, ``parse``, ``pagestore``, ``nearduplicates``,
+``linkgraph``, ``metadata`` — on the shared ``base.GathererStep``):
 
 =====  ======================  ===================================================================
 order  pipeline                does
@@ -13,6 +13,8 @@ order  pipeline                does
                                document, text (``Parser``)
 300    PageStorePipeline       content-seen and page store: an exact duplicate becomes a reference to
                                its original's doc-id; notes whether the content changed
+350    NearDuplicatePipeline   the page's SimHash, its site's template left out, and its near-duplicate
+                               cluster (``nearduplicates.rec``); a change within the cluster is none
 400    LinkGraphPipeline       the page's links through the seeder rules into the URL store, their
                                doc-ids into the link graph (a duplicate's only those its original's
                                do not reach, for a copy elsewhere on its site; a redirect's only link
@@ -41,6 +43,7 @@ lost page, never a stopped crawl. Stats are under ``gatherer/``.
 from wirescrapy.gatherer.pipelines.document import DocumentPipeline
 from wirescrapy.gatherer.pipelines.linkgraph import LinkGraphPipeline
 from wirescrapy.gatherer.pipelines.metadata import MetadataPipeline, fetch_record
+from wirescrapy.gatherer.pipelines.nearduplicates import NearDuplicatePipeline
 from wirescrapy.gatherer.pipelines.pagestore import PageStorePipeline
 from wirescrapy.gatherer.pipelines.parse import ParsePipeline
 
@@ -48,6 +51,7 @@ __all__ = [
     "DocumentPipeline",
     "LinkGraphPipeline",
     "MetadataPipeline",
+    "NearDuplicatePipeline",
     "PageStorePipeline",
     "ParsePipeline",
     "fetch_record",
