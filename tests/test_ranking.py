@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy.sparse import csr_matrix
 
+from wirescrapy.manager import _product, ranking
 from wirescrapy.manager.ranking import (
     hits,
     link_matrix,
@@ -212,3 +213,105 @@ def test_site_graph_and_siterank():
     reference = nx.pagerank(digraph(3, [(1, 2), (2, 1), (3, 1)]), alpha=1 - Q, tol=1e-14, max_iter=10_000)
     result = siterank(links, site_of, Q, 1e-10, dtype=np.float64)
     np.testing.assert_allclose(result.scores, as_array(3, reference), atol=1e-9)
+
+
+def large_graph(pages=40_000, links=400_000, seed=8) -> csr_matrix:
+    """A graph big enough that the products split their rows among threads, with a few heavy rows."""
+    rng = np.random.default_rng(seed)
+    sources = rng.integers(1, pages + 1, links)
+    targets = np.minimum(np.floor(np.exp(rng.random(links) * np.log(pages))).astype(np.int64), pages)
+    targets[: links // 10] = 7  # one page linked from everywhere: a long row of the transposed graph
+    return link_matrix(counts_matrix(pages, np.stack([sources, targets], axis=1)))
+
+
+@pytest.mark.parametrize("index_type", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_product_equals_scipy(index_type, dtype, weighted):
+    back = transpose(large_graph())
+    data = np.random.default_rng(9).random(back.nnz).astype(dtype) if weighted else None
+    x = np.random.default_rng(10).random(back.shape[0]).astype(dtype)
+    reference = csr_matrix(
+        (back.data.astype(dtype) if data is None else data, back.indices, back.indptr), shape=back.shape
+    ) @ x.astype(np.float64)
+    indptr, indices = back.indptr.astype(index_type), back.indices.astype(index_type)
+    results, totals = [], []
+    for threads in (1, 2, 3):
+        y = np.full(back.shape[0], np.nan, dtype=dtype)
+        totals.append(_product.product(indptr, indices, data, x, y, threads))
+        assert totals[-1] == pytest.approx(y.sum(dtype=np.float64), rel=1e-12)
+        results.append(y)
+    # The chunks the threads claim depend on the matrix alone: nothing depends on the number of threads.
+    assert (results[0] == results[1]).all() and (results[0] == results[2]).all()
+    assert totals[0] == totals[1] == totals[2]
+    np.testing.assert_allclose(results[0], reference, rtol=1e-6 if dtype is np.float32 else 1e-13)
+
+
+def test_product_refuses_mismatched_arrays():
+    back = transpose(large_graph(100, 300))
+    x = np.ones(back.shape[0], np.float32)
+    with pytest.raises(TypeError, match="x: expected a contiguous 1-d array of float32"):
+        _product.product(back.indptr, back.indices, None, x.astype(np.float64), np.empty_like(x), 1)
+    with pytest.raises(TypeError, match="indices: expected a contiguous 1-d array of int32"):
+        _product.product(back.indptr, back.indices.astype(np.int64), None, x, np.empty_like(x), 1)
+    with pytest.raises(ValueError, match="data: expected"):
+        _product.product(back.indptr, back.indices, x, x, np.empty_like(x), 1)
+
+
+def test_broken_matrix_is_refused():
+    graph = large_graph(100, 300)
+    back = transpose(graph)
+    back.indices[5] = 101
+    with pytest.raises(ValueError, match="column indices outside 0..100"):
+        pagerank(graph, Q, transposed=back)
+    graph = large_graph(100, 300)
+    graph.indptr[3] = graph.indptr[4] + 1
+    with pytest.raises(ValueError, match="broken row pointers"):
+        hits(graph, transposed=transpose(large_graph(100, 300)))
+
+
+def scipy_pagerank(links: csr_matrix, iterations: int, dtype) -> np.ndarray:
+    """PageRank as one scipy product per iteration with the weights in the matrix: the reference for the
+    threaded kernel."""
+    size = links.shape[0]
+    back = transpose(links)
+    out = np.asarray(links.sum(axis=1), dtype=np.float64).ravel()
+    scale = np.divide(1 - Q, out, out=np.zeros(size), where=out > 0)
+    vote = csr_matrix((scale[back.indices] * back.data, back.indices, back.indptr), shape=back.shape)
+    x = np.full(size, 1 / (size - 1), dtype=dtype)
+    x[0] = 0
+    for _ in range(iterations):
+        y = (vote @ x).astype(dtype)
+        y[0] = 0
+        y[1:] += (1 - y.sum(dtype=np.float64)) / (size - 1)
+        x = y
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_threaded_pagerank_and_hits_equal_scipy(dtype, threads, monkeypatch):
+    monkeypatch.setattr(ranking, "THREADS", threads)
+    graph = large_graph()
+    ours = pagerank(graph, Q, 0.0, max_iterations=30, dtype=dtype)
+    assert ours.iterations == 30 and ours.scores.dtype == dtype
+    np.testing.assert_allclose(ours.scores, scipy_pagerank(graph, 30, dtype), rtol=0, atol=1e-8)
+    weighted = graph.copy()
+    weighted.data = np.random.default_rng(11).random(graph.nnz).astype(np.float32) + 0.5
+    np.testing.assert_allclose(
+        pagerank(weighted, Q, 0.0, max_iterations=30, dtype=dtype).scores,
+        scipy_pagerank(weighted, 30, dtype),
+        rtol=0,
+        atol=1e-8,
+    )
+    hub = np.full(graph.shape[0], 1 / (graph.shape[0] - 1))
+    hub[0] = 0
+    back = transpose(graph)
+    for _ in range(10):
+        authority = back @ hub
+        authority /= authority.sum()
+        hub = graph @ authority
+        hub /= hub.sum()
+    result = hits(graph, 0.0, max_iterations=10, dtype=dtype)
+    np.testing.assert_allclose(result.hub, hub, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(result.authority, authority, rtol=0, atol=1e-8)

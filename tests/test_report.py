@@ -19,7 +19,9 @@ from wirescrapy.collection import Collection
 from wirescrapy.collection.outlinks import MAX_KEYS, OTHER, OutLinks
 from wirescrapy.config import WireConfig, default_settings
 from wirescrapy.gatherer.language import identify
+from wirescrapy.manager.run import manage
 from wirescrapy.report import build_report, export, render
+from wirescrapy.report.data import CrawlData
 from wirescrapy.report.render import render_html, render_plot, render_section, render_table, write_report
 from wirescrapy.report.replay import replay_of
 from wirescrapy.report.structure import COMPONENTS, MAIN_PARTS, bowtie
@@ -277,7 +279,7 @@ def test_the_report_links_its_top_pages_to_their_replay_where_the_archive_has_an
             report = build_report(
                 collection, config(WIRE_WARC_DIR=warc_dir), NOW, "http://localhost:8080/crawl/"
             )
-        table = next(t for t in report.sections[1].tables if t.name == "scores-top-pagerank")
+        table = next(t for s in report.sections for t in s.tables if t.name == "scores-top-pagerank")
         assert report.replay is None and "replay" not in table.columns
         assert 'id="replay"' not in render_html(report) and "localhost:8080" not in render_html(report)
 
@@ -286,7 +288,7 @@ def test_the_report_links_its_top_pages_to_their_replay_where_the_archive_has_an
         report = build_report(
             collection, config(WIRE_WARC_DIR=str(archive)), NOW, "http://localhost:8080/crawl"
         )
-    table = next(t for t in report.sections[1].tables if t.name == "scores-top-pagerank")
+    table = next(t for s in report.sections for t in s.tables if t.name == "scores-top-pagerank")
     column = dict(zip(table.columns, table.rows))
     assert column["replay"][0] == "http://localhost:8080/crawl/http://a.example/p0"
     assert [f"http://localhost:8080/crawl/{url}" for url in column["url"]] == column["replay"]
@@ -460,3 +462,60 @@ def test_a_log_scaled_plot_with_no_positive_value_is_drawn(kind, values):
     nothing = Series("pages", np.array(values), np.array(values))
     svg = render_plot(Plot(f"p-{kind}", "nothing yet", kind, "x", "y", [nothing], logx=True, logy=True))
     assert "<svg" in svg
+
+
+def test_the_politeness_section_counts_what_servers_asked_of_the_harvests(small_crawl):
+    directory, _ = small_crawl
+    path = next(directory.glob("batches/*/harvest.json"))
+    harvest = json.loads(path.read_text())
+    path.write_text(json.dumps({**harvest, "holds": 2, "held_pages": 5, "backoffs": 3}))
+    with Collection(directory, readonly=True) as collection:
+        report = build_report(collection, config(), as_of=NOW)
+    figures = {s.key: s for s in report.sections}["politeness"].figures
+    assert (figures["server_holds"], figures["pages_held"], figures["backoffs"]) == (2, 5, 3)
+
+
+def test_the_report_reads_the_scores_the_manager_stored_over_the_same_graph(small_crawl):
+    """The manager stamps the scores it stores with the link graph they are over (``scores.json``); the
+    report reads them from the records while the graph, the documents and the dampening are the same, and
+    computes them again as soon as one differs."""
+    directory, ids = small_crawl
+    every = config(WIRE_SCORE_WEIGHTS={"pagerank": 1, "hub": 1, "authority": 1, "wlrank": 1, "siterank": 1})
+    with Collection(directory, readonly=True) as collection:
+        computed = CrawlData(collection, every).scores
+    with Collection(directory) as collection:
+        manage(collection, every, NOW)
+    assert set(json.loads((directory / "scores.json").read_text())["scores"]) == set(computed)
+    with Collection(directory, readonly=True) as collection:
+        data = CrawlData(collection, every)
+        assert set(data.stored_scores) == set(computed)
+        for name, values in data.scores.items():
+            np.testing.assert_allclose(values, computed[name], rtol=0, atol=1e-5)
+        sections = {s.key: s for s in build_report(collection, every, as_of=NOW).sections}
+        assert "site rank as the manager stored them over this very graph." in sections["scores"].intro
+
+    # Read, not computed: a value written into the records is what the report shows.
+    with Collection(directory) as collection:
+        collection.documents.records[ids["a", 3]]["pagerank"] = 0.5
+    with Collection(directory, readonly=True) as collection:
+        assert CrawlData(collection, every).scores["pagerank"][ids["a", 3]] == 0.5
+        assert CrawlData(collection, config(WIRE_PAGERANK_DAMPING=0.2)).stored_scores == ()
+
+    # A changed list, or a new document, and every score is computed again.
+    with Collection(directory) as collection:
+        collection.links.set_links(ids["c", 0], [ids["a", 3]])
+    with Collection(directory, readonly=True) as collection:
+        data = CrawlData(collection, every)
+        assert data.stored_scores == () and data.scores["pagerank"][ids["a", 3]] < 0.5
+    with Collection(directory) as collection:
+        manage(collection, config(), NOW)  # the default weights: PageRank alone
+        collection.add_url("http://c.example/new", depth=1)
+    with Collection(directory, readonly=True) as collection:
+        assert CrawlData(collection, every).stored_scores == ()
+    with Collection(directory) as collection:
+        manage(collection, config(), NOW)
+    with Collection(directory, readonly=True) as collection:
+        assert CrawlData(collection, every).stored_scores == ("pagerank",)
+    (directory / "scores.json").write_text("{damaged")
+    with Collection(directory, readonly=True) as collection:
+        assert CrawlData(collection, every).stored_scores == ()

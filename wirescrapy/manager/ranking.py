@@ -72,22 +72,30 @@ OPIC (``opic``, Abiteboul, Preda & Cobena 2003, "Adaptive on-line page importanc
     round (its time in a manager run: ``benchmarks/manager.py --all-scores``).
 
 Speed: each iteration is one CSR × vector product over the *transposed* graph (a gather: y[i] sums over
-i's back-links), which is built once (``transpose``) and shared by PageRank and HITS. Vectors are float32
-by default (``dtype``): the scores order pages, and float32 keeps one iteration at the memory traffic of
-the matrix; sums that matter (the mass to spread, the L1 change) are accumulated in float64.
+i's back-links), which is built once (``transpose``) and shared by PageRank and HITS. The products run on
+every core, in C (``_product.c``): the rows are split among threads, and the vector passes that close an
+iteration (the spread of what the votes did not carry, the L1 change, the next input) are one pass each.
+The graph of ``link_matrix`` costs no values: every entry is 1, and PageRank folds 1/W(r) and (1 − q) into
+the vector it multiplies instead of into the matrix. Vectors are float32 by default (``dtype``): the scores
+order pages, and float32 keeps one iteration at the memory traffic of the matrix; each row is summed in
+float64 and rounded once, and sums that matter (the mass to spread, the L1 change) are float64 too.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from typing import NamedTuple
 
 import numpy as np
 from scipy.sparse import coo_matrix, csr_matrix
 
+from wirescrapy.manager import _product
+
 logger = logging.getLogger(__name__)
 
 MAX_ITERATIONS = 1000
+THREADS = len(os.sched_getaffinity(0))  # the cores this process may run on: the products use them all
 OPIC_ROUND = 1 << 16  # fetches replayed together by ``opic``: speed only, not the result
 
 # Weighted link rank (Baeza-Yates & Davis 2004): W = BASE + OTHER_SITE·[other site] + POSITION·(1 − k/m)
@@ -165,11 +173,30 @@ def _out_weights(matrix: csr_matrix) -> np.ndarray:
     return weights
 
 
-def _l1_change(old: np.ndarray, new: np.ndarray) -> float:
-    """‖new − old‖₁, computed in ``old``'s buffer (which is spent)."""
-    np.subtract(old, new, out=old)
-    np.abs(old, out=old)
-    return float(old.sum(dtype=np.float64))
+class _Product:
+    """y = A x for one CSR matrix A, by the C kernel on ``THREADS`` threads, with vectors of ``dtype``.
+
+    The matrix is checked once here, as the kernel trusts it: row pointers from 0 to the number of links,
+    never decreasing, and column indices within the columns. A matrix whose entries are all 1 is kept as
+    its pattern alone; other values are kept in ``dtype``."""
+
+    def __init__(self, matrix: csr_matrix, dtype):
+        columns = matrix.shape[1]
+        # The kernel takes both int32 or both int64, as scipy keeps them; a copy only if they differ.
+        index_type = np.result_type(matrix.indptr, matrix.indices, np.int32)
+        self.indptr = matrix.indptr.astype(index_type, copy=False)
+        self.indices = matrix.indices.astype(index_type, copy=False)
+        if self.indptr[0] != 0 or self.indptr[-1] != len(self.indices) or (np.diff(self.indptr) < 0).any():
+            raise ValueError("the link matrix has broken row pointers")
+        if len(self.indices) and (self.indices.min() < 0 or self.indices.max() >= columns):
+            raise ValueError(f"the link matrix has column indices outside 0..{columns - 1}")
+        data = matrix.data
+        pattern = not len(data) or data.min() == data.max() == 1
+        self.data = None if pattern else data.astype(dtype, copy=False)
+
+    def __call__(self, x: np.ndarray, out: np.ndarray) -> float:
+        """Writes A x into ``out``; returns Σ out (float64)."""
+        return _product.product(self.indptr, self.indices, self.data, x, out, THREADS)
 
 
 class _Stall:
@@ -231,36 +258,32 @@ def pagerank(
     if nodes < 1:
         return Ranking(np.zeros(size, dtype=dtype), 0, 0.0)
     back = transposed if transposed is not None else transpose(links)
-    # Fold 1/W(r) and (1 − q) into the matrix once, so that an iteration is one product and one add.
+    vote = _Product(back, dtype)
+    # Fold 1/W(r) and (1 − q) into the vector each product takes (``scaled``), so that an iteration is one
+    # product over the links and one pass over the pages.
     out = _out_weights(links)
     scale = np.zeros(size, dtype=dtype)
     np.divide(1.0 - q, out, out=scale, where=out > 0, casting="unsafe")
-    votes = scale[back.indices]
-    del scale
-    votes *= back.data
-    vote = csr_matrix((votes, back.indices, back.indptr), shape=back.shape)
+    del out
 
     if jump is not None:  # each node's share of the jump (entry 0 is no node)
         jump = np.array(jump, dtype=np.float64)
         jump[0] = 0
         jump = (jump / jump.sum()).astype(dtype, copy=False)
     x = jump.copy() if jump is not None and start is None else _start(start, size, dtype)
+    scaled = x * scale
+    y = np.empty(size, dtype=dtype)
     stalled = _Stall("PageRank", max_error)
     change = float("inf")
     iteration = 0
     while iteration < max_iterations:
         iteration += 1
-        y = vote @ x
-        y[0] = 0
+        total = vote(scaled, y) - float(y[0])
         # What the votes did not carry — the random jump q and the rank of dangling pages — is spread
         # evenly, or by the jump vector; with Σ x = 1 that is 1 − Σ y, which also keeps rounding from
-        # drifting the total.
-        if jump is None:
-            y[1:] += (1.0 - y.sum(dtype=np.float64)) / nodes
-        else:
-            y += (1.0 - y.sum(dtype=np.float64)) * jump
-        change = _l1_change(x, y)
-        x = y
+        # drifting the total. ``spread`` writes the new scores into x and returns the L1 change.
+        add = (1.0 - total) / nodes if jump is None else 1.0 - total
+        change = _product.spread(y, x, scaled, scale, add, jump, THREADS)
         if change < max_error or stalled(change):
             break
     else:
@@ -300,25 +323,29 @@ def hits(
     size = links.shape[0]
     if links.shape != (size, size):
         raise ValueError(f"the link matrix must be square, got {links.shape}")
-    links = links if links.dtype == dtype else links.astype(dtype)
-    back = transposed if transposed is not None else transpose(links)
-    back = back if back.dtype == dtype else back.astype(dtype)
     if size < 2 or links.nnz == 0:
         zeros = np.zeros(size, dtype=dtype)
         return HubsAuthorities(zeros, zeros.copy(), 0, 0.0)
+    forward = _Product(links, dtype)
+    backward = _Product(transposed if transposed is not None else transpose(links), dtype)
     hub = _uniform(size, dtype)
     authority = np.zeros(size, dtype=dtype)
+    new_hub, new_authority = np.empty_like(hub), np.empty_like(authority)
     stalled = _Stall("HITS", max_error)
     change = float("inf")
     iteration = 0
     while iteration < max_iterations:
         iteration += 1
-        new_authority = back @ hub
-        new_authority *= 1.0 / new_authority.sum(dtype=np.float64)
-        new_hub = links @ new_authority
-        new_hub *= 1.0 / new_hub.sum(dtype=np.float64)
-        change = _l1_change(hub, new_hub) + _l1_change(authority, new_authority)
-        hub, authority = new_hub, new_authority
+        # Each new vector is normalised to sum 1 in the pass that measures its change.
+        total = backward(hub, new_authority)
+        if total <= 0:  # every link weighs 0: no hubs, no authorities
+            zeros = np.zeros(size, dtype=dtype)
+            return HubsAuthorities(zeros, zeros.copy(), iteration, 0.0)
+        change = _product.rescale(new_authority, authority, 1.0 / total, THREADS)
+        total = forward(new_authority, new_hub)
+        change += _product.rescale(new_hub, hub, 1.0 / total, THREADS)
+        hub, new_hub = new_hub, hub
+        authority, new_authority = new_authority, authority
         if change < max_error or stalled(change):
             break
     else:

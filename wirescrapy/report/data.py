@@ -5,8 +5,10 @@ it sees the documents counted when it opened the collection (``as_of``), and a r
 that instant may be seen half-written. Columns are copied out of the mapped record files one field at a
 time (``doc``), so memory is the fields a section asks for, not whole records; the link graph is the
 collection's CSR matrix (``LinkGraph.to_csr``), in page order for the weighted link rank and collapsed
-for the rest. The link scores come from the manager's ranking code (``manager/ranking.py``) with the
-configured dampening, whatever weights the manager gives them, so that a report always has them.
+for the rest. The link scores are those the manager stored in the records when it computed them over
+this very link graph (``manager/scorefile.py`` says which); the others come from the manager's ranking code
+(``manager/ranking.py``) with the configured dampening, whatever weights the manager gives them, so that a
+report always has them all.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from wirescrapy.collection import Collection
 from wirescrapy.collection.metadata import DocFlag
 from wirescrapy.collection.outlinks import OutLinks
 from wirescrapy.manager import ranking
+from wirescrapy.manager.scorefile import SITE_SCORES, ScoreStamp, link_digest
 
 
 class CrawlData:
@@ -123,7 +126,11 @@ class CrawlData:
     @cached_property
     def links(self) -> csr_matrix:
         """Each linked pair once, self-links dropped (``ranking.link_matrix``): degrees, PageRank, HITS."""
-        counts = self.ordered_links.copy()
+        counts = self.ordered_links
+        if "wlrank" in self.stored_scores:  # page order is not needed again: merge the repeats in place
+            self.__dict__.pop("ordered_links", None)
+        else:
+            counts = counts.copy()
         counts.sum_duplicates()
         return ranking.link_matrix(counts)
 
@@ -142,24 +149,46 @@ class CrawlData:
     # -- scores --------------------------------------------------------------------------------------
 
     @cached_property
+    def stored_scores(self) -> tuple[str, ...]:
+        """The link scores the manager stored over this very link graph, documents, sites and dampening
+        (``manager/scorefile.py``): those the report reads from the records instead of computing them."""
+        stamp = ScoreStamp.read(self.directory)
+        if stamp is None:
+            return ()
+        current = ScoreStamp(
+            self.n_docs,
+            self.n_sites,
+            link_digest(self.collection.links, self.n_docs),
+            self.config.pagerank_damping,
+        )
+        return stamp.stored(current)
+
+    @cached_property
     def scores(self) -> dict[str, np.ndarray]:
-        """PageRank, HITS hub and authority and weighted link rank of every document; site rank by site."""
+        """PageRank, HITS hub and authority and weighted link rank of every document; site rank by site.
+        Each is read from the records where the manager stored it over this graph, else computed."""
         config = self.config
         q, error = config.pagerank_damping, config.pagerank_max_error
-        back = ranking.transpose(self.links)
-        pagerank = ranking.pagerank(self.links, q, error, transposed=back).scores
-        hits = ranking.hits(self.links, config.hits_max_error, transposed=back)
-        del back
-        wlrank = ranking.wlrank(self.ordered_links, self.site_of, q, error).scores
+        stored = self.stored_scores
+        scores = {}
+        for name in stored:
+            column = self.site(name) if name in SITE_SCORES else self.doc(name)
+            scores[name] = column.astype(np.float32, copy=True)
+            scores[name][0] = 0
+        if "pagerank" not in scores or not {"hub", "authority"} <= scores.keys():
+            back = ranking.transpose(self.links)
+            if "pagerank" not in scores:
+                scores["pagerank"] = ranking.pagerank(self.links, q, error, transposed=back).scores
+            if not {"hub", "authority"} <= scores.keys():
+                hits = ranking.hits(self.links, config.hits_max_error, transposed=back)
+                scores["hub"], scores["authority"] = hits.hub, hits.authority
+            del back
+        if "wlrank" not in scores:
+            scores["wlrank"] = ranking.wlrank(self.ordered_links, self.site_of, q, error).scores
         self.__dict__.pop("ordered_links", None)  # only the weighted link rank needs page order: free it
-        siterank = ranking.pagerank(self.site_graph, q, error).scores
-        return {
-            "pagerank": pagerank,
-            "hub": hits.hub,
-            "authority": hits.authority,
-            "wlrank": wlrank,
-            "siterank": siterank,
-        }
+        if "siterank" not in scores:
+            scores["siterank"] = ranking.pagerank(self.site_graph, q, error).scores
+        return {name: scores[name] for name in ("pagerank", "hub", "authority", "wlrank", "siterank")}
 
     # -- other files ---------------------------------------------------------------------------------
 

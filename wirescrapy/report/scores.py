@@ -1,7 +1,8 @@
 """The Link scores section: PageRank, HITS hub and authority, weighted link rank — distributions and by depth.
 
-The scores are computed for the report (``CrawlData.scores``, the manager's ranking code) over the whole
-link graph, whatever weights the manager gives them. Each sums to 1 over the documents; the figures show
+The scores are over the whole link graph, whatever weights the manager gives them: those the manager stored
+over this very graph are read from the records, the others are computed for the report
+(``CrawlData.scores``, the manager's ranking code). Each sums to 1 over the documents; the figures show
 them multiplied by the number of documents, so that 1 is the average page and the axes read the same at
 any size of collection.
 """
@@ -24,12 +25,28 @@ SCORES = {
 }
 
 
+def _origin(stored: tuple[str, ...]) -> str:
+    """Which scores the manager stored over this graph, and which the report computed."""
+    names = {**SCORES, "siterank": "site rank"}
+    computed = [title for key, title in names.items() if key not in stored]
+    if not stored:
+        return "computed for this report."
+    read = ", ".join(names[key] for key in names if key in stored)
+    if not computed:
+        return f"{read} as the manager stored them over this very graph."
+    return (
+        f"{read} as the manager stored them over this very graph; {', '.join(computed)} computed for this "
+        "report."
+    )
+
+
 def scores_section(data: CrawlData, replay: Replay | None = None) -> Section:
     section = Section(
         "scores",
         "Link scores",
-        "Link analysis over the pages the crawl knows and the links between them, computed for this "
-        "report. Scores are shown × N (the number of documents): 1 is the score every page would have "
+        "Link analysis over the pages the crawl knows and the links between them: "
+        + _origin(data.stored_scores)
+        + " Scores are shown × N (the number of documents): 1 is the score every page would have "
         "if all were equal.",
     )
     scores = data.scores
