@@ -24,7 +24,12 @@ class Web:
 
 
 def plan(web: Web, value, waits, size, **options):
-    state = SiteState(np.array([0.0, *value]), options.pop("left", None), np.array([0.0, *waits]))
+    state = SiteState(
+        np.array([0.0, *value]),
+        options.pop("left", None),
+        np.array([0.0, *waits]),
+        options.pop("groups", None),
+    )
     options.setdefault("samesite", 500)
     return plan_batches(web.profits, web.site_ids, web.candidates, web.visited, state, size=size, **options)
 
@@ -91,3 +96,20 @@ def test_further_batches_of_one_run_take_the_next_pages():
     first, second = plan(web, [0.5, 0.5], [0.0, 0.0], 20, count=2).batches
     assert not set(first.tolist()) & set(second.tolist())
     assert len(first) == len(second) == 20
+
+
+def test_sites_on_one_server_share_its_capacity():
+    # Ten sites of 30 pages on one server (one group) against one site of 100 pages alone, all at 0.2 s.
+    web = Web([100] + [30] * 10, [0] * 11)
+    value = [0.5] + [0.05] * 10
+    waits = [0.2] * 11
+    apart = web.counts(plan(web, value, waits, 200).batches[0])
+    groups = np.array([0, 0] + [1] * 10)
+    together = web.counts(plan(web, value, waits, 200, groups=groups).batches[0])
+    # Apart, the ten sites fetch beside each other; on one server they take turns on one connection, so
+    # together they get no more of the batch's time than the site alone does.
+    assert sum(apart[1:]) > apart[0]
+    assert sum(together[1:]) <= together[0] + 1
+    # WIRE_MAX_SITES_PER_GROUP: at most three of the ten in the batch.
+    few = web.counts(plan(web, value, waits, 200, groups=groups, max_sites_per_group=3).batches[0])
+    assert sum(1 for n in few[1:] if n) == 3

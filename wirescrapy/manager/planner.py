@@ -38,7 +38,7 @@ import numpy as np
 
 from .profit import rank_in_group
 from .shares import site_caps
-from .timeshare import site_time_limits
+from .timeshare import TimeShare, site_time_limits
 
 CATCHUP_BASE = 0.25  # site_catchup: the part of a site's plain share it keeps, whatever its shortfall
 
@@ -49,6 +49,7 @@ class SiteState(NamedTuple):
     value: np.ndarray  # estimated share of the final PageRank (> 0)
     left: np.ndarray | None  # estimated pages left to fetch (None: its candidates)
     waits: np.ndarray  # seconds between two fetches (0: not limited by time)
+    groups: np.ndarray | None = None  # its server group (``collection.groups``; None: each site its own)
 
 
 class Batches(NamedTuple):
@@ -73,27 +74,34 @@ def plan_batches(
     growth: float = 0.0,
     start: np.ndarray | None = None,
     queued: bool = False,
+    max_sites_per_group: int = 0,
 ) -> Batches:
     """The next ``count`` batches of ``size`` (the module docstring's rules). Per-page arrays are aligned:
     ``profits``, ``site_ids``, ``candidates`` (may go into a batch), ``visited`` (fetched before), ``start``
     (seeds, for rule 3). ``queued``: jobs are queued on the collection, so the next batch follows at once
-    and the bound site may keep its reserve back (``timeshare.site_time_limits``)."""
+    and the bound site may keep its reserve back (``timeshare.site_time_limits``). ``max_sites_per_group``:
+    most sites of one server group in a batch (0: no limit; ``group_limits``)."""
     site_ids = np.asarray(site_ids, dtype=np.int64)
     count_sites = len(sites.value) - 1
     weights = site_catchup(sites.value, site_ids, visited, candidates & ~visited, size * count)
     weights = explore_share(weights, site_ids, candidates & ~visited, explore)
     limits = site_growth(site_ids, visited, growth, count_sites, start=start)
-    shared = site_time_limits(
-        site_ids,
-        candidates,
-        sites.waits,
-        size=size,
-        samesite=samesite,
-        weights=weights,
-        limits=limits,
-        left=sites.left,
-        queued=queued,
-    )
+    if sites.groups is not None and len(np.unique(sites.groups[1:])) < count_sites:
+        shared = group_limits(
+            site_ids, candidates, sites, weights, limits, size, samesite, queued, max_sites_per_group
+        )
+    else:
+        shared = site_time_limits(
+            site_ids,
+            candidates,
+            sites.waits,
+            size=size,
+            samesite=samesite,
+            weights=weights,
+            limits=limits,
+            left=sites.left,
+            queued=queued,
+        )
     limits = shared.limits if limits is None else np.minimum(limits, shared.limits)
     if shared.critical.any():  # the bound site and those near it take their whole limit
         weights = np.where(shared.critical, np.inf, weights)
@@ -108,6 +116,77 @@ def plan_batches(
         site_limits=limits,
     )
     return Batches(chosen, shared.critical if shared.led else None)
+
+
+def group_limits(
+    site_ids: np.ndarray,
+    candidates: np.ndarray,
+    sites: SiteState,
+    weights: np.ndarray,
+    limits: np.ndarray | None,
+    size: int,
+    samesite: int,
+    queued: bool,
+    max_sites: int,
+) -> TimeShare:
+    """Rules 4 and 5 by server group: sites that share a server share its one connection (the harvester's
+    politeness by group, ``WIRE_POLITENESS_GROUP``), so capacity, the bound and the lead are a group's. Each
+    group is planned as one site (its candidates, value, pages left and growth limits summed; its wait the
+    longest of its sites'), and its part is then shared among its sites by their weights (``site_caps``),
+    at most ``max_sites`` of them (those of highest weight; 0: all). Indexed by site-id, like
+    ``timeshare.site_time_limits``' answer."""
+    count = len(sites.value) - 1
+    group_of = np.asarray(sites.groups, dtype=np.int64)[: count + 1]
+    groups = int(group_of.max(initial=0)) + 1
+    # Group 0 is reserved, as site-id 0 is: groups are numbered from 1 here.
+    page_groups = group_of[site_ids] + 1
+    waits = np.zeros(groups + 1)
+    np.maximum.at(waits, group_of[1:] + 1, np.asarray(sites.waits, dtype=np.float64)[1:])
+
+    def sum_by(values: np.ndarray) -> np.ndarray:
+        return np.bincount(group_of[1:] + 1, weights=values[1:], minlength=groups + 1)
+
+    per_site = np.bincount(site_ids[candidates], minlength=count + 1)[: count + 1]
+    group_limits = None if limits is None else sum_by(np.minimum(limits, per_site).astype(np.float64))
+    shared = site_time_limits(
+        page_groups,
+        candidates,
+        waits,
+        size=size,
+        samesite=samesite * count,  # WIRE's cap is on a site: applied to each site below, not to a group
+        weights=np.maximum(sum_by(np.asarray(weights, dtype=np.float64)), np.finfo(np.float64).tiny),
+        limits=None if group_limits is None else np.maximum(group_limits, 1).astype(np.int64),
+        left=None if sites.left is None else sum_by(np.asarray(sites.left, dtype=np.float64)),
+        queued=queued,
+    )
+    # Each group's part, shared among its sites with candidates by weight: most groups are one site, which
+    # takes the whole part; in the others the sites of highest weight come first, no more of them than the
+    # part has pages (each site of a batch gets one at least) nor than ``max_sites``.
+    capped = per_site if limits is None else np.minimum(per_site, np.maximum(limits, 1))
+    live = np.flatnonzero(per_site[1:] > 0) + 1
+    order = live[np.lexsort((-np.asarray(weights, dtype=np.float64)[live], group_of[live]))]
+    rank = rank_in_group(group_of[order])
+    part = shared.limits[group_of[order] + 1]
+    keep = rank < part
+    if max_sites:
+        keep &= rank < max_sites
+    order = order[keep]
+    members = np.bincount(group_of[order], minlength=groups)
+    out = np.zeros(count + 1, dtype=np.int64)
+    alone = members[group_of[order]] == 1
+    out[order[alone]] = np.minimum(capped[order[alone]], part[keep][alone])
+    shared_groups = order[~alone]  # still sorted by group
+    starts = np.flatnonzero(np.diff(group_of[shared_groups], prepend=-1))
+    for sites_of in np.split(shared_groups, starts[1:]):
+        if not len(sites_of):
+            continue
+        group = group_of[sites_of[0]]
+        out[sites_of] = site_caps(
+            int(shared.limits[group + 1]), samesite, capped[sites_of], np.asarray(weights)[sites_of]
+        )
+    critical = shared.critical[group_of + 1] & (out > 0)
+    critical[0] = False
+    return TimeShare(out, critical, shared.led)
 
 
 def explore_share(weights: np.ndarray, site_ids: np.ndarray, frontier: np.ndarray, part: float) -> np.ndarray:

@@ -31,6 +31,7 @@ from wirescrapy.collection.metadata import DocFlag, RobotsState
 
 from . import ranking
 from .freshness import freshness
+from .nearduplicates import without_represented
 from .planner import SiteState, plan_batches
 from .profit import eligible, intrinsic_quality, pages_to_download, profit
 from .sections import cross_section_links, mirrored
@@ -77,6 +78,8 @@ def plan(
     site_records: np.ndarray | None = None,
     sections: np.ndarray | None = None,
     mirrors: np.ndarray | None = None,
+    groups: np.ndarray | None = None,
+    clusters: np.ndarray | None = None,
 ) -> Plan:
     """Steps 1–5 of a manager run over ``docs`` (the records of doc-ids 1..n) and ``links`` (the link
     counts as ``LinkGraph.to_csr(n)`` gives them). ``links_in_page_order`` returns the links with each
@@ -85,7 +88,10 @@ def plan(
     each site's wait (without them every site has the normal wait). ``sections``: each page's section
     (aligned with ``docs``, ``sections.section_ids``), needed when "crosslinks" has a weight. ``mirrors``:
     each page's group of copies in its site's sections (aligned with ``docs``, ``sections.mirror_ids``),
-    needed when "mirrors" has a weight."""
+    needed when "mirrors" has a weight. ``groups``: each site's server group (indexed by site-id,
+    ``collection.groups.server_groups``), whose one connection its sites share (default: each its own).
+    ``clusters``: each page's near-duplicate cluster (aligned with ``docs``, ``nearduplicates.clusters_of``):
+    no profit in fetching more of a cluster whose representative is stored."""
     n = len(docs)
     if links.shape != (n + 1, n + 1):
         raise ValueError(f"links must be ({n + 1}, {n + 1}) for {n} documents, got {links.shape}")
@@ -195,6 +201,8 @@ def plan(
     fresh = freshness(docs, now)
     lap("freshness")
     profits = profit(quality, fresh, visited)
+    if clusters is not None:
+        profits = without_represented(profits, clusters, docs["content_hash"] != 0)
     waits = np.full(sites + 1, config.wait_normal)
     if site_records is not None:
         known = min(len(site_records), sites + 1)
@@ -208,7 +216,7 @@ def plan(
         docs["siteid"],
         ok,
         visited,
-        SiteState(site_values, site_left, waits),
+        SiteState(site_values, site_left, waits, groups),
         size=config.batch_size,
         samesite=config.batch_samesite,
         count=count or config.batch_count,
@@ -216,6 +224,7 @@ def plan(
         growth=config.batch_site_growth,
         start=docs["depth"] == 0,
         queued=config.collection_wait > 0,
+        max_sites_per_group=config.max_sites_per_group,
     )
     lap("selection")
     return Plan(

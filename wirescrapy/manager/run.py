@@ -6,6 +6,7 @@ robots.txt is unreachable), writes each batch as a directory (``batch``), option
 parts, marks the pages with their batch number, and stores the scores in the records (documents:
 pagerank, wlrank, hub, authority, quality, freshness, profit, batch; sites: siterank, pagerank_sum).
 Scores with weight 0 are not computed and their fields keep what they held; OPIC has no field.
+``scores.json`` says which link scores the records hold and over which link graph (``scorefile``).
 """
 
 from __future__ import annotations
@@ -14,16 +15,20 @@ import ipaddress
 import logging
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from wirescrapy.collection.groups import server_groups
 from wirescrapy.collection.metadata import DocFlag, RobotsState
+from wirescrapy.collection.nearduplicates import NearDuplicateFile
 
 from .batch import BatchSite, BatchURL, next_batch_number, pages_out, write_batch
+from .nearduplicates import clusters_of
 from .planning import Plan, pages_of_closed_sites, plan
+from .scorefile import DOCUMENT_SCORES, SITE_SCORES, ScoreStamp, link_digest
 from .sections import group_ids, mirror_path, section
 
 if TYPE_CHECKING:
@@ -79,6 +84,7 @@ class Computed:
     seconds: (
         float  # what computing it took (``WIRE_PLAN_AHEAD`` starts the next one that long before it is due)
     )
+    links_digest: str = ""  # the link graph it read (``scorefile.link_digest``), stamped on the scores
 
 
 def manage(
@@ -135,10 +141,19 @@ def compute(
         ]
     )
     links = collection.links.to_csr(n_docs=n)
+    digest = link_digest(collection.links, n)
     ordered = collection.links.to_csr(n_docs=n, ordered=True) if config.score_weights["wlrank"] > 0 else None
     # The URLs are read only when a manager run needs their groups.
     groups = path_groups(config, collection.urls.path_arrays(1, n)) if group_keys(config) else {}
     sections, mirrors = groups.get("sections"), groups.get("mirrors")
+    near = NearDuplicateFile(collection.dir, readonly=True)
+    try:
+        clusters = clusters_of(near.records, n)
+    finally:
+        near.close()
+    # Sites on one server share its connection (WIRE_POLITENESS_GROUP): the planner counts a group's capacity.
+    names = [""] + [collection.urls.site_name(site_id) for site_id in range(1, site_count + 1)]
+    servers = server_groups(sites, names, config.politeness_group)
 
     def run() -> Computed:
         started = time.perf_counter()
@@ -155,8 +170,10 @@ def compute(
             site_records=sites,
             sections=sections,
             mirrors=mirrors,
+            groups=servers,
+            clusters=clusters,
         )
-        return Computed(now, n, site_count, result, time.perf_counter() - started)
+        return Computed(now, n, site_count, result, time.perf_counter() - started, digest)
 
     return run
 
@@ -212,6 +229,7 @@ def write(
             parts=parts,
             info=info,
             created=now if created is None else created,
+            group_mode=config.politeness_group,
         )
         docs["batch"][doc_ids - 1] = number
         logger.info(
@@ -222,6 +240,7 @@ def write(
         store_scores(docs, sites, result)
         collection.documents.flush()
         collection.sites.flush()
+        stamp_scores(collection.dir, config, computed)
     top = []
     if result.batches:
         top = [(float(result.profit[d - 1]), collection.url(int(d))) for d in result.batches[0][:5]]
@@ -253,6 +272,18 @@ def store_scores(docs: np.ndarray, sites: np.ndarray, result: Plan) -> None:
     if "pagerank" in result.scores:
         sums = np.bincount(docs["siteid"], weights=result.scores["pagerank"][1:], minlength=len(sites))
         sites["pagerank_sum"][1:] = sums[1 : len(sites)]
+
+
+def stamp_scores(directory: Path, config, computed: Computed) -> None:
+    """Write ``scores.json`` (``scorefile``): the link scores now stored and the graph they are over. Those
+    this run computed, and those an earlier run stored over the same graph, which the records keep."""
+    if not computed.links_digest:
+        return
+    stamp = ScoreStamp(computed.documents, computed.sites, computed.links_digest, config.pagerank_damping)
+    previous = ScoreStamp.read(directory)
+    names = set(previous.stored(stamp) if previous is not None else ())
+    names.update(name for name in DOCUMENT_SCORES + SITE_SCORES if name in computed.plan.scores)
+    replace(stamp, scores=tuple(sorted(names))).write(directory)
 
 
 def _batch_rows(
