@@ -99,7 +99,9 @@ class NearDuplicateFile:
             with open(tmp, "wb") as f:
                 f.write(header.tobytes())
                 f.flush()
-                allocate(f.fileno(), RECORD_DTYPE.itemsize * _GROWTH_RECORDS)
+                # Only the header: the space for records is allocated as they come (``ensure``), so that
+                # opening a collection on a nearly full disk takes none of the room its pages need.
+                os.fsync(f.fileno())
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
