@@ -5,7 +5,6 @@
     python -m benchmarks.gatherer --steps       # and where the parser's time goes, step by step
     python -m benchmarks.gatherer --links       # and the links into a collection (the seeder's work per link)
     python -m benchmarks.gatherer --pickle      # and what a parse worker's result costs to send back
-    python -m benchmarks.gatherer --near-duplicates   # and the near-duplicate step's cost per page
 
 The corpus is Debian's ``python3-doc`` (the Python documentation as HTML: ~530 pages, ~50 MB, UTF-8, much
 markup: syntax-highlighted code, tables, thousands of links); it is installed with apt-get when missing.
@@ -26,10 +25,6 @@ second pass (all known, as on a recrawl), against the parse itself.
 decisions by the seeder's rules: what a parse worker sends back, ``WIRE_PARSE_WORKERS``, unpickled by the
 worker pool's thread under the crawl's GIL), with ``Decision``'s own ``__reduce__`` against the dataclasses
 default for frozen slots classes (``__getstate__``/``__setstate__`` calling ``fields()`` per object).
-``--near-duplicates`` times the near-duplicate step per page (``gatherer/simhash.py``,
-``collection/nearduplicates.py``): the shingles of the page's text (the C kernel), against a plain Python
-baseline (a hash per shingle string, the bits counted in a loop); the site's template sketch and the
-SimHash; the cluster lookup and write (the banded index and the side file); each against the parse itself.
 Rates are per CPU second of this process (``time.process_time``, the best of ``--repeat`` runs) so that other
 work on the machine weighs less; the load average is printed with them.
 """
@@ -38,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -254,88 +248,6 @@ def print_pickle(pages, repeat: int) -> None:
     )
 
 
-def python_simhash(text: str) -> int | None:
-    """The baseline: SimHash with a hash per shingle string and the bits counted in Python."""
-    from xxhash import xxh3_64_intdigest
-
-    from wirescrapy.gatherer.simhash import MIN_SHINGLES, SHINGLE_WORDS
-
-    words = re.findall(r"[0-9a-z\x80-\U0010ffff]+", text.lower())
-    shingles = (
-        " ".join(words[i : i + SHINGLE_WORDS]).encode() for i in range(len(words) - SHINGLE_WORDS + 1)
-    )
-    hashes = {xxh3_64_intdigest(shingle) for shingle in shingles}
-    if len(hashes) < MIN_SHINGLES:
-        return None
-    votes = [0] * 64
-    for value in hashes:
-        for bit in range(64):
-            votes[bit] += 1 if value >> bit & 1 else -1
-    return sum(1 << bit for bit in range(64) if votes[bit] > 0)
-
-
-def print_near_duplicates(pages, repeat: int) -> None:
-    import tempfile
-
-    from wirescrapy.collection.nearduplicates import NearDuplicateFile, assign, load_index
-    from wirescrapy.gatherer.simhash import Fingerprinter, shingles, simhash
-
-    parser = Parser.default()
-    start = time.process_time()
-    texts = [parser.parse(body, url, "text/html").text for url, body in pages]
-    parse = (time.process_time() - start) / len(pages)
-
-    def best(function) -> float:
-        times = []
-        for _ in range(repeat):
-            start = time.process_time()
-            function()
-            times.append(time.process_time() - start)
-        return min(times) / len(pages)
-
-    kernel_shingles = best(lambda: [shingles(text) for text in texts])
-    plain = best(lambda: [python_simhash(text) for text in texts])
-    hashes = [shingles(text) for text in texts]
-    plain_simhash = best(lambda: [simhash(h) for h in hashes])
-
-    def sketch():
-        fingerprinter = Fingerprinter()
-        for n, h in enumerate(hashes):
-            fingerprinter.add(n % 4, n, h)
-        fingerprinter.flush()
-
-    sketched = best(sketch)
-    fingerprints = [simhash(h) for h in hashes]
-
-    def cluster():
-        with tempfile.TemporaryDirectory(prefix="wire-neardup-") as directory:
-            file = NearDuplicateFile(directory)
-            index = load_index(file)
-            for doc_id, fingerprint in enumerate(fingerprints, 1):
-                assign(index, file, doc_id, fingerprint)
-            file.close()
-
-    clustered = best(cluster)
-    words = sum(len(text.split()) for text in texts) / len(texts)
-    print(
-        f"\nnear-duplicate step per page ({len(pages)} pages, {words:,.0f} words a page, "
-        f"CPU, best of {repeat}):"
-    )
-    rows = (
-        ("shingles (C kernel)", kernel_shingles),
-        ("SimHash of the shingles", plain_simhash),
-        ("template sketch + SimHash", sketched),
-        ("cluster: index lookup + record", clustered),
-    )
-    for name, seconds in rows:
-        print(f"  {name:34s} {seconds * 1e6:8.1f} us/page {seconds / parse:6.1%} of the parse")
-    whole = kernel_shingles + sketched + clustered
-    print(f"  {'the whole step':34s} {whole * 1e6:8.1f} us/page {whole / parse:6.1%} of the parse")
-    print(f"  {'baseline: plain Python SimHash':34s} {plain * 1e6:8.1f} us/page")
-    print(f"  {'parse, for comparison':34s} {parse * 1e6:8.1f} us/page")
-    print(f"  C shingles + SimHash: {plain / (kernel_shingles + plain_simhash):.1f}x the baseline's speed")
-
-
 def print_steps(pages, total: int, repeat: int) -> None:
     run_steps(pages[: max(1, len(pages) // 10)])  # warm-up
     best: dict[str, float] = {}
@@ -421,8 +333,6 @@ def main(argv=None) -> None:
         print_links(pages, options.repeat)
     if options.pickle:
         print_pickle(pages, options.repeat)
-    if options.near_duplicates:
-        print_near_duplicates(pages, options.repeat)
     print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

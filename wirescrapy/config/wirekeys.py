@@ -11,8 +11,8 @@ NOT_IMPLEMENTED = {
     "harvester/dnsmax, dnstimeout, dnsexpire": "Scrapy's resolver (DNSCACHE_SIZE, DNS_TIMEOUT) does this",
     "harvester/user-agent-comment": "Scrapy's USER_AGENT setting",
     "harvester/loglevel": "Scrapy's LOG_LEVEL setting",
-    "gatherer/removesource, save-hash-only, use-sketches": "not implemented: pages are always kept; "
-    "near-duplicate sketches are out of scope",
+    "gatherer/removesource, save-hash-only": "not implemented: pages are always kept",
+    "gatherer/use-sketches": "WIRE_NEAR_DUPLICATES: a SimHash of each page's own text, not WIRE's sketches",
     "gatherer/convert-to-utf8": "always on: stored text is UTF-8",
     "gatherer/changetodynamic": "not implemented",
     "seeder/add-robots-txt": "always on: robots.txt is fetched before a site's pages",
