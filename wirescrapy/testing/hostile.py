@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import asyncio
 import struct
-import threading
 import zlib
-from typing import Self
+
+from wirescrapy.testing.loopback import LoopbackServer
 
 BOMB_SIZE = 1 << 30
 MANY_HEADERS = 2000
@@ -56,10 +56,11 @@ def gzip_bomb(head: bytes, unit: bytes, size: int) -> bytes:
     )
 
 
-class HostileWeb:
+class HostileWeb(LoopbackServer):
     """``with HostileWeb() as web:`` serves until the block ends; ``web.url("bomb1", "/bomb.html")``."""
 
     def __init__(self, bomb_size: int = BOMB_SIZE, endless_seconds: float = 60.0, pages: int = 30):
+        super().__init__("127.0.0.1")
         self.endless_seconds = endless_seconds
         self.pages = pages
         self.requests: list[tuple[str, str]] = []
@@ -67,45 +68,14 @@ class HostileWeb:
         unit = _ENTRY * (_UNIT // len(_ENTRY))
         head = b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
         self.sitemap_bomb = gzip_bomb(head, unit, bomb_size)
-        line = b"".join(b"X-Hostile-%d: %s\r\n" % (i, b"a" * 80) for i in range(600))
-        self._header_block = line
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self.port = 0
 
     def url(self, site: str, path: str = "/") -> str:
         return f"http://{site}.wire.test:{self.port}{path}"
 
-    def __enter__(self) -> Self:
-        self._thread.start()
-        started = asyncio.run_coroutine_threadsafe(
-            asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=1024), self._loop
-        )
-        self._server = started.result(timeout=10)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    def __exit__(self, *exc) -> None:
-        async def stop():
-            self._server.close()
-            for task in asyncio.all_tasks():
-                if task is not asyncio.current_task():
-                    task.cancel()
-
-        asyncio.run_coroutine_threadsafe(stop(), self._loop).result(timeout=10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
-
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            request_line = await reader.readline()
-            host = ""
-            while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
-                name, _, value = line.partition(b":")
-                if name.strip().lower() == b"host":
-                    host = value.strip().decode("latin-1").split(":")[0].split(".")[0]
-            parts = request_line.split()
-            path = parts[1].decode("latin-1") if len(parts) >= 2 else "/"
+            host, path = await self.read_request(reader)
+            host = host.split(".")[0]
             self.requests.append((host, path))
             await self._answer(host, path, writer)
         except (ConnectionError, asyncio.CancelledError):
@@ -115,7 +85,7 @@ class HostileWeb:
 
     async def _answer(self, host: str, path: str, writer: asyncio.StreamWriter) -> None:
         if path == "/headers.html":
-            await self._endless_headers(writer)
+            await self.endless_headers(writer, self.endless_seconds)
             return
         if path == "/many-headers.html":
             body = self._page(path)
@@ -150,14 +120,6 @@ class HostileWeb:
                 for n in range(number + 1, min(number + 4, self.pages))
             )
         return _PAGE % (title, b"A page of a hostile site. " * 20, links)
-
-    async def _endless_headers(self, writer: asyncio.StreamWriter) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.endless_seconds
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n")
-        while loop.time() < deadline:
-            writer.write(self._header_block)
-            await writer.drain()
 
 
 def _sitemaps(host: str) -> list[str]:

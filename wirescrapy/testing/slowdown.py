@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import threading
 import time
 from itertools import pairwise
-from typing import Self
+
+from wirescrapy.testing.loopback import LoopbackServer
 
 _PAGE = b"<html><head><title>%s</title></head><body><p>%s</p></body></html>"
-_HEADER_BLOCK = b"".join(b"X-Slow-%d: %s\r\n" % (i, b"a" * 80) for i in range(600))
 
 
-class SlowDownWeb:
+class SlowDownWeb(LoopbackServer):
     """``with SlowDownWeb(throttle_every=5, retry_after=3) as web:`` serves until the block ends."""
 
     def __init__(
@@ -43,55 +42,23 @@ class SlowDownWeb:
         retry_after_date: bool = False,
         endless_seconds: float = 30.0,
     ):
-        self.address = address
+        super().__init__(address)
         self.throttle_every = throttle_every
         self.outage = outage
         self.retry_after = retry_after
         self.retry_after_date = retry_after_date
         self.endless_seconds = endless_seconds
         self.log: list[dict] = []
-        self.header_bytes = 0  # bytes of endless headers the clients took
         self._count = 0
         self._first: float | None = None
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self.port = 0
 
     def url(self, host: str, path: str = "/") -> str:
         return f"http://{host}:{self.port}{path}"
 
-    def __enter__(self) -> Self:
-        self._thread.start()
-        started = asyncio.run_coroutine_threadsafe(
-            asyncio.start_server(self._serve, self.address, 0, backlog=1024), self._loop
-        )
-        self._server = started.result(timeout=10)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    def __exit__(self, *exc) -> None:
-        async def stop():
-            self._server.close()
-            for task in asyncio.all_tasks():
-                if task is not asyncio.current_task():
-                    task.cancel()
-
-        asyncio.run_coroutine_threadsafe(stop(), self._loop).result(timeout=10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
-
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         record = {"start": time.time(), "host": "", "path": "/", "status": 0, "address": self.address}
         try:
-            request_line = await reader.readline()
-            while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
-                name, _, value = line.partition(b":")
-                if name.strip().lower() == b"host":
-                    record["host"] = (
-                        value.strip().decode("latin-1").rpartition(":")[0] or value.strip().decode()
-                    )
-            parts = request_line.split()
-            record["path"] = parts[1].decode("latin-1") if len(parts) >= 2 else "/"
+            record["host"], record["path"] = await self.read_request(reader)
             record["status"] = await self._answer(record["path"], writer, record)
         except (ConnectionError, asyncio.CancelledError):
             pass
@@ -110,7 +77,7 @@ class SlowDownWeb:
         if self.throttle_every and self._count % self.throttle_every == 0:
             return await self._slow_down(writer, b"429 Too Many Requests", now, record)
         if path == "/headers.html":
-            await self._endless_headers(writer)
+            await self.endless_headers(writer, self.endless_seconds)
             return 200
         if path == "/robots.txt":
             body, kind = b"User-agent: *\nAllow: /\n", b"text/plain"
@@ -136,15 +103,6 @@ class SlowDownWeb:
         if not self.retry_after_date:
             record["until"] = time.time() + self.retry_after
         return int(status[:3])
-
-    async def _endless_headers(self, writer: asyncio.StreamWriter) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.endless_seconds
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n")
-        while loop.time() < deadline:
-            writer.write(_HEADER_BLOCK)
-            await writer.drain()
-            self.header_bytes += len(_HEADER_BLOCK)
 
 
 def _head(status: bytes, content_type: bytes, body: bytes, extra: bytes = b"") -> bytes:
