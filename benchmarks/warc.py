@@ -117,22 +117,29 @@ def prepare(web, workdir: Path, name: str, settings: dict) -> Path:
     return collection
 
 
-def archiving(options, workdir: Path) -> None:
-    fast = {"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0}
-    print(
-        f"\n== 1, 2. WARC on / off and ingest: {options.sites} sites x {options.pages} pages, waits 0, "
-        f"best of {options.repeat} ==",
-        flush=True,
-    )
-    with SampleWebProcess(
-        workdir=workdir / "web",
+FAST = {"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0}  # waits 0: the harvester's own speed
+
+
+def sample_web(options, directory: Path) -> SampleWebProcess:
+    """The sample web of ``--sites`` x ``--pages``, quick to answer, no Crawl-delay."""
+    return SampleWebProcess(
+        workdir=directory,
         sites=options.sites,
         pages_per_site=options.pages,
         seed=options.seed,
         slow_delay=0.05,
         crawl_delay=0,
-    ) as web:
-        seeded = prepare(web, workdir, "seeded", fast)
+    )
+
+
+def archiving(options, workdir: Path) -> None:
+    print(
+        f"\n== 1, 2. WARC on / off and ingest: {options.sites} sites x {options.pages} pages, waits 0, "
+        f"best of {options.repeat} ==",
+        flush=True,
+    )
+    with sample_web(options, workdir / "web") as web:
+        seeded = prepare(web, workdir, "seeded", FAST)
         batch = seeded / "batches" / "000001"
         best = {"off": (0.0, {}), "on": (0.0, {})}
         runs: dict[str, list[dict]] = {"off": [], "on": []}
@@ -140,7 +147,7 @@ def archiving(options, workdir: Path) -> None:
             for mode in ("off", "on"):
                 collection = workdir / f"{mode}-{attempt}"
                 shutil.copytree(seeded, collection)
-                settings = {**fast, "WIRE_COLLECTION_DIR": collection}
+                settings = {**FAST, "WIRE_COLLECTION_DIR": collection}
                 if mode == "on":
                     settings["WIRE_WARC_DIR"] = workdir / f"warc-{attempt}"
                 stats = scrapy(
@@ -189,7 +196,7 @@ def archiving(options, workdir: Path) -> None:
             f"batch={batch}",
             "-a",
             f"warc={outdir}",
-            settings={**fast, "WIRE_COLLECTION_DIR": workdir / "none"},
+            settings={**FAST, "WIRE_COLLECTION_DIR": workdir / "none"},
         )
         ingest_into = shutil.copytree(seeded, workdir / "ingested")
         ingest = scrapy(
@@ -337,16 +344,8 @@ def recrawl(options, workdir: Path) -> None:
         f"{options.pages} pages; {options.docs_pages} pages of Python's documentation ==",
         flush=True,
     )
-    fast = {"WIRE_WAIT_NORMAL": 0, "WIRE_WAIT_LARGE_SITE": 0}
-    with SampleWebProcess(
-        workdir=workdir / "recrawl-web",
-        sites=options.sites,
-        pages_per_site=options.pages,
-        seed=options.seed,
-        slow_delay=0.05,
-        crawl_delay=0,
-    ) as web:
-        recrawl_ratio("sample web", workdir / "recrawl-sample", sorted(web.truth.pages), fast)
+    with sample_web(options, workdir / "recrawl-web") as web:
+        recrawl_ratio("sample web", workdir / "recrawl-sample", sorted(web.truth.pages), FAST)
     if nginx_server.binary() is None or not DOCS.is_dir():
         print(
             f"Python's documentation: skipped ({'nginx' if nginx_server.binary() is None else DOCS} missing)"
@@ -358,7 +357,7 @@ def recrawl(options, workdir: Path) -> None:
         pages = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.html"))[: options.docs_pages]
         urls = [f"http://docs.wire.test:{server.port}/{page}" for page in pages]
         limits = {
-            **fast,
+            **FAST,
             "WIRE_MAX_FILE_SIZE": 2_000_000,
             "WIRE_MAX_STORED_SIZE": 2_000_000,
             "WIRE_ACCEPT_DOMAIN_SUFFIXES": ".wire.test",  # not its links to python.org
