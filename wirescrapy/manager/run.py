@@ -11,7 +11,6 @@ Scores with weight 0 are not computed and their fields keep what they held; OPIC
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import time
 from collections.abc import Iterable, Mapping
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from wirescrapy.collection.groups import server_groups
+from wirescrapy.collection.groups import ip_text, server_groups
 from wirescrapy.collection.metadata import DocFlag, RobotsState
 from wirescrapy.collection.nearduplicates import NearDuplicateFile
 
@@ -333,7 +332,7 @@ def _batch_rows(
             BatchSite(
                 site_id=site_id,
                 origin=collection.urls.site_name(site_id),
-                ip=_ip_text(record["ip"]),
+                ip=ip_text(record["ip"]),
                 robots_state=state,
                 robots_fetched=fetched,
                 robots_due=state is RobotsState.UNKNOWN or now >= fetched + period,
@@ -345,15 +344,6 @@ def _batch_rows(
             )
         )
     return urls, site_list
-
-
-def _ip_text(raw) -> str:
-    """The record's 16-byte address as text; IPv4-mapped addresses as dotted quads, "" if unknown."""
-    data = bytes(raw).ljust(16, b"\0")  # numpy drops trailing NUL bytes of an S16 value
-    if not any(data):
-        return ""
-    address = ipaddress.IPv6Address(data)
-    return str(address.ipv4_mapped or address)
 
 
 def path_groups(config: WireConfig, urls: PathArrays | Iterable[tuple[int, bytes]]) -> dict[str, np.ndarray]:
