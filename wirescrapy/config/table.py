@@ -590,7 +590,7 @@ SETTINGS: tuple[Setting, ...] = (
             "harvester/nthreads/start",
             300,
             "int",
-            "Sites fetched at the same time (one connection each).",
+            "Servers (WIRE_POLITENESS_GROUP's groups) fetched at the same time, one connection each.",
             1,
         ),
         Setting(
