@@ -292,9 +292,6 @@ def main(argv=None) -> None:
     arguments.add_argument(
         "--pickle", action="store_true", help="also time sending a parse worker's results back"
     )
-    arguments.add_argument(
-        "--near-duplicates", action="store_true", help="also time the near-duplicate step per page"
-    )
     options = arguments.parse_args(argv)
 
     pages = load(options.limit)

@@ -18,9 +18,12 @@ XOR and bit count over one array): what a lookup would cost without the bands. I
 per page, and the time to build it from the side file's arrays (a harvest's start).
 
 ``--step`` times the near-duplicate step per page on python3-doc's pages (``benchmarks/gatherer.py``'s
-corpus), in CPU time, against the parse of the page: the shingles and the SimHash by their C kernels
-(``gatherer/_simhash.c``), each against the same computation in numpy (the baseline, checked to give the
-same hashes), the site's template sketch with the SimHash, and the cluster (index lookup and record).
+corpus), in CPU time: the shingles and the SimHash by their C kernels (``gatherer/_simhash.c``), each
+against the same computation in numpy (the baseline, checked to give the same hashes on every page), the
+site's template sketch with the SimHash, and the cluster (index lookup and record). Each is compared with
+the parse of the page and with the gatherer's whole work on it, the goal's measure: every step of
+``ITEM_PIPELINES`` timed on the same pages, on a first visit into a new collection and on a revisit. The
+near-duplicate step is also timed inside the gatherer, as its pipeline, caches shared with the other steps.
 
 ``--quality`` measures whether the fingerprint calls "near-duplicate" what is one, on a labelled set of real
 pages (Debian documentation; the packages are installed with apt-get when missing):
@@ -101,6 +104,7 @@ SIMILAR, DIFFERENT = 0.95, 0.80  # the labels' bounds on the main text's word si
 HELD_OUT = 1 / 3
 OTHER_BANDS = 3  # --index's other layout: three tables of 21 to 22 bits, probed two bits away past 5 bits
 MAX_LABEL_WORDS = 20_000  # pages longer than this are left out of the pairs (difflib's time)
+T0 = 1_700_000_000.0  # --step: the gatherer's fetches' time
 
 
 def flip_bits(values: np.ndarray, bits: int, rng: np.random.Generator) -> np.ndarray:
@@ -211,9 +215,95 @@ def numpy_simhash(hashes: np.ndarray) -> int | None:
         return None
     slots = hashes.astype("<u8").view(np.uint8).reshape(-1, 8) + np.arange(0, 2048, 256, dtype=np.intp)
     counts = np.bincount(slots.ravel(), minlength=2048)
-    bits = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float64)
+    # integers: numpy's float product would start BLAS's threads, whose spinning counts in the CPU time
+    bits = (np.arange(256)[:, None] >> np.arange(8)) & 1
     votes = (counts.reshape(8, 256) @ bits).ravel()
     return int(np.packbits(2 * votes > len(hashes), bitorder="little").view("<u8")[0])
+
+
+def gatherer_cost(pages: list[tuple[str, bytes]], repeat: int) -> list[dict[str, float]]:
+    """CPU seconds per page of each of the gatherer's steps on ``pages``, on a first visit into a new
+    collection and on a second visit of the same pages (their content unchanged, their links known), each
+    the best of ``repeat`` runs. The steps are the item pipelines of ``settings/default.py``'s
+    ``ITEM_PIPELINES``, built from a crawler as Scrapy builds them, given the fetches the harvester's spider
+    makes; the pages are parsed in this thread (``WIRE_PARSE_WORKERS`` 0: the near-duplicate step computes
+    the shingles itself). A step's ``close_spider`` (the near-duplicate step decides its held pages there)
+    counts in the second visit's time."""
+    from scrapy import Request, Spider
+    from scrapy.exceptions import NotConfigured
+    from scrapy.http import Response
+    from scrapy.utils.misc import build_from_crawler, load_object
+    from scrapy.utils.reactor import install_reactor, is_reactor_installed
+    from scrapy.utils.test import get_crawler
+
+    from settings.default import ITEM_PIPELINES
+    from wirescrapy.config import WireConfig
+    from wirescrapy.gatherer.language import identify
+    from wirescrapy.harvester import meta
+    from wirescrapy.harvester.fetch import response_fetch
+    from wirescrapy.harvester.session import Harvest
+    from wirescrapy.signals import harvest_opened
+
+    if not is_reactor_installed():  # get_crawler checks the settings against the installed reactor
+        install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
+    identify("the language model loads on first use: before the clock runs")
+    clock = time.process_time
+    best: list[dict[str, float]] = [{}, {}]
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="wire-gatherer-") as directory:
+            crawler = get_crawler(
+                Spider,
+                {"LOGSTATS_INTERVAL": 0, "WIRE_COLLECTION_DIR": directory, "WIRE_PARSE_WORKERS": 0},
+            )
+            config = WireConfig.from_crawler(crawler)
+            spider = Spider("gatherer")
+            harvest = Harvest.open(config, "wire-benchmark")
+            try:
+                steps = []
+                for path in sorted(ITEM_PIPELINES, key=ITEM_PIPELINES.get):
+                    try:
+                        steps.append(build_from_crawler(load_object(path), crawler))
+                    except NotConfigured:  # the WARC writer, with no WARC directory
+                        continue
+                crawler.signals.send_catch_log(harvest_opened, harvest=harvest)
+                harvest.seed(url for url, _ in pages)
+                for visit, at in enumerate((T0, T0 + 86_400)):
+                    seconds = dict.fromkeys((type(step).__name__ for step in steps), 0.0)
+                    for url, body in pages:
+                        doc_id = harvest.collection.lookup(url)
+                        record = harvest.collection.documents.records[doc_id]
+                        request = Request(
+                            url,
+                            meta={
+                                meta.DOC_ID: doc_id,
+                                meta.SITE_ID: int(record["siteid"]),
+                                meta.DEPTH: int(record["depth"]),
+                                meta.STARTED: at,
+                                "download_latency": 0.1,
+                            },
+                            dont_filter=True,
+                        )
+                        response = Response(
+                            url, headers={"Content-Type": "text/html"}, body=body, request=request
+                        )
+                        item = response_fetch(response, config.max_file_size, at + 0.5)
+                        for step in steps:
+                            start = clock()
+                            item = step.process_item(item, spider)
+                            seconds[type(step).__name__] += clock() - start
+                    if visit == 1:
+                        for step in steps:
+                            if hasattr(step, "close_spider"):
+                                start = clock()
+                                step.close_spider(spider)
+                                seconds[type(step).__name__] += clock() - start
+                    for name, value in seconds.items():
+                        best[visit][name] = min(best[visit].get(name, float("inf")), value / len(pages))
+                if crawler.stats.get_value("gatherer/near_duplicates/no_fingerprint", 0) >= 2 * len(pages):
+                    raise AssertionError("the near-duplicate step fingerprinted no page")
+            finally:
+                harvest.close()
+    return best
 
 
 def step_cost(limit: int | None, repeat: int) -> None:
@@ -235,7 +325,17 @@ def step_cost(limit: int | None, repeat: int) -> None:
     hashes = [shingles(text) for text in texts]
     assert all(np.array_equal(np.sort(h), numpy_shingles(t)) for h, t in zip(hashes, texts, strict=True))
     assert all(simhash(h) == numpy_simhash(h) for h in hashes)
-    kernel = best(lambda: [shingles(text) for text in texts])
+
+    def kernel_run() -> float:
+        """CPU seconds of the kernel's shingles of new copies of the texts, as a page's text is shingled
+        once: a str keeps what a first reading made (the earlier kernel read a UTF-8 copy the str kept)."""
+        copies = [text.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass") for text in texts]
+        start = time.process_time()
+        for text in copies:
+            shingles(text)
+        return time.process_time() - start
+
+    kernel = min(kernel_run() for _ in range(repeat)) / len(pages)
     baseline = best(lambda: [numpy_shingles(text) for text in texts])
     kernel_simhash = best(lambda: [simhash(h) for h in hashes])
     baseline_simhash = best(lambda: [numpy_simhash(h) for h in hashes])
@@ -249,19 +349,28 @@ def step_cost(limit: int | None, repeat: int) -> None:
     sketched = best(sketch)
     fingerprints = [simhash(h) for h in hashes]
 
-    def cluster():
+    def cluster() -> float:
+        """CPU seconds of the pages' assignments; the file's creation and close, once a harvest, left out
+        (the step's time inside the gatherer, below, has them)."""
         with tempfile.TemporaryDirectory(prefix="wire-neardup-") as directory:
             file = NearDuplicateFile(directory)
             index = load_index(file)
+            start = time.process_time()
             for doc_id, fingerprint in enumerate(fingerprints, 1):
                 assign(index, file, doc_id, fingerprint)
+            seconds = time.process_time() - start
             file.close()
+        return seconds
 
-    clustered = best(cluster)
+    clustered = min(cluster() for _ in range(repeat)) / len(pages)
+    visits = gatherer_cost(pages, repeat)
+    gatherer = [sum(steps.values()) for steps in visits]
+    whole = kernel + sketched + clustered
     words = sum(len(text.split()) for text in texts) / len(texts)
     print(
         f"\nthe near-duplicate step per page ({len(pages)} pages, {words:,.0f} words a page, CPU, "
-        f"best of {repeat}):"
+        f"best of {repeat}), against the parse and the gatherer's whole work on a page (a first visit, a "
+        "revisit):"
     )
     rows = (
         ("shingles (C kernel; a parse worker's)", kernel),
@@ -271,12 +380,33 @@ def step_cost(limit: int | None, repeat: int) -> None:
         ("template sketch + SimHash", sketched),
         ("cluster: index lookup + record", clustered),
         ("in the reactor thread (sketch, SimHash, cluster)", sketched + clustered),
-        ("the whole step", kernel + sketched + clustered),
+        ("the whole step", whole),
         ("the whole step with the numpy shingles", baseline + sketched + clustered),
     )
+    print(f"  {'':50s} {'':15s} {'parse':>7s} {'first':>7s} {'revisit':>7s}")
     for name, seconds in rows:
-        print(f"  {name:50s} {seconds * 1e6:8.1f} us/page {seconds / parse:6.1%} of the parse")
-    print(f"  {'the parse (Parser.parse)':50s} {parse * 1e6:8.1f} us/page")
+        shares = " ".join(f"{seconds / total:7.1%}" for total in (parse, *gatherer))
+        print(f"  {name:50s} {seconds * 1e6:7.1f} us/page {shares}")
+    print(f"  {'the parse (Parser.parse)':50s} {parse * 1e6:7.1f} us/page")
+    print(
+        "\nthe gatherer's steps per page (ITEM_PIPELINES; pages parsed in this thread), first visit, revisit:"
+    )
+    for name in visits[0]:
+        first, again = (steps[name] for steps in visits)
+        print(f"  {name:50s} {first * 1e6:8.1f} {again * 1e6:8.1f} us/page")
+    print(f"  {'the gatherer: all its steps':50s} {gatherer[0] * 1e6:8.1f} {gatherer[1] * 1e6:8.1f} us/page")
+    inside = [steps["NearDuplicatePipeline"] for steps in visits]
+    parsing = [steps["ParsePipeline"] for steps in visits]
+    print(
+        "the goal: the whole near-duplicate step under 10% of the gatherer's time per page (all its steps)\n"
+        f"  timed alone, caches warm: {whole * 1e6:.1f} us/page, {whole / parse:.1%} of the parse; "
+        f"{whole / gatherer[0]:.1%} of the gatherer's time on a first visit, {whole / gatherer[1]:.1%} on a "
+        "revisit\n"
+        f"  timed inside the gatherer (NearDuplicatePipeline, its shingles in this thread): "
+        f"{inside[0] * 1e6:.1f} and {inside[1] * 1e6:.1f} us/page, {inside[0] / gatherer[0]:.1%} and "
+        f"{inside[1] / gatherer[1]:.1%} of the gatherer's time; {inside[0] / parsing[0]:.1%} and "
+        f"{inside[1] / parsing[1]:.1%} of ParsePipeline's (the parse and the language)"
+    )
 
 
 # -- quality -------------------------------------------------------------------------------------------------

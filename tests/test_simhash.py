@@ -53,12 +53,18 @@ def mix(value: int) -> int:
     return value ^ (value >> 31)
 
 
-def reference_shingles(value: str) -> set[int]:
-    """The shingle hashes as ``_simhash.c`` defines them, one word and one byte at a time."""
+def reference_words(value: str) -> list[int]:
+    """The word hashes as ``_simhash.c`` defines them, one word and one byte at a time."""
     hashes = []
     for word in re.findall(rb"[0-9a-z\x80-\xff]+", value.encode("utf-8", "surrogatepass").lower()):
         total = sum(byte * pow(0x100000001B3, min(place, 31) + 1, 1 << 64) for place, byte in enumerate(word))
         hashes.append(mix(total & MASK))
+    return hashes
+
+
+def reference_shingles(value: str) -> set[int]:
+    """The shingle hashes as ``_simhash.c`` defines them, from ``reference_words``."""
+    hashes = reference_words(value)
     multipliers = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x27D4EB2F165667C5)
     return {
         mix(sum(h * m for h, m in zip(hashes[i : i + 4], multipliers, strict=True)) & MASK)
@@ -72,6 +78,37 @@ def test_the_kernel_hashes_words_and_shingles_as_defined():
     assert len(shingles(sample)) == len(reference_shingles(sample))  # distinct
     long = text(12_000, 9)
     assert shingles(long).tolist() == sorted(reference_shingles(long))[:MAX_SHINGLES]  # the smallest
+
+
+def test_words_of_any_length_and_byte_hash_as_defined():
+    # Words past the 32 bytes whose places have their own power, upper case, digits, every ASCII byte as a
+    # separator or in a word, non-ASCII letters and a lone surrogate; at the text's start and end too. The
+    # shingles read a str's code points as they are stored: one, two or four bytes each, by the str.
+    rng = random.Random(11)
+    kinds = (["é", "ß", "\xff"], ["é", "Ω", "\udcff", "\u4e2d"], ["é", "\U0001f600", "\udcff"])
+    for n in range(60):
+        pieces = [chr(code) for code in range(128)] + kinds[n % 3]
+        runs = [
+            "".join(
+                rng.choice(pieces) for _ in range(rng.choice((1, 3, 7, 8, 9, 31, 32, 33, 40, 64, 65, 90)))
+            )
+            for _ in range(60)
+        ]
+        value = ("" if n % 2 else "X" * 70) + "".join(runs) + ("" if n % 3 else "y" * 33)
+        assert word_hashes(value).tolist() == reference_words(value)
+        assert (
+            set(shingles(value).tolist()) == reference_shingles(value) or len(reference_shingles(value)) < 8
+        )
+
+
+def test_a_long_page_of_repeated_text_keeps_its_smallest_distinct_shingles():
+    # More shingles than MAX_SHINGLES, but fewer distinct ones: all of those, sorted.
+    half = text(MAX_SHINGLES * 3 // 4, 12)
+    doubled = f"{half} {half}"
+    assert shingles(doubled).tolist() == sorted(reference_shingles(doubled))
+    assert len(reference_shingles(doubled)) < MAX_SHINGLES < len(reference_words(doubled))
+    often = " ".join([text(500, 13)] * 40)  # each shingle 40 times
+    assert shingles(often).tolist() == sorted(reference_shingles(often))
 
 
 def test_too_little_text_has_no_fingerprint():

@@ -44,6 +44,7 @@ WARMUP_PAGES = 8  # a site's pages held back until its sketch has seen this many
 SKETCH_BITS = 15
 
 _MASK64 = (1 << 64) - 1
+_MAX_COUNT = 255  # a sketch counter's largest (uint8)
 
 
 def _utf8(text: str) -> bytes:
@@ -111,10 +112,10 @@ class Fingerprinter:
             state = self._sites[site] = _Site()
         else:
             self._sites.move_to_end(site)
-        _count(state, hashes)
         if state.held is None:
-            decided.append((key, self._fingerprint(state, hashes)))
+            decided.append((key, _count(state, hashes, fingerprint=True)))
         else:
+            _count(state, hashes)
             state.held.append((key, hashes))
             self.held += len(hashes)
             if state.pages >= WARMUP_PAGES:
@@ -139,17 +140,25 @@ class Fingerprinter:
     def _fingerprint(state: _Site, hashes: np.ndarray) -> int | None:
         """The SimHash of the shingles the site's sketch saw on fewer pages than its template's share (the
         count-min estimate: the lesser of a shingle's two counters, at its low bits and at bits 32 on)."""
-        if not len(hashes):
-            return None
-        template = max(TEMPLATE_MIN_PAGES, TEMPLATE_SHARE * state.pages)
-        return _simhash.template_simhash(hashes, state.sketch, template)
+        return _simhash.template_simhash(hashes, state.sketch, _template(state))
 
 
-def _count(state: _Site, hashes: np.ndarray) -> None:
-    """Count a page's shingles (each once) in its site's sketch. Counters that would overflow halve, with
-    the page count: the template is then what the site's recent pages share."""
-    if state.pages >= np.iinfo(np.uint8).max:
+def _template(state: _Site) -> float:
+    """The pages a shingle is seen on, at least, to be the site's template."""
+    return max(TEMPLATE_MIN_PAGES, TEMPLATE_SHARE * state.pages)
+
+
+def _count(state: _Site, hashes: np.ndarray, fingerprint: bool = False) -> int | None:
+    """Count a page's shingles (each once) in its site's sketch; with ``fingerprint``, return the page's
+    fingerprint as ``Fingerprinter._fingerprint`` makes it, in the same pass over the shingles. Counters
+    that would overflow halve, with the page count: the template is then what the site's recent pages
+    share."""
+    if state.pages >= _MAX_COUNT:
         state.sketch >>= 1
         state.pages >>= 1
     state.pages += 1
-    _simhash.sketch_count(state.sketch, hashes)  # two shingles of a page in one counter count it once
+    # two shingles of a page in one counter count it once
+    if not fingerprint:
+        _simhash.sketch_count(state.sketch, hashes)
+        return None
+    return _simhash.sketch_count(state.sketch, hashes, _template(state))
