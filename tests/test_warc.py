@@ -375,13 +375,22 @@ def test_a_reader_gives_the_digest_of_each_whole_payload_and_looks_in_earlier_pa
 
 
 def test_a_304_to_a_conditional_request_is_a_server_not_modified_revisit(tmp_path):
-    (file,) = written(tmp_path, page(), not_modified(), revisits=True)
-    [revisit] = revisit_headers(file)
+    copy = page("http://site1.wire.test/copy.html", doc_id=4, started=T0 + 5, ended=T0 + 6)
+    later = {"started": T0 + 86400, "ended": T0 + 86401}
+    (file,) = written(
+        tmp_path, page(), copy, not_modified(**later), not_modified(copy.url, **later), revisits=True
+    )
+    _, revisit, copy_revisit = revisit_headers(file)
+    # The record of the same URI that held the payload the server says is unchanged: its date alone.
     assert revisit["WARC-Profile"] == NOT_MODIFIED
-    assert revisit["WARC-Refers-To-Target-URI"] == page().url
-    assert revisit["WARC-Payload-Digest"] == payload_digest(HTML)  # the payload the server says is unchanged
+    assert revisit["WARC-Refers-To-Date"] == "2023-11-14T22:13:20Z"
+    assert copy_revisit["WARC-Refers-To-Date"] == "2023-11-14T22:13:25Z"  # copy's own revisit, not page's
+    assert all(
+        "WARC-Refers-To-Target-URI" not in headers and "WARC-Payload-Digest" not in headers
+        for headers in (revisit, copy_revisit)
+    )
     warcio_check(file)
-    archived = list(read_fetches(file))[1]
+    archived = list(read_fetches(file))[2]
     assert archived.status == 304 and archived.body == b"" and ("ETag", '"v1"') in archived.headers
     # A writer that knows no earlier payload: the profile alone. A 304 to no condition is a response.
     detached = tmp_path / "detached"
@@ -389,7 +398,7 @@ def test_a_304_to_a_conditional_request_is_a_server_not_modified_revisit(tmp_pat
         detached, not_modified(), not_modified("http://site1.wire.test/b.html", conditional=False)
     )
     [revisit] = revisit_headers(file)
-    assert revisit["WARC-Profile"] == NOT_MODIFIED and "WARC-Refers-To-Target-URI" not in revisit
+    assert revisit["WARC-Profile"] == NOT_MODIFIED and "WARC-Refers-To-Date" not in revisit
     assert [kind for kind, _, _ in fastwarc_records(file)].count("response") == 1
     assert [a.status for a in read_fetches(file)] == [304, 304]
 
@@ -403,18 +412,18 @@ def test_a_revisit_holds_its_fetchs_fields_where_earlier_harvests_wrote_a_metada
         "request",
         "response",
         "metadata",
-        "request",
-        "revisit",
+        "revisit",  # no request: what a revisit's says is in the harvest's other requests and the profile
     ]
     revisit = records[-1][2]
     assert revisit["WIRE-Fetch-Kind"] == "page" and revisit[ERROR_HEADER] == "redirect_loop"
     assert json.loads(revisit["WIRE-Fetch"]) == fetch_fields(fetch)
     warcio_check(file)
-    # As earlier harvests wrote it: the revisit with no fields, then the fetch's metadata record.
+    # As earlier harvests wrote it: a request, the revisit with no fields, then the fetch's metadata record.
     earlier = tmp_path / "earlier"
     writer = WarcWriter(earlier, 10**9, INFO)
     revisit = Revisit(NOT_MODIFIED)
-    request, response = writer.records.records(fetch, revisit)
+    request = writer.records.records(fetch)[0]
+    [response] = writer.records.records(fetch, revisit)
     response.rec_headers.remove_header("WIRE-Fetch")
     block = f"WIRE-Fetch: {json.dumps(fetch_fields(fetch))}\r\n".encode()
     metadata = writer.records.create_warc_record(
@@ -472,7 +481,7 @@ def test_a_revisit_to_a_payload_no_file_holds_is_one_error(tmp_path, caplog):
     with caplog.at_level(logging.ERROR):
         assert list(read_fetches(file)) == []
     [line] = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert f"{file} at offset {len(records[0]) + len(records[4])}: a revisit to the payload" in line
+    assert f"{file} at offset {len(records[0])}: a revisit to the payload" in line  # the revisit, no request
 
 
 def _members(data: bytes):

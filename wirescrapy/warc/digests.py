@@ -74,6 +74,10 @@ class PayloadDigests:
         last = self._last.get(uri)
         return last[0] if last else None
 
+    def last_record(self, uri: str) -> tuple[str, str] | None:
+        """(digest, date) of the first record of ``uri`` that held its last payload, if any."""
+        return self._last.get(uri)
+
     def archived(self, digest: str, uri: str, date: str) -> None:
         """A response, or a revisit of the identical-payload-digest profile, of ``uri`` dated ``date`` was
         written to the file still open. A line is kept when the payload is new, or new for ``uri``."""

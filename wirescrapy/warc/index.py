@@ -27,7 +27,6 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-import surt
 from warcio.timeutils import iso_date_to_timestamp
 
 from wirescrapy.warc.records import NOT_MODIFIED
@@ -73,6 +72,8 @@ def cdxj_line(record, offset: int, length: int, filename: str) -> str | None:
 
 
 def url_key(url: str) -> str:
+    import surt  # it brings in tldextract: loaded at the first index line, not at every harvester start
+
     try:
         return surt.surt(url)
     except Exception:  # noqa: BLE001 (as cdxj-indexer does: a URL SURT cannot parse is its own key)

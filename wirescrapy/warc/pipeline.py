@@ -14,6 +14,9 @@ for a payload its archive directory holds already, from this harvest or an earli
 harvest knows too, read-only, the payloads its batch ships (``payload-digests.txt`` in the batch's directory:
 the last payload of each URI of its sites that the collection ingested), held in the WARC directories of
 earlier parts, where ``scrapy ingest`` finds them.
+
+The writer runs in a process of its own (:mod:`~wirescrapy.warc.process`); a fetch goes on to the gatherer
+once its records are in the file.
 """
 
 from __future__ import annotations
@@ -22,13 +25,13 @@ import logging
 from typing import TYPE_CHECKING
 
 from scrapy import signals
+from twisted.internet import defer
 
 from wirescrapy.config import WireConfig
 from wirescrapy.items import Fetch, Kind
 from wirescrapy.signals import harvest_opened
 from wirescrapy.warc.digests import FILENAME as DIGESTS_FILE
-from wirescrapy.warc.digests import PayloadDigests
-from wirescrapy.warc.writer import WarcWriter
+from wirescrapy.warc.process import WarcProcess
 
 if TYPE_CHECKING:
     from typing import Self
@@ -45,8 +48,7 @@ class WarcPipeline:
         self.stats = crawler.stats
         self.max_size = max_size
         self.harvest = None  # the harvest being archived (harvester/session.py's Harvest), if any
-        self.writer: WarcWriter | None = None
-        self.digests: PayloadDigests | None = None
+        self.writer: WarcProcess | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -61,49 +63,57 @@ class WarcPipeline:
         if not harvest.warc_dir:
             return
         self.harvest = harvest
-        shipped = None
-        if harvest.detached and harvest.batch is not None:
-            shipped = harvest.batch.path / DIGESTS_FILE
-            shipped = shipped if shipped.exists() else None
-        self.digests = PayloadDigests(harvest.warc_dir, shipped)
         if harvest.batch is not None:
-            self.writer = self._writer(batch_info(harvest.batch))
-            self.writer.open()
+            self.writer = self._writer(batch_info(harvest.batch), open_now=True)
 
     def process_item(self, item, spider: Spider):
         harvest = self.harvest
         if harvest is None or not isinstance(item, Fetch):
             return item
         if self.writer is None:
-            self.writer = self._writer({})  # a harvest with no batch when it began
+            self.writer = self._writer({}, open_now=False)  # a harvest with no batch when it began
         self.writer.begin(batch_info(harvest.batch))
         written = self.writer.write(item)
+        written.addCallback(self._written, item)
+        return written
+
+    def _written(self, answer: tuple[int, str], item: Fetch) -> Fetch:
+        size, profile = answer
         stats = self.stats
-        stats.inc_value("warc/bytes", written)
+        stats.inc_value("warc/bytes", size)
         stats.inc_value(f"warc/fetched/{item.kind.value}")
-        if self.writer.revisit is not None:
-            stats.inc_value(f"warc/revisits/{self.writer.revisit.profile.rsplit('/', 1)[-1]}")
+        if profile:
+            stats.inc_value(f"warc/revisits/{profile.rsplit('/', 1)[-1]}")
         if item.error is not None:
             stats.inc_value(f"warc/errors/{item.error.label}")
         elif item.kind is Kind.PAGE:
             stats.inc_value(f"warc/status/{item.status}")
         return item
 
-    def _writer(self, info: dict) -> WarcWriter:
-        return WarcWriter(self.harvest.warc_dir, self.max_size, info, self.digests)
+    def _writer(self, info: dict, open_now: bool) -> WarcProcess:
+        shipped = None
+        harvest = self.harvest
+        if harvest.detached and harvest.batch is not None:
+            shipped = harvest.batch.path / DIGESTS_FILE
+            shipped = shipped if shipped.exists() else None
+        from twisted.internet import reactor  # Scrapy's, installed by the time a harvest opens
 
-    def close(self, spider: Spider) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            logger.info(
-                "WARC: %(fetches)d fetches, %(bytes)d bytes in %(files)d file(s) in %(dir)s",
-                {
-                    "fetches": self.writer.fetches,
-                    "bytes": self.writer.bytes,
-                    "files": len(self.writer.files),
-                    "dir": self.writer.dir,
-                },
-            )
+        writer = WarcProcess(harvest.warc_dir, self.max_size, info, shipped, open_now)
+        return writer.spawn(reactor)
+
+    def close(self, spider: Spider) -> defer.Deferred | None:
+        """The harvest's end: the writer's process closes its file; Scrapy waits for it."""
+        if self.writer is None:
+            return None
+        return self.writer.close().addCallback(self._closed)
+
+    def _closed(self, _) -> None:
+        fetches, size, files, cpu = self.writer.summary
+        self.stats.set_value("warc/process_cpu", cpu)
+        logger.info(
+            "WARC: %(fetches)d fetches, %(bytes)d bytes in %(files)d file(s) in %(dir)s",
+            {"fetches": fetches, "bytes": size, "files": len(files), "dir": self.harvest.warc_dir},
+        )
 
 
 def batch_info(batch) -> dict:

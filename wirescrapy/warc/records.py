@@ -3,7 +3,7 @@
 Every :class:`~wirescrapy.items.Fetch` the harvester hands over is written as a group of records, in this
 order, with one ``WARC-Record-ID`` tying them together:
 
-``request`` (when a response came)
+``request`` (when a response came that is not written as a revisit)
     ``application/http;msgtype=request``: the request line and the headers Scrapy sent (``Host`` added when
     Scrapy left it to Twisted). ``WARC-Concurrent-To`` names the response.
 ``response`` (when a response came)
@@ -14,14 +14,17 @@ order, with one ``WARC-Record-ID`` tying them together:
     ``X-Wire-Transfer-Encoding`` (the body in the record is not chunked). A body stopped at its size limit
     has ``WARC-Truncated: length``; one stopped after its headers (a media type not accepted) is empty, with
     ``WARC-Truncated: unspecified``. ``WARC-IP-Address`` is the address it came from.
-``revisit`` (in place of the response, of a 304 or of a payload the archive holds)
+``revisit`` (in place of the response and its request, of a 304 or of a payload the archive holds)
     ``application/http;msgtype=response`` with the status line and headers of the response and no body, of
     one of two WARC/1.1 profiles (:class:`Revisit`). ``identical-payload-digest``: a whole body (of any
     status) that, as received, is one the archive's directory holds already, at this URL or another, from
-    this harvest or an earlier one (:mod:`~wirescrapy.warc.digests`). ``server-not-modified``: a 304 to a
-    conditional request (``If-None-Match`` or ``If-Modified-Since``), written by every harvest. Both carry
-    ``WARC-Refers-To-Target-URI`` and ``WARC-Refers-To-Date``, the record that holds the payload, and its
-    ``WARC-Payload-Digest``, whenever the archive knows them (a 304's is the URL's last payload).
+    this harvest or an earlier one (:mod:`~wirescrapy.warc.digests`). It carries the payload's
+    ``WARC-Payload-Digest`` and, when the archive knows it, the record that holds it
+    (``WARC-Refers-To-Target-URI``, ``WARC-Refers-To-Date``): pywb finds the payload by them.
+    ``server-not-modified``: a 304 to a conditional request (``If-None-Match`` or ``If-Modified-Since``),
+    written by every harvest. It carries ``WARC-Refers-To-Date`` alone, when the archive knows it: the first
+    record of the same URI that held its last payload. The profile says the payload is the one whose
+    validators were sent, so neither its digest nor the URI would add anything.
 ``resource`` (a render: no response of its own)
     ``text/html; charset=utf-8``: the DOM Splash rendered, which is what the crawler saw and parsed, so that a
     replay tool shows the page as the crawl had it. The raw HTML the site sent is in the metadata's JSON.
@@ -37,12 +40,14 @@ order, with one ``WARC-Record-ID`` tying them together:
     so that another tool can list the failures without reading JSON. ``WARC-Refers-To`` names the response
     (or its revisit).
 
-A revisit has no ``metadata`` record: its own WARC header holds the same named fields (``WIRE-Fetch``,
-``WIRE-Fetch-Kind``, ``WIRE-Fetch-Error``), extension fields as WARC/1.1 allows. A recrawl of unchanged
-pages is mostly revisits, and a record of its own (its WARC header, digests and gzip member) weighs about as
-much as the revisit. warcprox and Browsertrix write a request and a revisit, and nothing more, for such a
-visit; replay tools read only the revisit's standard fields. A file of earlier harvests, with a revisit's
-``metadata`` record after it, reads the same.
+A revisit has no ``metadata`` record and no ``request``: its own WARC header holds the fetch's named fields
+(``WIRE-Fetch``, ``WIRE-Fetch-Kind``, ``WIRE-Fetch-Error``), extension fields as WARC/1.1 allows. A recrawl of
+unchanged pages is mostly revisits, and each record of its own (its WARC header, digests and gzip member)
+weighs about as much as the revisit. WARC/1.1 makes a ``request`` record optional, and Heritrix has a switch
+for it (``writeRequests``). pywb reads one only to match a request with a body (a POST). A revisit's would
+hold what every request of the harvest sends, and for a 304 the validators the request sent: the
+server-not-modified profile states that they matched. A file of earlier harvests, with a revisit's
+``request`` before it or its ``metadata`` record after it, reads the same.
 
 A group is complete when its ``metadata`` record, or a revisit with ``WIRE-Fetch``, is there: a reader takes a
 ``request`` or ``response`` without one as the torn end of a killed write and leaves it. The JSON has
@@ -167,11 +172,11 @@ def fetch_of(fields: dict, body: bytes) -> Fetch:
 @dataclass(frozen=True, slots=True)
 class Revisit:
     """What a ``revisit`` record says in place of a response: its profile and, when known, the payload's
-    digest and the record that holds it."""
+    digest and the record that holds it (a server-not-modified revisit: its date alone)."""
 
     profile: str  # IDENTICAL_PAYLOAD or NOT_MODIFIED
-    digest: str = ""  # WARC-Payload-Digest
-    uri: str = ""  # WARC-Refers-To-Target-URI
+    digest: str = ""  # WARC-Payload-Digest (identical-payload-digest)
+    uri: str = ""  # WARC-Refers-To-Target-URI (identical-payload-digest)
     date: str = ""  # WARC-Refers-To-Date
 
 
@@ -222,9 +227,8 @@ class FetchRecords(RecordBuilder):
         self._ids = random.Random()  # seeded once from the system's entropy
 
     def _make_warc_id(self) -> str:
-        """A record's ID, a random (version 4) UUID as warcio's own, drawn from a generator seeded once.
-        warcio reads the system's entropy for each, a call that lets go of the GIL: the reactor thread then
-        waits to take it back while the parse workers' threads run, once for every record."""
+        """A record's ID, a random (version 4) UUID as warcio's own, drawn from a generator seeded once:
+        warcio reads the system's entropy for each, a system call for every record."""
         return f"<urn:uuid:{uuid.UUID(int=self._ids.getrandbits(128), version=4)}>"
 
     def warcinfo(self, filename: str, info: dict, at: float):
@@ -233,8 +237,8 @@ class FetchRecords(RecordBuilder):
         return record
 
     def records(self, fetch: Fetch, revisit: Revisit | None = None, digest: str = "") -> list:
-        """The request, response and metadata records of ``fetch`` (the first two when a response came); the
-        response a ``revisit`` record when ``revisit`` says so. ``digest``: the response's payload digest,
+        """The request, response and metadata records of ``fetch`` (the first two when a response came), or
+        its ``revisit`` record alone when ``revisit`` says so. ``digest``: the response's payload digest,
         when the caller has it already."""
         out = []
         date = warc_date(fetch.started)
@@ -244,6 +248,8 @@ class FetchRecords(RecordBuilder):
             KIND_HEADER: fetch.kind.value,
         }
         exchange = fetch.exchange
+        if exchange is not None and revisit is not None:
+            return [self._response(fetch, date, self._make_warc_id(), revisit, digest)]
         if exchange is not None:
             response_id = self._make_warc_id()
             response = self._response(fetch, date, response_id, revisit, digest)
@@ -279,8 +285,6 @@ class FetchRecords(RecordBuilder):
             meta_headers[ERROR_HEADER] = fetch.error.label
         if exchange is not None and fetch.error is not None:
             meta_headers[ERROR_HEADER] = fetch.error.label  # a response with an error (a redirect loop…)
-        if revisit is not None:
-            return out  # the revisit holds the fields (``_response``)
         data = f"{FETCH_FIELD}: {fetch_line(fetch)}\r\n".encode("ascii")
         out.append(
             self.create_warc_record(
@@ -330,13 +334,11 @@ class FetchRecords(RecordBuilder):
         )
 
     def _revisit(self, url: str, http: StatusAndHeaders, headers: dict, revisit: Revisit):
-        headers = {
-            **headers,
-            "WARC-Profile": revisit.profile,
-            "WARC-Payload-Digest": revisit.digest,
-            "WARC-Refers-To-Target-URI": revisit.uri,
-            "WARC-Refers-To-Date": revisit.date,
-        }
+        headers = {**headers, "WARC-Profile": revisit.profile, "WARC-Refers-To-Date": revisit.date}
+        if revisit.profile == IDENTICAL_PAYLOAD:
+            # What pywb finds the payload by (the URI, then the digest among its captures near the date).
+            headers["WARC-Payload-Digest"] = revisit.digest
+            headers["WARC-Refers-To-Target-URI"] = revisit.uri
         return self.create_warc_record(
             url, "revisit", warc_headers_dict={k: v for k, v in headers.items() if v}, http_headers=http
         )

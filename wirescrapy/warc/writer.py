@@ -31,10 +31,10 @@ import logging
 import os
 import time
 import zlib
+from importlib.metadata import version
 from io import BytesIO
 from pathlib import Path
 
-import scrapy
 from warcio.warcwriter import WARCWriter
 
 from wirescrapy.items import Fetch
@@ -58,6 +58,8 @@ PREFIX = "wirescrapy"
 # zlib's default level. warcio's own gzip writer uses 9, which costs much more time on real HTML pages for
 # files barely smaller (``benchmarks/warc.py --only records`` measures both).
 GZIP_LEVEL = 6
+# Scrapy's version as installed, not imported: the writer's process starts sooner without Scrapy.
+SCRAPY_VERSION = version("scrapy")
 
 
 class WarcWriter:
@@ -73,6 +75,10 @@ class WarcWriter:
         self.max_size = max_size
         self.info = dict(info or {})  # the warcinfo fields: batch, part, parts, collection...
         self.records = FetchRecords()
+        # One warcio writer into one buffer for every record: warcio's writer asks the system for the host's
+        # name when it is made.
+        self._buffer = BytesIO()
+        self._warc = WARCWriter(self._buffer, gzip=False, warc_version=WARC_VERSION)
         self._fd: int | None = None
         self._path: Path | None = None
         self._size = 0
@@ -113,9 +119,8 @@ class WarcWriter:
         """Whether ``fetch``'s response is written as a revisit, and its payload's digest if it has one."""
         digests = self.digests
         if not_modified(fetch):
-            digest = digests.last(fetch.url) if digests is not None else None
-            original = digests.original(digest) if digest else None
-            return Revisit(NOT_MODIFIED, digest or "", *(original or ("", ""))), ""
+            last = digests.last_record(fetch.url) if digests is not None else None
+            return Revisit(NOT_MODIFIED, date=last[1] if last else ""), ""
         if digests is None or not whole(fetch):
             return None, ""
         digest = payload_digest(fetch.exchange.body)
@@ -171,13 +176,14 @@ class WarcWriter:
         logger.info("WARC file %(path)s closed: %(bytes)d bytes", {"path": self._path, "bytes": self._size})
         self._path = None
 
-    @staticmethod
-    def _serialize(records: list) -> list[bytes]:
+    def _serialize(self, records: list) -> list[bytes]:
         """The records, each as its own gzip member."""
         members = []
+        buffer = self._buffer
         for record in records:
-            buffer = BytesIO()
-            WARCWriter(buffer, gzip=False, warc_version=WARC_VERSION).write_record(record)
+            buffer.seek(0)
+            buffer.truncate()
+            self._warc.write_record(record)
             members.append(zlib.compress(buffer.getvalue(), GZIP_LEVEL, wbits=zlib.MAX_WBITS + 16))
         return members
 
@@ -196,7 +202,7 @@ class WarcWriter:
         self._fd, self._path, self._size = fd, self.dir / name, 0
         self.files.append(self._path)
         info = {
-            "software": f"wirescrapy (Scrapy {scrapy.__version__}, warcio)",
+            "software": f"wirescrapy (Scrapy {SCRAPY_VERSION}, warcio)",
             "format": "WARC File Format 1.1",
             "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
             **{f"wirescrapy-{key}": str(value) for key, value in self.info.items()},
