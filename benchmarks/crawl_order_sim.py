@@ -19,7 +19,7 @@ isolates the ordering from the harvester. It follows the real crawls of ``benchm
 * ``pagerank``  — the manager's PageRank on the known graph (``ranking.pagerank``, q = 0.15): fetched
                   pages' links, unfetched pages dangling;
 * ``indegree``  — links from fetched pages (Cho, Garcia-Molina & Page 1998, "backlink count");
-* ``opic``      — OPIC cash (Abiteboul, Preda & Cobena 2003, ``ranking.opic``): the seeds start with the
+* ``opic``      — OPIC cash (Abiteboul, Preda & Cobena 2003, ``opic.opic``): the seeds start with the
                   cash, a fetched page hands its cash out evenly over its links and the virtual page; an
                   unfetched page's score is the cash it holds;
 * ``pagerank/site`` — PageRank divided by the best PageRank among the unfetched pages of the same site
@@ -86,6 +86,7 @@ from wirescrapy.config import (
 )
 from wirescrapy.gatherer.pipelines.linkgraph import follows_duplicate
 from wirescrapy.manager import plan, ranking
+from wirescrapy.manager.opic import opic as replay_opic
 from wirescrapy.manager.run import path_groups
 from wirescrapy.testing.realweb import sites as realweb_sites
 from wirescrapy.testing.realweb import truth as realweb_truth
@@ -188,7 +189,7 @@ def indegree(sim, known, fetched, order, candidates):
 def opic(sim, known, fetched, order, candidates):
     start = np.zeros(sim.n + 1)
     start[sim.seeds] = 1.0
-    return ranking.opic(sim.graph.links, order, start, dtype=np.float64).cash[candidates]
+    return replay_opic(sim.graph.links, order, start, dtype=np.float64).cash[candidates]
 
 
 def pagerank_per_site(sim, known, fetched, order, candidates):

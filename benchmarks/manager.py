@@ -25,11 +25,17 @@ Printed:
     fetched close together, which costs it more steps);
   - peak RSS;
   - networkx's ``pagerank`` and ``hits`` on a ``--sample``-page graph of the same kind, beside ours.
+
+``--save FILE`` keeps the run's results (the batch's doc-ids in order, the scores, the eligible pages and a
+SHA-256 of each file of the batch) and ``--compare FILE`` says whether this run's equal them, bit for bit:
+run one with ``--save`` on the old code and one with ``--compare`` on the new to show a change leaves the
+results as they were.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import logging
 import resource
 import shutil
@@ -240,16 +246,15 @@ def end_to_end(records, counts, config, sites: int, store: URLStore, out_dir: Pa
     for number, doc_ids in enumerate(result.batches, start=1):
         rows = docs[doc_ids - 1]
         urls = [
-            BatchURL(
-                int(d),
-                int(r["siteid"]),
-                int(r["depth"]),
-                bool(r["flags"] & DocFlag.DYNAMIC),
-                float(result.profit[d - 1]),
-                float(r["last_visit"]),
-                f"http://www.site{r['siteid']}.cl/page{d}.html",
+            BatchURL(d, s, depth, dynamic, profit, last, f"http://www.site{s}.cl/page{d}.html")
+            for d, s, depth, dynamic, profit, last in zip(
+                doc_ids.tolist(),
+                rows["siteid"].tolist(),
+                rows["depth"].tolist(),
+                ((rows["flags"] & DocFlag.DYNAMIC) != 0).tolist(),
+                result.profit[doc_ids - 1].astype(np.float64).tolist(),
+                rows["last_visit"].astype(np.float64).tolist(),
             )
-            for d, r in zip(doc_ids.tolist(), rows)
         ]
         site_list = [BatchSite(s, f"http://www.site{s}.cl") for s in np.unique(rows["siteid"]).tolist()]
         paths += write_batch(out_dir, number, urls, site_list, created=NOW)
@@ -257,7 +262,41 @@ def end_to_end(records, counts, config, sites: int, store: URLStore, out_dir: Pa
     finished = time.perf_counter()
     timings = {"path groups": grouped - started, **result.timings}
     timings["batch (write)"] = finished - written
-    return {"seconds": finished - started, "timings": timings, "result": result, "paths": paths}
+    files = {
+        str(path.relative_to(out_dir)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(out_dir.rglob("*"))
+        if path.is_file()
+    }
+    return {"seconds": finished - started, "timings": timings, "result": result, "files": files}
+
+
+def results(run: dict) -> dict[str, np.ndarray]:
+    """What ``--save`` keeps of a run and ``--compare`` checks."""
+    result = run["result"]
+    return {
+        "batch": np.concatenate(result.batches),
+        **{name: result.scores[name] for name in sorted(result.scores)},
+        "quality": result.quality,
+        "freshness": result.freshness,
+        "profit": result.profit,
+        "eligible": result.eligible,
+        "files": np.array(sorted(f"{name} {digest}" for name, digest in run["files"].items())),
+    }
+
+
+def compare(saved: dict[str, np.ndarray], current: dict[str, np.ndarray]) -> list[str]:
+    """One line per array of either run: equal (values and type), or how it differs."""
+    lines = []
+    for name in sorted(saved.keys() | current.keys()):
+        if name not in saved or name not in current:
+            lines.append(f"  {name}: only in the {'saved' if name in saved else 'current'} run")
+        elif saved[name].dtype == current[name].dtype and np.array_equal(saved[name], current[name]):
+            lines.append(f"  {name}: equal ({len(current[name]):,} entries)")
+        elif saved[name].shape != current[name].shape:
+            lines.append(f"  {name}: DIFFERS, {saved[name].shape} against {current[name].shape}")
+        else:
+            lines.append(f"  {name}: DIFFERS in {int((saved[name] != current[name]).sum()):,} entries")
+    return lines
 
 
 def networkx_baseline(pages: int, links_per_page: float, config) -> dict:
@@ -295,6 +334,8 @@ def main() -> None:
     parser.add_argument(
         "--all-scores", action="store_true", help="weight every score function, not the defaults"
     )
+    parser.add_argument("--save", type=Path, help="keep this run's batch and scores in FILE (.npz)")
+    parser.add_argument("--compare", type=Path, help="say whether this run's batch and scores equal FILE's")
     args = parser.parse_args()
 
     settings = default_settings()
@@ -335,6 +376,12 @@ def main() -> None:
         f"  iterations: {result.iterations}; eligible {int(result.eligible.sum()):,}; "
         f"batch {sum(map(len, result.batches)):,} URLs"
     )
+    if args.save:
+        np.savez(args.save, **results(run))
+    if args.compare:
+        with np.load(args.compare) as saved:
+            lines = compare(dict(saved), results(run))
+        print(f"against {args.compare}:", *lines, sep="\n")
     del run, result
 
     step = iteration_times(counts, config)

@@ -12,7 +12,8 @@ from scrapy.settings import Settings
 from wirescrapy.collection.metadata import DOCUMENT_DTYPE, DocFlag
 from wirescrapy.config import WireConfig, default_settings
 from wirescrapy.manager import crawl_start, fetch_order, plan
-from wirescrapy.manager.ranking import link_matrix, opic
+from wirescrapy.manager.opic import opic
+from wirescrapy.manager.ranking import link_matrix
 
 NOW = 1_700_000_000.0
 

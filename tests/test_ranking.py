@@ -128,6 +128,40 @@ def test_link_matrix_collapses_repeats_and_drops_self_links():
     assert sorted(zip(*link_matrix(stored).nonzero())) == [(1, 2), (2, 3)]
 
 
+def test_link_matrix_and_its_transpose_equal_scipys():
+    rng = np.random.default_rng(4)
+    pages, links = 3000, 40_000
+    edges = rng.integers(1, pages + 1, size=(links, 2))
+    edges[::50, 1] = edges[::50, 0]  # self-links
+    counts = counts_matrix(pages, edges)
+    graph = link_matrix(counts)
+    rows = np.repeat(np.arange(pages + 1), np.diff(counts.indptr))
+    kept = counts.indices != rows
+    expected = csr_matrix(
+        (np.ones(kept.sum(), np.float32), (rows[kept], counts.indices[kept])), shape=counts.shape
+    )
+    assert np.array_equal(graph.indptr, expected.indptr) and np.array_equal(graph.indices, expected.indices)
+    assert (graph.data == 1).all()
+    back, reference = transpose(graph), graph.T.tocsr()
+    assert back.shape == reference.shape and back.indices.dtype == reference.indices.dtype
+    assert np.array_equal(back.indptr, reference.indptr) and np.array_equal(back.indices, reference.indices)
+    assert (back.data == 1).all() and len(back.data) == back.nnz
+    # The kernels with 64-bit indices, which only graphs of 2^31 links get from link_matrix.
+    wide = counts.indptr.astype(np.int64), counts.indices.astype(np.int64)
+    indptr, indices = np.empty(pages + 2, np.int64), np.empty(counts.nnz, np.int64)
+    assert _product.without_diagonal(*wide, indptr, indices) == graph.nnz
+    assert np.array_equal(indptr, graph.indptr) and np.array_equal(indices[: graph.nnz], graph.indices)
+    back_indptr, back_indices = np.empty_like(indptr), np.empty(graph.nnz, np.int64)
+    _product.transpose(indptr, indices[: graph.nnz].copy(), back_indptr, back_indices)
+    assert np.array_equal(back_indptr, back.indptr) and np.array_equal(back_indices, back.indices)
+    # A weighted matrix is transposed with its values (by scipy).
+    weighted = csr_matrix((rng.random(graph.nnz), graph.indices, graph.indptr), shape=graph.shape)
+    assert (transpose(weighted).toarray() == weighted.toarray().T).all()
+    # Without a single link, and with nothing but self-links.
+    assert transpose(link_matrix(counts_matrix(5, []))).nnz == 0
+    assert link_matrix(counts_matrix(3, [[1, 1], [2, 2]])).nnz == 0
+
+
 def test_pagerank_warm_start_and_stall():
     n, edges = GRAPHS["random"]
     graph = link_matrix(counts_matrix(n, edges))

@@ -83,6 +83,28 @@ def test_estimates_do_not_depend_on_how_the_links_are_chunked(monkeypatch):
     assert np.array_equal(whole.graph.toarray(), expected)
 
 
+@pytest.mark.parametrize("index_type", [np.int32, np.int64])
+def test_site_links_skip_counts_of_zero_and_read_either_index_width(index_type):
+    rng = np.random.default_rng(5)
+    n = 500
+    site_of = np.concatenate([[0], rng.integers(1, 12, size=n)])  # sites not in doc-id order
+    links = counts_matrix(n, rng.integers(1, n + 1, size=(4000, 2)))
+    links.data[::7] = 0  # stored counts of 0: no link
+    links.indptr, links.indices = links.indptr.astype(index_type), links.indices.astype(index_type)
+    read = site_links(links, site_of, 13)
+    rows, columns = links.nonzero()
+    linked = rows != columns
+    rows, columns = rows[linked], columns[linked]
+    expected = np.zeros((14, 14))
+    np.add.at(expected, (site_of[rows], site_of[columns]), 1)
+    assert np.array_equal(read.graph.toarray(), expected)
+    assert read.graph.has_canonical_format and (read.graph.data > 0).all()
+    inside = site_of[rows] == site_of[columns]
+    assert np.array_equal(read.captures, np.bincount(columns[inside], minlength=n + 1))
+    with pytest.raises(ValueError, match="site-ids must lie in 0..5"):
+        site_links(links, site_of, 5)
+
+
 def lumpable_web(seed: int):
     """A web where every page of a site has the same number of links into each site (targets drawn
     at random), so the walk over sites is exactly the page-level walk summed per site."""

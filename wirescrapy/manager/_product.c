@@ -1,5 +1,7 @@
 /* The manager's sparse products on every core: y = A x for a CSR matrix A, and the vector passes that
- * close a PageRank or HITS iteration (manager/ranking.py).
+ * close a PageRank or HITS iteration (manager/ranking.py). Also the one-pass loops over the links that
+ * numpy would need several passes and arrays of one entry a link for: the link graph without self-links
+ * and its transpose (ranking.py), and the sites' counts (sites.py). Those run on one thread.
  *
  * One iteration of PageRank or HITS touches every link once; at millions of pages that is bound by memory,
  * not arithmetic: the stream of column indices, and the reads of x, which follow the links out of order.
@@ -25,6 +27,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #define MAX_THREADS 64
 /* Links plus rows of a chunk, and the most chunks of a call: enough chunks that a thread held up by the
@@ -328,6 +331,205 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------------------------------------------- */
+/* One pass over rows [start, stop) of the link counts for the sites' estimates (sites.py, ``site_links``):
+ * a page's links to itself and links of count <= 0 (``keep`` 0) are skipped; a link inside its site adds
+ * one capture to its target and one link to its site's diagonal; a link across sites is written to ``keys``
+ * as source site × stride + target site. One thread: the counts are incremented in place. */
+#define SITE_PASS(NAME, I)                                                                                   \
+    static Py_ssize_t NAME(const I *indptr, const I *indices, const uint8_t *keep, const int32_t *site_of,  \
+                           Py_ssize_t start, Py_ssize_t stop, int64_t stride, int32_t *captures,            \
+                           double *inside, int64_t *keys) {                                                 \
+        Py_ssize_t across = 0;                                                                               \
+        for (Py_ssize_t row = start; row < stop; row++) {                                                    \
+            const int32_t site = site_of[row];                                                               \
+            for (int64_t link = indptr[row]; link < (int64_t)indptr[row + 1]; link++) {                      \
+                const I target = indices[link];                                                              \
+                if ((Py_ssize_t)target == row || (keep != NULL && !keep[link])) continue;                    \
+                const int32_t other = site_of[target];                                                       \
+                if (other == site) {                                                                         \
+                    captures[target]++;                                                                      \
+                    inside[site] += 1;                                                                       \
+                } else {                                                                                     \
+                    keys[across++] = (int64_t)site * stride + other;                                         \
+                }                                                                                            \
+            }                                                                                                \
+        }                                                                                                    \
+        return across;                                                                                       \
+    }
+
+SITE_PASS(site_pass_i32, int32_t)
+SITE_PASS(site_pass_i64, int64_t)
+
+static PyObject *site_pass(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *indptr, *indices, *keep, *site_of, *captures, *inside, *keys;
+    Py_ssize_t start, stop;
+    long long stride;
+    if (!PyArg_ParseTuple(args, "OOOOnnLOOO:site_pass", &indptr, &indices, &keep, &site_of, &start, &stop,
+                          &stride, &captures, &inside, &keys))
+        return NULL;
+    views v = {.count = 0};
+    PyObject *result = NULL;
+    Py_buffer probe;
+    if (PyObject_GetBuffer(indptr, &probe, PyBUF_ND) < 0) return NULL;
+    const int wide = probe.itemsize == 8;
+    const Py_ssize_t rows = probe.ndim == 1 ? probe.shape[0] - 1 : -1;
+    PyBuffer_Release(&probe);
+    const Py_ssize_t index_size = wide ? 8 : 4;
+    const void *pointers, *targets;
+    const uint8_t *kept = NULL;
+    const int32_t *sites;
+    int32_t *caught;
+    double *diagonal;
+    int64_t *written;
+    if (!(pointers = take(&v, indptr, "indptr", 'i', index_size, -1, 0))) goto done;
+    if (rows < 1 || start < 0 || start > stop || stop > rows) {
+        PyErr_Format(PyExc_ValueError, "rows %zd to %zd are not within the %zd rows", start, stop, rows);
+        goto done;
+    }
+    const Py_ssize_t links = wide ? ((const int64_t *)pointers)[rows] : ((const int32_t *)pointers)[rows];
+    const Py_ssize_t first = wide ? ((const int64_t *)pointers)[start] : ((const int32_t *)pointers)[start];
+    const Py_ssize_t last = wide ? ((const int64_t *)pointers)[stop] : ((const int32_t *)pointers)[stop];
+    if (!(targets = take(&v, indices, "indices", 'i', index_size, links, 0))) goto done;
+    if (keep != Py_None) {
+        if (PyObject_GetBuffer(keep, &v.views[v.count], PyBUF_ND) < 0) goto done;
+        v.count++;
+        if (v.views[v.count - 1].itemsize != 1 || v.views[v.count - 1].len != links) {
+            PyErr_SetString(PyExc_ValueError, "keep: expected one byte per link");
+            goto done;
+        }
+        kept = v.views[v.count - 1].buf;
+    }
+    if (!(sites = take(&v, site_of, "site_of", 'i', 4, rows, 0))) goto done;
+    if (!(caught = (int32_t *)take(&v, captures, "captures", 'i', 4, rows, 1))) goto done;
+    if (!(diagonal = (double *)take(&v, inside, "inside", 'f', 8, stride, 1))) goto done;
+    if (!(written = (int64_t *)take(&v, keys, "keys", 'i', 8, -1, 1))) goto done;
+    if (v.views[v.count - 1].shape[0] < last - first) {
+        PyErr_SetString(PyExc_ValueError, "keys: fewer entries than the links of the rows");
+        goto done;
+    }
+    Py_ssize_t across;
+    Py_BEGIN_ALLOW_THREADS;
+    across = wide ? site_pass_i64(pointers, targets, kept, sites, start, stop, stride, caught, diagonal, written)
+                  : site_pass_i32(pointers, targets, kept, sites, start, stop, stride, caught, diagonal, written);
+    Py_END_ALLOW_THREADS;
+    result = PyLong_FromSsize_t(across);
+done:
+    release(&v);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* The transpose of a matrix's pattern (ranking.py, ``transpose``): a counting sort of the links by column,
+ * on one thread. Each column lists its rows in increasing order. Threads that each wrote a range of rows
+ * would share the cache lines of every short column, and lose more than they gain. */
+#define TRANSPOSE(NAME, I)                                                                                   \
+    static void NAME(const I *indptr, const I *indices, Py_ssize_t rows, Py_ssize_t columns, I *out_indptr,  \
+                     I *out_indices) {                                                                       \
+        const I links = indptr[rows];                                                                        \
+        memset(out_indptr, 0, (size_t)(columns + 1) * sizeof(I));                                            \
+        for (I link = 0; link < links; link++) out_indptr[indices[link] + 1]++;                              \
+        for (Py_ssize_t column = 0; column < columns; column++) out_indptr[column + 1] += out_indptr[column]; \
+        /* out_indptr[c] is now where column c's next row goes; it ends at column c + 1's start. */          \
+        for (Py_ssize_t row = 0; row < rows; row++)                                                          \
+            for (I link = indptr[row]; link < indptr[row + 1]; link++)                                       \
+                out_indices[out_indptr[indices[link]]++] = (I)row;                                           \
+        memmove(out_indptr + 1, out_indptr, (size_t)columns * sizeof(I));                                    \
+        out_indptr[0] = 0;                                                                                   \
+    }
+
+TRANSPOSE(transpose_i32, int32_t)
+TRANSPOSE(transpose_i64, int64_t)
+
+static PyObject *transpose(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *indptr, *indices, *out_indptr, *out_indices;
+    if (!PyArg_ParseTuple(args, "OOOO:transpose", &indptr, &indices, &out_indptr, &out_indices)) return NULL;
+    views v = {.count = 0};
+    PyObject *result = NULL;
+    Py_buffer probe;
+    if (PyObject_GetBuffer(indptr, &probe, PyBUF_ND) < 0) return NULL;
+    const int wide = probe.itemsize == 8;
+    const Py_ssize_t rows = probe.ndim == 1 ? probe.shape[0] - 1 : -1;
+    PyBuffer_Release(&probe);
+    if (PyObject_GetBuffer(out_indptr, &probe, PyBUF_ND) < 0) return NULL;
+    const Py_ssize_t columns = probe.ndim == 1 ? probe.shape[0] - 1 : -1;
+    PyBuffer_Release(&probe);
+    const Py_ssize_t size = wide ? 8 : 4;
+    const void *pointers, *targets;
+    void *out_pointers, *out_targets;
+    if (rows < 0 || columns < 0) {
+        PyErr_SetString(PyExc_ValueError, "indptr and out_indptr need one entry at least");
+        return NULL;
+    }
+    if (!(pointers = take(&v, indptr, "indptr", 'i', size, rows + 1, 0))) goto done;
+    const Py_ssize_t links = wide ? ((const int64_t *)pointers)[rows] : ((const int32_t *)pointers)[rows];
+    if (!(targets = take(&v, indices, "indices", 'i', size, links, 0))) goto done;
+    if (!(out_pointers = (void *)take(&v, out_indptr, "out_indptr", 'i', size, columns + 1, 1))) goto done;
+    if (!(out_targets = (void *)take(&v, out_indices, "out_indices", 'i', size, links, 1))) goto done;
+    Py_BEGIN_ALLOW_THREADS;
+    if (wide)
+        transpose_i64(pointers, targets, rows, columns, out_pointers, out_targets);
+    else
+        transpose_i32(pointers, targets, rows, columns, out_pointers, out_targets);
+    Py_END_ALLOW_THREADS;
+    result = Py_NewRef(Py_None);
+done:
+    release(&v);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* A matrix's pattern without its diagonal (ranking.py, ``link_matrix``: a page's links to itself), in one
+ * pass: the links kept, in their order, into ``out_indices``, and the row pointers into ``out_indptr``. */
+#define WITHOUT_DIAGONAL(NAME, I)                                                                            \
+    static int64_t NAME(const I *indptr, const I *indices, Py_ssize_t rows, I *out_indptr, I *out_indices) { \
+        int64_t kept = 0;                                                                                    \
+        out_indptr[0] = 0;                                                                                   \
+        for (Py_ssize_t row = 0; row < rows; row++) {                                                        \
+            for (I link = indptr[row]; link < indptr[row + 1]; link++)                                       \
+                if ((Py_ssize_t)indices[link] != row) out_indices[kept++] = indices[link];                   \
+            out_indptr[row + 1] = (I)kept;                                                                   \
+        }                                                                                                    \
+        return kept;                                                                                         \
+    }
+
+WITHOUT_DIAGONAL(without_diagonal_i32, int32_t)
+WITHOUT_DIAGONAL(without_diagonal_i64, int64_t)
+
+static PyObject *without_diagonal(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *indptr, *indices, *out_indptr, *out_indices;
+    if (!PyArg_ParseTuple(args, "OOOO:without_diagonal", &indptr, &indices, &out_indptr, &out_indices))
+        return NULL;
+    views v = {.count = 0};
+    PyObject *result = NULL;
+    Py_buffer probe;
+    if (PyObject_GetBuffer(indptr, &probe, PyBUF_ND) < 0) return NULL;
+    const int wide = probe.itemsize == 8;
+    const Py_ssize_t rows = probe.ndim == 1 ? probe.shape[0] - 1 : -1;
+    PyBuffer_Release(&probe);
+    const Py_ssize_t size = wide ? 8 : 4;
+    const void *pointers, *targets;
+    void *out_pointers, *out_targets;
+    if (rows < 0) {
+        PyErr_SetString(PyExc_ValueError, "indptr needs one entry at least");
+        return NULL;
+    }
+    if (!(pointers = take(&v, indptr, "indptr", 'i', size, rows + 1, 0))) goto done;
+    const Py_ssize_t links = wide ? ((const int64_t *)pointers)[rows] : ((const int32_t *)pointers)[rows];
+    if (!(targets = take(&v, indices, "indices", 'i', size, links, 0))) goto done;
+    if (!(out_pointers = (void *)take(&v, out_indptr, "out_indptr", 'i', size, rows + 1, 1))) goto done;
+    if (!(out_targets = (void *)take(&v, out_indices, "out_indices", 'i', size, links, 1))) goto done;
+    int64_t kept;
+    Py_BEGIN_ALLOW_THREADS;
+    kept = wide ? without_diagonal_i64(pointers, targets, rows, out_pointers, out_targets)
+                : without_diagonal_i32(pointers, targets, rows, out_pointers, out_targets);
+    Py_END_ALLOW_THREADS;
+    result = PyLong_FromLongLong(kept);
+done:
+    release(&v);
+    return result;
+}
+
 static PyMethodDef product_methods[] = {
     {"product", product, METH_VARARGS,
      "product(indptr, indices, data, x, y, threads) -> float\n\n"
@@ -338,6 +540,18 @@ static PyMethodDef product_methods[] = {
      "sum(|scores - new|), then scores = new and scaled = new * scale."},
     {"rescale", rescale, METH_VARARGS,
      "rescale(y, old, factor, threads) -> float\n\ny *= factor; returns sum(|old - y|)."},
+    {"site_pass", site_pass, METH_VARARGS,
+     "site_pass(indptr, indices, keep, site_of, start, stop, stride, captures, inside, keys) -> int\n\n"
+     "One pass over rows start..stop of link counts for the sites' estimates (see _product.c); returns\n"
+     "the number of links across sites written to keys."},
+    {"transpose", transpose, METH_VARARGS,
+     "transpose(indptr, indices, out_indptr, out_indices) -> None\n\n"
+     "The CSR pattern (indptr, indices) transposed into (out_indptr, out_indices): each column's rows in\n"
+     "increasing order. The caller checks the matrix, as for product."},
+    {"without_diagonal", without_diagonal, METH_VARARGS,
+     "without_diagonal(indptr, indices, out_indptr, out_indices) -> int\n\n"
+     "The CSR pattern without its diagonal entries, in order; returns the number of entries kept (the\n"
+     "first ones of out_indices). The caller checks the matrix, as for product."},
     {NULL, NULL, 0, NULL},
 };
 

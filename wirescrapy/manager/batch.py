@@ -78,6 +78,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,6 +100,30 @@ HARVEST_FILE = "harvest.json"  # a batch or part harvested (harvester/session.py
 URLS_HEADER = "#docid\tsiteid\tdepth\tdynamic\tprofit\tlast_visit\tredirects\tetag\tlast_modified\turl"
 _NAME = re.compile(r"^\d{6,}$")
 _UNSAFE = {"\t": "%09", "\n": "%0A", "\r": "%0D"}
+_SITE_LINE = json.JSONEncoder(ensure_ascii=False)  # one encoder for every line of sites.jsonl
+
+# The settings a batch records in its batch.json, as WIRE_* names.
+MANAGER_SETTINGS = (
+    "max_depth_static",
+    "max_depth_dynamic",
+    "max_urls_per_site",
+    "batch_size",
+    "batch_samesite",
+    "batch_site_growth",
+    "batch_explore",
+    "batch_count",
+    "max_errors_different_batch",
+    "score_weights",
+    "score_age_exponent",
+    "score_boost_frontpage",
+    "pagerank_damping",
+    "pagerank_max_error",
+    "hits_max_error",
+    "siterank_max_error",
+    "minperiod_unsuccessful",
+    "minperiod_successful_not_ok",
+    "minperiod_successful_ok",
+)
 
 
 class BatchError(Exception):
@@ -153,6 +178,17 @@ class Batch:
     info: dict
     urls: list[BatchURL] = field(default_factory=list)
     sites: dict[int, BatchSite] = field(default_factory=dict)
+
+
+def manager_settings(config) -> dict:
+    """The settings a batch records in its batch.json (``MANAGER_SETTINGS``), as WIRE_* names and JSON
+    values."""
+    return {"WIRE_" + name.upper(): _json_value(getattr(config, name)) for name in MANAGER_SETTINGS}
+
+
+def _json_value(value):
+    """A setting as batch.json holds it: the config's read-only mappings as dicts."""
+    return dict(value) if isinstance(value, Mapping) else value
 
 
 def site_part(origin: str, parts: int, group: str = "") -> int:
@@ -331,7 +367,7 @@ def _write_part(
     for site_id in sorted(counts):
         site = sites[site_id]
         site_lines.append(
-            json.dumps(
+            _SITE_LINE.encode(
                 {
                     "siteid": site.site_id,
                     "origin": site.origin,
@@ -347,8 +383,7 @@ def _write_part(
                     "urls": counts[site_id],
                     "left": site.left,
                     **({"critical": True} if site.critical else {}),
-                },
-                ensure_ascii=False,
+                }
             )
         )
     files[SITES_FILE] = _write_file(
@@ -370,7 +405,7 @@ def _write_part(
 
 
 def _safe(url: str) -> str:
-    if any(c in url for c in _UNSAFE):
+    if "\t" in url or "\n" in url or "\r" in url:
         for c, code in _UNSAFE.items():
             url = url.replace(c, code)
     return url
@@ -378,6 +413,8 @@ def _safe(url: str) -> str:
 
 def _header_text(value: bytes) -> str:
     """A header value as one TSV field; ``_header_value`` gives the bytes back."""
+    if not value:  # most pages have none
+        return ""
     return _safe(value.decode("latin-1").replace("%", "%25"))
 
 

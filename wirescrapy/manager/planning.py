@@ -15,7 +15,7 @@
 ``run.manage`` feeds it from a collection and writes what it chose. The PageRank of the previous run (in the
 records) is the starting guess of this one, which saves most of the iterations when the graph changed
 little. OPIC keeps no state between runs: every run replays the fetches so far, in order of first visit,
-from the seeds (``ranking.opic``, ``crawl_start``, ``fetch_order``).
+from the seeds (``opic.opic``, ``crawl_start``, ``fetch_order``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from scipy.sparse import csr_matrix
 
 from wirescrapy.collection.metadata import DocFlag, RobotsState
 
-from . import ranking
+from . import opic, ranking
 from .freshness import freshness
 from .nearduplicates import without_represented
 from .planner import SiteState, plan_batches
@@ -167,7 +167,7 @@ def plan(
             per_page["siterank"] = result.scores[site_of[1:]]
             lap("siterank")
         if weights["opic"] > 0:
-            result = ranking.opic(graph, fetch_order(docs), np.concatenate([[False], crawl_start(docs)]))
+            result = opic.opic(graph, fetch_order(docs), np.concatenate([[False], crawl_start(docs)]))
             scores["opic"], iterations["opic"] = result.scores, result.steps
             lap("opic")
         del graph

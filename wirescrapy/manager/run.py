@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,7 +24,7 @@ from wirescrapy.collection.groups import ip_text, server_groups
 from wirescrapy.collection.metadata import DocFlag, RobotsState
 from wirescrapy.collection.nearduplicates import NearDuplicateFile
 
-from .batch import BatchSite, BatchURL, next_batch_number, pages_out, write_batch
+from .batch import BatchSite, BatchURL, manager_settings, next_batch_number, pages_out, write_batch
 from .nearduplicates import clusters_of
 from .planning import Plan, pages_of_closed_sites, plan
 from .scorefile import DOCUMENT_SCORES, SITE_SCORES, ScoreStamp, link_digest
@@ -35,29 +35,6 @@ if TYPE_CHECKING:
     from wirescrapy.config import WireConfig
 
 logger = logging.getLogger(__name__)
-
-# The settings a batch records in its batch.json, as WIRE_* names.
-MANAGER_SETTINGS = (
-    "max_depth_static",
-    "max_depth_dynamic",
-    "max_urls_per_site",
-    "batch_size",
-    "batch_samesite",
-    "batch_site_growth",
-    "batch_explore",
-    "batch_count",
-    "max_errors_different_batch",
-    "score_weights",
-    "score_age_exponent",
-    "score_boost_frontpage",
-    "pagerank_damping",
-    "pagerank_max_error",
-    "hits_max_error",
-    "siterank_max_error",
-    "minperiod_unsuccessful",
-    "minperiod_successful_not_ok",
-    "minperiod_successful_ok",
-)
 
 
 @dataclass
@@ -246,17 +223,6 @@ def write(
     return ManagerReport(now, n, int(result.eligible.sum()), result, numbers, paths, len(batch_sites), top)
 
 
-def manager_settings(config) -> dict:
-    """The settings a batch records in its batch.json (``MANAGER_SETTINGS``), as WIRE_* names and JSON
-    values."""
-    return {"WIRE_" + name.upper(): _json_value(getattr(config, name)) for name in MANAGER_SETTINGS}
-
-
-def _json_value(value):
-    """A setting as batch.json holds it: the config's read-only mappings as dicts."""
-    return dict(value) if isinstance(value, Mapping) else value
-
-
 def store_scores(docs: np.ndarray, sites: np.ndarray, result: Plan) -> None:
     """The plan's scores into the document records ``docs`` (doc-ids 1..n) and the site records ``sites``
     (indexed by site-id)."""
@@ -300,20 +266,20 @@ def _batch_rows(
     page's validators), sites' origins, IPs, robots.txt, pages ``left`` for later batches and whether the
     batch was planned for the site to fetch through it (``critical``; both by site-id)."""
     rows = docs[doc_ids - 1]
+    # Each field read as a column of Python values: a field of one record is a slow read.
     urls = [
-        BatchURL(
-            int(d),
-            int(r["siteid"]),
-            int(r["depth"]),
-            bool(r["flags"] & DocFlag.DYNAMIC),
-            float(profits[d - 1]),
-            float(r["last_visit"]),
-            collection.url(int(d)),
-            int(r["redirects"]),
-            bytes(r["etag"]),
-            bytes(r["last_modified_header"]),
+        BatchURL(d, site, depth, dynamic, profit, last, collection.url(d), redirects, etag, modified)
+        for d, site, depth, dynamic, profit, last, redirects, etag, modified in zip(
+            doc_ids.tolist(),
+            rows["siteid"].tolist(),
+            rows["depth"].tolist(),
+            ((rows["flags"] & DocFlag.DYNAMIC) != 0).tolist(),
+            np.asarray(profits)[doc_ids - 1].astype(np.float64).tolist(),
+            rows["last_visit"].astype(np.float64).tolist(),
+            rows["redirects"].tolist(),
+            rows["etag"].tolist(),
+            rows["last_modified_header"].tolist(),
         )
-        for d, r in zip(doc_ids.tolist(), rows)
     ]
     site_list = []
     for site_id in np.unique(rows["siteid"]).tolist():

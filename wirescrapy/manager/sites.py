@@ -41,8 +41,8 @@ A site's share of the PageRank (``site_pagerank``)
     ``ranking.siterank`` (WIRE's site rank, a score: PageRank on the graph of sites with uniform jumps and
     no links inside a site), which ranks a small site with many in-links above a large one.
 
-``site_links`` reads the link counts once, in chunks of rows, so its memory beyond the inputs is a vector
-of one entry per page, the links between sites and one chunk of links (its time in a manager run: the
+``site_links`` reads the link counts once, in C, a chunk of rows at a time. Its memory beyond the inputs is
+a vector of one entry per page and 8 bytes for each link between two sites (its time in a manager run: the
 "site shares" line of ``benchmarks/manager.py``).
 """
 
@@ -51,8 +51,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy.sparse import coo_matrix, csr_matrix
+from scipy.sparse import csr_matrix
 
+from . import _product
 from .ranking import pagerank
 
 CHUNK_LINKS = 1 << 23  # links read at a time
@@ -69,7 +70,11 @@ def site_links(links: csr_matrix, site_of: np.ndarray, sites: int | None = None)
     """Read ``links`` (link counts indexed by doc-id, as ``LinkGraph.to_csr`` gives them: row and column
     0 no document, rows of pages not fetched empty) once, in chunks of rows: every pair of linked pages
     counts once, a page's links to itself not at all. ``site_of``: the site-id of each doc-id (entry 0
-    unused); ``sites``: the highest site-id (default: the highest in ``site_of``)."""
+    unused); ``sites``: the highest site-id (default: the highest in ``site_of``).
+
+    The pass is the C kernel's (``_product.site_pass``): the captures and the links inside each site are
+    counted in place, and each link across sites is kept as one key, source × (sites + 1) + target, whose
+    sort then sums the repeats into the graph of sites."""
     site_of = np.asarray(site_of)
     size = links.shape[0]
     if links.shape != (size, size) or site_of.shape != (size,):
@@ -79,31 +84,52 @@ def site_links(links: csr_matrix, site_of: np.ndarray, sites: int | None = None)
         )
     if sites is None:
         sites = int(site_of[1:].max(initial=0))
-    captures = np.zeros(size, dtype=np.int64)
-    inside = np.zeros(sites + 1)  # links inside each site: the diagonal, most of the links
-    across_sources, across_targets = [], []
+    stride = sites + 1
+    if site_of.min(initial=0) < 0 or int(site_of.max(initial=0)) > sites or stride >= 1 << 31:
+        raise ValueError(f"site-ids must lie in 0..{sites}, below 2^31")
+    indptr, indices = links.indptr, links.indices
+    if indices.dtype != indptr.dtype:
+        index_type = np.result_type(indptr, indices)
+        indptr, indices = indptr.astype(index_type), indices.astype(index_type)
+    if len(indices) and (indices.min() < 0 or indices.max() >= size):
+        raise ValueError(f"the link counts have column indices outside 0..{size - 1}")
+    keep = None if not len(links.data) or links.data.min() > 0 else (links.data > 0).view(np.uint8)
+    pages = site_of.astype(np.int32)
+    captures = np.zeros(size, dtype=np.int32)
+    inside = np.zeros(stride)  # links inside each site: the diagonal, most of the links
+    across = []
+    buffer = np.empty(0, dtype=np.int64)
     for start, stop in _chunks(links):
-        block = links.indptr[start : stop + 1]
-        targets = links.indices[block[0] : block[-1]]
-        lengths = np.diff(block)
-        keep = targets != np.repeat(np.arange(start, stop, dtype=targets.dtype), lengths)
-        keep &= links.data[block[0] : block[-1]] > 0
-        targets = targets[keep]
-        source_sites = np.repeat(site_of[start:stop], lengths)[keep]
-        target_sites = site_of[targets]
-        same = source_sites == target_sites
-        captures += np.bincount(targets[same], minlength=size)
-        inside += np.bincount(source_sites[same], minlength=sites + 1)
-        same = ~same
-        across_sources.append(source_sites[same])
-        across_targets.append(target_sites[same])
-    diagonal = np.arange(sites + 1)
-    sources = np.concatenate([*across_sources, diagonal])
-    targets = np.concatenate([*across_targets, diagonal])
-    counts = np.concatenate([np.ones(len(sources) - len(diagonal)), inside])
-    graph = coo_matrix((counts, (sources, targets)), shape=(sites + 1, sites + 1)).tocsr()  # repeats summed
-    graph.eliminate_zeros()
-    return SiteLinks(captures.astype(np.int32), graph)
+        wanted = int(indptr[stop] - indptr[start])
+        if len(buffer) < wanted:
+            buffer = np.empty(wanted, dtype=np.int64)
+        written = _product.site_pass(
+            indptr, indices, keep, pages, start, stop, stride, captures, inside, buffer
+        )
+        across.append(buffer[:written].copy())
+    del buffer, pages
+    keys = np.concatenate(across) if across else np.zeros(0, dtype=np.int64)
+    del across
+    keys.sort()
+    first = np.ones(len(keys), dtype=bool)
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    counts = np.diff(np.append(starts, len(keys))).astype(np.float64)
+    keys = keys[starts]
+    # The diagonal's keys lie between the keys across sites (no key across is one): merged in order.
+    diagonal = np.flatnonzero(inside)
+    at = np.searchsorted(keys, diagonal * (stride + 1))
+    keys = np.insert(keys, at, diagonal * (stride + 1))
+    counts = np.insert(counts, at, inside[diagonal])
+    rows, columns = np.divmod(keys, stride)
+    indptr = np.zeros(stride + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=stride), out=indptr[1:])
+    index_type = np.int32 if len(keys) < 1 << 31 else np.int64
+    graph = csr_matrix(
+        (counts, columns.astype(index_type), indptr.astype(index_type)), shape=(stride, stride)
+    )
+    graph.has_sorted_indices = True
+    return SiteLinks(captures, graph)
 
 
 def _chunks(links: csr_matrix):
@@ -130,16 +156,30 @@ def site_sizes(
     the page was fetched), the pages not seen yet are only those the site's known pages still to fetch
     are expected to reveal (``unseen_found``).
     """
-    site_ids = np.asarray(site_of)[1:].astype(np.int64)
+    known, once, twice, samples = _site_counts(site_of, captures, sites, fetched)
+    return _chao(known, once, twice, samples)
+
+
+def _site_counts(site_of, captures, sites: int | None, fetched) -> tuple[np.ndarray, ...]:
+    """Per site (float64, indexed by site-id): its pages known, those captured once, twice, and fetched
+    (None without ``fetched``), each counted as integers."""
+    site_ids = np.asarray(site_of)[1:].astype(np.intp)
     if sites is None:
         sites = int(site_ids.max(initial=0))
     captures = np.asarray(captures)[1:]
-    known = np.bincount(site_ids, minlength=sites + 1).astype(np.float64)
-    once = np.bincount(site_ids, weights=captures == 1, minlength=sites + 1)
-    twice = np.bincount(site_ids, weights=captures == 2, minlength=sites + 1)
+
+    def pages(which=None) -> np.ndarray:
+        chosen = site_ids if which is None else site_ids[which]
+        return np.bincount(chosen, minlength=sites + 1).astype(np.float64)
+
+    samples = None if fetched is None else pages(np.asarray(fetched, dtype=bool)[1:])
+    return pages(), pages(captures == 1), pages(captures == 2), samples
+
+
+def _chao(known: np.ndarray, once: np.ndarray, twice: np.ndarray, samples: np.ndarray | None) -> np.ndarray:
+    """``site_sizes`` from ``_site_counts``."""
     unseen = once * np.maximum(once - 1, 0) / (2 * (twice + 1))
-    if fetched is not None:
-        samples = np.bincount(site_ids, weights=np.asarray(fetched, dtype=bool)[1:], minlength=sites + 1)
+    if samples is not None:
         unseen = unseen_found(unseen, once, samples, np.maximum(known - samples, 0))
     estimate = known + unseen
     estimate[0] = 0
@@ -205,11 +245,9 @@ def pages_left(
         read = site_links(links, site_of, sites)
     count = read.graph.shape[0] - 1
     fetched = np.concatenate([[False], np.asarray(visited, dtype=bool)])
-    sizes = site_sizes(site_of, read.captures, count, fetched)
-    site_ids = site_of[1:].astype(np.int64)
-    known = np.bincount(site_ids, minlength=count + 1)[: count + 1]
-    done = np.bincount(site_ids, weights=fetched[1:], minlength=count + 1)[: count + 1]
-    return np.maximum(np.minimum(sizes[: count + 1], LEFT_GUARD * known) - done, 0.0)
+    known, once, twice, done = _site_counts(site_of, read.captures, count, fetched)
+    sizes = _chao(known, once, twice, done)[: count + 1]
+    return np.maximum(np.minimum(sizes, LEFT_GUARD * known[: count + 1]) - done[: count + 1], 0.0)
 
 
 def site_shares(
