@@ -21,7 +21,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
-import tldextract
 
 from wirescrapy.config import POLITENESS_GROUPS
 from wirescrapy.url import host_of
@@ -30,9 +29,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 MODES = POLITENESS_GROUPS
-
-# The Public Suffix List as tldextract ships it: no download, no cache written.
-_EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
 
 def check_mode(mode: str) -> str | None:
@@ -53,10 +49,19 @@ def group_key(mode: str, site: str, ip: str = "") -> str:
     raise ValueError(check_mode(mode))
 
 
+@lru_cache(maxsize=1)
+def _extract():
+    """The Public Suffix List as tldextract ships it: no download, no cache written. Loaded on first use,
+    by the ``domain`` mode only."""
+    import tldextract
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+
 @lru_cache(maxsize=65536)
 def registered_domain(host: str) -> str:
     """The registered domain of ``host`` by the Public Suffix List, or ``host`` itself when it has none."""
-    return _EXTRACT(host).top_domain_under_public_suffix or host
+    return _extract()(host).top_domain_under_public_suffix or host
 
 
 def ip_text(raw: bytes) -> str:

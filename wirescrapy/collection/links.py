@@ -12,11 +12,14 @@ Lists are small (≈ 40 bytes for ten links), so the store uses a 16-byte granul
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.sparse import csr_matrix
 
 from .extents import ExtentError, ExtentStore
+
+if TYPE_CHECKING:
+    from scipy.sparse import csr_matrix
 
 MAX_DOC_ID = (1 << 31) - 1  # the CSR matrix indexes with int32
 _GATHER_CHUNK = 1 << 23  # links gathered per numpy call in to_csr (bounds its temporary memory)
@@ -118,6 +121,8 @@ class LinkGraph:
         The data file is read through one mapping and the lists are gathered with numpy, so memory
         is the matrix itself (8 bytes per link) plus bounded temporaries.
         """
+        from scipy.sparse import csr_matrix  # loaded by what analyses links, not by every harvester
+
         index = self.extents.index()
         counts = index.size.astype(np.int64) // 4
         starts = np.zeros(len(counts) + 1, dtype=np.int64)

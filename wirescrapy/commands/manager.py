@@ -10,7 +10,6 @@ from scrapy.exceptions import UsageError
 
 from wirescrapy.collection import Collection
 from wirescrapy.commands.base import InputError, WireCommand
-from wirescrapy.manager import manage
 from wirescrapy.manager.batch import BatchError, discard_batch
 
 
@@ -57,6 +56,9 @@ class Command(WireCommand, ScrapyCommand):
             return
         if not (Path(config.collection_dir) / "urls.log").exists():
             raise InputError(f"no collection in {config.collection_dir}: seed one first (scrapy seed FILE)")
+        # Imported here: every scrapy command loads this module, and a harvester job should not pay for scipy.
+        from wirescrapy.manager.run import manage
+
         started = time.perf_counter()
         with self.writing(config), self.open_collection(config, readonly=opts.dry_run) as collection:
             report = manage(collection, config, batches=opts.batches, parts=opts.parts, dry_run=opts.dry_run)

@@ -46,18 +46,17 @@ from wirescrapy.collection import Collection
 from wirescrapy.collection.groups import group_key, ip_text
 from wirescrapy.collection.writes import failure_message, is_write_failure
 from wirescrapy.harvester.robots import RobotsTxt, origin_of
-from wirescrapy.manager import manage
 from wirescrapy.manager.batch import (
     HARVEST_FILE,
     BatchError,
     batch_numbers,
     check_owner,
     discard_hint,
+    manager_settings,
     read_batch,
     site_part,
 )
 from wirescrapy.manager.profit import too_recent
-from wirescrapy.manager.run import compute, manager_settings, write
 from wirescrapy.seeder.rules import SeederRules
 from wirescrapy.seeder.seedfile import seed
 from wirescrapy.url import split
@@ -167,6 +166,8 @@ class Harvest:
 
     def plan_next(self, now: float | None = None) -> Path | None:
         """Run the manager for one batch; its directory, or None when no page is due."""
+        from wirescrapy.manager.run import manage  # the link analysis loads only in a job that plans
+
         report = manage(self.collection, self.config, now, batches=1)
         if not report.paths:
             logger.info("manager: no page to fetch (%(docs)d documents)", {"docs": report.documents})
@@ -178,6 +179,8 @@ class Harvest:
         arguments, safe to run in another thread, that computes it (``manager.run.compute``), leaving
         out the doc-ids ``exclude`` (the batch's pages not done: ``not_done``); ``write_planned`` writes
         its result."""
+        from wirescrapy.manager.run import compute
+
         return compute(
             self.collection,
             self.config,
@@ -222,6 +225,8 @@ class Harvest:
     def write_planned(self, computed) -> Path | None:
         """Write a batch computed ahead (``plan_snapshot``); its directory, or None when it has no page.
         The batch counts as created now: a page is done in it when visited from now on."""
+        from wirescrapy.manager.run import write
+
         report = write(self.collection, self.config, computed, created=time.time(), ahead=True)
         if not report.paths:
             logger.info("manager: no page to fetch (%(docs)d documents)", {"docs": report.documents})

@@ -7,30 +7,30 @@ directly. The rest are its parts: ``profit`` (filters, intrinsic quality, profit
 ``ranking`` (PageRank, HITS, weighted link rank, site rank, OPIC), ``sites`` (each site's estimated pages and
 share of the PageRank), ``freshness`` (Pr(fresh)) and ``batch`` (the batch directory a harvester reads).
 
-This package only hands those names on; every module stays reachable as ``wirescrapy.manager.<module>``.
+This package only hands those names on, each imported on first use: a harvester that reads a batch and plans
+none does not load the link analysis (scipy). Every module stays reachable as ``wirescrapy.manager.<module>``.
 """
 
 from __future__ import annotations
 
-from .batch import read_batch
-from .planning import (
-    Plan,
-    batch_site_weights,
-    crawl_start,
-    fetch_order,
-    pages_of_closed_sites,
-    plan,
-)
-from .run import ManagerReport, manage
+_EXPORTS = {
+    "ManagerReport": ".run",
+    "Plan": ".planning",
+    "batch_site_weights": ".planning",
+    "crawl_start": ".planning",
+    "fetch_order": ".planning",
+    "manage": ".run",
+    "pages_of_closed_sites": ".planning",
+    "plan": ".planning",
+    "read_batch": ".batch",
+}
 
-__all__ = [
-    "ManagerReport",
-    "Plan",
-    "batch_site_weights",
-    "crawl_start",
-    "fetch_order",
-    "manage",
-    "pages_of_closed_sites",
-    "plan",
-    "read_batch",
-]
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
