@@ -83,7 +83,7 @@ from wirescrapy.testing.realweb import RealWeb, webs
 from wirescrapy.testing.realweb import sites as realweb_sites
 
 LARGE_SITE_PAGES = 100  # WIRE_LARGE_SITE_PAGES' default
-DEFAULTS = ("WIRE_SOFTMIN",)  # pinned by settings.test for the tests, the crawler's own default here
+DEFAULTS = ("WIRE_SOFTMIN", "WIRE_PLAN_AHEAD")  # pinned by settings.test, the crawler's default here
 LOG_FORMAT = "%(asctime)s.%(msecs)03d [%(name)s] %(levelname)s: %(message)s"
 LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\.(\d{3}) ")
 

@@ -662,7 +662,7 @@ SETTINGS: tuple[Setting, ...] = (
         Setting(
             "WIRE_PLAN_AHEAD",
             "",
-            False,
+            True,
             "bool",
             "Plan the next batch while the current one finishes (the manager's computation in a thread "
             "once the pages left take less time than twice the last run did, leaving out the batch's "
