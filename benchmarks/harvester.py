@@ -4,6 +4,7 @@
     python -m benchmarks.harvester --smoke      # CI: tiny sizes
     python -m benchmarks.harvester --only throughput --sites 100 --pages 200 --profile --profile-plain
     python -m benchmarks.harvester --only throughput --baselines 0   # the harvester alone
+    python -m benchmarks.harvester --only throughput --baselines 0 --set NAME=VALUE   # a setting changed
 
 Everything runs on this machine: the sample web (``wirescrapy.testing.sampleweb``, a Twisted server in a
 subprocess on 127.0.0.1, every site a host name ``siteN.wire.test`` that
@@ -29,9 +30,11 @@ Printed, with the exact parameters:
    server logged), pages (HTML answered 200, robots.txt and sitemaps aside), the share of the ground truth's
    pages fetched, wall time, pages/s, CPU seconds of the crawler process (user + system; start-up and, for the
    harvester, the manager runs included) and per fetch, peak RSS, the server's CPU per request, and the cores
-   other processes kept busy meanwhile; then the ratios harvester / plain Scrapy, and per harvester cycle its
-   batch, manager time, harvest time and rate (each batch's ``harvest.json``), so that the rate inside harvest
-   phases can be told from the whole run's. ``--repeat`` runs every crawl again and keeps the best;
+   other processes kept busy meanwhile; the harvester's CPU per fetch by thread, sampled while it runs (the
+   reactor thread, the parse pool's feeder and result threads, the parse workers); then the ratios harvester /
+   plain Scrapy, and per harvester cycle its batch, manager time, harvest time and rate (each batch's
+   ``harvest.json``), so that the rate inside harvest phases can be told from the whole run's. ``--repeat``
+   runs every crawl again and keeps the best; ``--set NAME=VALUE`` gives the harvester's crawls a setting;
    ``--profile`` / ``--profile-plain`` run the harvester / the first baseline once more under
    ``python -m cProfile`` and list their top costs.
 2. **Politeness efficiency, waits > 0** (``--polite-sites`` x ``--polite-pages``, ``--wait``): a seeds file
@@ -95,6 +98,59 @@ class Run:
     maxrss: int = 0  # bytes
     busy: float = 0.0  # CPU seconds used on the whole machine meanwhile, every process
     timed_out: bool = False
+    split: CpuSplit | None = None  # where the process's CPU went, sampled while it ran
+
+
+class CpuSplit:
+    """The CPU seconds of a process's main thread (the reactor's), of its other threads (a worker pool's
+    feeder and result threads) and of its child processes (the parse workers), sampled every ``interval``
+    seconds while it runs: the last sample of each thread and process counts, so its last fraction of a
+    second is missed."""
+
+    def __init__(self, pid: int, interval: float = 0.25):
+        self.pid, self.interval = pid, interval
+        self.by_thread: dict[int, float] = {}
+        self.children: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    @property
+    def main(self) -> float:
+        return self.by_thread.get(self.pid, 0.0)
+
+    @property
+    def threads(self) -> float:
+        return sum(self.by_thread.values()) - self.main
+
+    @property
+    def workers(self) -> float:
+        return sum(self.children.values())
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _watch(self) -> None:
+        try:
+            process = psutil.Process(self.pid)
+        except psutil.Error:
+            return
+        while not self._stop.is_set():
+            try:
+                with process.oneshot():
+                    threads = {t.id: t.user_time + t.system_time for t in process.threads()}
+                    children = process.children(recursive=True)
+            except psutil.Error:
+                return
+            self.by_thread.update(threads)
+            for child in children:
+                try:
+                    times = child.cpu_times()
+                except psutil.Error:
+                    continue
+                self.children[child.pid] = times.user + times.system
+            self._stop.wait(self.interval)
 
 
 def busy_cpu() -> float:
@@ -133,6 +189,7 @@ def run_measured(
 
         timer = threading.Timer(timeout, kill)
         timer.start()
+        run.split = CpuSplit(process.pid)
         try:
             usage = measure(process)
         except BaseException:
@@ -141,6 +198,7 @@ def run_measured(
             raise
         finally:
             timer.cancel()
+            run.split.stop()
         run.wall, run.ended, run.busy = time.perf_counter() - start, time.time(), busy_cpu() - busy
         run.returncode = usage.returncode
     run.cpu = usage.cpu
@@ -348,7 +406,14 @@ def harvest_cycles(collection: Path, records: list[dict]) -> list[dict]:
 
 
 def run_harvester(
-    web, workdir: Path, name: str, seeds: Path, cycles: int, timeout: float, profile: Path | None = None
+    web,
+    workdir: Path,
+    name: str,
+    seeds: Path,
+    cycles: int,
+    timeout: float,
+    profile: Path | None = None,
+    settings: list[str] = (),
 ) -> CrawlResult:
     collection = workdir / f"collection-{name}"
     shutil.rmtree(collection, ignore_errors=True)
@@ -360,6 +425,7 @@ def run_harvester(
         "-a",
         f"cycles={cycles}",
         *wire_settings(collection, 0, 0),
+        *(arg for setting in settings for arg in ("-s", setting)),
     ]
     result = measure_crawl(web, "harvester", args, workdir / f"{name}.log", timeout, profile=profile)
     result.stats = dumped_stats(result.run.log)
@@ -489,7 +555,9 @@ def throughput(options, workdir: Path) -> None:
         crawls = [
             (
                 "harvester",
-                lambda n: run_harvester(web, workdir, f"harvester-{n}", seeds, cycles, options.timeout),
+                lambda n: run_harvester(
+                    web, workdir, f"harvester-{n}", seeds, cycles, options.timeout, settings=options.set
+                ),
             )
         ]
         for number, (label, per_domain, extra) in enumerate(BASELINES[: options.baselines], 1):
@@ -538,6 +606,14 @@ def throughput(options, workdir: Path) -> None:
         )
 
         harvester = results[0]
+        split = harvester.run.split
+        if split is not None:
+            per_fetch = 1e3 / max(harvester.served.fetches, 1)
+            print(
+                f"harvester CPU ms/fetch by thread (sampled): reactor thread {split.main * per_fetch:.2f}, "
+                f"its other threads (the parse pool's feeder and result threads) "
+                f"{split.threads * per_fetch:.2f}, parse workers {split.workers * per_fetch:.2f}"
+            )
         windows = harvester.cycles
         in_harvest = sum(c["end"] - c["start"] for c in windows)
         fetched_in = sum(c["fetches"] for c in windows)
@@ -598,7 +674,7 @@ def throughput(options, workdir: Path) -> None:
         if options.profile:
             out = workdir / "harvester.prof"
             result = run_harvester(
-                web, workdir, "harvester-profiled", seeds, cycles, options.timeout * 3, out
+                web, workdir, "harvester-profiled", seeds, cycles, options.timeout * 3, out, options.set
             )
             print_profile("harvester", result, out, options.profile_top, own_code=True)
         if options.profile_plain:
@@ -892,6 +968,14 @@ def main(argv=None) -> None:
         type=int,
         default=1,
         help="rounds of the crawls, one after the other; the best pages/s of each counts",
+    )
+    size.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting of the harvester's crawls (scrapy crawl -s; repeatable), to compare a change of "
+        "settings with the harvester as it is, run one after the other",
     )
     size.add_argument("--profile", action="store_true", help="run the harvester once more under cProfile")
     size.add_argument(

@@ -145,6 +145,19 @@ def test_a_url_without_a_host_is_left_to_the_download_handler(bench):
     assert IP not in request.meta
 
 
+def test_an_address_is_judged_once_and_its_verdict_kept(bench):
+    bench.install_resolver()
+    middleware = bench.middleware("BlockedIPMiddleware")
+    judged = []
+    blocked = middleware.blocked
+    middleware.blocked = lambda address: judged.append(address) or blocked(address)
+    for _ in range(3):
+        with pytest.raises(BlockedIP, match="resolves to 10.1.2.3"):
+            run_now(middleware.process_request(scrapy.Request("http://10.1.2.3/"), bench.spider))
+        assert run_now(middleware.process_request(scrapy.Request(SITE + "/"), bench.spider)) is None
+    assert judged == ["10.1.2.3", "127.0.0.1"]
+
+
 @pytest.fixture(scope="module")
 def wire_defaults(tmp_path_factory):
     """A bench with WIRE's blocked networks (``settings.test`` allows loopback)."""

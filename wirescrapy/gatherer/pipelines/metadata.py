@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,6 +25,13 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _ERROR_STATUS = 400  # HTTP statuses from here on count as failed visits
+# The flags a response decides again, cleared before it sets them. Plain ints: an operator between an int
+# and an IntFlag goes through the enum's own methods, for every fetch.
+_RESPONSE_FLAGS = int(
+    DocFlag.TRUNCATED | DocFlag.CHANGED | DocFlag.REDIRECT | DocFlag.NOFOLLOW | DocFlag.NOINDEX
+)
+_CHANGED = int(DocFlag.CHANGED)
+_DYNAMIC = int(DocFlag.DYNAMIC)
 
 
 class MetadataPipeline(GathererStep):
@@ -65,9 +73,7 @@ class MetadataPipeline(GathererStep):
             record["last_visit"] = now  # tried: done in this batch, no access made
             stats.inc_value("harvester/pages/robots_disallowed")
             return
-        flags = int(record["flags"]) & ~(
-            DocFlag.TRUNCATED | DocFlag.CHANGED | DocFlag.REDIRECT | DocFlag.NOFOLLOW | DocFlag.NOINDEX
-        )
+        flags = int(record["flags"]) & ~_RESPONSE_FLAGS
         # A blocked address is refused by our WIRE_BLOCKED_IPS before any access: no failure of the site, so
         # it neither counts toward the page's errors nor bars it for WIRE_MINPERIOD_UNSUCCESSFUL (the manager
         # selects it again at once), and a changed setting fetches it in the next cycle.
@@ -78,14 +84,14 @@ class MetadataPipeline(GathererStep):
         if fetch.not_modified:
             # A 304 to a conditional revisit: a visit that found no change. The stored page, its links, its
             # content hash and what was learnt from its body (flags, MIME type, lengths) stay as they were.
-            flags = int(record["flags"]) & ~DocFlag.CHANGED
+            flags = int(record["flags"]) & ~_CHANGED
             record["latency"] = fetch.latency
             _visit(record, fetch.ended, changed=False)
         elif fetch.responded:
             self._response(fetch, record)
             flags |= self._flags(fetch)
             if fetch.changed:
-                flags |= DocFlag.CHANGED
+                flags |= _CHANGED
         if fetch.responded:
             _validators(fetch, record)
         record["flags"] = flags
@@ -105,7 +111,7 @@ class MetadataPipeline(GathererStep):
             stats.inc_value("harvester/pages/blocked_ip")
         elif fetch.status == 200 or fetch.not_modified:
             site["ok"] += 1
-            site["dynamic" if flags & DocFlag.DYNAMIC else "static"] += 1
+            site["dynamic" if flags & _DYNAMIC else "static"] += 1
         if fetch.kind is Kind.ROBOTS:
             self._robots(fetch, harvest, site)
         stats.inc_value(f"harvester/fetched/{fetch.kind.value}")
@@ -292,6 +298,7 @@ def fetch_record(fetch: Fetch) -> dict:
     return record
 
 
+@lru_cache(maxsize=4096)  # a crawl meets the same few addresses again and again
 def _ip_bytes(text: str) -> bytes:
     """16 bytes, network order; IPv4 as ``::ffff:a.b.c.d``; zeros if ``text`` is no address."""
     try:

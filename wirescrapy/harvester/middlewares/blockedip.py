@@ -19,16 +19,28 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
+# Verdicts kept per address: a crawl meets a few addresses per server, far fewer than this.
+MAX_VERDICTS = 65536
+
 
 class BlockedIP(IgnoreRequest):
     """The host resolves to an address in WIRE_BLOCKED_IPS."""
 
 
 class BlockedIPMiddleware:
+    """Resolves each request's host and refuses a blocked address. Each address's verdict is kept: a crawl
+    meets the same few addresses again and again, and a verdict parses the address and tests every blocked
+    network.
+
+    ``process_request`` is a coroutine on purpose. On the asyncio reactor Scrapy ends it at a later turn of
+    the event loop, so the downloader's work comes in fewer, larger turns; returning the resolver's Deferred
+    at once costs more CPU per fetch at waits 0 (``benchmarks/README.md``, harvester)."""
+
     def __init__(self, networks: list[str]):
         parsed = [ipaddress.ip_network(n, strict=False) for n in networks]
         self.v4 = [n for n in parsed if n.version == 4]
         self.v6 = [n for n in parsed if n.version == 6]
+        self.verdicts: dict[str, bool] = {}  # address -> blocked
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -55,5 +67,11 @@ class BlockedIPMiddleware:
         except Exception as exc:
             raise DNSLookupError(f"{host}: {exc}") from exc
         request.meta[IP] = address
-        if self.blocked(address):
+        verdicts = self.verdicts
+        blocked = verdicts.get(address)
+        if blocked is None:
+            if len(verdicts) >= MAX_VERDICTS:
+                verdicts.clear()
+            blocked = verdicts[address] = self.blocked(address)
+        if blocked:
             raise BlockedIP(f"{host} resolves to {address}, a blocked address (WIRE_BLOCKED_IPS)")
