@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 import shutil
 import subprocess
@@ -63,3 +64,24 @@ def test_request_meta_keys_are_defined_in_one_module():
         if key.search(line)
     ]
     assert not spelled, f"meta keys spelled out instead of imported from harvester/meta.py: {spelled}"
+
+
+def test_a_harvester_job_starts_without_the_link_analysis():
+    """Every ``scrapy`` command imports every command module, and a harvester job that resumes a batch
+    planned ahead plans nothing: scipy, the manager's run and tldextract load where they are used, not at
+    the start of every job (``manager/__init__.py``), where the crawl's slowest site waits for them."""
+    heavy = ("scipy", "tldextract", "wirescrapy.manager.run")
+    script = (
+        "import sys\n"
+        "from scrapy.cmdline import _get_commands_dict\n"
+        "from scrapy.utils.project import get_project_settings\n"
+        "_get_commands_dict(get_project_settings(), True)\n"
+        "import spiders.harvester\n"
+        f"print(','.join(name for name in {heavy!r} if name in sys.modules))\n"
+    )
+    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "settings.test"}
+    run = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "", f"loaded at a harvester job's start: {run.stdout.strip()}"

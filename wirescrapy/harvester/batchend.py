@@ -20,9 +20,11 @@ computation not written is lost, and a written batch is resumed.
 from __future__ import annotations
 
 import functools
+import importlib
 import logging
 import math
 import os
+import sys
 import time
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -174,6 +176,10 @@ class BatchEnd:
         self._dropped = frozenset()
         self._ahead = None
         self._plan_seconds = float(batch.info.get("planning_seconds", self._plan_seconds) or 0.0)
+        if self.plans_ahead and "wirescrapy.manager.run" not in sys.modules:
+            # The manager loads in the planning thread while the batch harvests, not in the reactor's thread
+            # when the plan starts: a harvester job loads no link analysis at its start (manager/__init__.py).
+            self._planner().submit(importlib.import_module, "wirescrapy.manager.run")
         if not (self.config.softmin or self.plans_ahead):
             return
         if self._timer is None:
@@ -250,15 +256,18 @@ class BatchEnd:
             queue.site_times(now), later, last_cycle=self._last_cycle or led, together=self._together
         )
 
-    def _plan_ahead(self) -> None:
+    def _planner(self) -> ThreadPoolExecutor:
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wire-plan")
+        return self._executor
+
+    def _plan_ahead(self) -> None:
         # Left out: the batch's pages not recorded as fetched yet (queued, in flight, or on their way through
         # the pipelines), but for those softmin handed back.
         not_done = self.harvest.not_done()
         self._left_out = frozenset(doc for doc in not_done.tolist() if doc not in self._dropped)
         run = self.harvest.plan_snapshot(self._left_out)
-        self._ahead = self._executor.submit(run)
+        self._ahead = self._planner().submit(run)
         logger.debug(
             "Planning the next batch while batch %(number)06d finishes", {"number": self.harvest.batch.number}
         )
