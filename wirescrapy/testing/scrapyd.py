@@ -31,6 +31,8 @@ JOB_SETTINGS = {
     "WIRE_DNS_HOSTS": json.dumps(test_settings.WIRE_DNS_HOSTS),
     "WIRE_WAIT_NORMAL": str(test_settings.WIRE_WAIT_NORMAL),
     "WIRE_WAIT_LARGE_SITE": str(test_settings.WIRE_WAIT_LARGE_SITE),
+    # Batches as one manager run chooses them, as in every test (settings/test.py says why).
+    "WIRE_PLAN_AHEAD": str(test_settings.WIRE_PLAN_AHEAD),
 }
 # Never copied into the project copy that scrapyd-deploy builds from.
 NOT_COPIED = {
